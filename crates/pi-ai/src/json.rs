@@ -1,0 +1,159 @@
+//! JSON output with numbers written as JavaScript writes them.
+//!
+//! pi writes JSON with `JSON.stringify`, whose numbers follow `Number.prototype.toString`:
+//! `0` (not `0.0`), `0.0000015` (not `1.5e-6`), `123456789012345680000`, `1e+21`.
+//! [`JsFormatter`] is a `serde_json` formatter doing the same through the `ryu-js` crate;
+//! use [`to_string`], [`to_vec`] or [`to_writer`] wherever JSON leaves the program.
+
+use std::io;
+
+use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter, Serializer};
+
+/// A compact `serde_json` formatter writing floats as JavaScript does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JsFormatter;
+
+impl Formatter for JsFormatter {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        if !value.is_finite() {
+            // JSON.stringify writes NaN and ±Infinity as null.
+            return writer.write_all(b"null");
+        }
+        let mut buf = ryu_js::Buffer::new();
+        writer.write_all(buf.format_finite(value).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
+        self.write_f64(writer, value as f64)
+    }
+}
+
+/// Serializes `value` compactly with JavaScript number spelling.
+pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(
+    writer: W,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut ser = Serializer::with_formatter(writer, JsFormatter);
+    value.serialize(&mut ser)
+}
+
+/// Serializes `value` compactly with JavaScript number spelling.
+pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128);
+    to_writer(&mut out, value)?;
+    Ok(out)
+}
+
+/// Serializes `value` compactly with JavaScript number spelling.
+pub fn to_string<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String> {
+    let v = to_vec(value)?;
+    // serde_json only writes valid UTF-8.
+    String::from_utf8(v).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
+/// Pretty-prints with 2-space indentation (as `JSON.stringify(v, null, 2)`) and JavaScript
+/// number spelling.
+pub fn to_string_pretty<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String> {
+    struct Pretty<'a> {
+        inner: serde_json::ser::PrettyFormatter<'a>,
+    }
+    impl Formatter for Pretty<'_> {
+        fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+            JsFormatter.write_f64(w, v)
+        }
+        fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.begin_array(w)
+        }
+        fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.end_array(w)
+        }
+        fn begin_array_value<W: ?Sized + io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> io::Result<()> {
+            self.inner.begin_array_value(w, first)
+        }
+        fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.end_array_value(w)
+        }
+        fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.begin_object(w)
+        }
+        fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.end_object(w)
+        }
+        fn begin_object_key<W: ?Sized + io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> io::Result<()> {
+            self.inner.begin_object_key(w, first)
+        }
+        fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.begin_object_value(w)
+        }
+        fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.inner.end_object_value(w)
+        }
+    }
+    let mut out = Vec::new();
+    let mut ser = Serializer::with_formatter(
+        &mut out,
+        Pretty {
+            inner: serde_json::ser::PrettyFormatter::with_indent(b"  "),
+        },
+    );
+    value.serialize(&mut ser)?;
+    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
+#[allow(dead_code)]
+fn _assert_compact_is_default(_: CompactFormatter) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_are_written_as_javascript_does() {
+        assert_eq!(to_string(&0.0f64).unwrap(), "0");
+        assert_eq!(to_string(&-0.0f64).unwrap(), "0");
+        assert_eq!(to_string(&1.5e-6f64).unwrap(), "0.0000015");
+        assert_eq!(
+            to_string(&1.2345678901234568e20f64).unwrap(),
+            "123456789012345680000"
+        );
+        assert_eq!(to_string(&1e21f64).unwrap(), "1e+21");
+        assert_eq!(
+            to_string(&2.9999999999999997e-05f64).unwrap(),
+            "0.000029999999999999997"
+        );
+        assert_eq!(
+            to_string(&0.00030000000000000003f64).unwrap(),
+            "0.00030000000000000003"
+        );
+        assert_eq!(to_string(&f64::NAN).unwrap(), "null");
+        assert_eq!(to_string(&42u64).unwrap(), "42");
+    }
+
+    #[test]
+    fn values_keep_insertion_order_and_js_numbers() {
+        let v = json!({"z": 1.0, "a": [0.5, 3], "m": {"k": 1e-7}});
+        assert_eq!(
+            to_string(&v).unwrap(),
+            r#"{"z":1,"a":[0.5,3],"m":{"k":1e-7}}"#
+        );
+    }
+
+    #[test]
+    fn pretty_uses_two_spaces() {
+        let v = json!({"a": 1.0, "b": [true]});
+        assert_eq!(
+            to_string_pretty(&v).unwrap(),
+            "{\n  \"a\": 1,\n  \"b\": [\n    true\n  ]\n}"
+        );
+    }
+}

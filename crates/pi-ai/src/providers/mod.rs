@@ -1,0 +1,77 @@
+//! Wire APIs and the provider registry.
+//!
+//! Each wire API (`anthropic-messages`, `openai-completions`, `openai-responses`,
+//! `google-generative-ai`) implements [`WireApi`]: a pure request builder plus a pure
+//! stream mapper ([`StreamMapper`]) from SSE events to [`AssistantMessageEvent`]s. The shared
+//! driver (`driver.rs`) owns everything else — HTTP, timeouts, cancellation, retries, the
+//! `start`/`done`/`error` framing — so each mapper can be tested and fuzzed without a network.
+//!
+//! Mirrors pi-ai 0.85.1 `providers/*` and the common adapter skeleton (spec §2.6).
+
+use serde_json::Value;
+
+use crate::event::{AssistantMessageEvent, PartialMessage};
+use crate::sse::SseEvent;
+use crate::types::{Context, Model, StreamOptions};
+
+/// An HTTP request a wire API wants sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WireRequest {
+    /// Full URL.
+    pub url: String,
+    /// Headers in order; later entries override earlier ones with the same (case-insensitive)
+    /// name. Auth headers included.
+    pub headers: Vec<(String, String)>,
+    /// JSON body (passed through `on_payload` by the driver before sending).
+    pub body: Value,
+}
+
+/// Maps one response's SSE events onto the shared partial message.
+///
+/// Contract: never panics on any input; scratch state (partial JSON buffers, stream indices)
+/// lives in the mapper, never in the message. `Err(text)` means "the adapter throws `text`":
+/// the driver ends the stream with an `error` event carrying that `errorMessage`.
+pub trait StreamMapper: Send {
+    /// Handles one SSE event, appending the events it produces to `out`.
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<(), String>;
+
+    /// The body ended: close open blocks (pushing their `*_end` events) and run the
+    /// post-checks. `Ok(())` = the message in `partial` is final (its `stop_reason` is set);
+    /// `Err(text)` = fail with `text`.
+    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), String>;
+}
+
+/// One wire protocol.
+pub trait WireApi: Send + Sync + 'static {
+    /// The api id, e.g. `anthropic-messages`.
+    fn api(&self) -> &'static str;
+
+    /// Builds the request (URL, headers incl. auth and `User-Agent`, body) for `context`.
+    /// `api_key` is the resolved key. `Err(text)` fails the stream with `text` before any
+    /// request is sent.
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: &str,
+    ) -> Result<WireRequest, String>;
+
+    /// A fresh mapper for one response, writing into `partial`.
+    fn new_mapper(
+        &self,
+        model: &Model,
+        partial: PartialMessage,
+        options: &StreamOptions,
+    ) -> Box<dyn StreamMapper>;
+
+    /// The `errorMessage` for a non-2xx response with its body text.
+    fn format_http_error(&self, status: u16, body: &str) -> String;
+
+    /// The `errorMessage` when the caller cancels mid-stream (Corrections box).
+    fn abort_text(&self) -> &'static str;
+}

@@ -1,0 +1,122 @@
+//! Token usage and cost.
+//!
+//! Mirrors pi-ai 0.85.1 `Usage` and `calculateCost` (`models.ts`), including its exact
+//! floating-point order, which decides the last digit of the written cost.
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Model, ModelCost};
+
+/// Cost in US dollars per component: `{input, output, cacheRead, cacheWrite, total}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// Cost of uncached input tokens.
+    pub input: f64,
+    /// Cost of output tokens.
+    pub output: f64,
+    /// Cost of cache reads.
+    pub cache_read: f64,
+    /// Cost of cache writes.
+    pub cache_write: f64,
+    /// Sum of the four, added in that order.
+    pub total: f64,
+}
+
+/// Token usage of one response:
+/// `{input, output, cacheRead, cacheWrite, cacheWrite1h?, reasoning?, totalTokens, cost}`.
+///
+/// `input` excludes cache traffic; `cache_write_1h` ⊂ `cache_write` (Anthropic only);
+/// `reasoning` ⊂ `output`, set only by adapters that report it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens (reasoning included).
+    pub output: u64,
+    /// Tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Tokens written to the prompt cache.
+    pub cache_write: u64,
+    /// Of `cache_write`, tokens written with a 1-hour TTL (Anthropic).
+    #[serde(
+        rename = "cacheWrite1h",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_write_1h: Option<u64>,
+    /// Of `output`, reasoning tokens, when the adapter reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+    /// Total tokens (component sum, or the provider's total where pi copies it).
+    pub total_tokens: u64,
+    /// Cost in dollars.
+    #[serde(default)]
+    pub cost: Cost,
+}
+
+impl Usage {
+    /// `input + output + cacheRead + cacheWrite`.
+    pub fn component_sum(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+}
+
+/// Computes `usage.cost` from the model's prices (dollars per million tokens) and returns it.
+///
+/// Mirrors pi-ai 0.85.1 `calculateCost`: a tier applies when its `inputTokensAbove` is the
+/// highest one strictly below `input + cacheRead + cacheWrite`; each component is
+/// `(rate / 1000000) * tokens` in exactly that order; the cache-write component is
+/// `(rate.cacheWrite·(cacheWrite − cacheWrite1h) + rate.input·2·cacheWrite1h) / 1000000`;
+/// `total` sums input, output, cacheRead, cacheWrite in that order.
+pub fn calculate_cost(model: &Model, usage: &mut Usage) -> Cost {
+    let rates = select_rates(&model.cost, usage);
+    let c1h = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
+    let input = (rates.input / 1_000_000.0) * usage.input as f64;
+    let output = (rates.output / 1_000_000.0) * usage.output as f64;
+    let cache_read = (rates.cache_read / 1_000_000.0) * usage.cache_read as f64;
+    let cache_write = (rates.cache_write * (usage.cache_write - c1h) as f64
+        + rates.input * 2.0 * c1h as f64)
+        / 1_000_000.0;
+    let total = input + output + cache_read + cache_write;
+    usage.cost = Cost {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total,
+    };
+    usage.cost
+}
+
+struct Rates {
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write: f64,
+}
+
+fn select_rates(cost: &ModelCost, usage: &Usage) -> Rates {
+    let prompt = usage.input + usage.cache_read + usage.cache_write;
+    let tier = cost
+        .tiers
+        .iter()
+        .flatten()
+        .filter(|t| t.input_tokens_above < prompt as f64)
+        .max_by(|a, b| a.input_tokens_above.total_cmp(&b.input_tokens_above));
+    match tier {
+        Some(t) => Rates {
+            input: t.input,
+            output: t.output,
+            cache_read: t.cache_read,
+            cache_write: t.cache_write,
+        },
+        None => Rates {
+            input: cost.input,
+            output: cost.output,
+            cache_read: cost.cache_read,
+            cache_write: cost.cache_write,
+        },
+    }
+}

@@ -1,0 +1,1 @@
+//! Cross-crate library tests for the pi-rs workspace live in `tests/tests/`.
