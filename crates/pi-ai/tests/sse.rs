@@ -212,7 +212,7 @@ fn reference_events(chunks: &[&[u8]]) -> Vec<(Option<String>, String)> {
 /// whole and in 1-, 7- and 64-byte reads. Inputs where that crate is known to be defective are
 /// not compared (none of the recorded streams has them; our unit tests cover them): a leading
 /// BOM (it panics), invalid UTF-8 (it holds back every later event) and CR-only line endings
-/// (it drops the events).
+/// (it loses the final event).
 #[test]
 fn differential_against_eventsource_stream() {
     for (name, bytes) in recorded() {
