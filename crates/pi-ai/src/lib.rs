@@ -14,6 +14,7 @@
 pub mod error;
 pub mod event;
 pub mod json;
+pub mod overflow;
 pub mod partial_json;
 pub mod providers;
 pub mod sse;
