@@ -13,10 +13,12 @@
 
 pub mod error;
 pub mod event;
+mod js_regex;
 pub mod json;
 pub mod overflow;
 pub mod partial_json;
 pub mod providers;
+pub mod retry;
 pub mod sse;
 pub mod stream;
 pub mod types;

@@ -4,20 +4,15 @@
 //! Mirrors pi-ai 0.85.1 `utils/overflow.js` (spec §3.5): the same patterns in the same order,
 //! the same exclusions, the same silent-overflow (z.ai) and length-stop (Xiaomi MiMo) rules.
 //!
-//! The patterns are JavaScript regular expressions with the `i` flag and no `u` flag, so case
-//! folding is ASCII-only, `\d` is `[0-9]`, `\s` is JavaScript's whitespace set and `.` excludes
-//! the four JavaScript line terminators. They are compiled once with exactly those semantics.
+//! The patterns are JavaScript regular expressions with the `i` flag; they are compiled once,
+//! with JavaScript's semantics (see `js_regex`).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::js_regex;
 use crate::types::{AssistantMessage, StopReason};
-
-/// JavaScript `\s`: WhiteSpace and LineTerminator code points.
-const JS_SPACE: &str = r"(?u:[\t\n\x0B\x0C\r \u{A0}\u{1680}\u{2000}-\u{200A}\u{2028}\u{2029}\u{202F}\u{205F}\u{3000}\u{FEFF}])";
-/// JavaScript `.` without the `s` flag: anything but a line terminator.
-const JS_DOT: &str = r"(?u:[^\n\r\u{2028}\u{2029}])";
 
 /// The overflow patterns as written in pi (JavaScript syntax, `i` flag), in pi's order.
 const OVERFLOW_SOURCES: [&str; 25] = [
@@ -56,27 +51,17 @@ const NON_OVERFLOW_SOURCES: [&str; 3] = [
     r"too many requests",
 ];
 
-/// Translates one of the patterns above (JavaScript, `/i`, no `/u`) into an equivalent Rust
-/// regex: ASCII case folding and `\d`, JavaScript `\s` and `.`.
-/// `None` cannot happen for the constant sources (a test compiles every one).
-fn compile_js(source: &str) -> Option<Regex> {
-    let translated = source
-        .replace(r"\s", JS_SPACE)
-        .replace(".*", &format!("{JS_DOT}*"));
-    Regex::new(&format!("(?i-u){translated}")).ok()
-}
-
 static OVERFLOW_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     OVERFLOW_SOURCES
         .iter()
-        .filter_map(|s| compile_js(s))
+        .filter_map(|s| js_regex::compile(s))
         .collect()
 });
 
 static NON_OVERFLOW_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     NON_OVERFLOW_SOURCES
         .iter()
-        .filter_map(|s| compile_js(s))
+        .filter_map(|s| js_regex::compile(s))
         .collect()
 });
 
