@@ -21,6 +21,7 @@ pub mod providers;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+pub mod transform;
 pub mod types;
 
 pub use error::{Error, Result};

@@ -25,6 +25,7 @@ mod repair;
 use serde_json::{Map, Value};
 
 pub use incremental::PartialJsonParser;
+pub(crate) use repair::{drop_lone_surrogate_escapes, js_trim};
 
 /// Why the strict final parse ([`PartialJsonParser::finish`]) rejected the arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
