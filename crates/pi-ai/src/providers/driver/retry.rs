@@ -229,7 +229,8 @@ mod tests {
 
     #[test]
     fn server_delays_come_from_headers() {
-        let d = |h: &[(&str, &str)]| retry_delay(&failure(Some(429), h), 0, None, 0, 0.5);
+        let now = 2_000_000_000_000;
+        let d = |h: &[(&str, &str)]| retry_delay(&failure(Some(429), h), 0, None, now, 0.5);
         assert_eq!(
             d(&[("retry-after-ms", "250")]),
             Ok(Duration::from_millis(250))
