@@ -11,3 +11,5 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The pi-coding-agent release whose behaviour this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.85.0";
+
+pub mod tools;
