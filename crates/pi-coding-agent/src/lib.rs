@@ -16,3 +16,4 @@ pub const REFERENCE_VERSION: &str = "0.85.0";
 
 pub mod messages;
 pub mod storage;
+pub mod tools;
