@@ -10,6 +10,7 @@ pub mod file_mutex;
 pub mod fs_error;
 
 pub mod path;
+pub mod bash;
 pub mod truncate;
 
 pub mod write;
