@@ -11,25 +11,25 @@ use serde_json::{Map, Value};
 
 /// Applies every migration to a parsed settings object.
 pub fn migrate(mut settings: Map<String, Value>) -> Map<String, Value> {
-    if settings.contains_key("queueMode") && !settings.contains_key("steeringMode") {
-        if let Some(v) = settings.remove("queueMode") {
-            settings.insert("steeringMode".into(), v);
-        }
+    if !settings.contains_key("steeringMode")
+        && let Some(v) = settings.remove("queueMode")
+    {
+        settings.insert("steeringMode".into(), v);
     }
 
-    if !settings.contains_key("transport") {
-        if let Some(Value::Bool(ws)) = settings.get("websockets") {
-            let transport = if *ws { "websocket" } else { "sse" };
-            settings.insert("transport".into(), Value::from(transport));
-            settings.remove("websockets");
-        }
+    if !settings.contains_key("transport")
+        && let Some(Value::Bool(ws)) = settings.get("websockets")
+    {
+        let transport = if *ws { "websocket" } else { "sse" };
+        settings.insert("transport".into(), Value::from(transport));
+        settings.remove("websockets");
     }
 
     if let Some(Value::Object(skills)) = settings.get("skills").cloned() {
-        if let Some(enable) = skills.get("enableSkillCommands") {
-            if !settings.contains_key("enableSkillCommands") {
-                settings.insert("enableSkillCommands".into(), enable.clone());
-            }
+        if let Some(enable) = skills.get("enableSkillCommands")
+            && !settings.contains_key("enableSkillCommands")
+        {
+            settings.insert("enableSkillCommands".into(), enable.clone());
         }
         match skills.get("customDirectories") {
             Some(Value::Array(dirs)) if !dirs.is_empty() => {
