@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod tools;
+pub mod config;
 
 /// The version this build reports (`pi --version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
