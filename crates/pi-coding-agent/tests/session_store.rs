@@ -291,14 +291,28 @@ fn a_file_written_by_the_ts_pi_round_trips_byte_for_byte_and_continues() {
         rewritten.push_str(&e.to_line());
         rewritten.push('\n');
     }
-    assert_eq!(rewritten, original, "key order and number spelling match the TS pi");
+    assert_eq!(
+        rewritten, original,
+        "key order and number spelling match the TS pi"
+    );
     let ctx = build_session_context(&s).unwrap();
-    assert_eq!(roles(&ctx.messages), ["user", "assistant", "toolResult", "assistant"]);
-    assert_eq!(ctx.model, Some(("replay-anthropic".into(), "replay-model".into())));
+    assert_eq!(
+        roles(&ctx.messages),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(
+        ctx.model,
+        Some(("replay-anthropic".into(), "replay-model".into()))
+    );
     assert_eq!(ctx.thinking_level, "off");
     let leaf = s.leaf_id().unwrap().to_owned();
     s.append(user("and then?")).unwrap();
     let text = fs::read_to_string(&p).unwrap();
     assert!(text.starts_with(&original));
-    assert!(text.lines().last().unwrap().contains(&format!(r#""parentId":"{leaf}""#)));
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains(&format!(r#""parentId":"{leaf}""#))
+    );
 }
