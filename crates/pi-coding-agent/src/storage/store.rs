@@ -37,6 +37,9 @@ pub enum StoreError {
     /// `Session file is not a valid pi session: <path>`.
     #[error("Session file is not a valid pi session: {0}")]
     InvalidSession(String),
+    /// `Cannot fork: source session file is empty or invalid: <path>`.
+    #[error("Cannot fork: source session file is empty or invalid: {0}")]
+    InvalidFork(String),
     /// `Entry <id> not found`.
     #[error("Entry {0} not found")]
     EntryNotFound(String),
@@ -617,6 +620,32 @@ impl SessionStore {
         file.write_all(&content).map_err(io_err(&target))?;
         self.path = Some(target.clone());
         self.bind(file, &target, content.len() as u64)
+    }
+
+    /// A new session made of prepared entries (fork, branched session): bound to `path`,
+    /// written at once when it already holds an assistant message, else at the first one.
+    pub(crate) fn from_entries(
+        header: SessionHeader,
+        path: Option<PathBuf>,
+        entries: Vec<SessionEntry>,
+    ) -> Result<Self, StoreError> {
+        let backing = if path.is_some() {
+            Backing::Deferred
+        } else {
+            Backing::InMemory
+        };
+        let mut store = Self::empty(header, path, backing);
+        let has_assistant = entries.iter().any(|e| {
+            matches!(
+                e.message(),
+                Some(AgentMessage::Llm(pi_ai::Message::Assistant(_)))
+            )
+        });
+        store.replace_all(entries);
+        if has_assistant && matches!(store.backing, Backing::Deferred) {
+            store.materialize()?;
+        }
+        Ok(store)
     }
 
     pub(crate) fn replace_all(&mut self, entries: Vec<SessionEntry>) {
