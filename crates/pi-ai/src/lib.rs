@@ -11,17 +11,21 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod env_keys;
 pub mod error;
 pub mod event;
 mod js_regex;
 pub mod json;
 pub mod overflow;
 pub mod partial_json;
+pub mod models;
 pub mod providers;
 pub mod retry;
 pub mod sse;
 pub mod stream;
 pub mod transform;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod types;
 
 pub use error::{Error, Result};
