@@ -15,6 +15,7 @@ pub mod env_keys;
 pub mod error;
 pub mod event;
 pub mod json;
+pub mod models;
 pub mod providers;
 pub mod sse;
 pub mod stream;
