@@ -11,7 +11,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod env_keys;
 pub mod error;
 pub mod event;
 pub mod json;

@@ -146,7 +146,7 @@ pub fn stream_simple(
             .api_key
             .clone()
             .filter(|k| !k.is_empty())
-            .or_else(|| crate::env_keys::get_env_api_key(&model.provider));
+            .or_else(|| crate::models::get_env_api_key(&model.provider));
         match key {
             Some(key) => options.api_key = Some(key),
             None if has_auth_header(model, &options) => {}
