@@ -196,36 +196,6 @@ impl Run {
         self.read_body(response, mapper.as_mut()).await
     }
 
-    /// The idle limit between body chunks; `None` = off.
-    fn idle_limit(&self) -> Option<Duration> {
-        match self
-            .options
-            .idle_timeout_ms
-            .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS)
-        {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        }
-    }
-
-    /// How long to wait for response headers, and the text when that runs out.
-    fn headers_limit(&self) -> (Option<Duration>, &'static str) {
-        match self.api.request_timeout_text() {
-            Some(text) => {
-                let idle = self
-                    .options
-                    .idle_timeout_ms
-                    .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS);
-                let ms =
-                    self.options
-                        .timeout_ms
-                        .unwrap_or(if idle > 0 { idle } else { MAX_TIMEOUT_MS });
-                (Some(Duration::from_millis(ms)), text)
-            }
-            None => (self.idle_limit(), self.api.connection_error_text()),
-        }
-    }
-
     /// pi's retry wrapper around [`Run::attempt`].
     async fn send_with_retries(
         &self,
@@ -287,7 +257,7 @@ impl Run {
             .headers(headers.clone())
             .body(body.clone())
             .send();
-        let (limit, timeout_text) = self.headers_limit();
+        let (limit, timeout_text) = headers_limit(self.api.as_ref(), &self.options);
         let sent = match limit {
             Some(limit) => match tokio::time::timeout(limit, send).await {
                 Ok(sent) => sent,
@@ -324,7 +294,7 @@ impl Run {
         mut response: reqwest::Response,
         mapper: &mut dyn StreamMapper,
     ) -> Result<(), String> {
-        let idle = self.idle_limit();
+        let idle = idle_limit(&self.options);
         let mut parser = SseParser::new();
         let mut out = Vec::new();
         let mut events = Vec::new();
@@ -397,6 +367,29 @@ impl Run {
             }
         }
         true
+    }
+}
+
+/// The idle limit between body chunks (`idle_timeout_ms`, default 300 000 ms); `None` = off.
+fn idle_limit(options: &StreamOptions) -> Option<Duration> {
+    match options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS) {
+        0 => None,
+        ms => Some(Duration::from_millis(ms)),
+    }
+}
+
+/// How long to wait for response headers, and the `errorMessage` when that runs out:
+/// `timeout_ms ?? (idle limit || 2^31−1)` with the API's timeout text, or, for APIs without a
+/// request timeout, the idle limit with the connection-error text.
+fn headers_limit(api: &dyn WireApi, options: &StreamOptions) -> (Option<Duration>, &'static str) {
+    match api.request_timeout_text() {
+        Some(text) => {
+            let idle = options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS);
+            let fallback = if idle > 0 { idle } else { MAX_TIMEOUT_MS };
+            let ms = options.timeout_ms.unwrap_or(fallback);
+            (Some(Duration::from_millis(ms)), text)
+        }
+        None => (idle_limit(options), api.connection_error_text()),
     }
 }
 
