@@ -24,6 +24,9 @@
 
 #[cfg(test)]
 mod tests;
+mod usage;
+
+use usage::{js_len, tokens};
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
@@ -38,9 +41,8 @@ use super::registry::ApiProvider;
 use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
 use crate::types::{
-    AssistantContent, AssistantMessage, CacheRetention, Context, InputKind, Message, Model,
-    ModelCost, ResponseInfo, StopReason, StreamOptions, TextContent, ThinkingContent, ToolCall,
-    Usage, UserContent, UserMessageContent, now_ms,
+    AssistantContent, AssistantMessage, Context, InputKind, Model, ModelCost, ResponseInfo,
+    StopReason, StreamOptions, TextContent, ThinkingContent, ToolCall, Usage, now_ms,
 };
 
 /// Default api id prefix, provider and model.
@@ -382,51 +384,21 @@ impl ApiProvider for FauxProvider {
 }
 
 impl Core {
+    fn with_usage(
+        &self,
+        message: AssistantMessage,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> AssistantMessage {
+        usage::with_usage_estimate(message, context, options, &mut lock(&self.prompt_cache))
+    }
+
     /// pi's `createErrorMessage`: empty content, zero usage, `error`.
     fn error_message(&self, text: &str, model_id: &str) -> AssistantMessage {
         let mut m = AssistantMessage::empty(&self.api, &self.provider, model_id);
         m.stop_reason = StopReason::Error;
         m.error_message = Some(text.to_owned());
         m
-    }
-
-    /// pi's `withUsageEstimate`.
-    fn with_usage(
-        &self,
-        mut message: AssistantMessage,
-        context: &Context,
-        options: &StreamOptions,
-    ) -> AssistantMessage {
-        let prompt = serialize_context(context);
-        let prompt_len = js_len(&prompt);
-        let prompt_tokens = tokens(prompt_len);
-        let output = tokens(js_len(&assistant_text(&message.content)));
-        let (mut input, mut cache_read, mut cache_write) = (prompt_tokens, 0, 0);
-        let session = options.session_id.as_deref().filter(|s| !s.is_empty());
-        if let Some(session) = session
-            && options.cache_retention != Some(CacheRetention::None)
-        {
-            let mut cache = lock(&self.prompt_cache);
-            match cache.get(session) {
-                Some(previous) if !previous.is_empty() => {
-                    let shared = common_prefix_len(previous, &prompt);
-                    cache_read = tokens(shared);
-                    cache_write = tokens(prompt_len - shared);
-                    input = prompt_tokens.saturating_sub(cache_read);
-                }
-                _ => cache_write = prompt_tokens,
-            }
-            cache.insert(session.to_owned(), prompt);
-        }
-        message.usage = Usage {
-            input,
-            output,
-            cache_read,
-            cache_write,
-            total_tokens: input + output + cache_read + cache_write,
-            ..Default::default()
-        };
-        message
     }
 
     /// Splits `text` into chunks of `min..=max` tokens × 4 UTF-16 units (`[""]` for empty
@@ -736,82 +708,6 @@ impl Request {
         })
         .await
     }
-}
-
-/// JavaScript string length (UTF-16 code units).
-fn js_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
-
-/// `ceil(units / 4)`.
-fn tokens(units: usize) -> u64 {
-    units.div_ceil(4) as u64
-}
-
-/// Length in UTF-16 units of the common prefix of `a` and `b`.
-fn common_prefix_len(a: &str, b: &str) -> usize {
-    a.encode_utf16()
-        .zip(b.encode_utf16())
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
-fn user_text(content: &[UserContent]) -> String {
-    content
-        .iter()
-        .map(|b| match b {
-            UserContent::Text(t) => t.text.clone(),
-            UserContent::Image(i) => format!("[image:{}:{}]", i.mime_type, js_len(&i.data)),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn assistant_text(content: &[AssistantContent]) -> String {
-    content
-        .iter()
-        .map(|b| match b {
-            AssistantContent::Text(t) => t.text.clone(),
-            AssistantContent::Thinking(t) => t.thinking.clone(),
-            AssistantContent::ToolCall(c) => format!(
-                "{}:{}",
-                c.name,
-                crate::json::to_string(&c.arguments).unwrap_or_default()
-            ),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// pi's faux `serializeContext`: `system:…`, `<role>:<text>` per message, `tools:<json>`,
-/// joined by blank lines.
-fn serialize_context(context: &Context) -> String {
-    let mut parts = Vec::new();
-    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        parts.push(format!("system:{system}"));
-    }
-    for message in &context.messages {
-        let text = match message {
-            Message::User(u) => match &u.content {
-                UserMessageContent::Text(s) => s.clone(),
-                UserMessageContent::Blocks(b) => user_text(b),
-            },
-            Message::Assistant(a) => assistant_text(&a.content),
-            Message::ToolResult(r) => {
-                let mut lines = vec![r.tool_name.clone()];
-                lines.extend(r.content.iter().map(|b| user_text(std::slice::from_ref(b))));
-                lines.join("\n")
-            }
-        };
-        parts.push(format!("{}:{text}", message.role()));
-    }
-    if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-        parts.push(format!(
-            "tools:{}",
-            crate::json::to_string(tools).unwrap_or_default()
-        ));
-    }
-    parts.join("\n\n")
 }
 
 fn random_seed() -> u64 {

@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::types::{Tool, UserMessage};
+use crate::types::{CacheRetention, Message, Tool, UserContent, UserMessage, UserMessageContent};
 
 fn provider() -> FauxProvider {
     FauxProvider::new(FauxOptions {
@@ -465,7 +465,7 @@ fn serializes_tool_results_and_images_like_pi() {
         tools: Some(vec![]),
     };
     assert_eq!(
-        serialize_context(&ctx),
+        usage::serialize_context(&ctx),
         "user:look\n[image:image/png:4]\n\ntoolResult:read\nline"
     );
 }
