@@ -13,7 +13,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod env_keys;
 pub mod error;
 pub mod event;
 mod js_regex;
