@@ -75,3 +75,14 @@ pub trait WireApi: Send + Sync + 'static {
     /// The `errorMessage` when the caller cancels mid-stream (Corrections box).
     fn abort_text(&self) -> &'static str;
 }
+
+pub mod anthropic;
+pub mod google;
+mod json_args;
+pub mod request_headers;
+pub mod simple_options;
+mod tool_ids;
+mod transform_compat;
+
+pub use anthropic::{AnthropicMessages, anthropic};
+pub use google::{GoogleGenerativeAi, google};
