@@ -3,12 +3,10 @@
 //! and normalizes messages for comparison with the reference's recordings.
 #![allow(dead_code)]
 
-pub mod sse_split;
-
 use pi_ai::providers::WireApi;
 use pi_ai::{AssistantMessage, AssistantMessageEvent, Message, Model, PartialMessage, StopReason};
 use serde_json::Value;
-use sse_split::SseParser;
+use pi_ai::sse::SseParser;
 
 /// How the body is cut into network reads.
 #[derive(Clone, Copy, Debug)]
