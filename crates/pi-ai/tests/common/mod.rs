@@ -4,9 +4,9 @@
 #![allow(dead_code)]
 
 use pi_ai::providers::WireApi;
+use pi_ai::sse::SseParser;
 use pi_ai::{AssistantMessage, AssistantMessageEvent, Message, Model, PartialMessage, StopReason};
 use serde_json::Value;
-use pi_ai::sse::SseParser;
 
 /// How the body is cut into network reads.
 #[derive(Clone, Copy, Debug)]
@@ -130,9 +130,10 @@ pub fn event_summary(events: &[AssistantMessageEvent]) -> Vec<String> {
         .collect()
 }
 
-/// A message as JSON with its `role`.
+/// A message as JSON with its `role`, numbers as JavaScript writes them (`0`, not `0.0`).
 pub fn message_json(message: &AssistantMessage) -> Value {
-    serde_json::to_value(Message::Assistant(message.clone())).unwrap()
+    let text = pi_ai::json::to_string(&Message::Assistant(message.clone())).unwrap();
+    serde_json::from_str(&text).unwrap()
 }
 
 /// Replaces synthesized Google ids `<name>_<epochMs>_<n>` with `replacement(name, n)`.
@@ -169,5 +170,76 @@ pub fn model(api: &str, provider: &str, id: &str) -> Model {
         api: api.into(),
         provider: provider.into(),
         ..Default::default()
+    }
+}
+
+pub mod conformance;
+
+/// Replays reply `i` of a conformance scenario and returns the final message as the golden
+/// `message_end` record shows it (`timestamp` as `<TIMESTAMP_MS>`, Google's synthesized ids as
+/// `<name>_<NOW>_<counter>`).
+pub fn conformance_message(
+    api: &dyn WireApi,
+    scenario: &str,
+    i: usize,
+    chunking: Chunking,
+) -> Value {
+    let model = conformance::replay_model(scenario);
+    let body = &conformance::replies(scenario)[i];
+    let outcome = replay(api, &model, body, chunking);
+    let mut got = message_json(&outcome.message);
+    got["timestamp"] = Value::String("<TIMESTAMP_MS>".into());
+    normalize_google_ids(&mut got, |name, n| format!("{name}_<NOW>_{n}"));
+    got
+}
+
+/// Builds every request of a conformance scenario from its goldens and compares it with the
+/// golden request after the harness's normalization.
+pub fn check_conformance_requests(api: &dyn WireApi, scenario: &str) {
+    let model = conformance::replay_model(scenario);
+    let args = conformance::script_args(scenario);
+    let reasoning = args
+        .iter()
+        .position(|a| a == "--thinking")
+        .and_then(|i| args.get(i + 1))
+        .map(|l| serde_json::from_value(Value::String(l.clone())).unwrap());
+    let options = pi_ai::StreamOptions {
+        reasoning,
+        session_id: Some("0b6c4c1e-7a4e-4b1f-9d8e-2f3a4b5c6d7e".into()),
+        ..Default::default()
+    };
+    let goldens = conformance::golden_requests(scenario);
+    assert!(!goldens.is_empty());
+    for (k, golden) in goldens.iter().enumerate() {
+        let context = conformance::context_for(scenario, k, golden);
+        let request = api
+            .build_request(&model, &context, &options, "replay-test-key")
+            .unwrap();
+        assert_eq!(
+            conformance::normalize_request(&request),
+            conformance::golden_view(golden),
+            "{scenario} request #{k}"
+        );
+    }
+}
+
+/// Replays every reply of a scenario and compares the final messages with the golden
+/// assistant `message_end` records.
+pub fn check_conformance_messages(api: &dyn WireApi, scenario: &str) {
+    let goldens: Vec<Value> = conformance::golden_messages(scenario)
+        .into_iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    let replies = conformance::replies(scenario);
+    assert_eq!(
+        goldens.len(),
+        replies.len(),
+        "{scenario}: one final message per reply"
+    );
+    for (i, golden) in goldens.iter().enumerate() {
+        for chunking in CHUNKINGS {
+            let got = conformance_message(api, scenario, i, chunking);
+            assert_eq!(&got, golden, "{scenario} reply #{i} in {chunking:?}");
+        }
     }
 }

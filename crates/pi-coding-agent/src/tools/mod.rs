@@ -9,8 +9,8 @@ pub mod edit;
 pub mod file_mutex;
 pub mod fs_error;
 
-pub mod path;
 pub mod bash;
+pub mod path;
 pub mod truncate;
 
 pub mod write;
