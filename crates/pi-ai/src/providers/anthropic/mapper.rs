@@ -483,3 +483,6 @@ impl StreamMapper for AnthropicMapper {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -322,3 +322,6 @@ impl StreamMapper for GoogleMapper {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
