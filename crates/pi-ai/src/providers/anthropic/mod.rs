@@ -10,6 +10,8 @@ mod convert;
 mod mapper;
 mod oauth;
 mod request;
+#[cfg(test)]
+mod transport_tests;
 
 use std::sync::Arc;
 

@@ -8,6 +8,8 @@
 mod mapper;
 mod request;
 mod thinking;
+#[cfg(test)]
+mod transport_tests;
 
 use std::sync::Arc;
 
@@ -65,6 +67,16 @@ impl WireApi for GoogleGenerativeAi {
 
     fn abort_text(&self) -> &'static str {
         "This operation was aborted"
+    }
+
+    /// The adapter calls `fetch` directly: undici's `fetch failed`.
+    fn connection_error_text(&self) -> &'static str {
+        "fetch failed"
+    }
+
+    /// `@google/genai` sets no request timeout of its own.
+    fn request_timeout_text(&self) -> Option<&'static str> {
+        None
     }
 }
 
