@@ -586,7 +586,7 @@ impl SessionStore {
             Err(e) => return Err(io_err(&path)(e)),
             Ok(m) if m.dev() != dev || m.ino() != ino || m.len() < len => {
                 let dir = path.parent().map(Path::to_owned).unwrap_or_default();
-                let fresh = dir.join(session_file_name(&iso_now(), &self.header.id));
+                let fresh = free_session_path(&dir, &self.header.id);
                 self.warnings.push(format!(
                     "Session file {} was replaced or truncated by another program; the session continues in {}",
                     path.display(),
@@ -661,4 +661,22 @@ impl SessionStore {
             });
         }
     }
+}
+
+/// A session file name in `dir` for `id` that does not exist yet: the current time, moved
+/// forward by a millisecond while the name is taken.
+fn free_session_path(dir: &Path, id: &str) -> PathBuf {
+    let now = chrono::Utc::now();
+    for ms in 0..10_000 {
+        let t = now + chrono::Duration::milliseconds(ms);
+        let ts = t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let p = dir.join(session_file_name(&ts, id));
+        if !p.exists() {
+            return p;
+        }
+    }
+    dir.join(session_file_name(
+        &iso_now(),
+        &format!("{id}-{}", uuid::Uuid::new_v4().simple()),
+    ))
 }

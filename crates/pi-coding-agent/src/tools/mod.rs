@@ -116,11 +116,13 @@ pub(crate) fn required_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, T
 }
 
 /// An optional numeric argument.
+#[allow(dead_code)] // used by the read and ls tools (in progress)
 pub(crate) fn optional_number(args: &Value, name: &str) -> Option<f64> {
     args.get(name).and_then(Value::as_f64)
 }
 
 /// A number spelled as JavaScript prints it (`3`, `2.5`).
+#[allow(dead_code)] // used by the read and ls tools (in progress)
 pub(crate) fn js_number(n: f64) -> String {
     pi_ai::json::to_string(&n).unwrap_or_else(|_| n.to_string())
 }
