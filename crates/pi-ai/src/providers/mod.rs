@@ -97,6 +97,7 @@ pub trait WireApi: Send + Sync + 'static {
 }
 
 pub mod anthropic;
+mod constrained;
 pub mod google;
 mod json_args;
 pub mod request_headers;

@@ -35,6 +35,8 @@ pub(super) struct Compat {
     pub supports_temperature: bool,
     /// Unsigned thinking replayed as `thinking` with `signature: ""` (default false).
     pub allow_empty_signature: bool,
+    /// Tools may be sent with `strict: true` (default false).
+    pub supports_strict_tools: bool,
     /// Fallback models the server may switch to.
     pub allowed_fallback_models: Vec<FallbackModel>,
 }
@@ -54,6 +56,7 @@ impl Compat {
             supports_cache_control_on_tools: flag("supportsCacheControlOnTools", true),
             supports_temperature: flag("supportsTemperature", true),
             allow_empty_signature: flag("allowEmptySignature", false),
+            supports_strict_tools: flag("supportsStrictTools", false),
             allowed_fallback_models,
         }
     }

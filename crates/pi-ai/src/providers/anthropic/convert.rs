@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
 use super::oauth::to_claude_code_name;
+use crate::providers::constrained::{resolve_strict, tool_parameters};
 use crate::providers::tool_ids::sanitize_tool_call_id;
 use crate::providers::transform_compat::transform_messages;
 use crate::types::{
@@ -206,11 +207,11 @@ fn mark_last_user_block(messages: &mut [Value], cache: CacheControl) {
     }
 }
 
-/// The `tools` array: `{name, description, eager_input_streaming?, input_schema:{type:
-/// "object", properties, required}, cache_control?}` with the marker on the last tool.
+/// The `tools` array: `{name, description, eager_input_streaming?, strict?, input_schema:
+/// {…, type:"object", properties, required}, cache_control?}` with the marker on the last
+/// tool; strict tools (`supportsStrictTools`) carry their strictified schema.
 ///
-/// `Err` when a tool requires JSON-schema constrained sampling, which this API does not
-/// offer here.
+/// `Err` when a tool requires JSON-schema constrained sampling that cannot be honoured.
 pub(super) fn convert_tools(
     tools: &[Tool],
     oauth: bool,
@@ -219,15 +220,8 @@ pub(super) fn convert_tools(
 ) -> Result<Vec<Value>, String> {
     let mut out = Vec::with_capacity(tools.len());
     for (index, tool) in tools.iter().enumerate() {
-        if let Some(cs) = &tool.constrained_sampling
-            && cs.get("type").and_then(Value::as_str) == Some("json_schema")
-            && cs.get("strict").and_then(Value::as_str) == Some("require")
-        {
-            return Err(format!(
-                "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
-                tool.name
-            ));
-        }
+        let strict = resolve_strict(tool, compat.supports_strict_tools)?;
+        let parameters = tool_parameters(tool, strict);
         let mut t = Map::new();
         let name = if oauth {
             to_claude_code_name(&tool.name)
@@ -239,20 +233,25 @@ pub(super) fn convert_tools(
         if compat.supports_eager_tool_input_streaming {
             t.insert("eager_input_streaming".into(), true.into());
         }
-        let properties = tool
-            .parameters
+        if strict == Some(true) {
+            t.insert("strict".into(), true.into());
+        }
+        let properties = parameters
             .get("properties")
             .cloned()
             .unwrap_or_else(|| json!({}));
-        let required = tool
-            .parameters
+        let required = parameters
             .get("required")
             .cloned()
             .unwrap_or_else(|| json!([]));
-        t.insert(
-            "input_schema".into(),
-            json!({ "type": "object", "properties": properties, "required": required }),
-        );
+        let mut schema = match (strict, parameters) {
+            (Some(true), Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        schema.insert("type".into(), "object".into());
+        schema.insert("properties".into(), properties);
+        schema.insert("required".into(), required);
+        t.insert("input_schema".into(), Value::Object(schema));
         if let Some(c) = cache
             && index + 1 == tools.len()
         {
@@ -438,6 +437,16 @@ mod tests {
         );
         assert_eq!(out[1]["name"], json!("Read"));
         assert_eq!(out[1]["cache_control"], json!({"type": "ephemeral"}));
+        let mut strict_compat = Compat::of(&model());
+        strict_compat.supports_strict_tools = true;
+        let mut strict = tools[0].clone();
+        strict.constrained_sampling = Some(json!({"type": "json_schema", "strict": "prefer"}));
+        let out = convert_tools(&[strict.clone()], false, &strict_compat, None).unwrap();
+        assert_eq!(out[0]["strict"], json!(true));
+        assert_eq!(
+            out[0]["input_schema"],
+            json!({"type": "object", "required": [], "additionalProperties": false, "properties": {}})
+        );
         let mut strict = tools[0].clone();
         strict.constrained_sampling = Some(json!({"type": "json_schema", "strict": "require"}));
         assert_eq!(

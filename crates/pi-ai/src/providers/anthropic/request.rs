@@ -86,7 +86,11 @@ pub(super) fn build_request(
     if let Some(Value::String(user_id)) = options.metadata.as_ref().and_then(|m| m.get("user_id")) {
         body.insert("metadata".into(), json!({ "user_id": user_id }));
     }
-    if let Some(choice) = &options.tool_choice {
+    let choice = options
+        .tool_choice
+        .as_ref()
+        .filter(|c| !matches!(c, Value::Null | Value::Bool(false)) && c.as_str() != Some(""));
+    if let Some(choice) = choice {
         let choice = match choice {
             Value::String(s) => json!({ "type": s }),
             other => other.clone(),

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::thinking::thinking_config;
 use crate::providers::WireRequest;
+use crate::providers::constrained::{resolve_strict, tool_parameters};
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
 use crate::providers::simple_options::clamp_max_tokens_to_context;
 use crate::providers::tool_ids::sanitize_tool_call_id;
@@ -58,8 +59,10 @@ pub(super) fn build_request(
         );
     }
     if let Some(tools) = context.tools.as_deref().filter(|t| !t.is_empty()) {
-        body.insert("tools".into(), convert_tools(tools)?);
-        if let Some(mode) = function_calling_mode(options.tool_choice.as_ref()) {
+        let supports_strict = gemini_major_version(&model.id).is_some_and(|v| v >= 3);
+        let (converted, any_strict) = convert_tools(tools, supports_strict)?;
+        body.insert("tools".into(), converted);
+        if let Some(mode) = function_calling_mode(options.tool_choice.as_ref(), any_strict) {
             body.insert(
                 "toolConfig".into(),
                 json!({ "functionCallingConfig": { "mode": mode } }),
@@ -281,38 +284,38 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     contents
 }
 
-/// `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]`.
+/// `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]` and
+/// whether any tool is strict (strict sampling needs Gemini ≥ 3).
 ///
-/// `Err` when a tool requires JSON-schema constrained sampling (not offered here).
-fn convert_tools(tools: &[Tool]) -> Result<Value, String> {
+/// `Err` when a tool requires JSON-schema constrained sampling that cannot be honoured.
+fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Value, bool), String> {
     let mut declarations = Vec::with_capacity(tools.len());
+    let mut any_strict = false;
     for tool in tools {
-        if let Some(cs) = &tool.constrained_sampling
-            && cs.get("type").and_then(Value::as_str) == Some("json_schema")
-            && cs.get("strict").and_then(Value::as_str) == Some("require")
-        {
-            return Err(format!(
-                "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
-                tool.name
-            ));
-        }
+        let strict = resolve_strict(tool, supports_strict)?;
+        any_strict |= strict == Some(true);
         declarations.push(json!({
             "name": tool.name,
             "description": tool.description,
-            "parametersJsonSchema": tool.parameters,
+            "parametersJsonSchema": tool_parameters(tool, strict),
         }));
     }
-    Ok(json!([{ "functionDeclarations": declarations }]))
+    Ok((
+        json!([{ "functionDeclarations": declarations }]),
+        any_strict,
+    ))
 }
 
-/// `resolveGoogleFunctionCallingMode` without strict tools: `none`/`any` explicit, any other
-/// string `AUTO`, nothing → no `toolConfig`.
-fn function_calling_mode(choice: Option<&Value>) -> Option<&'static str> {
-    match choice? {
-        Value::String(s) if s == "none" => Some("NONE"),
-        Value::String(s) if s == "any" => Some("ANY"),
-        Value::Null => None,
-        _ => Some("AUTO"),
+/// `resolveGoogleFunctionCallingMode`: `none`/`any` explicit, then `VALIDATED` when a tool is
+/// strict, then `AUTO` for any other choice; nothing → no `toolConfig`.
+fn function_calling_mode(choice: Option<&Value>, any_strict: bool) -> Option<&'static str> {
+    match choice {
+        Some(Value::String(s)) if s == "none" => Some("NONE"),
+        Some(Value::String(s)) if s == "any" => Some("ANY"),
+        _ if any_strict => Some("VALIDATED"),
+        None | Some(Value::Null | Value::Bool(false)) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(_) => Some("AUTO"),
     }
 }
 
