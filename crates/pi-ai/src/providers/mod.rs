@@ -95,3 +95,15 @@ pub trait WireApi: Send + Sync + 'static {
         Some("Request timed out.")
     }
 }
+
+pub mod anthropic;
+mod constrained;
+pub mod google;
+mod json_args;
+pub mod request_headers;
+pub mod simple_options;
+mod tool_ids;
+mod transform_compat;
+
+pub use anthropic::{AnthropicMessages, anthropic};
+pub use google::{GoogleGenerativeAi, google};
