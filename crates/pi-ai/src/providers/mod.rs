@@ -75,3 +75,6 @@ pub trait WireApi: Send + Sync + 'static {
     /// The `errorMessage` when the caller cancels mid-stream (Corrections box).
     fn abort_text(&self) -> &'static str;
 }
+
+pub mod openai_completions;
+pub mod openai_responses;
