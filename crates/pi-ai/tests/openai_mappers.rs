@@ -129,11 +129,20 @@ fn completions_unparseable_data_fails_with_the_json_error() {
 
 #[test]
 fn completions_finish_reasons_map_to_stop_reasons() {
-    let o = completions(&[chunk(json!({"content": "x"}), Some("content_filter"))], true);
-    assert_eq!(o.result, Err("Provider finish_reason: content_filter".to_owned()));
+    let o = completions(
+        &[chunk(json!({"content": "x"}), Some("content_filter"))],
+        true,
+    );
+    assert_eq!(
+        o.result,
+        Err("Provider finish_reason: content_filter".to_owned())
+    );
     assert_eq!(o.message.raw_stop_reason.as_deref(), Some("content_filter"));
     let o = completions(&[chunk(json!({"content": "x"}), Some("end"))], true);
-    assert_eq!((o.result, o.message.stop_reason), (Ok(()), StopReason::Stop));
+    assert_eq!(
+        (o.result, o.message.stop_reason),
+        (Ok(()), StopReason::Stop)
+    );
     let o = completions(&[chunk(json!({}), Some("function_call"))], true);
     assert_eq!(o.message.stop_reason, StopReason::ToolUse);
     let o = completions(&[chunk(json!({"content": "x"}), Some("length"))], true);
@@ -143,15 +152,27 @@ fn completions_finish_reasons_map_to_stop_reasons() {
 #[test]
 fn completions_without_finish_reason_fail_or_are_inferred_per_compat() {
     let o = completions(&[chunk(json!({"content": "x"}), None)], true);
-    assert_eq!(o.result, Err("Stream ended without finish_reason".to_owned()));
+    assert_eq!(
+        o.result,
+        Err("Stream ended without finish_reason".to_owned())
+    );
     // Blocks are closed before the post-checks.
-    assert_eq!(kinds(&o.events), ["text_start[0]", "text_delta[0]", "text_end[0]"]);
+    assert_eq!(
+        kinds(&o.events),
+        ["text_start[0]", "text_delta[0]", "text_end[0]"]
+    );
 
     let call = json!({"tool_calls": [{"index": 0, "id": "t1", "function": {"name": "f", "arguments": "{}"}}]});
     let o = completions(&[chunk(call, None)], false);
-    assert_eq!((o.result, o.message.stop_reason), (Ok(()), StopReason::ToolUse));
+    assert_eq!(
+        (o.result, o.message.stop_reason),
+        (Ok(()), StopReason::ToolUse)
+    );
     let o = completions(&[chunk(json!({"content": "x"}), None)], false);
-    assert_eq!((o.result, o.message.stop_reason), (Ok(()), StopReason::Stop));
+    assert_eq!(
+        (o.result, o.message.stop_reason),
+        (Ok(()), StopReason::Stop)
+    );
 }
 
 #[test]
@@ -182,20 +203,31 @@ fn completions_usage_replaces_and_reads_cache_fields() {
     );
     let u = o.message.usage;
     assert_eq!(
-        (u.input, u.output, u.cache_read, u.cache_write, u.reasoning, u.total_tokens),
+        (
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            u.reasoning,
+            u.total_tokens
+        ),
         (60, 20, 30, 10, Some(5), 120)
     );
     assert_eq!(u.cost.output, 0.00030000000000000003);
     // DeepSeek and Kimi spellings; usage inside the choice (Moonshot).
     let o = completions(
-        &[json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop",
-            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "prompt_cache_hit_tokens": 4}}]})],
+        &[
+            json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop",
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "prompt_cache_hit_tokens": 4}}]}),
+        ],
         true,
     );
     assert_eq!((o.message.usage.input, o.message.usage.cache_read), (6, 4));
     let o = completions(
-        &[json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "cached_tokens": 7}})],
+        &[
+            json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "cached_tokens": 7}}),
+        ],
         true,
     );
     assert_eq!((o.message.usage.input, o.message.usage.cache_read), (3, 7));
@@ -221,8 +253,14 @@ fn completions_response_id_and_model_keep_the_first_value() {
 fn completions_first_non_empty_reasoning_field_wins() {
     let o = completions(
         &[
-            chunk(json!({"reasoning_content": "", "reasoning": "a", "reasoning_text": "zzz"}), None),
-            chunk(json!({"reasoning_content": "b", "reasoning": "b"}), Some("stop")),
+            chunk(
+                json!({"reasoning_content": "", "reasoning": "a", "reasoning_text": "zzz"}),
+                None,
+            ),
+            chunk(
+                json!({"reasoning_content": "b", "reasoning": "b"}),
+                Some("stop"),
+            ),
         ],
         true,
     );
@@ -240,21 +278,39 @@ fn completions_first_non_empty_reasoning_field_wins() {
 fn completions_tool_calls_without_index_are_keyed_by_id() {
     let o = completions(
         &[
-            chunk(json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{\"x\":"}}]}), None),
-            chunk(json!({"tool_calls": [{"id": "b", "function": {"name": "g", "arguments": "{}"}}]}), None),
-            chunk(json!({"tool_calls": [{"id": "a", "function": {"arguments": "1}"}}]}), Some("tool_calls")),
+            chunk(
+                json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{\"x\":"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"id": "b", "function": {"name": "g", "arguments": "{}"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"id": "a", "function": {"arguments": "1}"}}]}),
+                Some("tool_calls"),
+            ),
         ],
         true,
     );
     let calls: Vec<_> = o
         .message
         .tool_calls()
-        .map(|t| (t.id.as_str(), t.name.as_str(), Value::Object(t.arguments.clone())))
+        .map(|t| {
+            (
+                t.id.as_str(),
+                t.name.as_str(),
+                Value::Object(t.arguments.clone()),
+            )
+        })
         .collect();
     assert_eq!(calls, [("a", "f", json!({"x": 1})), ("b", "g", json!({}))]);
     // One toolcall_delta per entry, even without argument text.
     let o = completions(
-        &[chunk(json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f"}}]}), Some("tool_calls"))],
+        &[chunk(
+            json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f"}}]}),
+            Some("tool_calls"),
+        )],
         true,
     );
     assert_eq!(
@@ -271,8 +327,14 @@ fn completions_tool_calls_without_index_are_keyed_by_id() {
 fn completions_arguments_are_reparsed_on_every_delta() {
     let o = completions(
         &[
-            chunk(json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{\"path\": \"/tm"}}]}), None),
-            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "p\"}"}}]}), Some("tool_calls")),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{\"path\": \"/tm"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "p\"}"}}]}),
+                Some("tool_calls"),
+            ),
         ],
         true,
     );
@@ -317,13 +379,19 @@ fn responses_without_terminal_event_fail_with_the_reference_text() {
 
 #[test]
 fn responses_error_event_and_failed_response_texts() {
-    let o = responses(&[created(), json!({"type": "error", "code": "server_error", "message": "boom"})]);
+    let o = responses(&[
+        created(),
+        json!({"type": "error", "code": "server_error", "message": "boom"}),
+    ]);
     assert_eq!(o.result, Err("Error Code server_error: boom".to_owned()));
     let o = responses(&[json!({"type": "error", "message": "boom"})]);
     assert_eq!(o.result, Err("Error Code undefined: boom".to_owned()));
 
-    let failed = |response: Value| responses(&[json!({"type": "response.failed", "response": response})]);
-    let o = failed(json!({"status": "failed", "error": {"code": "rate_limit_exceeded", "message": "slow down"}}));
+    let failed =
+        |response: Value| responses(&[json!({"type": "response.failed", "response": response})]);
+    let o = failed(
+        json!({"status": "failed", "error": {"code": "rate_limit_exceeded", "message": "slow down"}}),
+    );
     assert_eq!(o.result, Err("rate_limit_exceeded: slow down".to_owned()));
     assert_eq!(o.message.raw_stop_reason.as_deref(), Some("failed"));
     let o = failed(json!({"status": "failed", "error": {"message": ""}}));
@@ -344,13 +412,19 @@ fn responses_statuses_map_to_stop_reasons() {
             "response": {"status": "incomplete", "incomplete_details": reason}})])
     };
     let o = inc(json!({"reason": "max_output_tokens"}));
-    assert_eq!((o.result, o.message.stop_reason), (Ok(()), StopReason::Length));
+    assert_eq!(
+        (o.result, o.message.stop_reason),
+        (Ok(()), StopReason::Length)
+    );
     assert_eq!(
         o.message.raw_stop_reason.as_deref(),
         Some("incomplete.max_output_tokens")
     );
     let o = inc(json!({"reason": "content_filter"}));
-    assert_eq!(o.result, Err("Response incomplete: content_filter".to_owned()));
+    assert_eq!(
+        o.result,
+        Err("Response incomplete: content_filter".to_owned())
+    );
     let o = inc(Value::Null);
     assert_eq!(
         o.result,
@@ -359,7 +433,10 @@ fn responses_statuses_map_to_stop_reasons() {
     let o = responses(&[completed(json!({"status": "cancelled"}))]);
     assert_eq!(o.result, Err("An unknown error occurred".to_owned()));
     let o = responses(&[completed(json!({"status": "queued"}))]);
-    assert_eq!((o.result, o.message.stop_reason), (Ok(()), StopReason::Stop));
+    assert_eq!(
+        (o.result, o.message.stop_reason),
+        (Ok(()), StopReason::Stop)
+    );
     let o = responses(&[completed(json!({"status": "weird"}))]);
     assert_eq!(o.result, Err("Unhandled stop reason: weird".to_owned()));
 }
@@ -435,7 +512,9 @@ fn responses_reasoning_summary_parts_and_final_text() {
             assert_eq!(t.thinking, "One\n\nTwo");
             assert_eq!(
                 t.thinking_signature.as_deref(),
-                Some(r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"One"},{"type":"summary_text","text":"Two"}]}"#)
+                Some(
+                    r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"One"},{"type":"summary_text","text":"Two"}]}"#
+                )
             );
             assert_eq!(x.text, "No.");
             assert_eq!(
@@ -453,7 +532,9 @@ fn responses_encrypted_reasoning_is_backfilled_from_the_terminal_response() {
         json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1"}}),
         json!({"type": "response.output_item.done", "output_index": 0,
             "item": {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": null}}),
-        completed(json!({"output": [{"type": "reasoning", "id": "rs_1", "encrypted_content": "ENC"}]})),
+        completed(
+            json!({"output": [{"type": "reasoning", "id": "rs_1", "encrypted_content": "ENC"}]}),
+        ),
     ]);
     match &o.message.content[0] {
         AssistantContent::Thinking(t) => assert_eq!(
