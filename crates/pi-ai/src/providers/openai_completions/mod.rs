@@ -12,6 +12,7 @@ mod details;
 mod mapper;
 pub(crate) mod request;
 pub(crate) mod sdk;
+pub(crate) mod strict;
 
 use std::sync::Arc;
 
@@ -79,7 +80,7 @@ impl WireApi for OpenAiCompletions {
         }
         headers.apply_options(options);
         let messages = prepare_messages(model, context);
-        let body = request::build_body(model, context, &messages, options, &compat);
+        let body = request::build_body(model, context, &messages, options, &compat)?;
         Ok(WireRequest {
             url: sdk::join_url(&model.base_url, "/chat/completions"),
             headers: headers.into_vec(),

@@ -75,7 +75,7 @@ pub(crate) fn build_body(
     messages: &[Message],
     options: &StreamOptions,
     compat: &Compat,
-) -> Map<String, Value> {
+) -> Result<Map<String, Value>, String> {
     let retention = cache_retention(options);
     let effort = reasoning_effort(model, options);
     let mut msgs = convert_messages(model, context.system_prompt.as_deref(), messages, compat);
@@ -112,7 +112,7 @@ pub(crate) fn build_body(
     }
     let mut tools = None;
     if let Some(ts) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-        tools = Some(convert_tools(ts, compat));
+        tools = Some(convert_tools(ts, compat)?);
     } else if has_tool_history(messages) {
         tools = Some(Vec::new());
     }
@@ -161,7 +161,7 @@ pub(crate) fn build_body(
     for (k, v) in sampling_params(model, options).into_iter().flatten() {
         body.insert(k, v);
     }
-    body
+    Ok(body)
 }
 
 /// The reasoning dialect fields, then the top-level budget field.
@@ -355,19 +355,26 @@ fn has_tool_history(messages: &[Message]) -> bool {
     })
 }
 
-/// `convertTools`: function tools with `strict: false` unless the host rejects the key.
-pub(crate) fn convert_tools(tools: &[Tool], compat: &Compat) -> Vec<Value> {
+/// `convertTools`: function tools; `strict` is `true` for tools asking for JSON-schema sampling
+/// (with a strictified schema), else `false`, and absent when the host rejects the key.
+/// `Err` when a tool `require`s strict sampling it cannot get.
+pub(crate) fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, String> {
     tools
         .iter()
         .map(|t| {
+            let strict = super::strict::resolve_strict(t, compat.supports_strict_mode)?;
             let mut f = Map::new();
             put(&mut f, "name", t.name.clone());
             put(&mut f, "description", t.description.clone());
-            put(&mut f, "parameters", t.parameters.clone());
+            put(
+                &mut f,
+                "parameters",
+                super::strict::tool_parameters(t, strict == Some(true)),
+            );
             if compat.supports_strict_mode {
-                put(&mut f, "strict", false);
+                put(&mut f, "strict", strict.unwrap_or(false));
             }
-            json!({"type": "function", "function": f})
+            Ok(json!({"type": "function", "function": f}))
         })
         .collect()
 }
@@ -554,13 +561,14 @@ fn convert_assistant(
         .collect();
     let preserved = signed_details.or_else(|| (!legacy.is_empty()).then_some(legacy));
 
-    let mut m = Map::new();
-    put(&mut m, "role", "assistant");
     let mut content: Value = if compat.requires_assistant_after_tool_result {
         json!("")
     } else {
         Value::Null
     };
+    // The raw reasoning field (`reasoning_content` / `reasoning` / `reasoning_text`) replayed
+    // when no structured `reasoning_details` are.
+    let mut reasoning_field: Option<(String, String)> = None;
     let non_empty: Vec<_> = thinking
         .iter()
         .filter(|t| !t.thinking.trim().is_empty())
@@ -579,41 +587,33 @@ fn convert_assistant(
             if !joined.is_empty() {
                 content = json!(joined);
             }
-            if preserved.is_none() {
-                let mut sig = non_empty[0].thinking_signature.clone().unwrap_or_default();
-                if model.provider == "opencode-go" && sig == "reasoning" {
-                    sig = "reasoning_content".into();
-                }
-                if matches!(
+            let mut sig = non_empty[0].thinking_signature.clone().unwrap_or_default();
+            if model.provider == "opencode-go" && sig == "reasoning" {
+                sig = "reasoning_content".into();
+            }
+            if preserved.is_none()
+                && matches!(
                     sig.as_str(),
                     "reasoning" | "reasoning_content" | "reasoning_text"
-                ) {
-                    let text = non_empty
-                        .iter()
-                        .map(|t| t.thinking.as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    m.insert("content".into(), Value::Null);
-                    m.insert(sig, json!(text));
-                }
+                )
+            {
+                let text = non_empty
+                    .iter()
+                    .map(|t| t.thinking.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                reasoning_field = Some((sig, text));
             }
         }
     } else if !joined.is_empty() {
         content = json!(joined);
     }
-    // `content` keeps its place right after `role`.
-    let reasoning_fields: Vec<(String, Value)> = m
-        .iter()
-        .filter(|(k, _)| k.as_str() != "role" && k.as_str() != "content")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut m2 = Map::new();
-    put(&mut m2, "role", "assistant");
-    put(&mut m2, "content", content);
-    for (k, v) in reasoning_fields {
-        m2.insert(k, v);
+    let mut m = Map::new();
+    put(&mut m, "role", "assistant");
+    put(&mut m, "content", content);
+    if let Some((field, text)) = reasoning_field {
+        put(&mut m, &field, text);
     }
-    let mut m = m2;
     if !calls.is_empty() {
         let tcs: Vec<Value> = calls
             .iter()

@@ -69,7 +69,7 @@ impl WireApi for OpenAiResponses {
         }
         headers.apply_options(options);
         let messages = prepare_messages(model, context);
-        let body = request::build_body(model, context, &messages, options, &compat);
+        let body = request::build_body(model, context, &messages, options, &compat)?;
         Ok(WireRequest {
             url: sdk::join_url(&model.base_url, "/responses"),
             headers: headers.into_vec(),

@@ -72,7 +72,7 @@ pub(crate) fn build_body(
     messages: &[Message],
     options: &StreamOptions,
     compat: &ResponsesCompat,
-) -> Map<String, Value> {
+) -> Result<Map<String, Value>, String> {
     use crate::providers::openai_completions::request as rh;
     let retention = rh::cache_retention(options);
     let mut body = Map::new();
@@ -123,7 +123,7 @@ pub(crate) fn build_body(
         put(
             &mut body,
             "tools",
-            Value::Array(convert_tools(tools, compat.supports_strict_mode)),
+            Value::Array(convert_tools(tools, compat.supports_strict_mode)?),
         );
     }
     if let Some(tc) = &options.tool_choice {
@@ -158,23 +158,26 @@ pub(crate) fn build_body(
     for (k, v) in rh::sampling_params(model, options).into_iter().flatten() {
         body.insert(k, v);
     }
-    body
+    Ok(body)
 }
 
-/// `convertResponsesTools` for plain function tools.
-fn convert_tools(tools: &[Tool], supports_strict: bool) -> Vec<Value> {
+/// `convertResponsesTools` for function tools: `strict` (only when the host supports the key)
+/// is `true` for tools asking for JSON-schema sampling, with a strictified schema.
+fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<Vec<Value>, String> {
+    use crate::providers::openai_completions::strict;
     tools
         .iter()
         .map(|t| {
+            let is_strict = strict::resolve_strict(t, supports_strict)?.unwrap_or(false);
             let mut f = Map::new();
             put(&mut f, "type", "function");
             put(&mut f, "name", t.name.clone());
             put(&mut f, "description", t.description.clone());
-            put(&mut f, "parameters", t.parameters.clone());
+            put(&mut f, "parameters", strict::tool_parameters(t, is_strict));
             if supports_strict {
-                put(&mut f, "strict", false);
+                put(&mut f, "strict", is_strict);
             }
-            Value::Object(f)
+            Ok(Value::Object(f))
         })
         .collect()
 }
