@@ -5,6 +5,8 @@
 //! (spec §3.3). Layout: `request` (body building and [`ResponsesCompat`]), `mapper` (stream
 //! mapping); the SDK behaviour is shared with `openai-completions`.
 
+#[cfg(test)]
+mod http_tests;
 mod mapper;
 mod request;
 
