@@ -18,6 +18,7 @@ pub mod providers;
 pub mod sse;
 pub mod stream;
 pub mod types;
+pub mod validation;
 
 pub use error::{Error, Result};
 pub use event::{AssistantMessageEvent, PartialMessage};
