@@ -97,29 +97,31 @@ impl Scripted {
 
     pub fn stream_fn(&self) -> StreamFn {
         let this = self.clone();
-        Arc::new(move |model: Model, context: Context, options: StreamOptions| {
-            *this.calls.lock().unwrap() += 1;
-            if options.signal.as_ref().is_some_and(|s| s.is_cancelled()) {
-                let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-                m.stop_reason = StopReason::Aborted;
-                m.error_message = Some("Request aborted".into());
-                return AssistantMessageEventStream::error_only(m);
-            }
-            this.requests.lock().unwrap().push(Request {
-                context,
-                api_key: options.api_key.clone(),
-                session_id: options.session_id.clone(),
-                reasoning: options.reasoning,
-                model: model.clone(),
-            });
-            let reply = this
-                .replies
-                .lock()
-                .unwrap()
-                .pop_front()
-                .unwrap_or(Reply::Text("(no more replies)".into()));
-            AssistantMessageEventStream::from_events(events_for(&model, reply))
-        })
+        Arc::new(
+            move |model: Model, context: Context, options: StreamOptions| {
+                *this.calls.lock().unwrap() += 1;
+                if options.signal.as_ref().is_some_and(|s| s.is_cancelled()) {
+                    let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+                    m.stop_reason = StopReason::Aborted;
+                    m.error_message = Some("Request aborted".into());
+                    return AssistantMessageEventStream::error_only(m);
+                }
+                this.requests.lock().unwrap().push(Request {
+                    context,
+                    api_key: options.api_key.clone(),
+                    session_id: options.session_id.clone(),
+                    reasoning: options.reasoning,
+                    model: model.clone(),
+                });
+                let reply = this
+                    .replies
+                    .lock()
+                    .unwrap()
+                    .pop_front()
+                    .unwrap_or(Reply::Text("(no more replies)".into()));
+                AssistantMessageEventStream::from_events(events_for(&model, reply))
+            },
+        )
     }
 }
 
