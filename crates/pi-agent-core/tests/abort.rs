@@ -88,7 +88,10 @@ async fn abort_while_streaming_ends_with_an_aborted_message() {
     );
     let a = last_assistant(&agent);
     assert_eq!(a.stop_reason, StopReason::Aborted);
-    assert_eq!(agent.error_message().as_deref(), Some("This operation was aborted"));
+    assert_eq!(
+        agent.error_message().as_deref(),
+        Some("This operation was aborted")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -187,7 +190,10 @@ async fn abort_during_the_parallel_sweep_stops_later_calls() {
     });
     let rec = Recorder::attach(&agent);
     agent.prompt("go").await.unwrap();
-    assert!(log.lock().unwrap().is_empty(), "no tool executes after abort");
+    assert!(
+        log.lock().unwrap().is_empty(),
+        "no tool executes after abort"
+    );
     let ends: Vec<(String, String)> = rec
         .events()
         .iter()

@@ -431,3 +431,51 @@ pub fn result_text(r: &AgentToolResult) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// A stream function whose response starts, then waits for the signal and ends `aborted`
+/// with `This operation was aborted` (as the Anthropic adapter does). Counts calls in `calls`.
+pub fn waiting_stream_fn(calls: Arc<Mutex<usize>>) -> StreamFn {
+    Arc::new(move |model: Model, _ctx: Context, options: StreamOptions| {
+        *calls.lock().unwrap() += 1;
+        let (mut sink, stream) = pi_ai::event_channel(None);
+        let signal = options.signal.unwrap_or_default();
+        tokio::spawn(async move {
+            let partial = PartialMessage::new(AssistantMessage::empty(
+                &model.api,
+                &model.provider,
+                &model.id,
+            ));
+            sink.push(AssistantMessageEvent::Start {
+                partial: partial.clone(),
+            })
+            .await;
+            signal.cancelled().await;
+            let mut m = partial.snapshot();
+            m.stop_reason = StopReason::Aborted;
+            m.error_message = Some("This operation was aborted".into());
+            sink.push(AssistantMessageEvent::Error {
+                reason: StopReason::Aborted,
+                error: m,
+            })
+            .await;
+        });
+        stream
+    })
+}
+
+/// A user message with one text block.
+pub fn user(text: &str) -> pi_agent_core::AgentMessage {
+    pi_ai::Message::User(pi_ai::UserMessage::text(text)).into()
+}
+
+/// The text of a user message (first text block).
+pub fn user_text(m: &pi_agent_core::AgentMessage) -> Option<String> {
+    match m.as_llm() {
+        Some(pi_ai::Message::User(u)) => u
+            .content
+            .to_blocks()
+            .first()
+            .and_then(|b| b.as_text().map(str::to_owned)),
+        _ => None,
+    }
+}
