@@ -185,13 +185,14 @@ pub(crate) async fn execute_prepared(
     let on_update: ToolUpdateFn = {
         let gate = Arc::clone(&gate);
         let sink = Arc::clone(sink);
-        let runtime = tokio::runtime::Handle::current();
+        // Deliveries run as tokio tasks; without a tokio runtime updates are dropped.
+        let runtime = tokio::runtime::Handle::try_current().ok();
         let id = prepared.tool_call.id.clone();
         let name = prepared.tool_call.name.clone();
         let args = raw_args(&prepared.tool_call);
         Arc::new(move |partial_result: AgentToolResult| {
             let mut open = gate.open.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(handles) = open.as_mut() else {
+            let (Some(handles), Some(runtime)) = (open.as_mut(), runtime.as_ref()) else {
                 return;
             };
             let delivery = sink.emit(AgentEvent::ToolExecutionUpdate {
