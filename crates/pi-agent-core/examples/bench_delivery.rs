@@ -67,7 +67,10 @@ async fn ns_per_delta(listeners: usize, deltas: usize, prefix: usize) -> f64 {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let n = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    let n = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200_000);
     let one = ns_per_delta(1, n, 1024).await;
     let three = ns_per_delta(3, n, 1024).await;
     println!("ns/event (1 listener):  {one:.0}");

@@ -685,3 +685,70 @@ async fn tool_calls_in_a_stop_message_still_execute() {
     agent.prompt("go").await.unwrap();
     assert_eq!(log.lock().unwrap()[0], "exec 1 {}");
 }
+
+/// Sends an update, yields long enough for its delivery to finish, then sends another.
+struct SpacedUpdates;
+
+impl AgentTool for SpacedUpdates {
+    fn name(&self) -> &str {
+        "spaced"
+    }
+    fn label(&self) -> &str {
+        "spaced"
+    }
+    fn description(&self) -> &str {
+        "spaced"
+    }
+    fn parameters(&self) -> &Value {
+        static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _a: Value,
+        _c: CancellationToken,
+        u: Option<ToolUpdateFn>,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        Box::pin(async move {
+            let u = u.unwrap();
+            u(AgentToolResult::text("one", None));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            u(AgentToolResult::text("two", None));
+            Ok(AgentToolResult::text("done", None))
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_delivery_failure_reaped_before_execute_returns_still_fails_the_run() {
+    let script = Scripted::new(vec![
+        tool_reply(&[("1", "spaced", json!({}))]),
+        text_reply("x"),
+    ]);
+    let agent = agent_with(&script, vec![Arc::new(SpacedUpdates)]);
+    let seen: Log = Arc::default();
+    let s = Arc::clone(&seen);
+    agent.subscribe(move |e, _| {
+        let r = match &*e {
+            AgentEvent::ToolExecutionUpdate { partial_result, .. } => {
+                let t = result_text(partial_result);
+                push(&s, t.clone());
+                if t == "one" {
+                    Err(HookError::new("first update failed"))
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Ok(()),
+        };
+        futures::future::ready(r)
+    });
+    agent.prompt("go").await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["one", "two"]);
+    assert_eq!(
+        agent.error_message().as_deref(),
+        Some("first update failed")
+    );
+    assert_eq!(script.request_count(), 1);
+}

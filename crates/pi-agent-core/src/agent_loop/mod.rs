@@ -10,6 +10,7 @@ pub mod config;
 mod response;
 mod tool_call;
 mod tools;
+mod updates;
 
 use std::sync::Arc;
 

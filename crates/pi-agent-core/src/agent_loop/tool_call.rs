@@ -5,17 +5,17 @@
 //! a tool hook (an `Err` or a panic) becomes an error result; only a failed *listener*
 //! delivery (a tool update) escapes as `Err` and fails the run.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pi_ai::{AssistantMessage, ToolCall, ToolResultMessage, UserContent, now_ms};
 use serde_json::{Map, Value};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{
     AfterToolCallContext, AgentContext, AgentLoopConfig, BeforeToolCallContext, EventSink,
 };
-use crate::error::{HookError, guarded, guarded_sync, panic_message};
+use super::updates::UpdateGate;
+use crate::error::{HookError, guarded, guarded_sync};
 use crate::event::AgentEvent;
 use crate::tool::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 
@@ -152,24 +152,6 @@ async fn preflight(
     }))
 }
 
-/// The update gate: open while `execute` runs; holds the started deliveries.
-struct UpdateGate {
-    open: Mutex<Option<Vec<Delivery>>>,
-}
-
-/// A started `tool_execution_update` delivery.
-type Delivery = JoinHandle<Result<(), HookError>>;
-
-impl UpdateGate {
-    fn close(&self) -> Vec<Delivery> {
-        self.open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .unwrap_or_default()
-    }
-}
-
 /// Executes a prepared call. Each `on_update` while `execute` runs starts a
 /// `tool_execution_update` delivery without waiting (deliveries may overlap); when `execute`
 /// settles the gate closes (later updates are dropped) and every started delivery is
@@ -179,29 +161,22 @@ pub(crate) async fn execute_prepared(
     signal: &CancellationToken,
     sink: &Arc<dyn EventSink>,
 ) -> Result<(AgentToolResult, bool), HookError> {
-    let gate = Arc::new(UpdateGate {
-        open: Mutex::new(Some(Vec::new())),
-    });
+    let gate = Arc::new(UpdateGate::new());
     let on_update: ToolUpdateFn = {
         let gate = Arc::clone(&gate);
         let sink = Arc::clone(sink);
-        // Deliveries run as tokio tasks; without a tokio runtime updates are dropped.
-        let runtime = tokio::runtime::Handle::try_current().ok();
         let id = prepared.tool_call.id.clone();
         let name = prepared.tool_call.name.clone();
         let args = raw_args(&prepared.tool_call);
         Arc::new(move |partial_result: AgentToolResult| {
-            let mut open = gate.open.lock().unwrap_or_else(|e| e.into_inner());
-            let (Some(handles), Some(runtime)) = (open.as_mut(), runtime.as_ref()) else {
-                return;
-            };
-            let delivery = sink.emit(AgentEvent::ToolExecutionUpdate {
-                tool_call_id: id.clone(),
-                tool_name: name.clone(),
-                args: args.clone(),
-                partial_result,
+            gate.start(|| {
+                sink.emit(AgentEvent::ToolExecutionUpdate {
+                    tool_call_id: id.clone(),
+                    tool_name: name.clone(),
+                    args: args.clone(),
+                    partial_result,
+                })
             });
-            handles.push(runtime.spawn(delivery));
         })
     };
 
@@ -212,21 +187,7 @@ pub(crate) async fn execute_prepared(
     let executed =
         guarded(|| async move { Ok(tool.execute(id, args, sig, Some(on_update)).await) }).await;
 
-    let handles = gate.close();
-    let mut first_failure = None;
-    for handle in handles {
-        let outcome = match handle.await {
-            Ok(r) => r,
-            Err(join) if join.is_panic() => Err(HookError(panic_message(join.into_panic()))),
-            Err(join) => Err(HookError(join.to_string())),
-        };
-        if let (Err(e), None) = (outcome, &first_failure) {
-            first_failure = Some(e);
-        }
-    }
-    if let Some(e) = first_failure {
-        return Err(e);
-    }
+    gate.close_and_join().await?;
 
     Ok(match executed {
         Ok(Ok(result)) => (result, false),
