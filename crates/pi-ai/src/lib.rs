@@ -28,6 +28,7 @@ pub mod stream;
 pub mod testkit;
 pub mod transform;
 pub mod types;
+pub mod validation;
 
 pub use error::{Error, Result};
 pub use event::{AssistantMessageEvent, PartialMessage};
