@@ -14,6 +14,7 @@
 pub mod error;
 pub mod event;
 pub mod json;
+pub mod models;
 pub mod providers;
 pub mod sse;
 pub mod stream;

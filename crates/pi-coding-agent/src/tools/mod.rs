@@ -8,9 +8,11 @@
 pub mod edit;
 pub mod file_mutex;
 pub mod fs_error;
-
+pub mod image;
+pub mod ls;
 pub mod path;
-
+pub mod read;
+pub mod truncate;
 pub mod write;
 
 use std::collections::BTreeSet;
@@ -20,7 +22,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use edit::EditTool;
-
+pub use ls::LsTool;
+pub use read::{ReadTool, ReadToolOptions};
 pub use write::WriteTool;
 
 /// The tools active by default, in this order (pi `defaultActiveToolNames`).
