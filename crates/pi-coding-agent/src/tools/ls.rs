@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::fs_error::node_message;
 use super::path::resolve_to_cwd;
 use super::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
-use super::{aborted, check_aborted, js_number, optional_number};
+use super::{aborted, check_aborted, js_number, js_number_value, optional_number};
 
 /// Entries listed when the model gives no `limit`.
 pub const DEFAULT_LIMIT: f64 = 500.0;
@@ -135,7 +135,7 @@ impl LsTool {
                 js_number(limit),
                 js_number(limit * 2.0)
             ));
-            details.insert("entryLimitReached".into(), json!(limit));
+            details.insert("entryLimitReached".into(), js_number_value(limit));
         }
         if truncation.truncated {
             notices.push(format!(

@@ -121,6 +121,15 @@ pub(crate) fn optional_number(args: &Value, name: &str) -> Option<f64> {
     args.get(name).and_then(Value::as_f64)
 }
 
+/// A JSON number for `n`: an integer when `n` is whole (as JavaScript makes no difference).
+pub(crate) fn js_number_value(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
 /// A number spelled as JavaScript prints it (`3`, `2.5`).
 pub(crate) fn js_number(n: f64) -> String {
     pi_ai::json::to_string(&n).unwrap_or_else(|_| n.to_string())
