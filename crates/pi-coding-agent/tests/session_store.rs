@@ -279,3 +279,40 @@ fn branching_moves_the_leaf_and_unknown_ids_fail() {
     s.reset_leaf();
     assert!(build_session_context(&s).unwrap().messages.is_empty());
 }
+
+#[test]
+fn a_file_written_by_the_ts_pi_round_trips_byte_for_byte_and_continues() {
+    let (_d, p) = copy_to_temp("ts-pi-0.85.0-session_tool_read.jsonl");
+    let original = fs::read_to_string(&p).unwrap();
+    let mut s = SessionStore::open(&p, "/w").unwrap();
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    let mut rewritten = pi_ai::json::to_string(s.header()).unwrap() + "\n";
+    for e in s.entries().unwrap() {
+        rewritten.push_str(&e.to_line());
+        rewritten.push('\n');
+    }
+    assert_eq!(
+        rewritten, original,
+        "key order and number spelling match the TS pi"
+    );
+    let ctx = build_session_context(&s).unwrap();
+    assert_eq!(
+        roles(&ctx.messages),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(
+        ctx.model,
+        Some(("replay-anthropic".into(), "replay-model".into()))
+    );
+    assert_eq!(ctx.thinking_level, "off");
+    let leaf = s.leaf_id().unwrap().to_owned();
+    s.append(user("and then?")).unwrap();
+    let text = fs::read_to_string(&p).unwrap();
+    assert!(text.starts_with(&original));
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains(&format!(r#""parentId":"{leaf}""#))
+    );
+}

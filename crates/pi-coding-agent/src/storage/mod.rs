@@ -10,12 +10,17 @@
 //! | `context` | `buildSessionContext` (§4.6) |
 
 pub mod context;
+pub mod discovery;
 pub mod entry;
+pub mod export;
+pub mod fork;
 pub mod index;
 pub mod migrate;
 pub mod paths;
 pub mod store;
+pub mod tree;
 
 pub use context::{SessionContext, build_session_context};
 pub use entry::{EntryKind, SessionEntry, SessionHeader};
 pub use store::{SessionStore, StoreError};
+pub use tree::{TreeNode, get_tree, labels, session_name};

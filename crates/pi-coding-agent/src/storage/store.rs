@@ -37,6 +37,9 @@ pub enum StoreError {
     /// `Session file is not a valid pi session: <path>`.
     #[error("Session file is not a valid pi session: {0}")]
     InvalidSession(String),
+    /// `Cannot fork: source session file is empty or invalid: <path>`.
+    #[error("Cannot fork: source session file is empty or invalid: {0}")]
+    InvalidFork(String),
     /// `Entry <id> not found`.
     #[error("Entry {0} not found")]
     EntryNotFound(String),
@@ -583,7 +586,7 @@ impl SessionStore {
             Err(e) => return Err(io_err(&path)(e)),
             Ok(m) if m.dev() != dev || m.ino() != ino || m.len() < len => {
                 let dir = path.parent().map(Path::to_owned).unwrap_or_default();
-                let fresh = dir.join(session_file_name(&iso_now(), &self.header.id));
+                let fresh = free_session_path(&dir, &self.header.id);
                 self.warnings.push(format!(
                     "Session file {} was replaced or truncated by another program; the session continues in {}",
                     path.display(),
@@ -619,6 +622,32 @@ impl SessionStore {
         self.bind(file, &target, content.len() as u64)
     }
 
+    /// A new session made of prepared entries (fork, branched session): bound to `path`,
+    /// written at once when it already holds an assistant message, else at the first one.
+    pub(crate) fn from_entries(
+        header: SessionHeader,
+        path: Option<PathBuf>,
+        entries: Vec<SessionEntry>,
+    ) -> Result<Self, StoreError> {
+        let backing = if path.is_some() {
+            Backing::Deferred
+        } else {
+            Backing::InMemory
+        };
+        let mut store = Self::empty(header, path, backing);
+        let has_assistant = entries.iter().any(|e| {
+            matches!(
+                e.message(),
+                Some(AgentMessage::Llm(pi_ai::Message::Assistant(_)))
+            )
+        });
+        store.replace_all(entries);
+        if has_assistant && matches!(store.backing, Backing::Deferred) {
+            store.materialize()?;
+        }
+        Ok(store)
+    }
+
     pub(crate) fn replace_all(&mut self, entries: Vec<SessionEntry>) {
         self.slots.clear();
         self.by_id.clear();
@@ -632,4 +661,22 @@ impl SessionStore {
             });
         }
     }
+}
+
+/// A session file name in `dir` for `id` that does not exist yet: the current time, moved
+/// forward by a millisecond while the name is taken.
+fn free_session_path(dir: &Path, id: &str) -> PathBuf {
+    let now = chrono::Utc::now();
+    for ms in 0..10_000 {
+        let t = now + chrono::Duration::milliseconds(ms);
+        let ts = t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let p = dir.join(session_file_name(&ts, id));
+        if !p.exists() {
+            return p;
+        }
+    }
+    dir.join(session_file_name(
+        &iso_now(),
+        &format!("{id}-{}", uuid::Uuid::new_v4().simple()),
+    ))
 }

@@ -5,6 +5,7 @@
 //! This module also holds the default active set and the allow/deny filter by name
 //! (pi `sdk.ts` / `AgentSession`); changing the active set at run time belongs to the session.
 
+pub mod bash;
 pub mod edit;
 pub mod file_mutex;
 pub mod fs_error;
