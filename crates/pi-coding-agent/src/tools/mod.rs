@@ -17,11 +17,14 @@ pub mod truncate;
 pub mod write;
 
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
 
-use pi_agent_core::ToolError;
+use pi_agent_core::{AgentTool, ToolError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use bash::{BashTool, BashToolOptions};
 pub use edit::EditTool;
 pub use ls::LsTool;
 pub use read::{ReadTool, ReadToolOptions};
@@ -93,6 +96,33 @@ pub fn initial_active_tool_names(
         (None, false, None) => DEFAULT_ACTIVE_TOOL_NAMES.map(str::to_owned).to_vec(),
     };
     base.into_iter().filter(|n| !exclude.contains(n)).collect()
+}
+
+/// Options of the built-in tools that have any (pi `ToolsOptions`).
+#[derive(Clone, Default)]
+pub struct BuiltinToolOptions {
+    /// Options of `read` (`images.autoResize`, the model's image support).
+    pub read: ReadToolOptions,
+    /// Options of `bash`.
+    pub bash: BashToolOptions,
+}
+
+/// The built-in tool called `name`, bound to `cwd` (pi `createTool`); `None` for a name that
+/// is not (yet) a pi-rs built-in.
+pub fn create_builtin_tool(
+    name: &str,
+    cwd: &Path,
+    options: &BuiltinToolOptions,
+) -> Option<Arc<dyn AgentTool>> {
+    let cwd = cwd.to_path_buf();
+    Some(match name {
+        "read" => Arc::new(ReadTool::new(cwd, options.read.clone())),
+        "bash" => Arc::new(BashTool::new(cwd, options.bash.clone())),
+        "edit" => Arc::new(EditTool::new(cwd)),
+        "write" => Arc::new(WriteTool::new(cwd)),
+        "ls" => Arc::new(LsTool::new(cwd)),
+        _ => return None,
+    })
 }
 
 /// `Err("Operation aborted")` once `cancel` fired (pi's abort text for every built-in tool).
@@ -184,6 +214,17 @@ mod tests {
             open.apply(DEFAULT_ACTIVE_TOOL_NAMES),
             names(&["read", "bash", "write"])
         );
+    }
+
+    #[test]
+    fn factory_builds_tools_by_name() {
+        let options = BuiltinToolOptions::default();
+        for name in ["read", "bash", "edit", "write", "ls"] {
+            let tool = create_builtin_tool(name, Path::new("/"), &options).unwrap();
+            assert_eq!(tool.name(), name);
+            assert_eq!(tool.label(), name);
+        }
+        assert!(create_builtin_tool("nope", Path::new("/"), &options).is_none());
     }
 
     #[test]
