@@ -2,7 +2,7 @@
 //!
 //! `tests/data/tools/edit_diff_cases.json` holds 60 generated line edits (insertions, deletions,
 //! changes, with and without final newlines) and what pi's `generateDiffString` and
-//! `generateUnifiedPatch` (jsdiff 8) return for them.
+//! `generateUnifiedPatch` (jsdiff 8) return for them; `edit_cases.json` whole edit-tool runs.
 
 use pi_coding_agent::tools::edit::diff::{display_diff, unified_patch};
 use serde_json::Value;
@@ -33,4 +33,39 @@ fn display_diff_and_patch_match_pi_on_generated_edits() {
         }
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+}
+
+/// `tests/data/tools/edit_cases.json`: the edit tool of pi 0.85.0 run on 15 files (CRLF, BOM,
+/// fuzzy matches, several edits, errors): result text or error, details, and the file after.
+#[tokio::test]
+async fn edit_tool_matches_pi_end_to_end() {
+    use pi_agent_core::AgentTool;
+    use pi_coding_agent::tools::EditTool;
+    use tokio_util::sync::CancellationToken;
+
+    let cases: Vec<Value> =
+        serde_json::from_str(include_str!("data/tools/edit_cases.json")).unwrap();
+    assert_eq!(cases.len(), 15);
+    let dir = tempfile::tempdir().unwrap();
+    let tool = EditTool::new(dir.path().to_path_buf());
+    let file = dir.path().join("f.txt");
+    for case in &cases {
+        std::fs::write(&file, case["content"].as_str().unwrap()).unwrap();
+        let args = serde_json::json!({"path": "f.txt", "edits": case["edits"]});
+        let outcome = tool
+            .execute("id", args, CancellationToken::new(), None)
+            .await;
+        match outcome {
+            Ok(result) => {
+                assert_eq!(result.content[0].as_text(), case["text"].as_str(), "{case}");
+                assert_eq!(result.details.as_ref(), Some(&case["details"]), "{case}");
+            }
+            Err(err) => assert_eq!(Some(err.0.as_str()), case["error"].as_str(), "{case}"),
+        }
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            case["after"].as_str().unwrap(),
+            "{case}"
+        );
+    }
 }
