@@ -833,3 +833,53 @@ async fn ls_byte_truncation() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn read_scales_large_images_like_pi() {
+    // Texts recorded from pi 0.85.0 reading solid-colour PNGs of these sizes.
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (2100, 30, (2000, 29), "1.05"),
+        (25, 2100, (24, 2000), "1.04"),
+    ];
+    for (w, h, (dw, dh), scale) in cases {
+        let img = image::RgbImage::from_pixel(w, h, image::Rgb([200, 30, 30]));
+        let path = dir.path().join(format!("{w}x{h}.png"));
+        img.save(&path).unwrap();
+        let r = run(&read_tool(dir.path()), json!({"path": p(&path)}))
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&r),
+            format!(
+                "Read image file [image/png]\n[Image: original {w}x{h}, displayed at {dw}x{dh}. \
+                 Multiply coordinates by {scale} to map to original image.]"
+            )
+        );
+        let UserContent::Image(block) = &r.content[1] else {
+            panic!("no image")
+        };
+        assert_eq!(block.mime_type, "image/png");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&block.data)
+            .unwrap();
+        let decoded = image::load_from_memory(&bytes).unwrap();
+        assert_eq!((decoded.width(), decoded.height()), (dw, dh));
+    }
+    // images.autoResize off: the original goes out untouched.
+    let options = ReadToolOptions {
+        auto_resize_images: false,
+        model_supports_images: None,
+    };
+    let tool = ReadTool::new(dir.path().to_path_buf(), options);
+    let r = run(&tool, json!({"path": "2100x30.png"})).await.unwrap();
+    assert_eq!(text(&r), "Read image file [image/png]");
+    let UserContent::Image(block) = &r.content[1] else {
+        panic!("no image")
+    };
+    let original = std::fs::read(dir.path().join("2100x30.png")).unwrap();
+    assert_eq!(
+        block.data,
+        base64::engine::general_purpose::STANDARD.encode(original)
+    );
+}
