@@ -125,6 +125,19 @@ pub async fn run_command(
             break;
         }
         tokio::select! {
+            // Abort and timeout first, so a command flooding its pipes cannot starve them;
+            // then stdout before stderr, so output written in that order is seen in order.
+            biased;
+            _ = cancel.cancelled(), if !killed => {
+                kill_process_group(pid);
+                killed = true;
+            },
+            _ = tokio::time::sleep_until(deadline.unwrap_or(far_future)),
+                if deadline.is_some() && !killed => {
+                timed_out = true;
+                kill_process_group(pid);
+                killed = true;
+            },
             read = stdout.read(&mut out_buf), if out_open => match read {
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => {
@@ -147,16 +160,6 @@ pub async fn run_command(
                 let exit = waited.map_err(|e| ToolError::new(e.to_string()))?;
                 status = Some(exit);
                 grace = Some(Instant::now() + EXIT_STDIO_GRACE);
-            },
-            _ = cancel.cancelled(), if !killed => {
-                kill_process_group(pid);
-                killed = true;
-            },
-            _ = tokio::time::sleep_until(deadline.unwrap_or(far_future)),
-                if deadline.is_some() && !killed => {
-                timed_out = true;
-                kill_process_group(pid);
-                killed = true;
             },
             _ = tokio::time::sleep_until(grace.unwrap_or(far_future)), if grace.is_some() => break,
         }
