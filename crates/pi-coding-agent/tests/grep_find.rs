@@ -228,10 +228,22 @@ async fn grep_errors() {
         err.0,
         "regex parse error:\n    (\n    ^\nerror: unclosed group"
     );
-    let err = call(&grep, json!({"pattern": "a\\nb"})).await.unwrap_err();
-    assert!(err.0.starts_with(
-        "the literal '\"\\n\"' is not allowed in a regex\n\nConsider enabling multiline mode"
-    ));
+    let newline_error = "the literal '\"\\n\"' is not allowed in a regex\n\n\
+        Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
+        When multiline mode is enabled, new line characters can be matched.";
+    for bad in [
+        json!({"pattern": "a\\nb"}),
+        json!({"pattern": "\\x0A"}),
+        json!({"pattern": "a\nb", "literal": true}),
+    ] {
+        let err = call(&grep, bad).await.unwrap_err();
+        assert_eq!(err.0, newline_error);
+    }
+    // A line feed inside a class is accepted (it never matches within a line).
+    let r = call(&grep, json!({"pattern": "[^\\n]ello w", "path": "a.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "a.txt:1: hello world");
     let r = call(&grep, json!({"pattern": "absent-token"}))
         .await
         .unwrap();

@@ -202,14 +202,20 @@ impl GrepArgs {
 
 /// ripgrep's matcher: Unicode-aware, per line, optionally case-insensitive or literal.
 fn build_regex(pattern: &str, literal: bool, ignore_case: bool) -> Result<Regex, ToolError> {
-    if pattern.contains('\n') || (!literal && has_newline_escape(pattern)) {
-        return Err(ToolError::new(NEWLINE_ERROR));
-    }
     let source = if literal {
         regex::escape(pattern)
     } else {
         pattern.to_owned()
     };
+    let hir = regex_syntax::ParserBuilder::new()
+        .case_insensitive(ignore_case)
+        .multi_line(true)
+        .build()
+        .parse(&source)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    if has_newline_literal(&hir) {
+        return Err(ToolError::new(NEWLINE_ERROR));
+    }
     RegexBuilder::new(&source)
         .case_insensitive(ignore_case)
         .multi_line(true)
@@ -217,20 +223,17 @@ fn build_regex(pattern: &str, literal: bool, ignore_case: bool) -> Result<Regex,
         .map_err(|e| ToolError::new(e.to_string()))
 }
 
-/// Whether `pattern` contains the escape `\n` (a backslash run of odd length before `n`).
-fn has_newline_escape(pattern: &str) -> bool {
-    let mut backslashes = 0usize;
-    for c in pattern.chars() {
-        match c {
-            '\\' => backslashes += 1,
-            'n' if backslashes % 2 == 1 => return true,
-            _ => backslashes = 0,
-        }
-        if c != '\\' {
-            backslashes = 0;
-        }
+/// Whether the pattern contains a literal line feed (ripgrep refuses those without
+/// `--multiline`; a line feed inside a character class is merely never matched).
+fn has_newline_literal(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Literal(lit) => lit.0.contains(&b'\n'),
+        HirKind::Repetition(rep) => has_newline_literal(&rep.sub),
+        HirKind::Capture(cap) => has_newline_literal(&cap.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(has_newline_literal),
+        HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) => false,
     }
-    false
 }
 
 struct Match {
