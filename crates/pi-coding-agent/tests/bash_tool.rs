@@ -484,3 +484,67 @@ async fn truncated_updates_carry_details() {
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("1001\n") && text.ends_with("\n3000"));
 }
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_process_group() {
+    let h = harness(|_, _| {});
+    let pid_seen: Arc<Mutex<Option<i32>>> = Arc::default();
+    let seen = pid_seen.clone();
+    let on_update: ToolUpdateFn = Arc::new(move |r: AgentToolResult| {
+        if let Ok(pid) = text_of(&r).trim().parse::<i32>() {
+            *seen.lock().unwrap() = Some(pid);
+        }
+    });
+    let mut call = h.tool.execute(
+        "call",
+        json!({"command": "sh -c 'sleep 30 & echo $!; wait'"}),
+        CancellationToken::new(),
+        Some(on_update),
+    );
+    // Drive the call until the grandchild's pid has been streamed, then drop it.
+    loop {
+        tokio::select! {
+            _ = &mut call => panic!("command finished on its own"),
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                if pid_seen.lock().unwrap().is_some() {
+                    break;
+                }
+            }
+        }
+    }
+    drop(call);
+    let pid = pid_seen.lock().unwrap().unwrap();
+    let gone = wait_gone(pid).await;
+    if !gone {
+        kill(pid);
+    }
+    assert!(gone, "grandchild {pid} survived the dropped call");
+}
+
+#[tokio::test]
+async fn updates_are_growing_snapshots_of_the_output() {
+    let h = harness(|_, _| {});
+    let (on_update, updates) = recorder();
+    let result = h
+        .tool
+        .execute(
+            "call",
+            json!({"command": "for i in 1 2 3; do echo line$i; sleep 0.12; done"}),
+            CancellationToken::new(),
+            Some(on_update),
+        )
+        .await
+        .unwrap();
+    let updates = updates.lock().unwrap().clone();
+    assert_eq!(updates[0], json!({"content": []}));
+    let texts: Vec<&str> = updates[1..]
+        .iter()
+        .map(|u| u["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert!(!texts.is_empty());
+    for pair in texts.windows(2) {
+        assert!(pair[1].starts_with(pair[0]) && pair[1].len() > pair[0].len());
+    }
+    assert_eq!(*texts.last().unwrap(), text_of(&result));
+    assert_eq!(text_of(&result), "line1\nline2\nline3\n");
+}
