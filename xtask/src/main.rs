@@ -2,11 +2,15 @@
 
 use std::process::ExitCode;
 
+mod gen_catalog;
+
 const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  help     Show this help
+  help                Show this help
+  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference's
+                      models.generated.js (default: the install-peer.sh location)
 ";
 
 fn main() -> ExitCode {
@@ -16,6 +20,13 @@ fn main() -> ExitCode {
             print!("{HELP}");
             ExitCode::SUCCESS
         }
+        Some("gen-catalog") => match gen_catalog::run(std::env::args().nth(2).as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("gen-catalog: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Some(other) => {
             eprintln!("unknown xtask command: {other}\n\n{HELP}");
             ExitCode::FAILURE

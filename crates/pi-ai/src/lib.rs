@@ -11,12 +11,16 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod env_keys;
 pub mod error;
 pub mod event;
 pub mod json;
+pub mod models;
 pub mod providers;
 pub mod sse;
 pub mod stream;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod types;
 
 pub use error::{Error, Result};

@@ -32,16 +32,16 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::search::{IgnoreRules, js_number, js_number_value, resolve_to_cwd, walker};
+use crate::tools::path::resolve_to_cwd;
+use crate::tools::search::{IgnoreRules, js_number_value, walker};
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
+use crate::tools::{check_aborted, js_number};
 
 /// The system-prompt snippet of the find tool.
 pub const FIND_PROMPT_SNIPPET: &str = "Find files by glob pattern (respects .gitignore)";
 
 /// Results returned when `limit` is not given.
 pub const DEFAULT_FIND_LIMIT: f64 = 1000.0;
-
-const ABORTED: &str = "Operation aborted";
 
 /// The `find` tool.
 pub struct FindTool {
@@ -71,9 +71,7 @@ impl FindTool {
         args: Value,
         cancel: CancellationToken,
     ) -> Result<AgentToolResult, ToolError> {
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        check_aborted(&cancel)?;
         let pattern = args
             .get("pattern")
             .and_then(Value::as_str)
@@ -103,9 +101,7 @@ impl FindTool {
         })
         .await
         .map_err(|e| ToolError::new(e.to_string()))??;
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        check_aborted(&cancel)?;
         if results.is_empty() {
             return Ok(AgentToolResult::text(
                 "No files found matching pattern",
@@ -210,9 +206,7 @@ fn find_entries(
 ) -> Result<Vec<String>, ToolError> {
     let mut results = Vec::new();
     for entry in walker(root, IgnoreRules::Fd).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        check_aborted(cancel)?;
         // fd reports walk errors on stderr and keeps going; pi ignores stderr when there is
         // output.
         let Ok(entry) = entry else { continue };

@@ -34,19 +34,19 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::search::{IgnoreRules, js_number, js_number_value, resolve_to_cwd, walker};
+use crate::tools::path::resolve_to_cwd;
+use crate::tools::search::{IgnoreRules, js_number_value, walker};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TruncationOptions, format_size, truncate_head,
     truncate_line,
 };
+use crate::tools::{check_aborted, js_number};
 
 /// The system-prompt snippet of the grep tool.
 pub const GREP_PROMPT_SNIPPET: &str = "Search file contents for patterns (respects .gitignore)";
 
 /// Matches returned when `limit` is not given.
 pub const DEFAULT_GREP_LIMIT: f64 = 100.0;
-
-const ABORTED: &str = "Operation aborted";
 
 const NEWLINE_ERROR: &str = "the literal '\"\\n\"' is not allowed in a regex\n\n\
 Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
@@ -84,9 +84,7 @@ impl GrepTool {
         args: Value,
         cancel: CancellationToken,
     ) -> Result<AgentToolResult, ToolError> {
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        check_aborted(&cancel)?;
         let args = GrepArgs::parse(&args)?;
         let root = resolve_to_cwd(args.path.as_deref().unwrap_or("."), &self.cwd);
         let is_dir = match std::fs::metadata(&root) {
@@ -110,9 +108,7 @@ impl GrepTool {
         let found = tokio::task::spawn_blocking(move || search.run())
             .await
             .map_err(|e| ToolError::new(e.to_string()))??;
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        check_aborted(&cancel)?;
         if !found.limit_reached && !found.errors.is_empty() {
             return Err(ToolError::new(found.errors.join("\n")));
         }
@@ -282,9 +278,7 @@ impl Search {
             );
         }
         for entry in builder.build() {
-            if self.cancel.is_cancelled() {
-                return Err(ToolError::new(ABORTED));
-            }
+            check_aborted(&self.cancel)?;
             match entry {
                 Err(err) => found.errors.push(format!("rg: {err}")),
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {

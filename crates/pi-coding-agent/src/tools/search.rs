@@ -1,52 +1,10 @@
-//! Helpers shared by the `grep` and `find` tools: path resolution, JavaScript number
-//! spelling, and the ignore-aware directory walk.
+//! Helpers shared by the `grep` and `find` tools: integral JSON numbers and the ignore-aware
+//! directory walk.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
 use serde_json::Value;
-
-/// Resolves a tool path argument against `cwd` the way pi's `resolveToCwd` does for the
-/// common cases: one leading `@` stripped, Unicode spaces mapped to a space, `~` and `~/…`
-/// expanded, `file://` accepted, relative paths joined to `cwd`, `.`/`..` resolved lexically.
-///
-/// A private stand-in until the shared path module lands; the rules are pi 0.85.0
-/// `core/tools/path-utils.ts`.
-pub(crate) fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
-    let path = path.strip_prefix('@').unwrap_or(path);
-    let path: String = path
-        .chars()
-        .map(|c| match c {
-            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-            c => c,
-        })
-        .collect();
-    let path = path.strip_prefix("file://").unwrap_or(&path);
-    let expanded = match (path, std::env::var_os("HOME")) {
-        ("~", Some(home)) => PathBuf::from(home),
-        (p, Some(home)) if p.starts_with("~/") => PathBuf::from(home).join(&p[2..]),
-        (p, _) => PathBuf::from(p),
-    };
-    normalize(&cwd.join(expanded))
-}
-
-/// Lexical normalization of an absolute path (Node's `path.resolve` without the cwd part).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push("/");
-    }
-    out
-}
 
 /// A JSON number for `n`: an integer when `n` is integral (so it serializes as JavaScript
 /// would), else a float.
@@ -56,11 +14,6 @@ pub(crate) fn js_number_value(n: f64) -> Value {
     } else {
         Value::from(n)
     }
-}
-
-/// `n` spelled as JavaScript's `String(n)`.
-pub(crate) fn js_number(n: f64) -> String {
-    pi_ai::json::to_string(&js_number_value(n)).unwrap_or_default()
 }
 
 /// Which ignore files a walk honours.
@@ -120,33 +73,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn resolves_like_pi() {
-        let cwd = Path::new("/work/project");
-        assert_eq!(resolve_to_cwd(".", cwd), PathBuf::from("/work/project"));
-        assert_eq!(
-            resolve_to_cwd("src/", cwd),
-            PathBuf::from("/work/project/src")
-        );
-        assert_eq!(
-            resolve_to_cwd("@src/a.rs", cwd),
-            PathBuf::from("/work/project/src/a.rs")
-        );
-        assert_eq!(resolve_to_cwd("../x", cwd), PathBuf::from("/work/x"));
-        assert_eq!(resolve_to_cwd("/abs/./p", cwd), PathBuf::from("/abs/p"));
-        assert_eq!(
-            resolve_to_cwd("a\u{00A0}b", cwd),
-            PathBuf::from("/work/project/a b")
-        );
-        assert_eq!(
-            resolve_to_cwd("file:///etc/hosts", cwd),
-            PathBuf::from("/etc/hosts")
-        );
-    }
-
-    #[test]
-    fn numbers_spelled_like_javascript() {
-        assert_eq!(js_number(100.0), "100");
-        assert_eq!(js_number(2.5), "2.5");
+    fn integral_numbers_stay_integers() {
         assert_eq!(js_number_value(3.0), serde_json::json!(3));
+        assert_eq!(js_number_value(2.5), serde_json::json!(2.5));
     }
 }

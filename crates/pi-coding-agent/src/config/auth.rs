@@ -1,0 +1,434 @@
+//! `auth.json`: stored credentials per provider, plus run-time `--api-key` overrides.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/auth-storage.js` and `runtime-credentials.js`:
+//! - the file is `{"<provider>": {"type":"api_key","key"?,"env"?} | {"type":"oauth",…}}`;
+//! - opening it creates the agent directory (0700) and the file as `{}` with mode 0600 (the mode
+//!   applies only on creation, so administrator-set modes stay); reads and writes hold its lock;
+//! - a stored `key` resolves like every configured value (literal, `$VAR`, `!command` cached
+//!   for the process), with the credential's `env` consulted before the process environment;
+//! - a stored credential beats environment variables; a run-time key (`--api-key`) beats both
+//!   and is never written;
+//! - writes are `JSON.stringify(data, null, 2)`.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::lock::FileLock;
+use super::resolve_value::{EnvOverlay, resolve_config_value};
+use super::text::strip_bom;
+
+/// One stored credential.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Credential {
+    /// `{"type":"api_key","key"?,"env"?}`; `key` is the configured (unresolved) value.
+    ApiKey {
+        /// Literal, `$VAR`/`${VAR}` template or `!command`.
+        key: Option<String>,
+        /// Variables for resolving `key` (and the provider's headers).
+        env: Option<EnvOverlay>,
+    },
+    /// `{"type":"oauth","access","refresh","expires",…}` as stored.
+    OAuth(Map<String, Value>),
+}
+
+impl Credential {
+    /// `"api_key"` or `"oauth"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Credential::ApiKey { .. } => "api_key",
+            Credential::OAuth(_) => "oauth",
+        }
+    }
+}
+
+/// Validates one entry like pi's `ReadOnlyAuthStorage.load`.
+fn parse_credential(provider: &str, value: &Value) -> Result<Credential, String> {
+    let invalid = || format!("Invalid auth.json credential for provider \"{provider}\"");
+    let obj = value.as_object().ok_or_else(invalid)?;
+    match obj.get("type").and_then(Value::as_str) {
+        Some("api_key") => {
+            let key = match obj.get("key") {
+                None => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => return Err(invalid()),
+            };
+            let env = match obj.get("env") {
+                None => None,
+                Some(Value::Object(m)) => {
+                    let mut env = EnvOverlay::new();
+                    for (k, v) in m {
+                        env.insert(k.clone(), v.as_str().ok_or_else(invalid)?.to_owned());
+                    }
+                    Some(env)
+                }
+                Some(_) => return Err(invalid()),
+            };
+            Ok(Credential::ApiKey { key, env })
+        }
+        Some("oauth")
+            if obj.get("access").is_some_and(Value::is_string)
+                && obj.get("refresh").is_some_and(Value::is_string)
+                && obj
+                    .get("expires")
+                    .and_then(Value::as_f64)
+                    .is_some_and(f64::is_finite) =>
+        {
+            Ok(Credential::OAuth(obj.clone()))
+        }
+        _ => Err(invalid()),
+    }
+}
+
+/// Parses the whole file text (BOM stripped; empty = `{}`).
+///
+/// Errors: `Failed to parse auth.json: <why, with line and column>`, `Invalid auth.json:
+/// expected an object`, `Invalid auth.json credential for provider "<p>"`.
+pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
+    let text = strip_bom(text);
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
+    let Value::Object(map) = value else {
+        return Err("Invalid auth.json: expected an object".to_owned());
+    };
+    for (provider, cred) in &map {
+        parse_credential(provider, cred)?;
+    }
+    Ok(map)
+}
+
+/// Credentials from `auth.json` plus run-time overrides.
+#[derive(Debug, Default)]
+pub struct AuthStorage {
+    path: Option<PathBuf>,
+    data: Map<String, Value>,
+    runtime: HashMap<String, String>,
+    error: Option<String>,
+}
+
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(mut f) => f.write_all(b"{}"),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+impl AuthStorage {
+    /// Opens (creating if needed) the file at `path` and loads it. A broken file loads as empty
+    /// and is reported by [`AuthStorage::error`] (`… File: <path>` appended); it is not rewritten
+    /// until a credential is explicitly set.
+    pub fn open(path: &Path) -> Self {
+        let mut storage = AuthStorage {
+            path: Some(path.to_path_buf()),
+            ..Default::default()
+        };
+        storage.reload();
+        storage
+    }
+
+    /// Credentials held in memory only.
+    pub fn in_memory(data: Map<String, Value>) -> Self {
+        AuthStorage {
+            data,
+            ..Default::default()
+        }
+    }
+
+    /// Re-reads the file.
+    pub fn reload(&mut self) {
+        let Some(path) = self.path.clone() else {
+            return;
+        };
+        match Self::read_locked(&path) {
+            Ok(data) => {
+                self.data = data;
+                self.error = None;
+            }
+            Err(e) => self.error = Some(format!("{e}\n\nFile: {}", path.display())),
+        }
+    }
+
+    /// Creates the directory and file if needed and takes the file's lock.
+    fn ensure_and_lock(path: &Path) -> Result<FileLock, String> {
+        if let Some(dir) = path.parent() {
+            create_private_dir(dir).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+        }
+        create_private_file(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+        FileLock::acquire(path).map_err(|e| format!("Failed to read auth.json: {e}"))
+    }
+
+    fn read_unlocked(path: &Path) -> Result<Map<String, Value>, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+        parse_auth_json(&text)
+    }
+
+    fn read_locked(path: &Path) -> Result<Map<String, Value>, String> {
+        let _lock = Self::ensure_and_lock(path)?;
+        Self::read_unlocked(path)
+    }
+
+    /// The load error of the last read, if any.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// The file, when file-backed.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Providers with a stored credential, in file order.
+    pub fn stored_providers(&self) -> Vec<String> {
+        self.data.keys().cloned().collect()
+    }
+
+    /// Whether the provider has a stored credential (any type).
+    pub fn has_stored(&self, provider: &str) -> bool {
+        self.data.contains_key(provider)
+    }
+
+    /// The stored credential of a provider.
+    pub fn credential(&self, provider: &str) -> Option<Credential> {
+        parse_credential(provider, self.data.get(provider)?).ok()
+    }
+
+    /// The stored key, resolved: api_key → `key` via the value resolver (with the credential's
+    /// `env`); oauth → the `access` token. `None` when absent or unresolvable.
+    pub fn stored_api_key(&self, provider: &str) -> Option<String> {
+        match self.credential(provider)? {
+            Credential::ApiKey { key, env } => resolve_config_value(&key?, env.as_ref()),
+            Credential::OAuth(map) => map.get("access")?.as_str().map(str::to_owned),
+        }
+    }
+
+    /// The credential's `env` overlay (for header resolution).
+    pub fn stored_env(&self, provider: &str) -> Option<EnvOverlay> {
+        match self.credential(provider)? {
+            Credential::ApiKey { env, .. } => env,
+            Credential::OAuth(_) => None,
+        }
+    }
+
+    /// Sets a run-time key (`--api-key`); never persisted.
+    pub fn set_runtime_api_key(&mut self, provider: &str, key: &str) {
+        self.runtime.insert(provider.to_owned(), key.to_owned());
+    }
+
+    /// Removes a run-time key.
+    pub fn remove_runtime_api_key(&mut self, provider: &str) {
+        self.runtime.remove(provider);
+    }
+
+    /// The run-time key of a provider.
+    pub fn runtime_api_key(&self, provider: &str) -> Option<&str> {
+        self.runtime.get(provider).map(String::as_str)
+    }
+
+    /// The key auth.json and run-time overrides give a provider: run-time first, then stored.
+    pub fn api_key(&self, provider: &str) -> Option<String> {
+        self.runtime_api_key(provider)
+            .map(str::to_owned)
+            .or_else(|| self.stored_api_key(provider))
+    }
+
+    /// Stores `{"type":"api_key","key":key}` for a provider. Errors: I/O, lock, or a file that
+    /// no longer parses.
+    pub fn set_api_key(&mut self, provider: &str, key: &str) -> Result<(), String> {
+        let mut cred = Map::new();
+        cred.insert("type".into(), Value::from("api_key"));
+        cred.insert("key".into(), Value::from(key));
+        self.modify(provider, Some(Value::Object(cred)))
+    }
+
+    /// Removes a provider's stored credential.
+    pub fn remove(&mut self, provider: &str) -> Result<(), String> {
+        self.modify(provider, None)
+    }
+
+    fn modify(&mut self, provider: &str, value: Option<Value>) -> Result<(), String> {
+        let Some(path) = self.path.clone() else {
+            match value {
+                Some(v) => self.data.insert(provider.to_owned(), v),
+                None => self.data.remove(provider),
+            };
+            return Ok(());
+        };
+        let _lock = Self::ensure_and_lock(&path)?;
+        let mut current = Self::read_unlocked(&path)?;
+        match value {
+            Some(v) => current.insert(provider.to_owned(), v),
+            None => current.remove(provider),
+        };
+        let text = pi_ai::json::to_string_pretty(&Value::Object(current.clone()))
+            .map_err(|e| e.to_string())?;
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        self.data = current;
+        self.error = None;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn open_creates_private_dir_and_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("agent/auth.json");
+        let auth = AuthStorage::open(&path);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+        assert!(auth.error().is_none());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+            let dmode = std::fs::metadata(path.parent().unwrap())
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            assert_eq!(dmode, 0o700);
+        }
+        assert!(!tmp.path().join("agent/auth.json.lock").exists());
+    }
+
+    #[test]
+    fn existing_mode_is_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("auth.json");
+        std::fs::write(&path, "{}").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let mut auth = AuthStorage::open(&path);
+            auth.set_api_key("openai", "k").unwrap();
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o640);
+        }
+    }
+
+    #[test]
+    fn stored_keys_resolve_like_config_values() {
+        let auth = AuthStorage::in_memory(
+            json!({
+                "a": {"type": "api_key", "key": "literal"},
+                "b": {"type": "api_key", "key": "$PIRS_AUTH_T", "env": {"PIRS_AUTH_T": "from-env"}},
+                "c": {"type": "api_key", "key": "!printf cmd-key"},
+                "d": {"type": "api_key", "key": "$PIRS_AUTH_UNSET"},
+                "e": {"type": "oauth", "access": "acc", "refresh": "r", "expires": 1},
+                "f": {"type": "api_key"},
+            })
+            .as_object()
+            .unwrap()
+            .clone(),
+        );
+        assert_eq!(auth.stored_api_key("a").as_deref(), Some("literal"));
+        assert_eq!(auth.stored_api_key("b").as_deref(), Some("from-env"));
+        assert_eq!(auth.stored_api_key("c").as_deref(), Some("cmd-key"));
+        assert_eq!(auth.stored_api_key("d"), None);
+        assert_eq!(auth.stored_api_key("e").as_deref(), Some("acc"));
+        assert_eq!(auth.stored_api_key("f"), None);
+        assert!(auth.has_stored("d"));
+        assert!(!auth.has_stored("zzz"));
+        assert_eq!(auth.credential("e").unwrap().kind(), "oauth");
+    }
+
+    #[test]
+    fn runtime_key_beats_stored() {
+        let mut auth = AuthStorage::in_memory(
+            json!({"p": {"type": "api_key", "key": "stored"}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(auth.api_key("p").as_deref(), Some("stored"));
+        auth.set_runtime_api_key("p", "cli");
+        assert_eq!(auth.api_key("p").as_deref(), Some("cli"));
+        auth.remove_runtime_api_key("p");
+        assert_eq!(auth.api_key("p").as_deref(), Some("stored"));
+    }
+
+    #[test]
+    fn set_and_remove_write_the_file_pretty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("auth.json");
+        let mut auth = AuthStorage::open(&path);
+        auth.set_api_key("openai", "sk-1").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\n  \"openai\": {\n    \"type\": \"api_key\",\n    \"key\": \"sk-1\"\n  }\n}"
+        );
+        // Another process adds a provider; our write keeps it.
+        std::fs::write(
+            &path,
+            r#"{"openai":{"type":"api_key","key":"sk-1"},"groq":{"type":"api_key","key":"g"}}"#,
+        )
+        .unwrap();
+        auth.remove("openai").unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v, json!({"groq": {"type": "api_key", "key": "g"}}));
+        assert_eq!(auth.stored_api_key("groq").as_deref(), Some("g"));
+    }
+
+    #[test]
+    fn broken_file_is_reported_with_path_and_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("auth.json");
+        std::fs::write(&path, "{\n\"a\": }").unwrap();
+        let auth = AuthStorage::open(&path);
+        let err = auth.error().unwrap();
+        assert!(err.starts_with("Failed to parse auth.json: "), "{err}");
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.ends_with(&format!("File: {}", path.display())), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n\"a\": }");
+    }
+
+    #[test]
+    fn invalid_shapes() {
+        assert_eq!(
+            parse_auth_json("[]"),
+            Err("Invalid auth.json: expected an object".into())
+        );
+        assert_eq!(
+            parse_auth_json(r#"{"x": {"type": "api_key", "key": 5}}"#),
+            Err("Invalid auth.json credential for provider \"x\"".into())
+        );
+        assert_eq!(
+            parse_auth_json(r#"{"x": {"type": "oauth", "access": "a"}}"#),
+            Err("Invalid auth.json credential for provider \"x\"".into())
+        );
+        assert!(parse_auth_json("\u{feff}{}").unwrap().is_empty());
+    }
+}

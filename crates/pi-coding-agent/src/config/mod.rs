@@ -1,0 +1,11 @@
+//! Configuration: agent directory, settings, credentials, models and their resolution,
+//! project trust, context files, system prompt, skills and prompt templates.
+//!
+//! Mirrors pi-coding-agent 0.85.0 §8 (configuration) and the model choice of §1.1/§1.7.
+
+pub mod auth;
+pub mod lock;
+pub mod paths;
+pub mod resolve_value;
+pub mod settings;
+pub mod text;
