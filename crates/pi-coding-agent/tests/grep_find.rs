@@ -103,6 +103,14 @@ async fn grep_flags() {
         .await
         .unwrap();
     assert_eq!(text(&r), "sub/c.rs:1: fn hello() {}");
+    // A glob with `/` is anchored at the tool cwd (rg's working directory), not the search path.
+    let r = call(
+        &grep,
+        json!({"pattern": "hello", "path": "sub", "glob": "sub/*.rs"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&r), "c.rs:1: fn hello() {}");
     let r = call(&grep, json!({"pattern": "^let .* = \\d;$"}))
         .await
         .unwrap();

@@ -7,7 +7,8 @@
 //!
 //! - hidden files are searched (`.git/` included, as `rg --hidden` does); `.gitignore` and
 //!   git's exclude files count only inside a git repository, `.ignore`/`.rgignore` always;
-//!   `glob` is a ripgrep `--glob` override (`!` negates; a glob without `/` matches file names);
+//!   `glob` is a ripgrep `--glob` override (`!` negates; a glob without `/` matches file names,
+//!   one with `/` is anchored at the tool's cwd, ripgrep's working directory);
 //! - an explicitly named file is always searched, even if ignored or binary; files found by
 //!   the walk that contain a NUL byte are skipped as binary;
 //! - each line (without its `\n`) is matched on its own; `ignoreCase` is ripgrep's
@@ -99,6 +100,7 @@ impl GrepTool {
         let regex = build_regex(&args.pattern, args.literal, args.ignore_case)?;
         let search = Search {
             root: root.clone(),
+            glob_root: self.cwd.clone(),
             is_dir,
             glob: args.glob.clone(),
             regex,
@@ -247,6 +249,9 @@ struct Found {
 
 struct Search {
     root: PathBuf,
+    /// Globs with a `/` are anchored here: ripgrep anchors them at its working directory,
+    /// which is the tool's cwd.
+    glob_root: PathBuf,
     is_dir: bool,
     glob: Option<String>,
     regex: Regex,
@@ -267,7 +272,7 @@ impl Search {
         }
         let mut builder = walker(&self.root, IgnoreRules::Ripgrep);
         if let Some(glob) = &self.glob {
-            let mut overrides = ignore::overrides::OverrideBuilder::new(&self.root);
+            let mut overrides = ignore::overrides::OverrideBuilder::new(&self.glob_root);
             overrides
                 .add(glob)
                 .map_err(|e| ToolError::new(e.to_string()))?;
