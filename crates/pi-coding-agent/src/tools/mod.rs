@@ -9,10 +9,13 @@ pub mod bash;
 pub mod edit;
 pub mod file_mutex;
 pub mod fs_error;
+pub mod find;
+pub mod grep;
 pub mod image;
 pub mod ls;
 pub mod path;
 pub mod read;
+pub(crate) mod search;
 pub mod truncate;
 pub mod write;
 
