@@ -5,7 +5,9 @@
 
 pub mod auth;
 pub mod lock;
+pub mod models_json;
 pub mod paths;
+pub mod registry;
 pub mod resolve_value;
 pub mod settings;
 pub mod text;
