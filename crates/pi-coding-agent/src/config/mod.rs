@@ -4,7 +4,9 @@
 //! Mirrors pi-coding-agent 0.85.0 §8 (configuration) and the model choice of §1.1/§1.7.
 
 pub mod auth;
+pub mod collate;
 pub mod lock;
+pub mod model_resolver;
 pub mod models_json;
 pub mod paths;
 pub mod registry;
