@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod collate;
+pub mod list_models;
 pub mod lock;
 pub mod model_resolver;
 pub mod models_json;
