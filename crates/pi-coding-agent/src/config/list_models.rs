@@ -26,7 +26,7 @@ pub struct ListModelsOutput {
 /// `formatTokenCount`: `200000` → `200K`, `1000000` → `1M`, `1250000` → `1.3M` (halves up).
 pub fn format_token_count(count: u64) -> String {
     let scaled = |unit: u64, suffix: &str| {
-        if count % unit == 0 {
+        if count.is_multiple_of(unit) {
             format!("{}{suffix}", count / unit)
         } else {
             let tenths = (count * 10 + unit / 2) / unit;
