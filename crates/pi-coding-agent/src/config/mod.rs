@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod collate;
+pub mod context_files;
 pub mod list_models;
 pub mod lock;
 pub mod model_resolver;
@@ -14,3 +15,4 @@ pub mod registry;
 pub mod resolve_value;
 pub mod settings;
 pub mod text;
+pub mod trust;
