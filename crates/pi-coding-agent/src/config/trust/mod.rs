@@ -255,6 +255,10 @@ pub trait ProjectTrustHook {
     fn project_trust(&mut self, cwd: &Path) -> (Option<TrustHookAnswer>, Vec<String>);
 }
 
+/// The interactive trust prompt: gets the prompt text and the choices, returns the chosen
+/// index (`None` = cancelled).
+pub type TrustPrompt<'a> = &'a mut dyn FnMut(&str, &[TrustOption]) -> Option<usize>;
+
 /// Inputs of [`resolve_project_trusted`].
 pub struct TrustInputs<'a> {
     /// The working directory.
@@ -267,9 +271,8 @@ pub struct TrustInputs<'a> {
     pub default_trust: ProjectTrustDefault,
     /// The `project_trust` hook, when extensions are loaded.
     pub hook: Option<&'a mut dyn ProjectTrustHook>,
-    /// The interactive prompt: gets the prompt text and choices, returns the chosen index.
-    /// `None` = no UI (print/json/rpc modes).
-    pub prompt: Option<&'a mut dyn FnMut(&str, &[TrustOption]) -> Option<usize>>,
+    /// The interactive prompt; `None` = no UI (print/json/rpc modes).
+    pub prompt: Option<TrustPrompt<'a>>,
 }
 
 /// The decision and any warnings.
