@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod collate;
 pub mod context_files;
+pub mod frontmatter;
 pub mod list_models;
 pub mod lock;
 pub mod model_resolver;
@@ -14,5 +15,7 @@ pub mod paths;
 pub mod registry;
 pub mod resolve_value;
 pub mod settings;
+pub mod skills;
+pub mod templates;
 pub mod text;
 pub mod trust;
