@@ -16,6 +16,7 @@ pub mod registry;
 pub mod resolve_value;
 pub mod settings;
 pub mod skills;
+pub mod system_prompt;
 pub mod templates;
 pub mod text;
 pub mod trust;
