@@ -268,6 +268,33 @@ mod tests {
     }
 
     #[test]
+    fn matches_the_reference_output_for_the_conformance_models() {
+        // Golden: the TS pi's `--list-models` with the conformance harness's models.json.
+        let golden = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/config/list-models-conformance.txt"
+        ));
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/config/conformance-models.json"
+        );
+        let r = ModelRegistry::with_models_file(
+            Path::new(path),
+            AuthStorage::in_memory(Default::default()),
+        )
+        .with_env_key_lookup(no_env);
+        let out = list_models(&r, None, Path::new("/d"));
+        assert_eq!(out.stdout, golden);
+        assert_eq!(out.stderr, "");
+        let out = list_models(&r, Some("thinker google"), Path::new("/d"));
+        assert_eq!(
+            out.stdout,
+            "provider       model           context  max-out  thinking  images\n\
+             replay-google  replay-thinker  128K     16.4K    yes       no    \n"
+        );
+    }
+
+    #[test]
     fn no_models_message_and_models_json_warning() {
         let r = registry("{ bad");
         let out = list_models(&r, None, Path::new("/d"));
