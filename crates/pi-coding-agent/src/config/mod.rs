@@ -9,6 +9,7 @@ pub mod context_files;
 pub mod frontmatter;
 pub mod list_models;
 pub mod lock;
+pub mod migrations;
 pub mod model_resolver;
 pub mod models_json;
 pub mod paths;
