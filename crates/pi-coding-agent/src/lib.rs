@@ -7,9 +7,15 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod config;
+pub mod tools;
 
 /// The version this build reports (`pi --version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The pi-coding-agent release whose behaviour this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.85.0";
+
+pub mod config;
+pub mod messages;
+pub mod storage;
+pub mod tools;

@@ -8,6 +8,10 @@
 //!
 //! Mirrors pi-ai 0.85.1 `providers/*` and the common adapter skeleton (spec §2.6).
 
+pub mod driver;
+pub mod faux;
+pub mod registry;
+
 use serde_json::Value;
 
 use crate::event::{AssistantMessageEvent, PartialMessage};
@@ -74,4 +78,34 @@ pub trait WireApi: Send + Sync + 'static {
 
     /// The `errorMessage` when the caller cancels mid-stream (Corrections box).
     fn abort_text(&self) -> &'static str;
+
+    /// The `errorMessage` when the connection fails before response headers (refused, reset,
+    /// closed). Default `Connection error.` (the OpenAI and Anthropic SDKs); Google's adapter
+    /// calls `fetch` directly and reports `fetch failed` (Corrections box).
+    fn connection_error_text(&self) -> &'static str {
+        "Connection error."
+    }
+
+    /// The `errorMessage` when no response headers arrive within the request timeout, or
+    /// `None` when the API has no request timeout of its own (Google, Corrections box). With
+    /// `None` the driver still bounds the wait for headers by the idle limit
+    /// (`httpIdleTimeoutMs`, as undici's headers timeout does) and then reports
+    /// [`WireApi::connection_error_text`]. Default `Some("Request timed out.")`.
+    fn request_timeout_text(&self) -> Option<&'static str> {
+        Some("Request timed out.")
+    }
 }
+
+pub mod anthropic;
+mod constrained;
+pub mod google;
+mod json_args;
+pub mod request_headers;
+pub mod simple_options;
+mod tool_ids;
+mod transform_compat;
+
+pub use anthropic::{AnthropicMessages, anthropic};
+pub use google::{GoogleGenerativeAi, google};
+pub mod openai_completions;
+pub mod openai_responses;

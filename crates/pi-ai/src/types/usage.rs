@@ -24,7 +24,8 @@ pub struct Cost {
 }
 
 /// Token usage of one response:
-/// `{input, output, cacheRead, cacheWrite, cacheWrite1h?, reasoning?, totalTokens, cost}`.
+/// `{input, output, cacheRead, cacheWrite, totalTokens, cost, cacheWrite1h?, reasoning?}` (pi's
+/// key order: the optional fields are added after the cost).
 ///
 /// `input` excludes cache traffic; `cache_write_1h` ⊂ `cache_write` (Anthropic only);
 /// `reasoning` ⊂ `output`, set only by adapters that report it.
@@ -39,6 +40,11 @@ pub struct Usage {
     pub cache_read: u64,
     /// Tokens written to the prompt cache.
     pub cache_write: u64,
+    /// Total tokens (component sum, or the provider's total where pi copies it).
+    pub total_tokens: u64,
+    /// Cost in dollars.
+    #[serde(default)]
+    pub cost: Cost,
     /// Of `cache_write`, tokens written with a 1-hour TTL (Anthropic).
     #[serde(
         rename = "cacheWrite1h",
@@ -49,11 +55,6 @@ pub struct Usage {
     /// Of `output`, reasoning tokens, when the adapter reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<u64>,
-    /// Total tokens (component sum, or the provider's total where pi copies it).
-    pub total_tokens: u64,
-    /// Cost in dollars.
-    #[serde(default)]
-    pub cost: Cost,
 }
 
 impl Usage {

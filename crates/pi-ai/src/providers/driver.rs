@@ -1,0 +1,453 @@
+//! The shared driver: runs one [`WireApi`] request and frames its events.
+//!
+//! Mirrors the common adapter skeleton of pi-ai 0.85.1 (spec §2.6) with the transport
+//! behaviour of the Corrections box, once for every wire API:
+//!
+//! 1. The stream is returned at once; a Tokio task does the work.
+//! 2. Key (`options.api_key`, else the provider's environment variable, else `""`), request
+//!    ([`WireApi::build_request`]), `on_payload` (may replace the body).
+//! 3. pi's retry wrapper (`retry` module): default 0 retries; a cancelled token before or
+//!    during the request, or while sleeping between attempts, fails with `Request aborted`
+//!    and nothing more is sent. Non-2xx → [`WireApi::format_http_error`].
+//! 4. Request timeout `timeout_ms ?? (idle limit || 2^31−1)` without response headers →
+//!    `Request timed out.` ([`WireApi::request_timeout_text`]); a connection failure before
+//!    headers → [`WireApi::connection_error_text`].
+//! 5. `on_response`, then `start`; body chunks go through the SSE parser into the
+//!    [`StreamMapper`]. A gap between chunks longer than the idle limit
+//!    (`idle_timeout_ms`, default 300 000 ms, 0 = off) or a body cut → `terminated`.
+//!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
+//!    does.
+//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`.
+//! 7. Any failure → `error` with the partial content, usage so far and `errorMessage`;
+//!    stopReason `aborted` when the caller's token is cancelled, else `error`. Failures
+//!    before `start` yield a lone `error`.
+//!
+//! Dropping the returned stream cancels the task and with it the HTTP request.
+
+mod retry;
+#[cfg(test)]
+mod tests;
+
+use std::hash::BuildHasher;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio_util::sync::CancellationToken;
+
+use super::{StreamMapper, WireApi, WireRequest};
+use crate::event::{AssistantMessageEvent, PartialMessage};
+use crate::sse::{SseEvent, SseParser};
+use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
+use crate::types::{
+    AssistantMessage, Context, Model, ResponseInfo, StopReason, StreamOptions, now_ms,
+};
+
+use retry::AttemptFailure;
+pub use retry::DEFAULT_MAX_RETRY_DELAY_MS;
+
+/// Default idle limit between body chunks (`httpIdleTimeoutMs`), in ms.
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
+/// The request timeout when neither `timeout_ms` nor an idle limit is set: 2^31−1 ms, the
+/// largest JavaScript timer.
+pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
+/// `errorMessage` of an abort before the response started (pi's retry wrapper).
+pub const REQUEST_ABORTED: &str = "Request aborted";
+/// `errorMessage` of an idle stall or a body cut (undici's body error).
+pub const TERMINATED: &str = "terminated";
+/// `errorMessage` when a response ends failed without a message of its own.
+const UNKNOWN_ERROR: &str = "An unknown error occurred";
+
+static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+    reqwest::Client::builder()
+        .build()
+        .map_err(|e| e.to_string())
+});
+
+/// The process-wide HTTP client shared by every request (connection pool, TLS config), or
+/// `None` when it could not be built (no TLS backend).
+pub fn http_client() -> Option<&'static reqwest::Client> {
+    CLIENT.as_ref().ok()
+}
+
+/// Streams one request of `api` for `model` over HTTP.
+///
+/// Never fails outside the stream: every failure, including a missing Tokio runtime, arrives
+/// as an `error` event. Must be called from within a Tokio runtime for the request to run.
+pub fn stream_wire(
+    api: Arc<dyn WireApi>,
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessageEventStream {
+    let partial = PartialMessage::new(AssistantMessage::empty(
+        &model.api,
+        &model.provider,
+        &model.id,
+    ));
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        let mut message = partial.snapshot();
+        message.stop_reason = StopReason::Error;
+        message.error_message = Some("pi-ai streams must be started inside a Tokio runtime".into());
+        return AssistantMessageEventStream::error_only(message);
+    };
+    let signal = options.signal.clone();
+    let token = signal
+        .as_ref()
+        .map(CancellationToken::child_token)
+        .unwrap_or_default();
+    let (sink, stream) = event_channel(Some(token.clone()));
+    let api_key = options
+        .api_key
+        .clone()
+        .filter(|k| !k.is_empty())
+        .or_else(|| crate::models::get_env_api_key(&model.provider))
+        .unwrap_or_default();
+    // Built here, not in the task, so the context need not be cloned; a failure is still
+    // reported inside the stream.
+    let built = api.build_request(model, context, &options, &api_key);
+    let run = Run {
+        api,
+        model: model.clone(),
+        options,
+        signal,
+        token,
+        sink,
+        partial,
+    };
+    runtime.spawn(run.run(built));
+    stream
+}
+
+/// One request in flight.
+struct Run {
+    api: Arc<dyn WireApi>,
+    model: Model,
+    options: StreamOptions,
+    /// The caller's token: decides `aborted` vs `error`.
+    signal: Option<CancellationToken>,
+    /// Cancelled by the caller's token or by dropping the stream.
+    token: CancellationToken,
+    sink: EventSink,
+    partial: PartialMessage,
+}
+
+/// The outcome of reading one body chunk.
+enum Chunk {
+    Data(Bytes),
+    End,
+    Failed,
+}
+
+impl Run {
+    async fn run(mut self, built: Result<WireRequest, String>) {
+        if let Err(text) = self.drive(built).await {
+            self.fail(text).await;
+        }
+    }
+
+    /// Pushes the terminal `error` for `text` (nothing when the consumer is gone).
+    async fn fail(&mut self, text: String) {
+        if self.sink.is_closed() || self.sink.is_finished() {
+            return;
+        }
+        let reason = if self.signal.as_ref().is_some_and(|s| s.is_cancelled()) {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        let error = self.partial.update(|m| {
+            m.stop_reason = reason;
+            m.error_message = Some(text);
+            m.clone()
+        });
+        self.sink
+            .push(AssistantMessageEvent::Error { reason, error })
+            .await;
+    }
+
+    /// Everything up to the terminal event; `Err(text)` = fail with `text`.
+    async fn drive(&mut self, built: Result<WireRequest, String>) -> Result<(), String> {
+        let request = built?;
+        let mut body = request.body;
+        if let Some(on_payload) = self.options.on_payload.clone()
+            && let Some(replacement) = on_payload(body.clone(), self.model.clone()).await?
+        {
+            body = replacement;
+        }
+        let body = Bytes::from(crate::json::to_vec(&body).map_err(|e| e.to_string())?);
+        let headers = header_map(&request.headers)?;
+        let response = self
+            .send_with_retries(&request.url, &headers, &body)
+            .await?;
+        if let Some(on_response) = self.options.on_response.clone() {
+            on_response(response_info(&response), self.model.clone()).await?;
+        }
+        let mut mapper = self
+            .api
+            .new_mapper(&self.model, self.partial.clone(), &self.options);
+        let start = AssistantMessageEvent::Start {
+            partial: self.partial.clone(),
+        };
+        if !self.sink.push(start).await {
+            return Ok(());
+        }
+        self.read_body(response, mapper.as_mut()).await
+    }
+
+    /// pi's retry wrapper around [`Run::attempt`].
+    async fn send_with_retries(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<reqwest::Response, String> {
+        let Some(client) = http_client() else {
+            return Err(self.api.connection_error_text().to_owned());
+        };
+        let max_retries = self.options.max_retries.unwrap_or(0);
+        let mut remaining = max_retries;
+        loop {
+            if self.token.is_cancelled() {
+                return Err(REQUEST_ABORTED.to_owned());
+            }
+            let attempt = tokio::select! {
+                biased;
+                _ = self.token.cancelled() => return Err(REQUEST_ABORTED.to_owned()),
+                r = self.attempt(client, url, headers, body) => r,
+            };
+            let failure = match attempt {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            if self.token.is_cancelled() {
+                return Err(REQUEST_ABORTED.to_owned());
+            }
+            if remaining == 0 || !failure.is_retryable() {
+                return Err(failure.message);
+            }
+            let index = max_retries - remaining;
+            remaining -= 1;
+            let delay = retry::retry_delay(
+                &failure,
+                index,
+                self.options.max_retry_delay_ms,
+                now_ms(),
+                random_unit(),
+            )?;
+            tokio::select! {
+                biased;
+                _ = self.token.cancelled() => return Err(REQUEST_ABORTED.to_owned()),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// One HTTP attempt up to a 2xx response's headers.
+    async fn attempt(
+        &self,
+        client: &reqwest::Client,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<reqwest::Response, AttemptFailure> {
+        let send = client
+            .post(url)
+            .headers(headers.clone())
+            .body(body.clone())
+            .send();
+        let (limit, timeout_text) = headers_limit(self.api.as_ref(), &self.options);
+        let sent = match limit {
+            Some(limit) => match tokio::time::timeout(limit, send).await {
+                Ok(sent) => sent,
+                Err(_) => return Err(AttemptFailure::transport(timeout_text)),
+            },
+            None => send.await,
+        };
+        let response =
+            sent.map_err(|_| AttemptFailure::transport(self.api.connection_error_text()))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let text = match limit {
+            Some(limit) => tokio::time::timeout(limit, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => response.text().await.ok(),
+        };
+        Err(AttemptFailure {
+            status: Some(status.as_u16()),
+            headers: Some(headers),
+            message: self
+                .api
+                .format_http_error(status.as_u16(), text.as_deref().unwrap_or("")),
+        })
+    }
+
+    /// Reads the body to its end, feeding the mapper; ends with `done` or `Err`.
+    async fn read_body(
+        &mut self,
+        mut response: reqwest::Response,
+        mapper: &mut dyn StreamMapper,
+    ) -> Result<(), String> {
+        let idle = idle_limit(&self.options);
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        let mut events = Vec::new();
+        loop {
+            let chunk = tokio::select! {
+                biased;
+                _ = self.token.cancelled() => return Err(self.api.abort_text().to_owned()),
+                chunk = next_chunk(&mut response, idle) => chunk,
+            };
+            match chunk {
+                Chunk::Data(bytes) => parser.feed(&bytes, &mut events),
+                Chunk::End => break,
+                Chunk::Failed => return Err(TERMINATED.to_owned()),
+            }
+            if !self.map_events(&mut events, mapper, &mut out).await? {
+                return Ok(());
+            }
+        }
+        drop(response);
+        parser.finish(&mut events);
+        if !self.map_events(&mut events, mapper, &mut out).await? {
+            return Ok(());
+        }
+        if self.token.is_cancelled() {
+            return Err(self.api.abort_text().to_owned());
+        }
+        let ended = mapper.on_end(&mut out);
+        if !self.flush(&mut out).await {
+            return Ok(());
+        }
+        ended?;
+        let message = self.partial.snapshot();
+        match message.stop_reason {
+            StopReason::Error | StopReason::Aborted => Err(message
+                .error_message
+                .unwrap_or_else(|| UNKNOWN_ERROR.to_owned())),
+            StopReason::Pending => Err(UNKNOWN_ERROR.to_owned()),
+            reason => {
+                self.sink
+                    .push(AssistantMessageEvent::Done { reason, message })
+                    .await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Maps (and clears) `events` and delivers what the mapper produced. `Ok(false)` = the
+    /// consumer is gone; `Err(text)` = the mapper failed (events before the failure are
+    /// delivered).
+    async fn map_events(
+        &mut self,
+        events: &mut Vec<SseEvent>,
+        mapper: &mut dyn StreamMapper,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<bool, String> {
+        for event in events.drain(..) {
+            if let Err(text) = mapper.on_event(&event, out) {
+                self.flush(out).await;
+                return Err(text);
+            }
+        }
+        Ok(self.flush(out).await)
+    }
+
+    /// Delivers and clears `out`; `false` when the consumer is gone.
+    async fn flush(&mut self, out: &mut Vec<AssistantMessageEvent>) -> bool {
+        for event in out.drain(..) {
+            if !self.sink.push(event).await {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The idle limit between body chunks (`idle_timeout_ms`, default 300 000 ms); `None` = off.
+fn idle_limit(options: &StreamOptions) -> Option<Duration> {
+    match options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS) {
+        0 => None,
+        ms => Some(Duration::from_millis(ms)),
+    }
+}
+
+/// How long to wait for response headers, and the `errorMessage` when that runs out:
+/// `timeout_ms ?? (idle limit || 2^31−1)` with the API's timeout text, or, for APIs without a
+/// request timeout, the idle limit with the connection-error text.
+fn headers_limit(api: &dyn WireApi, options: &StreamOptions) -> (Option<Duration>, &'static str) {
+    match api.request_timeout_text() {
+        Some(text) => {
+            let idle = options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS);
+            let fallback = if idle > 0 { idle } else { MAX_TIMEOUT_MS };
+            let ms = options.timeout_ms.unwrap_or(fallback);
+            (Some(Duration::from_millis(ms)), text)
+        }
+        None => (idle_limit(options), api.connection_error_text()),
+    }
+}
+
+/// Reads the next body chunk within the idle limit.
+async fn next_chunk(response: &mut reqwest::Response, idle: Option<Duration>) -> Chunk {
+    let read = response.chunk();
+    let result = match idle {
+        Some(limit) => match tokio::time::timeout(limit, read).await {
+            Ok(result) => result,
+            Err(_) => return Chunk::Failed,
+        },
+        None => read.await,
+    };
+    match result {
+        Ok(Some(bytes)) => Chunk::Data(bytes),
+        Ok(None) => Chunk::End,
+        Err(_) => Chunk::Failed,
+    }
+}
+
+/// The request headers: later entries replace earlier ones with the same (case-insensitive)
+/// name; `content-type: application/json` unless given.
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let key = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("Invalid header name: {name}"))?;
+        // The value is not echoed: it may be a credential.
+        let value =
+            HeaderValue::from_str(value).map_err(|_| format!("Invalid value for header {name}"))?;
+        map.insert(key, value);
+    }
+    if !map.contains_key(CONTENT_TYPE) {
+        map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    Ok(map)
+}
+
+/// Status and lower-cased headers for `on_response`.
+fn response_info(response: &reqwest::Response) -> ResponseInfo {
+    ResponseInfo {
+        status: response.status().as_u16(),
+        headers: response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A uniform random number in `[0, 1)` for retry jitter (no RNG dependency: the standard
+/// library's randomly keyed hasher).
+fn random_unit() -> f64 {
+    let bits = std::collections::hash_map::RandomState::new().hash_one(now_ms());
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}

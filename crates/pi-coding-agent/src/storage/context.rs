@@ -1,0 +1,177 @@
+//! Rebuilding the agent's context from a leaf of the session tree.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `buildSessionContext` (spec §4.6): the path from the leaf to
+//! the root; the thinking level (last `thinking_level_change`, default `off`) and model (last
+//! `model_change` or assistant provider/model) on it; with a compaction on the path, the
+//! summary, then the kept entries from its `firstKeptEntryId` up to it, then everything after.
+//!
+//! One deliberate difference: a tool result whose tool call is not in the rebuilt context (a
+//! compaction boundary on a tool result, as older files or other implementations write) is
+//! dropped. The reference sends it, and providers reject the request (bugs BUG-21).
+
+use std::collections::HashSet;
+
+use pi_agent_core::AgentMessage;
+use pi_ai::Message;
+
+use super::entry::EntryKind;
+use super::store::{SessionStore, StoreError};
+use crate::messages::{branch_summary_message, compaction_summary_message, custom_message};
+
+/// What a leaf's path gives the agent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionContext {
+    /// The transcript (custom messages included; `convert_to_llm` maps them).
+    pub messages: Vec<AgentMessage>,
+    /// Thinking level on the path (`off` by default).
+    pub thinking_level: String,
+    /// `(provider, modelId)` on the path, if any.
+    pub model: Option<(String, String)>,
+}
+
+/// Parses an ISO time to ms since the epoch (0 when unparseable).
+pub fn iso_to_ms(iso: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(iso)
+        .map(|d| d.timestamp_millis())
+        .unwrap_or(0)
+}
+
+/// The entry positions from the root to the leaf (empty when the leaf is unset).
+pub fn path_to_leaf(store: &SessionStore) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cur = store.leaf_position();
+    while let Some(i) = cur {
+        if !seen.insert(i) {
+            break; // a cycle: stop rather than loop forever
+        }
+        path.push(i);
+        cur = store.parent_position(i);
+    }
+    path.reverse();
+    path
+}
+
+/// Rebuilds the context of the current leaf.
+pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, StoreError> {
+    let path = path_to_leaf(store);
+    let mut thinking_level = "off".to_owned();
+    let mut model = None;
+    let mut last_compaction = None;
+    for (pos, &i) in path.iter().enumerate() {
+        match store.kind_at(i) {
+            "thinking_level_change" | "model_change" | "compaction" => {
+                let e = store.entry_at(i)?;
+                match &e.kind {
+                    EntryKind::ThinkingLevelChange { thinking_level: l } => {
+                        thinking_level = l.clone()
+                    }
+                    EntryKind::ModelChange { provider, model_id } => {
+                        model = Some((provider.clone(), model_id.clone()))
+                    }
+                    EntryKind::Compaction { .. } => last_compaction = Some(pos),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let mut messages = Vec::new();
+    let selected: Vec<usize> = match last_compaction {
+        None => path.clone(),
+        Some(cpos) => {
+            let c = store.entry_at(path[cpos])?;
+            if let EntryKind::Compaction {
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                ..
+            } = &c.kind
+            {
+                messages.push(compaction_summary_message(
+                    summary,
+                    *tokens_before,
+                    iso_to_ms(&c.timestamp),
+                ));
+                let kept_start = path[..cpos]
+                    .iter()
+                    .position(|&i| store.id_at(i) == first_kept_entry_id.as_str());
+                let mut sel: Vec<usize> = kept_start
+                    .map(|s| path[s..cpos].to_vec())
+                    .unwrap_or_default();
+                sel.extend_from_slice(&path[cpos + 1..]);
+                sel
+            } else {
+                path.clone()
+            }
+        }
+    };
+
+    for i in selected {
+        let kind = store.kind_at(i);
+        if !matches!(
+            kind,
+            "message" | "branch_summary" | "custom_message" | "compaction"
+        ) {
+            continue;
+        }
+        let e = store.entry_at(i)?;
+        match &e.kind {
+            EntryKind::Message { message } => {
+                if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                    model = Some((a.provider.clone(), a.model.clone()));
+                }
+                messages.push(message.clone());
+            }
+            EntryKind::BranchSummary {
+                summary, from_id, ..
+            } if !summary.is_empty() => messages.push(branch_summary_message(
+                summary,
+                from_id,
+                iso_to_ms(&e.timestamp),
+            )),
+            EntryKind::CustomMessage {
+                custom_type,
+                content,
+                display,
+                details,
+            } => messages.push(custom_message(
+                custom_type,
+                content.clone(),
+                *display,
+                details.clone(),
+                iso_to_ms(&e.timestamp),
+            )),
+            _ => {}
+        }
+    }
+    drop_orphan_tool_results(&mut messages);
+    Ok(SessionContext {
+        messages,
+        thinking_level,
+        model,
+    })
+}
+
+/// Removes tool results whose tool call is not in an earlier assistant message.
+fn drop_orphan_tool_results(messages: &mut Vec<AgentMessage>) {
+    let mut calls: HashSet<String> = HashSet::new();
+    messages.retain(|m| match m {
+        AgentMessage::Llm(Message::Assistant(a)) => {
+            calls.extend(a.tool_calls().map(|c| c.id.clone()));
+            true
+        }
+        AgentMessage::Llm(Message::ToolResult(r)) => {
+            let keep = calls.contains(&r.tool_call_id);
+            if !keep {
+                tracing::warn!(
+                    "dropped a tool result without its tool call from the context: {}",
+                    r.tool_call_id
+                );
+            }
+            keep
+        }
+        _ => true,
+    });
+}

@@ -1,0 +1,131 @@
+//! New sessions made from existing ones: a branch extracted into its own file, and forks.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `createBranchedSession` and `forkFrom` (spec §4.8).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::Map;
+
+use super::entry::{EntryKind, SESSION_VERSION, SessionEntry, SessionHeader};
+use super::paths::{iso_now, new_session_id, session_file_name};
+use super::store::{SessionStore, StoreError};
+
+/// A new session holding the root → `leaf_id` path of `store`: label entries are left out and
+/// parents re-chained (a compaction whose `firstKeptEntryId` named a removed label points at the
+/// next kept entry), the labels of path entries are re-added at the end with their original
+/// timestamps; new header (new id, `parentSession` = the old file when it exists on disk). The
+/// new file lives beside the old one and is written once it holds an assistant message.
+pub fn create_branched_session(
+    store: &SessionStore,
+    leaf_id: &str,
+) -> Result<SessionStore, StoreError> {
+    let leaf = store
+        .position(leaf_id)
+        .ok_or_else(|| StoreError::EntryNotFound(leaf_id.to_owned()))?;
+    let mut branch_path = Vec::new();
+    {
+        // path_to_leaf works from the store's current leaf; walk from `leaf` instead.
+        let mut cur = Some(leaf);
+        let mut seen = HashSet::new();
+        while let Some(i) = cur {
+            if !seen.insert(i) {
+                break;
+            }
+            branch_path.push(i);
+            cur = store.parent_position(i);
+        }
+        branch_path.reverse();
+    }
+    let path_entries: Vec<SessionEntry> = branch_path
+        .iter()
+        .map(|&i| store.entry_at(i).map(|e| (*e).clone()))
+        .collect::<Result<_, _>>()?;
+    let on_path: HashSet<&str> = path_entries.iter().map(|e| e.id.as_str()).collect();
+    let mut labels: Vec<SessionEntry> = Vec::new();
+    for (i, (_, _, kind)) in store.index().enumerate() {
+        if kind == "label" {
+            let e = store.entry_at(i)?;
+            if let EntryKind::Label { target_id, .. } = &e.kind
+                && on_path.contains(target_id.as_str())
+                && !on_path.contains(e.id.as_str())
+            {
+                labels.push((*e).clone());
+            }
+        }
+    }
+    let mut kept: Vec<SessionEntry> = Vec::new();
+    let mut removed_labels: Vec<(String, usize)> = Vec::new();
+    for e in path_entries {
+        if matches!(e.kind, EntryKind::Label { .. }) {
+            removed_labels.push((e.id.clone(), kept.len()));
+            labels.push(e);
+        } else {
+            kept.push(e);
+        }
+    }
+    // Re-point compactions at the next kept entry when their first kept entry was a label.
+    for i in 0..kept.len() {
+        if let EntryKind::Compaction {
+            first_kept_entry_id,
+            ..
+        } = &kept[i].kind
+            && let Some((_, next)) = removed_labels
+                .iter()
+                .find(|(id, _)| id == first_kept_entry_id)
+            && let Some(target) = kept.get(*next).map(|e| e.id.clone())
+            && let EntryKind::Compaction {
+                first_kept_entry_id,
+                ..
+            } = &mut kept[i].kind
+        {
+            *first_kept_entry_id = target;
+        }
+    }
+    let mut parent: Option<String> = None;
+    for e in kept.iter_mut().chain(labels.iter_mut()) {
+        e.parent_id = parent.take();
+        parent = Some(e.id.clone());
+    }
+    kept.extend(labels);
+    let header = SessionHeader {
+        version: SESSION_VERSION,
+        id: new_session_id(),
+        timestamp: iso_now(),
+        cwd: store.header().cwd.clone(),
+        parent_session: store
+            .is_persisted()
+            .then(|| store.path().map(|p| p.display().to_string()))
+            .flatten(),
+        extra: Map::new(),
+    };
+    let path = store
+        .path()
+        .and_then(Path::parent)
+        .map(|d| d.join(session_file_name(&header.timestamp, &header.id)));
+    SessionStore::from_entries(header, path, kept)
+}
+
+/// Forks the session file `src` into `target_dir` for `cwd` (`--fork`, a cross-project
+/// `--session`): header `cwd` = `cwd`, `parentSession` = `src`, every entry copied.
+///
+/// Errors: `Cannot fork: source session file is empty or invalid: <src>`.
+pub fn fork_from(src: &Path, target_dir: &Path, cwd: &str) -> Result<SessionStore, StoreError> {
+    let invalid = || StoreError::InvalidFork(src.display().to_string());
+    match std::fs::metadata(src) {
+        Ok(m) if m.len() > 0 => {}
+        _ => return Err(invalid()),
+    }
+    let source = SessionStore::open(src, cwd).map_err(|_| invalid())?;
+    let entries: Vec<SessionEntry> = source.entries()?.iter().map(|e| (**e).clone()).collect();
+    let header = SessionHeader {
+        version: SESSION_VERSION,
+        id: new_session_id(),
+        timestamp: iso_now(),
+        cwd: cwd.to_owned(),
+        parent_session: Some(src.display().to_string()),
+        extra: Map::new(),
+    };
+    let path = target_dir.join(session_file_name(&header.timestamp, &header.id));
+    SessionStore::from_entries(header, Some(path), entries)
+}

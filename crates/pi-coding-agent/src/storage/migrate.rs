@@ -1,0 +1,102 @@
+//! Session file migrations (v1 → v2 → v3).
+//!
+//! Mirrors pi-coding-agent 0.85.0 (spec §4.5): a header without `version` is v1; v1 → v2
+//! assigns entry ids and a linear parent chain and maps compaction `firstKeptEntryIndex` to
+//! `firstKeptEntryId`; v2 → v3 renames the message role `hookMessage` to `custom`.
+
+use serde_json::{Map, Value};
+
+use super::entry::SessionEntry;
+use super::paths::new_entry_id;
+
+/// Migrates raw records (every line after the header, in file order) from `version` to v3.
+/// Records that still do not form an entry are dropped (with a `tracing` warning).
+pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<SessionEntry> {
+    if version < 2 {
+        let mut ids: Vec<String> = Vec::with_capacity(records.len());
+        for r in records.iter_mut() {
+            let id = match r.get("id").and_then(Value::as_str) {
+                Some(id) => id.to_owned(),
+                None => new_entry_id(|c| ids.iter().any(|i| i == c)),
+            };
+            r.insert("id".into(), Value::String(id.clone()));
+            let parent = ids
+                .last()
+                .cloned()
+                .map(Value::String)
+                .unwrap_or(Value::Null);
+            r.insert("parentId".into(), parent);
+            ids.push(id);
+        }
+        for r in records.iter_mut() {
+            if r.get("type").and_then(Value::as_str) == Some("compaction")
+                && let Some(idx) = r.remove("firstKeptEntryIndex").and_then(|v| v.as_u64())
+                && let Some(id) = ids.get(idx as usize)
+            {
+                r.insert("firstKeptEntryId".into(), Value::String(id.clone()));
+            }
+        }
+    }
+    if version < 3 {
+        for r in records.iter_mut() {
+            if let Some(Value::Object(msg)) = r.get_mut("message")
+                && msg.get("role").and_then(Value::as_str) == Some("hookMessage")
+            {
+                msg.insert("role".into(), Value::String("custom".into()));
+            }
+        }
+    }
+    records
+        .into_iter()
+        .filter_map(|r| match SessionEntry::from_map(r) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                tracing::warn!("dropped a record during session migration: {e:?}");
+                None
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn v1_gets_ids_a_linear_chain_and_kept_ids() {
+        let recs = vec![
+            obj(
+                json!({"type":"message","timestamp":"t","message":{"role":"user","content":"a","timestamp":1}}),
+            ),
+            obj(
+                json!({"type":"message","timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"h","display":true,"timestamp":2}}),
+            ),
+            obj(
+                json!({"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":1,"tokensBefore":5}),
+            ),
+        ];
+        let out = migrate(recs, 1);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].parent_id, None);
+        assert_eq!(out[1].parent_id.as_deref(), Some(out[0].id.as_str()));
+        assert_eq!(out[2].parent_id.as_deref(), Some(out[1].id.as_str()));
+        assert_eq!(out[1].message().map(|m| m.role()), Some("custom"));
+        match &out[2].kind {
+            super::super::entry::EntryKind::Compaction {
+                first_kept_entry_id,
+                ..
+            } => {
+                assert_eq!(first_kept_entry_id, &out[1].id)
+            }
+            k => panic!("{k:?}"),
+        }
+    }
+}

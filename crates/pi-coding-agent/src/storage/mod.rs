@@ -1,0 +1,26 @@
+//! Session persistence: JSONL v3 files interchangeable with the TypeScript pi.
+//!
+//! | module | concept (pi 0.85.0) |
+//! |---|---|
+//! | `entry` | header and entry records (§4.2) |
+//! | `paths` | session directories, file names, ids (§4.1) |
+//! | `index` | cheap per-line indexing for fast resume |
+//! | `store` | `SessionManager`: tree, leaf, writing and reading (§4.3–4.5) |
+//! | `migrate` | v1 → v3 migrations |
+//! | `context` | `buildSessionContext` (§4.6) |
+
+pub mod context;
+pub mod discovery;
+pub mod entry;
+pub mod export;
+pub mod fork;
+pub mod index;
+pub mod migrate;
+pub mod paths;
+pub mod store;
+pub mod tree;
+
+pub use context::{SessionContext, build_session_context};
+pub use entry::{EntryKind, SessionEntry, SessionHeader};
+pub use store::{SessionStore, StoreError};
+pub use tree::{TreeNode, get_tree, labels, session_name};

@@ -1,0 +1,682 @@
+//! The session store: an append-only JSONL v3 file plus an in-memory index of its tree.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `SessionManager` (spec §4.3–4.5) with these guarantees:
+//! - nothing is written before the first assistant message; then the header and every entry
+//!   are written at once (exclusive create), later entries one line each (append-only);
+//! - existing lines are never rewritten, except a version migration or the initialization of
+//!   an empty file, which go through a temp file and an atomic rename;
+//! - a file that was deleted, replaced (another inode or device) or truncated below our offset
+//!   while the session runs is never written into: the session continues in a new file (at the
+//!   same path when it was deleted, beside it otherwise) that starts with a header and holds
+//!   every entry, and a warning is recorded;
+//! - loaded entries stay on disk: only `type`, `id` and `parentId` of each line are kept in
+//!   memory, full entries are read back by offset when needed.
+//!
+//! Durability policy (docs/sessions.md): every entry is handed to the kernel with one
+//! `write` as soon as it is appended (a killed process loses nothing it appended); the file
+//! is `fdatasync`ed after each assistant message and compaction entry and by [`SessionStore::sync`].
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent_core::AgentMessage;
+use serde_json::{Map, Value};
+
+use super::entry::{EntryKind, SESSION_VERSION, SessionEntry, SessionHeader};
+use super::index::{ProbedLine, probe_line};
+use super::migrate;
+use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
+
+/// Session-store errors; texts are pi's where pi has one.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// `Session file is not a valid pi session: <path>`.
+    #[error("Session file is not a valid pi session: {0}")]
+    InvalidSession(String),
+    /// `Cannot fork: source session file is empty or invalid: <path>`.
+    #[error("Cannot fork: source session file is empty or invalid: {0}")]
+    InvalidFork(String),
+    /// `Entry <id> not found`.
+    #[error("Entry {0} not found")]
+    EntryNotFound(String),
+    /// An I/O failure, with the path involved.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A stored line that no longer parses (e.g. the file changed under us).
+    #[error("{path}: corrupt entry at byte {offset}: {message}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// Byte offset of the line.
+        offset: u64,
+        /// Parser message.
+        message: String,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Loc {
+    File { offset: u64, len: u32 },
+    Memory(Arc<SessionEntry>),
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    id: String,
+    parent: Option<String>,
+    kind: String,
+    loc: Loc,
+}
+
+#[derive(Debug)]
+enum Backing {
+    /// `--no-session`: never written.
+    InMemory,
+    /// Bound to a path; nothing written yet.
+    Deferred,
+    /// Header on disk; entries appended.
+    Open {
+        writer: File,
+        dev: u64,
+        ino: u64,
+        /// Bytes we know to be in the file.
+        len: u64,
+    },
+}
+
+/// A session: header, entry tree, current leaf, and its file.
+#[derive(Debug)]
+pub struct SessionStore {
+    header: SessionHeader,
+    path: Option<PathBuf>,
+    /// Where `Loc::File` entries are read from (kept open: a deleted file stays readable).
+    source: Option<File>,
+    slots: Vec<Slot>,
+    by_id: HashMap<String, usize>,
+    leaf: Option<usize>,
+    backing: Backing,
+    warnings: Vec<String>,
+}
+
+impl SessionStore {
+    fn new_header(cwd: &str, id: Option<String>) -> SessionHeader {
+        SessionHeader {
+            version: SESSION_VERSION,
+            id: id.unwrap_or_else(new_session_id),
+            timestamp: iso_now(),
+            cwd: cwd.to_owned(),
+            parent_session: None,
+            extra: Map::new(),
+        }
+    }
+
+    fn empty(header: SessionHeader, path: Option<PathBuf>, backing: Backing) -> Self {
+        SessionStore {
+            header,
+            path,
+            source: None,
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            leaf: None,
+            backing,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// An in-memory session (`--no-session`): a header exists, nothing is ever written.
+    pub fn in_memory(cwd: &str) -> Self {
+        Self::empty(Self::new_header(cwd, None), None, Backing::InMemory)
+    }
+
+    /// A new session in `dir` (file `<time>_<id>.jsonl`, written at the first assistant
+    /// message). `session_id` overrides the generated UUIDv7.
+    pub fn create(dir: &Path, cwd: &str, session_id: Option<String>) -> Self {
+        let header = Self::new_header(cwd, session_id);
+        let path = dir.join(session_file_name(&header.timestamp, &header.id));
+        Self::empty(header, Some(path), Backing::Deferred)
+    }
+
+    /// Opens `path`: a missing file becomes a new session bound to it; an empty file gets its
+    /// header now; otherwise the file is indexed (corrupt lines skipped with a warning, a
+    /// missing final newline repaired before the next write, old versions migrated).
+    ///
+    /// Errors: `Session file is not a valid pi session: <path>` when the first parsed record
+    /// is not a session header; I/O errors name the file.
+    pub fn open(path: &Path, cwd: &str) -> Result<Self, StoreError> {
+        let meta = match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self::empty(
+                    Self::new_header(cwd, None),
+                    Some(path.to_owned()),
+                    Backing::Deferred,
+                ));
+            }
+            Err(e) => return Err(io_err(path)(e)),
+            Ok(m) => m,
+        };
+        if meta.len() == 0 {
+            let mut store = Self::empty(
+                Self::new_header(cwd, None),
+                Some(path.to_owned()),
+                Backing::Deferred,
+            );
+            store.rewrite_whole_file()?;
+            return Ok(store);
+        }
+        let file = File::open(path).map_err(io_err(path))?;
+        let mut reader = BufReader::with_capacity(1 << 16, &file);
+        let mut header: Option<SessionHeader> = None;
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut warnings = Vec::new();
+        let mut offset = 0u64;
+        let mut line = Vec::with_capacity(4096);
+        let mut ends_with_newline = true;
+        let mut line_no = 0usize;
+        let mut legacy: Option<Vec<Map<String, Value>>> = None;
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line).map_err(io_err(path))?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            let start = offset;
+            offset += n as u64;
+            ends_with_newline = line.last() == Some(&b'\n');
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            if let Some(legacy) = legacy.as_mut() {
+                match serde_json::from_slice::<Map<String, Value>>(body) {
+                    Ok(m) => legacy.push(m),
+                    Err(e) if !body.iter().all(u8::is_ascii_whitespace) => warnings.push(format!(
+                        "{}:{line_no}: skipped unparseable line ({e})",
+                        path.display()
+                    )),
+                    Err(_) => {}
+                }
+                continue;
+            }
+            match probe_line(body) {
+                ProbedLine::Blank => {}
+                ProbedLine::Corrupt(msg) => {
+                    warnings.push(format!(
+                        "{}:{line_no}: skipped unparseable line ({msg})",
+                        path.display()
+                    ));
+                }
+                ProbedLine::Header if header.is_none() => {
+                    let map: Map<String, Value> = serde_json::from_slice(body).unwrap_or_default();
+                    header = SessionHeader::from_map(map);
+                    if header.as_ref().is_some_and(|h| h.version < SESSION_VERSION) {
+                        legacy = Some(Vec::new());
+                    }
+                }
+                ProbedLine::Header => warnings.push(format!(
+                    "{}:{line_no}: skipped a second session header",
+                    path.display()
+                )),
+                _ if header.is_none() => {
+                    return Err(StoreError::InvalidSession(path.display().to_string()));
+                }
+                ProbedLine::Entry {
+                    kind,
+                    id,
+                    parent_id,
+                } => slots.push(Slot {
+                    id,
+                    parent: parent_id,
+                    kind,
+                    loc: Loc::File {
+                        offset: start,
+                        len: body.len() as u32,
+                    },
+                }),
+                ProbedLine::NotAnEntry => warnings.push(format!(
+                    "{}:{line_no}: skipped a record that is not a session entry",
+                    path.display()
+                )),
+            }
+        }
+        let Some(header) = header else {
+            return Err(StoreError::InvalidSession(path.display().to_string()));
+        };
+        let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
+        store.source = Some(file.try_clone().map_err(io_err(path))?);
+        store.warnings = warnings;
+        for slot in slots {
+            store.push_slot(slot);
+        }
+        if let Some(records) = legacy {
+            let entries = migrate::migrate(records, store.header.version);
+            store.replace_all(entries);
+            store.header.version = SESSION_VERSION;
+            store.rewrite_whole_file()?;
+        } else {
+            let writer = OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(io_err(path))?;
+            let m = writer.metadata().map_err(io_err(path))?;
+            store.backing = Backing::Open {
+                writer,
+                dev: m.dev(),
+                ino: m.ino(),
+                len: offset,
+            };
+            if !ends_with_newline {
+                store.write_raw(b"\n")?;
+            }
+        }
+        for w in &store.warnings {
+            tracing::warn!("{w}");
+        }
+        Ok(store)
+    }
+
+    fn push_slot(&mut self, slot: Slot) {
+        let idx = self.slots.len();
+        // A duplicate id (a torn line rewritten in full) points at the newest copy.
+        self.by_id.insert(slot.id.clone(), idx);
+        self.slots.push(slot);
+        self.leaf = Some(idx);
+    }
+
+    /// The header.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.header.id
+    }
+
+    /// The file (also before it exists on disk); `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the file exists on disk (the header was written).
+    pub fn is_persisted(&self) -> bool {
+        matches!(self.backing, Backing::Open { .. })
+    }
+
+    /// Warnings collected while loading and writing (skipped lines, recovered files).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The current leaf's id (`None`: the next append is a root).
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.map(|i| self.slots[i].id.as_str())
+    }
+
+    /// Whether an entry with this id exists.
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// `(id, parentId, type)` of every entry in file order.
+    pub fn index(&self) -> impl Iterator<Item = (&str, Option<&str>, &str)> {
+        self.slots
+            .iter()
+            .map(|s| (s.id.as_str(), s.parent.as_deref(), s.kind.as_str()))
+    }
+
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    pub(crate) fn parent_position(&self, idx: usize) -> Option<usize> {
+        let parent = self.slots[idx].parent.as_deref()?;
+        let p = self.position(parent)?;
+        // Self-parented or forward references are treated as roots.
+        (p != idx).then_some(p)
+    }
+
+    pub(crate) fn leaf_position(&self) -> Option<usize> {
+        self.leaf
+    }
+
+    pub(crate) fn id_at(&self, idx: usize) -> &str {
+        &self.slots[idx].id
+    }
+
+    pub(crate) fn kind_at(&self, idx: usize) -> &str {
+        &self.slots[idx].kind
+    }
+
+    /// The entry with this id.
+    pub fn get(&self, id: &str) -> Result<Arc<SessionEntry>, StoreError> {
+        let idx = self
+            .position(id)
+            .ok_or_else(|| StoreError::EntryNotFound(id.to_owned()))?;
+        self.entry_at(idx)
+    }
+
+    /// The entry at file position `idx`.
+    pub(crate) fn entry_at(&self, idx: usize) -> Result<Arc<SessionEntry>, StoreError> {
+        match &self.slots[idx].loc {
+            Loc::Memory(e) => Ok(e.clone()),
+            Loc::File { offset, len } => {
+                let path = self.path.clone().unwrap_or_default();
+                let corrupt = |message: String| StoreError::Corrupt {
+                    path: path.display().to_string(),
+                    offset: *offset,
+                    message,
+                };
+                let file = self
+                    .source
+                    .as_ref()
+                    .ok_or_else(|| corrupt("no source file".into()))?;
+                let mut buf = vec![0u8; *len as usize];
+                file.read_exact_at(&mut buf, *offset)
+                    .map_err(|e| corrupt(e.to_string()))?;
+                let text = String::from_utf8_lossy(&buf);
+                SessionEntry::parse(&text)
+                    .map(Arc::new)
+                    .map_err(|e| corrupt(format!("{e:?}")))
+            }
+        }
+    }
+
+    /// Every entry in file order (reads loaded entries back from disk).
+    pub fn entries(&self) -> Result<Vec<Arc<SessionEntry>>, StoreError> {
+        (0..self.slots.len()).map(|i| self.entry_at(i)).collect()
+    }
+
+    /// Moves the leaf to `id` (the next append becomes its child).
+    pub fn branch(&mut self, id: &str) -> Result<(), StoreError> {
+        let idx = self
+            .position(id)
+            .ok_or_else(|| StoreError::EntryNotFound(id.to_owned()))?;
+        self.leaf = Some(idx);
+        Ok(())
+    }
+
+    /// Clears the leaf: the next append is a root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Appends a new entry as a child of the leaf, makes it the leaf and writes it as the
+    /// writing policy says. Returns its id.
+    pub fn append(&mut self, kind: EntryKind) -> Result<String, StoreError> {
+        let id = new_entry_id(|c| self.by_id.contains_key(c));
+        let entry = SessionEntry {
+            id: id.clone(),
+            parent_id: self.leaf_id().map(str::to_owned),
+            timestamp: iso_now(),
+            kind,
+            extra: Map::new(),
+        };
+        self.append_entry(entry)?;
+        Ok(id)
+    }
+
+    /// Appends a fully formed entry (id and parent chosen by the caller).
+    pub fn append_entry(&mut self, entry: SessionEntry) -> Result<(), StoreError> {
+        let is_assistant = matches!(
+            entry.message(),
+            Some(AgentMessage::Llm(pi_ai::Message::Assistant(_)))
+        );
+        let is_checkpoint = is_assistant || matches!(entry.kind, EntryKind::Compaction { .. });
+        let line = entry.to_line();
+        let entry = Arc::new(entry);
+        self.push_slot(Slot {
+            id: entry.id.clone(),
+            parent: entry.parent_id.clone(),
+            kind: entry.kind.type_name().to_owned(),
+            loc: Loc::Memory(entry),
+        });
+        match self.backing {
+            Backing::InMemory => Ok(()),
+            Backing::Deferred if is_assistant => self.materialize(),
+            Backing::Deferred => Ok(()),
+            Backing::Open { .. } => {
+                self.ensure_own_file()?;
+                let mut bytes = line.into_bytes();
+                bytes.push(b'\n');
+                self.write_raw(&bytes)?;
+                if is_checkpoint {
+                    self.sync()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `fdatasync`s the file (no-op before it exists).
+    pub fn sync(&mut self) -> Result<(), StoreError> {
+        if let Backing::Open { writer, .. } = &self.backing {
+            let path = self.path.clone().unwrap_or_default();
+            writer.sync_data().map_err(io_err(&path))?;
+        }
+        Ok(())
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.path.clone().unwrap_or_default();
+        if let Backing::Open { writer, len, .. } = &mut self.backing {
+            writer.write_all(bytes).map_err(io_err(&path))?;
+            *len += bytes.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// The file content for the whole session: header plus every entry, one line each.
+    fn full_content(&self) -> Result<Vec<u8>, StoreError> {
+        let mut out = pi_ai::json::to_vec(&self.header).unwrap_or_default();
+        out.push(b'\n');
+        for i in 0..self.slots.len() {
+            let line = match &self.slots[i].loc {
+                Loc::Memory(e) => e.to_line(),
+                Loc::File { .. } => self.entry_at(i)?.to_line(),
+            };
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    /// First write of a deferred session: header and all entries, exclusive create.
+    fn materialize(&mut self) -> Result<(), StoreError> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        }
+        let content = self.full_content()?;
+        let mut file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        file.write_all(&content).map_err(io_err(&path))?;
+        file.sync_data().map_err(io_err(&path))?;
+        self.bind(file, &path, content.len() as u64)
+    }
+
+    fn bind(&mut self, writer: File, path: &Path, len: u64) -> Result<(), StoreError> {
+        let m = writer.metadata().map_err(io_err(path))?;
+        // Everything is in memory or re-serialized; re-point reads at the new file lazily by
+        // keeping entries in memory (this happens only on first write or recovery).
+        for i in 0..self.slots.len() {
+            if let Loc::File { .. } = self.slots[i].loc {
+                let e = self.entry_at(i)?;
+                self.slots[i].loc = Loc::Memory(e);
+            }
+        }
+        self.backing = Backing::Open {
+            writer,
+            dev: m.dev(),
+            ino: m.ino(),
+            len,
+        };
+        Ok(())
+    }
+
+    /// Rewrites the whole file through a temp file and an atomic rename (migration, empty
+    /// file initialization).
+    fn rewrite_whole_file(&mut self) -> Result<(), StoreError> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        let content = self.full_content()?;
+        let tmp = path.with_extension("jsonl.tmp");
+        {
+            let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+            f.write_all(&content).map_err(io_err(&tmp))?;
+            f.sync_all().map_err(io_err(&tmp))?;
+        }
+        std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
+        let writer = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        self.bind(writer, &path, content.len() as u64)
+    }
+
+    /// Before appending: make sure the path still holds our file. If it was deleted, the
+    /// session is written anew at the same path; if it was replaced or truncated, the session
+    /// continues in a new file beside it. Either way the new file starts with a header.
+    fn ensure_own_file(&mut self) -> Result<(), StoreError> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        let Backing::Open { dev, ino, len, .. } = &self.backing else {
+            return Ok(());
+        };
+        let (dev, ino, len) = (*dev, *ino, *len);
+        let target = match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.warnings.push(format!(
+                    "Session file {} was deleted while the session ran; it was written again",
+                    path.display()
+                ));
+                path.clone()
+            }
+            Err(e) => return Err(io_err(&path)(e)),
+            Ok(m) if m.dev() != dev || m.ino() != ino || m.len() < len => {
+                let dir = path.parent().map(Path::to_owned).unwrap_or_default();
+                let fresh = free_session_path(&dir, &self.header.id);
+                self.warnings.push(format!(
+                    "Session file {} was replaced or truncated by another program; the session continues in {}",
+                    path.display(),
+                    fresh.display()
+                ));
+                fresh
+            }
+            Ok(m) => {
+                if let Backing::Open { len, .. } = &mut self.backing {
+                    *len = m.len();
+                }
+                return Ok(());
+            }
+        };
+        if let Some(w) = self.warnings.last() {
+            tracing::warn!("{w}");
+        }
+        // The new file must hold every entry but the one being appended (it is written by the
+        // caller right after); write all and drop the last, simplest: write all but last.
+        let last = self.slots.pop();
+        let content = self.full_content();
+        if let Some(l) = last {
+            self.slots.push(l);
+        }
+        let content = content?;
+        let mut file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&target)
+            .map_err(io_err(&target))?;
+        file.write_all(&content).map_err(io_err(&target))?;
+        self.path = Some(target.clone());
+        self.bind(file, &target, content.len() as u64)
+    }
+
+    /// A new session made of prepared entries (fork, branched session): bound to `path`,
+    /// written at once when it already holds an assistant message, else at the first one.
+    pub(crate) fn from_entries(
+        header: SessionHeader,
+        path: Option<PathBuf>,
+        entries: Vec<SessionEntry>,
+    ) -> Result<Self, StoreError> {
+        let backing = if path.is_some() {
+            Backing::Deferred
+        } else {
+            Backing::InMemory
+        };
+        let mut store = Self::empty(header, path, backing);
+        let has_assistant = entries.iter().any(|e| {
+            matches!(
+                e.message(),
+                Some(AgentMessage::Llm(pi_ai::Message::Assistant(_)))
+            )
+        });
+        store.replace_all(entries);
+        if has_assistant && matches!(store.backing, Backing::Deferred) {
+            store.materialize()?;
+        }
+        Ok(store)
+    }
+
+    pub(crate) fn replace_all(&mut self, entries: Vec<SessionEntry>) {
+        self.slots.clear();
+        self.by_id.clear();
+        self.leaf = None;
+        for e in entries {
+            self.push_slot(Slot {
+                id: e.id.clone(),
+                parent: e.parent_id.clone(),
+                kind: e.kind.type_name().to_owned(),
+                loc: Loc::Memory(Arc::new(e)),
+            });
+        }
+    }
+}
+
+/// A session file name in `dir` for `id` that does not exist yet: the current time, moved
+/// forward by a millisecond while the name is taken.
+fn free_session_path(dir: &Path, id: &str) -> PathBuf {
+    let now = chrono::Utc::now();
+    for ms in 0..10_000 {
+        let t = now + chrono::Duration::milliseconds(ms);
+        let ts = t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let p = dir.join(session_file_name(&ts, id));
+        if !p.exists() {
+            return p;
+        }
+    }
+    dir.join(session_file_name(
+        &iso_now(),
+        &format!("{id}-{}", uuid::Uuid::new_v4().simple()),
+    ))
+}

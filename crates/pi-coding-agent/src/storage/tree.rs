@@ -1,0 +1,145 @@
+//! The session tree as UIs and RPC see it: nodes, children, labels, the session name.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `getTree`, labels and `session_info` (spec §4.2–4.3): roots
+//! are entries with a `null`, self or missing parent; children are sorted by timestamp; each
+//! node carries the latest label set for it (an absent or empty label clears it).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::entry::{EntryKind, SessionEntry};
+use super::store::{SessionStore, StoreError};
+
+/// One node of the tree. (No derived `Clone`/`PartialEq`: those would recurse as deep as the
+/// session is long.)
+pub struct TreeNode {
+    /// The entry.
+    pub entry: Arc<SessionEntry>,
+    /// Children, oldest first.
+    pub children: Vec<TreeNode>,
+    /// The entry's current label.
+    pub label: Option<String>,
+}
+
+impl std::fmt::Debug for TreeNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeNode")
+            .field("id", &self.entry.id)
+            .field("label", &self.label)
+            .field("children", &self.children.len())
+            .finish()
+    }
+}
+
+impl Drop for TreeNode {
+    /// Drops descendants iteratively: a session chain can be far deeper than the stack.
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.children);
+        while let Some(mut node) = stack.pop() {
+            stack.append(&mut node.children);
+        }
+    }
+}
+
+/// The current label of every labelled entry.
+pub fn labels(store: &SessionStore) -> Result<HashMap<String, String>, StoreError> {
+    let mut out = HashMap::new();
+    for (i, (_, _, kind)) in store.index().enumerate() {
+        if kind != "label" {
+            continue;
+        }
+        if let EntryKind::Label { target_id, label } = &store.entry_at(i)?.kind {
+            match label.as_deref() {
+                Some(l) if !l.is_empty() => {
+                    out.insert(target_id.clone(), l.to_owned());
+                }
+                _ => {
+                    out.remove(target_id);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The session name: the latest `session_info` entry's name (`None` when unset or cleared).
+pub fn session_name(store: &SessionStore) -> Result<Option<String>, StoreError> {
+    let mut name = None;
+    for (i, (_, _, kind)) in store.index().enumerate() {
+        if kind == "session_info"
+            && let EntryKind::SessionInfo { name: n } = &store.entry_at(i)?.kind
+        {
+            name = n.clone().filter(|s| !s.is_empty());
+        }
+    }
+    Ok(name)
+}
+
+/// Normalizes a session name as pi stores it: runs of CR/LF become one space, then trimmed.
+pub fn normalize_session_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_break = false;
+    for c in name.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+        } else {
+            out.push(c);
+            in_break = false;
+        }
+    }
+    out.trim().to_owned()
+}
+
+/// Builds the whole tree (reads every entry).
+pub fn get_tree(store: &SessionStore) -> Result<Vec<TreeNode>, StoreError> {
+    let labels = labels(store)?;
+    let n = store.len();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut roots = Vec::new();
+    for i in 0..n {
+        match store.parent_position(i) {
+            Some(p) if p != i => children[p].push(i),
+            _ => roots.push(i),
+        }
+    }
+    let entries: Vec<Arc<SessionEntry>> = store.entries()?;
+    let by_time = |a: &usize, b: &usize| entries[*a].timestamp.cmp(&entries[*b].timestamp);
+    for kids in children.iter_mut() {
+        kids.sort_by(by_time);
+    }
+    roots.sort_by(by_time);
+    // Iterative post-order build: session chains can be far deeper than the call stack.
+    let mut built: Vec<Option<TreeNode>> = (0..n).map(|_| None).collect();
+    let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
+    while let Some((i, expanded)) = stack.pop() {
+        if expanded {
+            let kids = children[i]
+                .iter()
+                .filter_map(|&k| built[k].take())
+                .collect();
+            built[i] = Some(TreeNode {
+                entry: entries[i].clone(),
+                children: kids,
+                label: labels.get(&entries[i].id).cloned(),
+            });
+        } else {
+            stack.push((i, true));
+            stack.extend(children[i].iter().rev().map(|&k| (k, false)));
+        }
+    }
+    Ok(roots.into_iter().filter_map(|r| built[r].take()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_normalized() {
+        assert_eq!(normalize_session_name("  a\r\n\nb\rc  "), "a b c");
+        assert_eq!(normalize_session_name("\n"), "");
+    }
+}

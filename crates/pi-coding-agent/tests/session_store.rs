@@ -1,0 +1,318 @@
+//! Session store behaviour on real files: the bug inputs, writing policy, recovery.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{AssistantMessage, Message, StopReason, UserMessage};
+use pi_coding_agent::messages::convert_to_llm;
+use pi_coding_agent::storage::{EntryKind, SessionStore, StoreError, build_session_context};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sessions")
+        .join(name)
+}
+
+fn copy_to_temp(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    fs::copy(data(name), &p).unwrap();
+    (dir, p)
+}
+
+fn roles(msgs: &[AgentMessage]) -> Vec<String> {
+    msgs.iter().map(|m| m.role().to_owned()).collect()
+}
+
+fn user(text: &str) -> EntryKind {
+    EntryKind::Message {
+        message: AgentMessage::Llm(Message::User(UserMessage::text(text))),
+    }
+}
+
+fn assistant(text: &str) -> EntryKind {
+    let mut a = AssistantMessage::empty("anthropic-messages", "anthropic", "m");
+    a.content.push(pi_ai::AssistantContent::text(text));
+    a.stop_reason = StopReason::Stop;
+    EntryKind::Message {
+        message: AgentMessage::Llm(Message::Assistant(a)),
+    }
+}
+
+#[test]
+fn torn_line_is_skipped_and_the_rest_loads() {
+    let (_d, p) = copy_to_temp("session-torn-line.jsonl");
+    let before = fs::read(&p).unwrap();
+    let store = SessionStore::open(&p, "/home/user/project").unwrap();
+    assert_eq!(
+        store.len(),
+        6 - 1,
+        "5 entries: model_change, user, assistant, toolResult, assistant"
+    );
+    assert_eq!(store.warnings().len(), 1, "{:?}", store.warnings());
+    assert!(
+        store.warnings()[0].contains(":5:"),
+        "{:?}",
+        store.warnings()
+    );
+    let ctx = build_session_context(&store).unwrap();
+    assert_eq!(
+        roles(&ctx.messages),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(
+        ctx.model,
+        Some(("anthropic".into(), "claude-sonnet-4-5".into()))
+    );
+    // Loading changes nothing on disk.
+    assert_eq!(fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn a_file_without_header_is_invalid_and_left_untouched() {
+    let (_d, p) = copy_to_temp("session-recreated-without-header.jsonl");
+    let before = fs::read(&p).unwrap();
+    let err = SessionStore::open(&p, "/x").unwrap_err();
+    assert!(matches!(err, StoreError::InvalidSession(_)));
+    assert_eq!(
+        err.to_string(),
+        format!("Session file is not a valid pi session: {}", p.display())
+    );
+    assert_eq!(
+        fs::read(&p).unwrap(),
+        before,
+        "the file is neither rewritten nor deleted"
+    );
+}
+
+#[test]
+fn orphaned_tool_call_stays_in_the_stored_context() {
+    // The synthetic "No result provided" result is added at request-build time (pi-ai
+    // transform), never stored: the context keeps user → assistant → user.
+    let (_d, p) = copy_to_temp("session-orphaned-toolcall-no-result.jsonl");
+    let store = SessionStore::open(&p, "/home/user/project").unwrap();
+    let ctx = build_session_context(&store).unwrap();
+    assert_eq!(roles(&ctx.messages), ["user", "assistant", "user"]);
+}
+
+#[test]
+fn compaction_boundary_on_a_tool_result_does_not_orphan_it() {
+    let (_d, p) = copy_to_temp("compaction-kept-boundary-at-tool-result.jsonl");
+    let store = SessionStore::open(&p, "/home/user/project").unwrap();
+    let ctx = build_session_context(&store).unwrap();
+    // The reference sends compactionSummary → toolResult → assistant → user; the orphan
+    // tool result is dropped here.
+    assert_eq!(
+        roles(&ctx.messages),
+        ["compactionSummary", "assistant", "user"]
+    );
+    let llm = convert_to_llm(&ctx.messages);
+    assert!(llm.iter().all(|m| !matches!(m, Message::ToolResult(_))));
+}
+
+#[test]
+fn nothing_is_written_before_the_first_assistant_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SessionStore::create(dir.path(), "/w", None);
+    let path = store.path().unwrap().to_owned();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.ends_with(&format!("_{}.jsonl", store.session_id())),
+        "{name}"
+    );
+    store
+        .append(EntryKind::ModelChange {
+            provider: "p".into(),
+            model_id: "m".into(),
+        })
+        .unwrap();
+    store.append(user("hi")).unwrap();
+    assert!(!path.exists());
+    store.append(assistant("hello")).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(
+        lines[0].starts_with(r#"{"type":"session","version":3,"id":""#),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with(r#"{"type":"model_change","id":""#),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].contains(r#""parentId":null"#));
+    store.append(user("more")).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 5);
+    assert!(text.ends_with('\n'));
+}
+
+#[test]
+fn reopened_sessions_append_and_repair_a_missing_newline() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.jsonl");
+    let src = fs::read_to_string(data("session-orphaned-toolcall-no-result.jsonl")).unwrap();
+    fs::write(&p, src.trim_end_matches('\n')).unwrap();
+    let mut store = SessionStore::open(&p, "/home/user/project").unwrap();
+    assert_eq!(store.leaf_id(), Some("a0000004"));
+    let id = store.append(assistant("ok")).unwrap();
+    let text = fs::read_to_string(&p).unwrap();
+    assert!(
+        text.starts_with(src.trim_end_matches('\n')),
+        "existing bytes are never rewritten"
+    );
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.contains(&format!(r#""id":"{id}","parentId":"a0000004""#)),
+        "{last}"
+    );
+    let again = SessionStore::open(&p, "/home/user/project").unwrap();
+    assert_eq!(again.len(), 5);
+    assert!(again.warnings().is_empty());
+}
+
+#[test]
+fn empty_file_gets_a_header_and_missing_file_is_bound_lazily() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("e.jsonl");
+    fs::write(&empty, "").unwrap();
+    let s = SessionStore::open(&empty, "/w").unwrap();
+    assert!(s.is_persisted());
+    let text = fs::read_to_string(&empty).unwrap();
+    assert!(text.starts_with(r#"{"type":"session","version":3"#) && text.ends_with('\n'));
+
+    let missing = dir.path().join("m.jsonl");
+    let mut s = SessionStore::open(&missing, "/w").unwrap();
+    assert!(!s.is_persisted());
+    s.append(user("x")).unwrap();
+    assert!(!missing.exists());
+    s.append(assistant("y")).unwrap();
+    assert_eq!(fs::read_to_string(&missing).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn a_deleted_file_is_written_again_with_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SessionStore::create(dir.path(), "/w", None);
+    s.append(user("a")).unwrap();
+    s.append(assistant("b")).unwrap();
+    let p = s.path().unwrap().to_owned();
+    fs::remove_file(&p).unwrap();
+    s.append(user("c")).unwrap();
+    let text = fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[0].starts_with(r#"{"type":"session""#));
+    assert_eq!(s.warnings().len(), 1);
+    let again = SessionStore::open(&p, "/w").unwrap();
+    assert_eq!(
+        roles(&build_session_context(&again).unwrap().messages),
+        ["user", "assistant", "user"]
+    );
+}
+
+#[test]
+fn a_replaced_or_truncated_file_is_never_written_into() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SessionStore::create(dir.path(), "/w", None);
+    s.append(user("a")).unwrap();
+    s.append(assistant("b")).unwrap();
+    let p = s.path().unwrap().to_owned();
+    // Another program replaces the file (new inode).
+    let tmp = dir.path().join("other");
+    fs::write(&tmp, "foreign\n").unwrap();
+    fs::rename(&tmp, &p).unwrap();
+    s.append(user("c")).unwrap();
+    assert_eq!(fs::read_to_string(&p).unwrap(), "foreign\n");
+    let fresh = s.path().unwrap().to_owned();
+    assert_ne!(fresh, p);
+    let again = SessionStore::open(&fresh, "/w").unwrap();
+    assert_eq!(again.session_id(), s.session_id());
+    assert_eq!(
+        roles(&build_session_context(&again).unwrap().messages),
+        ["user", "assistant", "user"]
+    );
+
+    // Truncated below our offset.
+    fs::write(&fresh, "").unwrap();
+    s.append(assistant("d")).unwrap();
+    assert_eq!(fs::read_to_string(&fresh).unwrap(), "");
+    let newest = s.path().unwrap().to_owned();
+    assert_ne!(newest, fresh);
+    let again = SessionStore::open(&newest, "/w").unwrap();
+    assert_eq!(again.len(), 4);
+}
+
+#[test]
+fn unknown_entries_and_fields_survive_a_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("n.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w","future":1}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1},"newField":{"x":[1,2.5]}}"#,
+        r#"{"type":"hologram","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","payload":{"deep":true}}"#,
+        r#"{"type":"custom","customType":"ext","data":{"n":1},"id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z"}"#,
+    ];
+    fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let s = SessionStore::open(&p, "/w").unwrap();
+    let entries = s.entries().unwrap();
+    let written: Vec<String> = entries.iter().map(|e| e.to_line()).collect();
+    assert_eq!(written, lines[1..]);
+    assert_eq!(pi_ai::json::to_string(s.header()).unwrap(), lines[0]);
+}
+
+#[test]
+fn branching_moves_the_leaf_and_unknown_ids_fail() {
+    let mut s = SessionStore::in_memory("/w");
+    let a = s.append(user("a")).unwrap();
+    s.append(assistant("b")).unwrap();
+    s.branch(&a).unwrap();
+    s.append(assistant("c")).unwrap();
+    let ctx = build_session_context(&s).unwrap();
+    assert_eq!(roles(&ctx.messages), ["user", "assistant"]);
+    assert_eq!(
+        s.branch("nope").unwrap_err().to_string(),
+        "Entry nope not found"
+    );
+    s.reset_leaf();
+    assert!(build_session_context(&s).unwrap().messages.is_empty());
+}
+
+#[test]
+fn a_file_written_by_the_ts_pi_round_trips_byte_for_byte_and_continues() {
+    let (_d, p) = copy_to_temp("ts-pi-0.85.0-session_tool_read.jsonl");
+    let original = fs::read_to_string(&p).unwrap();
+    let mut s = SessionStore::open(&p, "/w").unwrap();
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    let mut rewritten = pi_ai::json::to_string(s.header()).unwrap() + "\n";
+    for e in s.entries().unwrap() {
+        rewritten.push_str(&e.to_line());
+        rewritten.push('\n');
+    }
+    assert_eq!(
+        rewritten, original,
+        "key order and number spelling match the TS pi"
+    );
+    let ctx = build_session_context(&s).unwrap();
+    assert_eq!(
+        roles(&ctx.messages),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(
+        ctx.model,
+        Some(("replay-anthropic".into(), "replay-model".into()))
+    );
+    assert_eq!(ctx.thinking_level, "off");
+    let leaf = s.leaf_id().unwrap().to_owned();
+    s.append(user("and then?")).unwrap();
+    let text = fs::read_to_string(&p).unwrap();
+    assert!(text.starts_with(&original));
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains(&format!(r#""parentId":"{leaf}""#))
+    );
+}
