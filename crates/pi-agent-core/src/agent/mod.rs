@@ -126,6 +126,7 @@ impl std::fmt::Debug for Agent {
 /// Clears the run when dropped (pi: `finishRun`), also when the run's future is dropped.
 struct RunGuard {
     inner: Arc<Inner>,
+    token: CancellationToken,
 }
 
 impl Drop for RunGuard {
@@ -407,7 +408,7 @@ impl Agent {
             }
             Some(_) => {
                 let guard = self.begin_run(AgentError::AlreadyProcessingContinue)?;
-                let token = self.signal().unwrap_or_default();
+                let token = guard.token.clone();
                 let (context, config, sink, stream_fn) = self.prepare_run(&token, false);
                 check_continue(&context)?;
                 let fut = run_agent_loop_continue(
@@ -427,7 +428,8 @@ impl Agent {
         if run.token.is_some() {
             return Err(busy);
         }
-        run.token = Some(CancellationToken::new());
+        let token = CancellationToken::new();
+        run.token = Some(token.clone());
         drop(run);
         {
             let mut s = lock(&self.inner.state);
@@ -438,6 +440,7 @@ impl Agent {
         self.inner.idle.send_modify(|(_, active)| *active = true);
         Ok(RunGuard {
             inner: Arc::clone(&self.inner),
+            token,
         })
     }
 
@@ -447,7 +450,7 @@ impl Agent {
         messages: Vec<AgentMessage>,
         skip_initial_steering_poll: bool,
     ) -> Result<(), AgentError> {
-        let token = self.signal().unwrap_or_default();
+        let token = guard.token.clone();
         let (context, config, sink, stream_fn) =
             self.prepare_run(&token, skip_initial_steering_poll);
         let fut = run_agent_loop(
