@@ -254,7 +254,11 @@ impl AssistantMessageEvent {
             Self::ToolcallEnd { tool_call, .. } => {
                 m.insert(
                     "toolCall".into(),
-                    serde_json::to_value(tool_call).unwrap_or_default(),
+                    // The block with its `type: "toolCall"` tag, as pi writes it.
+                    serde_json::to_value(crate::types::AssistantContent::ToolCall(
+                        tool_call.clone(),
+                    ))
+                    .unwrap_or_default(),
                 );
             }
             Self::Done { reason, message } => {
@@ -292,7 +296,10 @@ impl Serialize for AssistantMessageEvent {
             Self::TextEnd { content, .. } | Self::ThinkingEnd { content, .. } => {
                 m.serialize_entry("content", content)?
             }
-            Self::ToolcallEnd { tool_call, .. } => m.serialize_entry("toolCall", tool_call)?,
+            Self::ToolcallEnd { tool_call, .. } => m.serialize_entry(
+                "toolCall",
+                &crate::types::AssistantContent::ToolCall(tool_call.clone()),
+            )?,
             Self::Done { reason, message } => {
                 m.serialize_entry("reason", reason)?;
                 m.serialize_entry("message", message)?;

@@ -107,3 +107,5 @@ mod transform_compat;
 
 pub use anthropic::{AnthropicMessages, anthropic};
 pub use google::{GoogleGenerativeAi, google};
+pub mod openai_completions;
+pub mod openai_responses;

@@ -1,0 +1,610 @@
+//! What the `openai` Node SDK (6.x) does around pi's OpenAI adapters, reproduced once for
+//! both OpenAI wire APIs: SSE data decoding (`[DONE]`, JSON, in-stream `error` objects), the
+//! `APIError` message rules, pi's `formatProviderError`, JavaScript truthiness and string
+//! conversion, header merging, the pi `User-Agent`, `shortHash` and the prompt-cache-key clamp.
+//!
+//! Mirrors `openai/core/streaming.js` + `core/error.js` and pi 0.85.1 `utils/error-body.ts`,
+//! `utils/pi-user-agent.ts`, `utils/hash.ts`, `api/openai-prompt-cache.ts`.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use crate::types::{Model, StreamOptions};
+
+/// What one SSE `data` payload means to the SDK's stream iterator.
+#[derive(Debug, PartialEq)]
+pub(crate) enum SseData {
+    /// `[DONE]`: the SDK ignores everything after it.
+    Done,
+    /// Nothing to do (empty data).
+    Skip,
+    /// A parsed JSON value without a top-level `error`.
+    Json(Value),
+}
+
+/// Decodes one SSE `data` field as the SDK does: `[DONE]` prefix ends the stream, anything else
+/// is `JSON.parse`d (failure → the V8 `SyntaxError` text), and a truthy top-level `error` throws
+/// an `APIError` whose message is [`api_error_message`] (`Err(message, error object)`).
+///
+/// Deviation: an event without data (`event: ping` alone) is skipped; the SDK would throw
+/// `Unexpected end of JSON input`.
+pub(crate) fn decode_data(data: &str) -> Result<SseData, (String, Option<Value>)> {
+    if data.starts_with("[DONE]") {
+        return Ok(SseData::Done);
+    }
+    if data.is_empty() {
+        return Ok(SseData::Skip);
+    }
+    let value: Value = serde_json::from_str(data).map_err(|e| (json_error_text(data, &e), None))?;
+    if let Some(err) = value.get("error").filter(|e| truthy(e)) {
+        return Err((api_error_message(None, Some(err), None), Some(err.clone())));
+    }
+    Ok(SseData::Json(value))
+}
+
+/// The text of V8's `SyntaxError` for the common cases (truncated input, trailing garbage);
+/// other syntax errors get a V8-shaped `Unexpected token` text.
+fn json_error_text(data: &str, e: &serde_json::Error) -> String {
+    if e.is_eof() {
+        return "Unexpected end of JSON input".to_owned();
+    }
+    let msg = e.to_string();
+    let pos = utf16_offset(data, e.line(), e.column().saturating_sub(1));
+    if msg.contains("trailing characters") {
+        return format!("Unexpected non-whitespace character after JSON at position {pos}");
+    }
+    if msg.contains("key must be a string") {
+        return format!("Expected property name or '}}' in JSON at position {pos}");
+    }
+    let tok: String = data
+        .encode_utf16()
+        .skip(pos)
+        .take(1)
+        .map(|u| char::from_u32(u as u32).unwrap_or('?'))
+        .collect();
+    format!("Unexpected token '{tok}', \"{data}\" is not valid JSON")
+}
+
+/// UTF-16 offset (0-based) of serde_json's 1-based line/column position.
+fn utf16_offset(data: &str, line: usize, column: usize) -> usize {
+    let mut off = 0;
+    for (i, l) in data.split('\n').enumerate() {
+        if i + 1 == line {
+            let col: usize = l.chars().take(column).map(char::len_utf16).sum();
+            return off + col;
+        }
+        off += l.encode_utf16().count() + 1;
+    }
+    off
+}
+
+/// `APIError.makeMessage(status, error, message)`: the error object's `message` (string, or its
+/// JSON), else the error's JSON, else `message`; prefixed `"<status> "` when a status exists;
+/// `"<status> status code (no body)"` / `"(no status code or body)"` when nothing is known.
+pub(crate) fn api_error_message(
+    status: Option<u16>,
+    error: Option<&Value>,
+    message: Option<&str>,
+) -> String {
+    let msg: Option<String> = match error {
+        Some(e) if e.get("message").is_some_and(truthy) => match e.get("message") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(js_json(other)),
+            None => None,
+        },
+        Some(e) if truthy(e) => Some(js_json(e)),
+        _ => message.map(str::to_owned),
+    };
+    let msg = msg.filter(|m| !m.is_empty());
+    match (status, msg) {
+        (Some(s), Some(m)) => format!("{s} {m}"),
+        (Some(s), None) => format!("{s} status code (no body)"),
+        (None, Some(m)) => m,
+        (None, None) => "(no status code or body)".to_owned(),
+    }
+}
+
+/// Maximum body characters (UTF-16 units) kept in an error text.
+const MAX_PROVIDER_ERROR_BODY_CHARS: usize = 4000;
+
+/// The `errorMessage` for a non-2xx HTTP response, as pi 0.85.1 composes it from the SDK's
+/// `APIError`: `formatProviderError(normalizeProviderError(err), prefix)` where the SDK parsed
+/// `body` as JSON (`error` = its `error` field) or kept it as text.
+///
+/// Without prefix: `"<status>: <error object JSON>"` when the body carries a non-empty `error`
+/// object whose JSON the message lacks, else the SDK message (`"500 boom"`,
+/// `"502 status code (no body)"`). With prefix: `"<prefix> (<status>): <body or message>"`.
+/// The body is trimmed and truncated at 4 000 characters (`... [truncated N chars]`).
+/// `raw_metadata`: append `"\n<error.metadata.raw>"` when present and not yet included
+/// (Chat Completions).
+pub(crate) fn format_http_error(
+    status: u16,
+    body: &str,
+    prefix: Option<&str>,
+    raw_metadata: bool,
+) -> String {
+    // openai SDK: errJSON = safeJSON(text); errMessage = errJSON ? undefined : text.
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let json_truthy = parsed.as_ref().is_some_and(truthy);
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let message = api_error_message(
+        Some(status),
+        error,
+        if json_truthy { None } else { Some(body) },
+    );
+    let body_text = error
+        .filter(|e| e.as_object().is_some_and(|o| !o.is_empty()))
+        .map(js_json)
+        .map(|t| truncate_utf16(t.trim(), MAX_PROVIDER_ERROR_BODY_CHARS))
+        .filter(|t| !t.is_empty());
+    let mut text = match body_text {
+        Some(b) if !message.contains(&b) => match prefix {
+            Some(p) => format!("{p} ({status}): {b}"),
+            None => format!("{status}: {b}"),
+        },
+        _ => match prefix {
+            Some(p) => format!("{p} ({status}): {message}"),
+            None => message,
+        },
+    };
+    if raw_metadata {
+        append_raw_metadata(&mut text, error);
+    }
+    text
+}
+
+/// pi's OpenRouter addition: `errorMessage += "\n" + String(error.metadata.raw)` when truthy and
+/// not already contained.
+pub(crate) fn append_raw_metadata(text: &mut String, error: Option<&Value>) {
+    let raw = error
+        .and_then(|e| e.get("metadata"))
+        .and_then(|m| m.get("raw"))
+        .filter(|r| truthy(r));
+    if let Some(raw) = raw {
+        let raw = js_string(Some(raw));
+        if !text.contains(&raw) {
+            text.push('\n');
+            text.push_str(&raw);
+        }
+    }
+}
+
+/// `truncateErrorText`: keep `max` UTF-16 units and say how many were cut.
+fn truncate_utf16(text: &str, max: usize) -> String {
+    let total: usize = text.encode_utf16().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let mut units = 0;
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        if units + c.len_utf16() > max {
+            break;
+        }
+        units += c.len_utf16();
+        end = i + c.len_utf8();
+    }
+    format!("{}... [truncated {} chars]", &text[..end], total - max)
+}
+
+/// JavaScript truthiness of a JSON value (`null`, `false`, `0`, `""` are falsy).
+pub(crate) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// `String(v)` / template-literal conversion; `None` is JavaScript's `undefined`.
+pub(crate) fn js_string(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(_)) => "[object Object]".to_owned(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x {
+                Value::Null => String::new(),
+                other => js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => js_json(other),
+    }
+}
+
+/// `JSON.stringify(v)` with JavaScript number spelling.
+pub(crate) fn js_json(v: &Value) -> String {
+    crate::json::to_string(v).unwrap_or_default()
+}
+
+/// A string field, `None` when absent or not a string.
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// A numeric field as JavaScript's `x || 0`, clamped to a token count.
+pub(crate) fn tokens(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_f64)
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .map_or(0, |f| f as u64)
+}
+
+/// `x ?? y`: the first value that is neither absent nor `null`.
+pub(crate) fn nullish<'a>(candidates: &[Option<&'a Value>]) -> Option<&'a Value> {
+    candidates.iter().flatten().copied().find(|v| !v.is_null())
+}
+
+/// The pi `User-Agent`: `pi (<platform> <os release>; <arch>)` with Node's names
+/// (`linux|darwin|win32`, `x64|arm64|ia32`). Mirrors pi 0.85.1 `getPiUserAgent`.
+pub fn pi_user_agent() -> &'static str {
+    static UA: OnceLock<String> = OnceLock::new();
+    UA.get_or_init(|| {
+        format!(
+            "pi ({} {}; {})",
+            node_platform(std::env::consts::OS),
+            os_release(),
+            node_arch(std::env::consts::ARCH)
+        )
+    })
+}
+
+/// Node's `os.platform()` name for a Rust OS name.
+fn node_platform(os: &str) -> &str {
+    match os {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    }
+}
+
+/// Node's `os.arch()` name for a Rust architecture name.
+fn node_arch(arch: &str) -> &str {
+    match arch {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        "x86" => "ia32",
+        "powerpc64" => "ppc64",
+        "loongarch64" => "loong64",
+        other => other,
+    }
+}
+
+/// Node's `os.release()`: the kernel release (`uname -r`).
+fn os_release() -> String {
+    #[cfg(target_os = "linux")]
+    {
+        if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+            return s.trim().to_owned();
+        }
+    }
+    #[cfg(target_os = "macos")]
+    {
+        if let Ok(out) = std::process::Command::new("uname").arg("-r").output() {
+            return String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        }
+    }
+    String::new()
+}
+
+/// Case-insensitive, ordered header set where later writes win (what the SDK's header builder
+/// does with its inputs).
+#[derive(Debug, Default)]
+pub(crate) struct Headers(Vec<(String, String)>);
+
+impl Headers {
+    /// Sets `name` (replacing any case variant).
+    pub(crate) fn set(&mut self, name: &str, value: impl Into<String>) {
+        self.remove(name);
+        self.0.push((name.to_owned(), value.into()));
+    }
+
+    /// Removes `name` in any case.
+    pub(crate) fn remove(&mut self, name: &str) {
+        self.0.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+    }
+
+    /// `model.headers` (`null` deletes).
+    pub(crate) fn apply_model(&mut self, model: &Model) {
+        for (k, v) in model.headers.iter().flatten() {
+            match v {
+                Value::String(s) => self.set(k, s.clone()),
+                Value::Null => self.remove(k),
+                other => self.set(k, js_string(Some(other))),
+            }
+        }
+    }
+
+    /// Caller headers, merged last (`None` deletes).
+    pub(crate) fn apply_options(&mut self, options: &StreamOptions) {
+        for (k, v) in &options.headers {
+            match v {
+                Some(v) => self.set(k, v.clone()),
+                None => self.remove(k),
+            }
+        }
+    }
+
+    /// The final list.
+    pub(crate) fn into_vec(self) -> Vec<(String, String)> {
+        self.0
+    }
+}
+
+/// pi's `getClientApiKey`: the key, or `"unused"` when the caller sends its own
+/// `authorization` / `cf-aig-authorization` header, else `No API key for provider: <p>`.
+pub(crate) fn client_api_key(
+    model: &Model,
+    options: &StreamOptions,
+    api_key: &str,
+) -> Result<String, String> {
+    if !api_key.is_empty() {
+        return Ok(api_key.to_owned());
+    }
+    let has = |name: &str| {
+        options.headers.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case(name) && v.as_deref().is_some_and(|v| !v.trim().is_empty())
+        })
+    };
+    if has("authorization") || has("cf-aig-authorization") {
+        return Ok("unused".to_owned());
+    }
+    Err(format!("No API key for provider: {}", model.provider))
+}
+
+/// The headers every OpenAI SDK request carries, then pi's: `Accept`, `Content-Type`,
+/// `Authorization: Bearer <key>`, pi's `User-Agent`, then `model.headers`.
+pub(crate) fn base_headers(model: &Model, key: &str) -> Headers {
+    let mut h = Headers::default();
+    h.set("Accept", "application/json");
+    h.set("Content-Type", "application/json");
+    h.set("Authorization", format!("Bearer {key}"));
+    h.set("User-Agent", pi_user_agent());
+    h.apply_model(model);
+    h
+}
+
+/// `<baseUrl><path>` as the SDK joins them (one slash between).
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    format!("{}{}", base.trim_end_matches('/'), path)
+}
+
+/// pi's `shortHash` (two 32-bit multiplicative hashes over UTF-16 units, base 36).
+pub fn short_hash(s: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for ch in s.encode_utf16() {
+        h1 = (h1 ^ ch as u32).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ ch as u32).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    format!("{}{}", base36(h2), base36(h1))
+}
+
+fn base36(mut n: u32) -> String {
+    if n == 0 {
+        return "0".to_owned();
+    }
+    let mut digits = Vec::new();
+    while n > 0 {
+        let d = (n % 36) as u8;
+        digits.push(if d < 10 { b'0' + d } else { b'a' + d - 10 });
+        n /= 36;
+    }
+    digits.reverse();
+    String::from_utf8(digits).unwrap_or_default()
+}
+
+/// `clampOpenAIPromptCacheKey`: at most 64 code points.
+pub(crate) fn clamp_prompt_cache_key(key: Option<&str>) -> Option<String> {
+    key.map(|k| k.chars().take(64).collect())
+}
+
+/// Best-effort parse of streamed tool-call arguments: strict JSON, else the longest prefix that
+/// closes into valid JSON (open strings, arrays and objects closed; a dangling key, `:` or `,`
+/// dropped), else `{}`. Non-object results become `{}`. (Interim until `crate::partial_json`
+/// lands; same contract as pi's `parseStreamingJson`.)
+pub(crate) fn parse_arguments(text: &str) -> Map<String, Value> {
+    if text.trim().is_empty() {
+        return Map::new();
+    }
+    if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(text) {
+        return m;
+    }
+    let mut end = text.len();
+    for _ in 0..8 {
+        let prefix = &text[..end];
+        let (closers, cut) = scan_prefix(prefix);
+        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&format!("{prefix}{closers}")) {
+            return m;
+        }
+        match cut {
+            Some(c) if c < end => end = c,
+            _ => break,
+        }
+    }
+    Map::new()
+}
+
+/// The closing characters a prefix needs, and the last structural cut point (just after an
+/// opening bracket, or just before a comma) outside strings.
+fn scan_prefix(prefix: &str) -> (String, Option<usize>) {
+    let mut stack = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut cut = None;
+    for (i, c) in prefix.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => {
+                stack.push('}');
+                cut = Some(i + 1);
+            }
+            '[' => {
+                stack.push(']');
+                cut = Some(i + 1);
+            }
+            '}' | ']' => {
+                stack.pop();
+            }
+            ',' => cut = Some(i),
+            _ => {}
+        }
+    }
+    let mut closers = String::new();
+    if in_string {
+        if escaped {
+            closers.push('\\');
+        }
+        closers.push('"');
+    }
+    closers.extend(stack.iter().rev());
+    (closers, cut)
+}
+
+/// Inserts `key: value` into an object body (keeps the position of an existing key).
+pub(crate) fn put(body: &mut Map<String, Value>, key: &str, value: impl Into<Value>) {
+    body.insert(key.to_owned(), value.into());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn http_500_with_error_object_is_status_and_object_json() {
+        let body = r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}"#;
+        assert_eq!(
+            format_http_error(500, body, None, true),
+            "500: {\"message\":\"The server had an error while processing your request.\",\"type\":\"server_error\",\"param\":null,\"code\":null}"
+        );
+        assert_eq!(
+            format_http_error(500, body, Some("OpenAI API error"), false),
+            "OpenAI API error (500): {\"message\":\"The server had an error while processing your request.\",\"type\":\"server_error\",\"param\":null,\"code\":null}"
+        );
+    }
+
+    #[test]
+    fn http_error_text_bodies_and_empty_bodies() {
+        assert_eq!(
+            format_http_error(502, "Bad gateway", None, true),
+            "502 Bad gateway"
+        );
+        assert_eq!(
+            format_http_error(502, "", None, true),
+            "502 status code (no body)"
+        );
+        assert_eq!(
+            format_http_error(404, r#"{"detail":"x"}"#, None, true),
+            "404 status code (no body)"
+        );
+        assert_eq!(
+            format_http_error(400, r#"{"error":"boom"}"#, None, true),
+            "400 \"boom\""
+        );
+        assert_eq!(
+            format_http_error(503, "down", Some("OpenAI API error"), false),
+            "OpenAI API error (503): 503 down"
+        );
+    }
+
+    #[test]
+    fn openrouter_raw_metadata_is_appended_once() {
+        let body = r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"upstream said no"}}}"#;
+        assert_eq!(
+            format_http_error(400, body, None, true),
+            "400: {\"message\":\"Provider returned error\",\"code\":400,\"metadata\":{\"raw\":\"upstream said no\"}}"
+        );
+        let mut t = "Provider returned error".to_owned();
+        append_raw_metadata(
+            &mut t,
+            Some(&json!({"metadata":{"raw":"upstream said no"}})),
+        );
+        assert_eq!(t, "Provider returned error\nupstream said no");
+    }
+
+    #[test]
+    fn long_bodies_are_truncated() {
+        let long = "x".repeat(4010);
+        let body = format!(r#"{{"error":{{"message":"m","detail":"{long}"}}}}"#);
+        let text = format_http_error(500, &body, None, false);
+        assert!(text.starts_with("500: {\"message\":\"m\""));
+        assert!(text.ends_with("... [truncated 37 chars]"), "{text}");
+    }
+
+    #[test]
+    fn data_decoding_follows_the_sdk() {
+        assert_eq!(decode_data("[DONE]"), Ok(SseData::Done));
+        assert_eq!(decode_data(""), Ok(SseData::Skip));
+        assert_eq!(
+            decode_data("{\"a\":"),
+            Err(("Unexpected end of JSON input".to_owned(), None))
+        );
+        let err = decode_data(r#"{"error":{"message":"Overloaded"}}"#).unwrap_err();
+        assert_eq!(err.0, "Overloaded");
+        let err = decode_data(r#"{"error":{"code":5}}"#).unwrap_err();
+        assert_eq!(err.0, "{\"code\":5}");
+        assert!(matches!(
+            decode_data(r#"{"error":null,"x":1}"#),
+            Ok(SseData::Json(_))
+        ));
+        assert_eq!(
+            decode_data("{} x").unwrap_err().0,
+            "Unexpected non-whitespace character after JSON at position 3"
+        );
+        assert_eq!(
+            decode_data("{bad").unwrap_err().0,
+            "Expected property name or '}' in JSON at position 1"
+        );
+        assert_eq!(
+            decode_data("nope").unwrap_err().0,
+            "Unexpected token 'o', \"nope\" is not valid JSON"
+        );
+    }
+
+    #[test]
+    fn short_hash_matches_pi() {
+        // Values computed with pi 0.85.1's shortHash.
+        assert_eq!(short_hash(""), "k4n83c7h0j2b");
+        assert_eq!(short_hash("abc"), "y0biex7f9bbh");
+        assert_eq!(short_hash("call_x|fc_é😀"), "1ou3nc1elxzkp");
+    }
+
+    #[test]
+    fn user_agent_has_node_names() {
+        let ua = pi_user_agent();
+        assert!(ua.starts_with("pi ("), "{ua}");
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        assert!(
+            ua.starts_with("pi (linux ") && ua.ends_with("; x64)"),
+            "{ua}"
+        );
+    }
+
+    #[test]
+    fn prompt_cache_key_is_clamped_to_64_code_points() {
+        let k = "é".repeat(70);
+        assert_eq!(
+            clamp_prompt_cache_key(Some(&k)).unwrap().chars().count(),
+            64
+        );
+        assert_eq!(clamp_prompt_cache_key(None), None);
+    }
+}
