@@ -10,9 +10,10 @@ use super::compat::Compat;
 use super::oauth::to_claude_code_name;
 use crate::providers::constrained::{resolve_strict, tool_parameters};
 use crate::providers::tool_ids::sanitize_tool_call_id;
-use crate::providers::transform_compat::transform_messages;
+use crate::transform::transform_messages;
 use crate::types::{
-    AssistantContent, Message, Model, Tool, ToolResultMessage, UserContent, UserMessageContent,
+    AssistantContent, AssistantMessage, Message, Model, Tool, ToolResultMessage, UserContent,
+    UserMessageContent,
 };
 
 /// The `cache_control` marker: `{type:"ephemeral"}`, plus `ttl:"1h"` when `long`.
@@ -163,7 +164,8 @@ pub(super) fn convert_messages(
     oauth: bool,
     managed: Option<ManagedEffort<'_>>,
 ) -> Vec<Value> {
-    let transformed = transform_messages(messages, model, &sanitize_tool_call_id);
+    let normalize = |id: &str, _: &Model, _: &AssistantMessage| sanitize_tool_call_id(id);
+    let transformed = transform_messages(messages, model, Some(&normalize));
     let mut out: Vec<Value> = Vec::with_capacity(transformed.len());
     let mut levels: Vec<(usize, String)> = Vec::new();
     let mut i = 0;

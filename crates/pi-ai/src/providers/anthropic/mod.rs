@@ -156,4 +156,15 @@ mod tests {
             Some("high")
         );
     }
+
+    #[test]
+    fn both_apis_are_built_into_the_registry() {
+        let apis = crate::providers::registry::registered_apis();
+        for api in ["anthropic-messages", "google-generative-ai"] {
+            assert!(apis.iter().any(|a| a == api), "{api} in {apis:?}");
+            let provider = crate::providers::registry::get_api_provider(api).unwrap();
+            assert_eq!(provider.api(), api);
+            assert!(provider.requires_api_key());
+        }
+    }
 }

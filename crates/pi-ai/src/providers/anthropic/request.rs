@@ -12,10 +12,9 @@ use super::compat::Compat;
 use super::convert::{CacheControl, ManagedEffort, convert_messages, convert_tools};
 use super::oauth::{CLAUDE_CODE_IDENTITY, CLAUDE_CODE_VERSION, is_oauth_token};
 use crate::providers::WireRequest;
+use crate::providers::registry::clamp_max_tokens_to_context;
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
-use crate::providers::simple_options::{
-    adjust_max_tokens_for_thinking, clamp_max_tokens_to_context,
-};
+use crate::providers::simple_options::adjust_max_tokens_for_thinking;
 use crate::types::{CacheRetention, Context, Model, StreamOptions, ThinkingLevel};
 
 /// The `anthropic-version` header value the SDK sends.
