@@ -68,7 +68,10 @@ impl ApiProvider for WireProvider {
 /// The wire APIs pi-rs ships, registered on first use of the registry. Each wire-API module
 /// adds its line here, e.g. `Arc::new(super::anthropic::AnthropicMessages)`.
 fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
-    vec![]
+    vec![
+        Arc::new(super::anthropic::AnthropicMessages),
+        Arc::new(super::google::GoogleGenerativeAi),
+    ]
 }
 
 type Registry = HashMap<String, Arc<dyn ApiProvider>>;
