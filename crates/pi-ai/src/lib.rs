@@ -7,21 +7,28 @@
 //! [`AssistantMessage`] (text, thinking, tool calls, usage, cost, stop reason).
 //!
 //! Layout: [`types`] (the data model), [`event`] and [`stream`] (the event protocol),
-//! [`sse`] (our SSE parser), [`json`] (JavaScript number spelling), [`providers`] (wire APIs).
+//! [`sse`] (our SSE parser), [`json`] (JavaScript number spelling), [`providers`] (wire APIs);
+//! shared by the wire APIs: [`partial_json`] (streamed tool arguments), [`transform`]
+//! (request-side message normalization), [`overflow`] and [`retry`] (error classification).
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod env_keys;
 pub mod error;
 pub mod event;
+mod js_regex;
 pub mod json;
 pub mod models;
+pub mod overflow;
+pub mod partial_json;
 pub mod providers;
+pub mod retry;
 pub mod sse;
 pub mod stream;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+pub mod transform;
 pub mod types;
+pub mod validation;
 
 pub use error::{Error, Result};
 pub use event::{AssistantMessageEvent, PartialMessage};

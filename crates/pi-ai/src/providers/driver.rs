@@ -25,7 +25,6 @@
 //! Dropping the returned stream cancels the task and with it the HTTP request.
 
 mod retry;
-mod sse_shim;
 #[cfg(test)]
 mod tests;
 
@@ -39,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{StreamMapper, WireApi, WireRequest};
 use crate::event::{AssistantMessageEvent, PartialMessage};
-use crate::sse::SseEvent;
+use crate::sse::{SseEvent, SseParser};
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
 use crate::types::{
     AssistantMessage, Context, Model, ResponseInfo, StopReason, StreamOptions, now_ms,
@@ -47,7 +46,6 @@ use crate::types::{
 
 use retry::AttemptFailure;
 pub use retry::DEFAULT_MAX_RETRY_DELAY_MS;
-use sse_shim::SseParser;
 
 /// Default idle limit between body chunks (`httpIdleTimeoutMs`), in ms.
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
@@ -104,7 +102,7 @@ pub fn stream_wire(
         .api_key
         .clone()
         .filter(|k| !k.is_empty())
-        .or_else(|| crate::env_keys::get_env_api_key(&model.provider))
+        .or_else(|| crate::models::get_env_api_key(&model.provider))
         .unwrap_or_default();
     // Built here, not in the task, so the context need not be cloned; a failure is still
     // reported inside the stream.
@@ -198,36 +196,6 @@ impl Run {
         self.read_body(response, mapper.as_mut()).await
     }
 
-    /// The idle limit between body chunks; `None` = off.
-    fn idle_limit(&self) -> Option<Duration> {
-        match self
-            .options
-            .idle_timeout_ms
-            .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS)
-        {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        }
-    }
-
-    /// How long to wait for response headers, and the text when that runs out.
-    fn headers_limit(&self) -> (Option<Duration>, &'static str) {
-        match self.api.request_timeout_text() {
-            Some(text) => {
-                let idle = self
-                    .options
-                    .idle_timeout_ms
-                    .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS);
-                let ms =
-                    self.options
-                        .timeout_ms
-                        .unwrap_or(if idle > 0 { idle } else { MAX_TIMEOUT_MS });
-                (Some(Duration::from_millis(ms)), text)
-            }
-            None => (self.idle_limit(), self.api.connection_error_text()),
-        }
-    }
-
     /// pi's retry wrapper around [`Run::attempt`].
     async fn send_with_retries(
         &self,
@@ -289,7 +257,7 @@ impl Run {
             .headers(headers.clone())
             .body(body.clone())
             .send();
-        let (limit, timeout_text) = self.headers_limit();
+        let (limit, timeout_text) = headers_limit(self.api.as_ref(), &self.options);
         let sent = match limit {
             Some(limit) => match tokio::time::timeout(limit, send).await {
                 Ok(sent) => sent,
@@ -326,27 +294,28 @@ impl Run {
         mut response: reqwest::Response,
         mapper: &mut dyn StreamMapper,
     ) -> Result<(), String> {
-        let idle = self.idle_limit();
+        let idle = idle_limit(&self.options);
         let mut parser = SseParser::new();
         let mut out = Vec::new();
+        let mut events = Vec::new();
         loop {
             let chunk = tokio::select! {
                 biased;
                 _ = self.token.cancelled() => return Err(self.api.abort_text().to_owned()),
                 chunk = next_chunk(&mut response, idle) => chunk,
             };
-            let events = match chunk {
-                Chunk::Data(bytes) => parser.feed(&bytes),
+            match chunk {
+                Chunk::Data(bytes) => parser.feed(&bytes, &mut events),
                 Chunk::End => break,
                 Chunk::Failed => return Err(TERMINATED.to_owned()),
-            };
-            if !self.map_events(&events, mapper, &mut out).await? {
+            }
+            if !self.map_events(&mut events, mapper, &mut out).await? {
                 return Ok(());
             }
         }
         drop(response);
-        let events = parser.finish();
-        if !self.map_events(&events, mapper, &mut out).await? {
+        parser.finish(&mut events);
+        if !self.map_events(&mut events, mapper, &mut out).await? {
             return Ok(());
         }
         if self.token.is_cancelled() {
@@ -372,16 +341,17 @@ impl Run {
         }
     }
 
-    /// Maps `events` and delivers what the mapper produced. `Ok(false)` = the consumer is
-    /// gone; `Err(text)` = the mapper failed (events before the failure are delivered).
+    /// Maps (and clears) `events` and delivers what the mapper produced. `Ok(false)` = the
+    /// consumer is gone; `Err(text)` = the mapper failed (events before the failure are
+    /// delivered).
     async fn map_events(
         &mut self,
-        events: &[SseEvent],
+        events: &mut Vec<SseEvent>,
         mapper: &mut dyn StreamMapper,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<bool, String> {
-        for event in events {
-            if let Err(text) = mapper.on_event(event, out) {
+        for event in events.drain(..) {
+            if let Err(text) = mapper.on_event(&event, out) {
                 self.flush(out).await;
                 return Err(text);
             }
@@ -397,6 +367,29 @@ impl Run {
             }
         }
         true
+    }
+}
+
+/// The idle limit between body chunks (`idle_timeout_ms`, default 300 000 ms); `None` = off.
+fn idle_limit(options: &StreamOptions) -> Option<Duration> {
+    match options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS) {
+        0 => None,
+        ms => Some(Duration::from_millis(ms)),
+    }
+}
+
+/// How long to wait for response headers, and the `errorMessage` when that runs out:
+/// `timeout_ms ?? (idle limit || 2^31−1)` with the API's timeout text, or, for APIs without a
+/// request timeout, the idle limit with the connection-error text.
+fn headers_limit(api: &dyn WireApi, options: &StreamOptions) -> (Option<Duration>, &'static str) {
+    match api.request_timeout_text() {
+        Some(text) => {
+            let idle = options.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS);
+            let fallback = if idle > 0 { idle } else { MAX_TIMEOUT_MS };
+            let ms = options.timeout_ms.unwrap_or(fallback);
+            (Some(Duration::from_millis(ms)), text)
+        }
+        None => (idle_limit(options), api.connection_error_text()),
     }
 }
 

@@ -96,5 +96,16 @@ pub trait WireApi: Send + Sync + 'static {
     }
 }
 
+pub mod anthropic;
+mod constrained;
+pub mod google;
+mod json_args;
+pub mod request_headers;
+pub mod simple_options;
+mod tool_ids;
+mod transform_compat;
+
+pub use anthropic::{AnthropicMessages, anthropic};
+pub use google::{GoogleGenerativeAi, google};
 pub mod openai_completions;
 pub mod openai_responses;

@@ -3,7 +3,7 @@
 //! Mirrors pi-ai 0.85.1 `UserMessage`, `AssistantMessage`, `ToolResultMessage`, `StopReason`.
 //! Key order follows the order in which pi creates the fields (role first).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::content::{AssistantContent, ToolCall, UserContent, UserMessageContent};
@@ -18,6 +18,16 @@ pub fn now_ms() -> Timestamp {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Reads a missing or `null` field as its default: pi's `transformMessages` treats null
+/// content (hand-built histories, old session files) as empty content.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Why an assistant message ended.
@@ -64,7 +74,8 @@ impl StopReason {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
-    /// A string or text/image blocks.
+    /// A string or text/image blocks (`null` reads as no blocks).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub content: UserMessageContent,
     /// ms epoch.
     #[serde(default)]
@@ -102,7 +113,8 @@ pub struct Diagnostic {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
-    /// Text, thinking and tool-call blocks.
+    /// Text, thinking and tool-call blocks (`null` reads as none).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<AssistantContent>,
     /// Wire API id.
     pub api: String,
@@ -184,8 +196,8 @@ pub struct ToolResultMessage {
     pub tool_call_id: String,
     /// The tool's name.
     pub tool_name: String,
-    /// Text/image blocks for the model.
-    #[serde(default)]
+    /// Text/image blocks for the model (`null` reads as none).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<UserContent>,
     /// Structured data for UIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,24 +5,29 @@
 //! This module also holds the default active set and the allow/deny filter by name
 //! (pi `sdk.ts` / `AgentSession`); changing the active set at run time belongs to the session.
 
+pub mod bash;
 pub mod edit;
 pub mod file_mutex;
 pub mod fs_error;
-
-pub mod bash;
+pub mod image;
+pub mod ls;
 pub mod path;
+pub mod read;
 pub mod truncate;
-
 pub mod write;
 
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
 
-use pi_agent_core::ToolError;
+use pi_agent_core::{AgentTool, ToolError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use bash::{BashTool, BashToolOptions};
 pub use edit::EditTool;
-
+pub use ls::LsTool;
+pub use read::{ReadTool, ReadToolOptions};
 pub use write::WriteTool;
 
 /// The tools active by default, in this order (pi `defaultActiveToolNames`).
@@ -93,6 +98,33 @@ pub fn initial_active_tool_names(
     base.into_iter().filter(|n| !exclude.contains(n)).collect()
 }
 
+/// Options of the built-in tools that have any (pi `ToolsOptions`).
+#[derive(Clone, Default)]
+pub struct BuiltinToolOptions {
+    /// Options of `read` (`images.autoResize`, the model's image support).
+    pub read: ReadToolOptions,
+    /// Options of `bash`.
+    pub bash: BashToolOptions,
+}
+
+/// The built-in tool called `name`, bound to `cwd` (pi `createTool`); `None` for a name that
+/// is not (yet) a pi-rs built-in.
+pub fn create_builtin_tool(
+    name: &str,
+    cwd: &Path,
+    options: &BuiltinToolOptions,
+) -> Option<Arc<dyn AgentTool>> {
+    let cwd = cwd.to_path_buf();
+    Some(match name {
+        "read" => Arc::new(ReadTool::new(cwd, options.read.clone())),
+        "bash" => Arc::new(BashTool::new(cwd, options.bash.clone())),
+        "edit" => Arc::new(EditTool::new(cwd)),
+        "write" => Arc::new(WriteTool::new(cwd)),
+        "ls" => Arc::new(LsTool::new(cwd)),
+        _ => return None,
+    })
+}
+
 /// `Err("Operation aborted")` once `cancel` fired (pi's abort text for every built-in tool).
 pub(crate) fn check_aborted(cancel: &CancellationToken) -> Result<(), ToolError> {
     if cancel.is_cancelled() {
@@ -116,13 +148,20 @@ pub(crate) fn required_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, T
 }
 
 /// An optional numeric argument.
-#[allow(dead_code)] // used by the read and ls tools (in progress)
 pub(crate) fn optional_number(args: &Value, name: &str) -> Option<f64> {
     args.get(name).and_then(Value::as_f64)
 }
 
+/// A JSON number for `n`: an integer when `n` is whole (as JavaScript makes no difference).
+pub(crate) fn js_number_value(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
 /// A number spelled as JavaScript prints it (`3`, `2.5`).
-#[allow(dead_code)] // used by the read and ls tools (in progress)
 pub(crate) fn js_number(n: f64) -> String {
     pi_ai::json::to_string(&n).unwrap_or_else(|_| n.to_string())
 }
@@ -175,6 +214,17 @@ mod tests {
             open.apply(DEFAULT_ACTIVE_TOOL_NAMES),
             names(&["read", "bash", "write"])
         );
+    }
+
+    #[test]
+    fn factory_builds_tools_by_name() {
+        let options = BuiltinToolOptions::default();
+        for name in ["read", "bash", "edit", "write", "ls"] {
+            let tool = create_builtin_tool(name, Path::new("/"), &options).unwrap();
+            assert_eq!(tool.name(), name);
+            assert_eq!(tool.label(), name);
+        }
+        assert!(create_builtin_tool("nope", Path::new("/"), &options).is_none());
     }
 
     #[test]

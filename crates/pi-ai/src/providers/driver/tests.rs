@@ -660,3 +660,63 @@ fn outside_a_runtime_the_stream_holds_an_error() {
     let events = rt.block_on(collect(stream));
     assert_eq!(kinds(&events), ["error"]);
 }
+
+#[test]
+fn timeouts_follow_the_corrections_box() {
+    let opts = |timeout_ms, idle_timeout_ms| StreamOptions {
+        timeout_ms,
+        idle_timeout_ms,
+        ..Default::default()
+    };
+    let ms = Duration::from_millis;
+    assert_eq!(idle_limit(&opts(None, None)), Some(ms(300_000)));
+    assert_eq!(idle_limit(&opts(None, Some(0))), None);
+    assert_eq!(idle_limit(&opts(None, Some(5))), Some(ms(5)));
+    let plain = LineApi { google_like: false };
+    assert_eq!(
+        headers_limit(&plain, &opts(None, None)),
+        (Some(ms(300_000)), "Request timed out.")
+    );
+    assert_eq!(
+        headers_limit(&plain, &opts(None, Some(0))),
+        (Some(ms(2_147_483_647)), "Request timed out.")
+    );
+    assert_eq!(
+        headers_limit(&plain, &opts(Some(7), Some(0))),
+        (Some(ms(7)), "Request timed out.")
+    );
+    let google = LineApi { google_like: true };
+    assert_eq!(
+        headers_limit(&google, &opts(Some(7), Some(9))),
+        (Some(ms(9)), "fetch failed")
+    );
+    assert_eq!(
+        headers_limit(&google, &opts(Some(7), Some(0))),
+        (None, "fetch failed")
+    );
+}
+
+#[tokio::test]
+async fn cancel_before_headers_is_request_aborted() {
+    let (_, handle) = ReplayServer::start(vec![Reply::stall_before_headers()])
+        .await
+        .unwrap();
+    let token = CancellationToken::new();
+    let opts = StreamOptions {
+        signal: Some(token.clone()),
+        ..options()
+    };
+    let stream = stream_wire(api(), &model(&handle), &Context::default(), opts);
+    while handle.request_count() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    token.cancel();
+    let events = collect(stream).await;
+    assert_eq!(kinds(&events), ["error"]);
+    let (reason, error) = terminal_error(&events);
+    assert_eq!(reason, StopReason::Aborted);
+    assert_eq!(error.error_message.as_deref(), Some("Request aborted"));
+    tokio::time::timeout(GUARD, handle.wait_client_closed(0))
+        .await
+        .unwrap();
+}

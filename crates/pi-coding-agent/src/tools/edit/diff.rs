@@ -2,24 +2,9 @@
 //!
 //! Mirrors pi 0.85.0 `core/tools/edit-diff.ts` (`generateDiffString`, `generateUnifiedPatch`),
 //! which use jsdiff's `diffLines` and `createTwoFilesPatch` (jsdiff 8, 4 context lines, file
-//! headers only). The line diff itself comes from `similar` (Myers); where several minimal diffs
-//! exist, `similar` and jsdiff may pick different ones.
+//! headers only). The line diff is jsdiff's ([`super::line_diff`]).
 
-use similar::{Algorithm, ChangeTag, TextDiff};
-
-/// One run of lines of the same kind; lines keep their `\n` (the last may lack it).
-#[derive(Debug)]
-struct Part<'a> {
-    kind: Kind,
-    lines: Vec<&'a str>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Equal,
-    Removed,
-    Added,
-}
+use super::line_diff::{Kind, Part, diff_lines};
 
 impl Kind {
     fn changed(self) -> bool {
@@ -27,49 +12,9 @@ impl Kind {
     }
 }
 
-/// The line diff as jsdiff's `diffLines` reports it: runs of equal, removed and added lines,
-/// removals before additions within each change.
+/// The line diff in jsdiff's form ([`diff_lines`]).
 fn diff_parts<'a>(old: &'a str, new: &'a str) -> Vec<Part<'a>> {
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .diff_lines(old, new);
-    let mut parts: Vec<Part<'a>> = Vec::new();
-    let mut removed: Vec<&'a str> = Vec::new();
-    let mut added: Vec<&'a str> = Vec::new();
-    let flush =
-        |parts: &mut Vec<Part<'a>>, removed: &mut Vec<&'a str>, added: &mut Vec<&'a str>| {
-            if !removed.is_empty() {
-                parts.push(Part {
-                    kind: Kind::Removed,
-                    lines: std::mem::take(removed),
-                });
-            }
-            if !added.is_empty() {
-                parts.push(Part {
-                    kind: Kind::Added,
-                    lines: std::mem::take(added),
-                });
-            }
-        };
-    for change in diff.iter_all_changes() {
-        let line = change.value();
-        match change.tag() {
-            ChangeTag::Delete => removed.push(line),
-            ChangeTag::Insert => added.push(line),
-            ChangeTag::Equal => {
-                flush(&mut parts, &mut removed, &mut added);
-                match parts.last_mut() {
-                    Some(p) if p.kind == Kind::Equal => p.lines.push(line),
-                    _ => parts.push(Part {
-                        kind: Kind::Equal,
-                        lines: vec![line],
-                    }),
-                }
-            }
-        }
-    }
-    flush(&mut parts, &mut removed, &mut added);
-    parts
+    diff_lines(old, new)
 }
 
 fn strip_newline(line: &str) -> &str {

@@ -9,6 +9,7 @@
 //! ([`diff`]). Edits of one file are serialized with writes ([`super::file_mutex`]).
 
 pub mod diff;
+pub mod line_diff;
 pub mod matching;
 
 use std::ffi::CString;

@@ -1,0 +1,74 @@
+//! Best-effort parsing of streamed (incomplete) JSON: pi's `parseStreamingJson`.
+//!
+//! Mirrors pi-ai 0.85.1 `utils/json-parse.js` (spec §2.5). Tool-call arguments arrive as JSON
+//! fragments; after each fragment the partial message shows the best parse so far:
+//!
+//! 1. empty or whitespace-only text → `{}`;
+//! 2. otherwise the first success of: strict parse; strict parse of the **repaired** text
+//!    (only if repair changed it); lenient partial parse of the raw text; of the repaired text;
+//! 3. `{}`.
+//!
+//! Repair touches string literals only: raw control characters are escaped, a backslash
+//! before an invalid escape (or at the end) is doubled. The lenient parse closes open
+//! strings, arrays and objects and drops incomplete tokens (see the `lenient` module for the
+//! exact rules of the `partial-json` package pi uses; note it trims the whole text first, so
+//! an unterminated string loses its trailing spaces until more text arrives).
+//!
+//! Differences from pi, deliberate: unpaired UTF-16 surrogate escapes (`"\ud83d"`) are dropped
+//! (Rust strings cannot hold them; BUG-08 a), and [`PartialJsonParser::finish`] offers the
+//! strict final parse pi lacks, rejecting concatenated objects (BUG-08 b, BUG-07).
+
+mod incremental;
+mod lenient;
+mod repair;
+
+use serde_json::{Map, Value};
+
+pub use incremental::PartialJsonParser;
+pub(crate) use repair::{drop_lone_surrogate_escapes, js_trim};
+
+/// Why the strict final parse ([`PartialJsonParser::finish`]) rejected the arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FinishError {
+    /// Not exactly one complete JSON value, even after repair (truncated, concatenated,
+    /// malformed).
+    #[error("tool call arguments are not valid JSON")]
+    Invalid,
+    /// Valid JSON, but not an object.
+    #[error("tool call arguments are not a JSON object")]
+    NotAnObject,
+}
+
+/// `parseStreamingJson` as a map: the result when it is an object, else `{}` (a tool call's
+/// arguments are always an object; pi would pass a top-level array or scalar through).
+pub fn parse_streaming_json(text: &str) -> Map<String, Value> {
+    match parse_streaming_value(text) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// `parseStreamingJson` returning whatever value the cascade produced (`["par"` → `["par"]`).
+/// `{}` for empty input and when every stage fails; a lenient `null` also becomes `{}`.
+pub fn parse_streaming_value(text: &str) -> Value {
+    if repair::js_trim(text).is_empty() {
+        return Value::Object(Map::new());
+    }
+    if let Some(value) = repair::strict_parse(text) {
+        return value;
+    }
+    let repaired = repair::repair_json(text);
+    if repaired != text
+        && let Some(value) = repair::strict_parse(&repaired)
+    {
+        return value;
+    }
+    let lenient = lenient::partial_parse(text).or_else(|_| lenient::partial_parse(&repaired));
+    match lenient {
+        Ok(Some(value)) => value,
+        Ok(None) | Err(_) => Value::Object(Map::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

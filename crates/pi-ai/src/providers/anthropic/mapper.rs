@@ -1,0 +1,488 @@
+//! Stream mapping for `anthropic-messages`: raw SSE events → [`AssistantMessageEvent`]s.
+//!
+//! Mirrors pi-ai 0.85.1 `api/anthropic-messages.ts` (`iterateAnthropicEvents` and the event
+//! loop of `stream`): `event: error` fails with its raw data; only the six message events are
+//! parsed; blocks are matched by Anthropic's `index` (server-side blocks are skipped, so pi's
+//! content indices may differ from Anthropic's); usage from `message_start` is overwritten by
+//! the non-null fields of `message_delta`; a stream that started but never sent
+//! `message_stop` fails with `Anthropic stream ended before message_stop`.
+
+use serde_json::{Map, Value};
+
+use super::compat::Compat;
+use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
+use crate::providers::StreamMapper;
+use crate::providers::json_args::{ArgumentBuffer, parse_json_with_repair};
+use crate::sse::SseEvent;
+use crate::types::{
+    AssistantContent, Diagnostic, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
+    calculate_cost, now_ms,
+};
+
+/// The SSE event names whose data is parsed; everything else (e.g. `ping`) is skipped.
+const MESSAGE_EVENTS: [&str; 6] = [
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+];
+
+/// Scratch state of one open pi block.
+struct OpenBlock {
+    /// Anthropic's block `index`.
+    wire_index: u64,
+    /// Index into `partial.content`.
+    content_index: usize,
+    /// Raw argument JSON of a tool call.
+    args: Option<ArgumentBuffer>,
+}
+
+/// Maps one Anthropic Messages response onto the partial message.
+pub(super) struct AnthropicMapper {
+    partial: PartialMessage,
+    model: Model,
+    compat: Compat,
+    /// The model whose prices apply (the server may report an allowed fallback model).
+    usage_model: Option<Model>,
+    open: Vec<OpenBlock>,
+    saw_message_start: bool,
+    saw_message_stop: bool,
+    input_transformations: Option<Vec<Value>>,
+}
+
+impl AnthropicMapper {
+    /// A mapper writing into `partial` for `model`.
+    pub fn new(model: &Model, partial: PartialMessage) -> Self {
+        AnthropicMapper {
+            partial,
+            model: model.clone(),
+            compat: Compat::of(model),
+            usage_model: None,
+            open: Vec::new(),
+            saw_message_start: false,
+            saw_message_stop: false,
+            input_transformations: None,
+        }
+    }
+
+    fn cost_model(&self) -> &Model {
+        self.usage_model.as_ref().unwrap_or(&self.model)
+    }
+
+    fn find_open(&self, wire_index: Option<u64>) -> Option<usize> {
+        let wire_index = wire_index?;
+        self.open.iter().position(|b| b.wire_index == wire_index)
+    }
+
+    fn message_start(&mut self, event: &Value) {
+        let message = event.get("message").unwrap_or(&Value::Null);
+        if let Some(Value::Array(t)) = message.get("input_transformations") {
+            self.input_transformations = Some(t.clone());
+        }
+        let server_model = message.get("model").and_then(Value::as_str);
+        if let Some(server_model) = server_model
+            && server_model != self.model.id
+            && let Some(cost) = self
+                .compat
+                .fallback_cost(&self.model.provider, server_model)
+        {
+            let mut m = self.model.clone();
+            m.id = server_model.to_owned();
+            m.cost = cost.clone();
+            self.usage_model = Some(m);
+        } else {
+            self.usage_model = None;
+        }
+        let usage = message.get("usage").unwrap_or(&Value::Null);
+        let field = |k: &str| count(usage.get(k)).unwrap_or(0);
+        let cache_1h = count(
+            usage
+                .get("cache_creation")
+                .and_then(|c| c.get("ephemeral_1h_input_tokens")),
+        )
+        .unwrap_or(0);
+        let cost_model = self.cost_model().clone();
+        self.partial.update(|m| {
+            if let Some(id) = message.get("id").and_then(Value::as_str) {
+                m.response_id = Some(id.to_owned());
+            }
+            if let Some(server_model) = server_model {
+                m.model = server_model.to_owned();
+            }
+            m.usage.input = field("input_tokens");
+            m.usage.output = field("output_tokens");
+            m.usage.cache_read = field("cache_read_input_tokens");
+            m.usage.cache_write = field("cache_creation_input_tokens");
+            m.usage.cache_write_1h = Some(cache_1h);
+            finish_usage(&cost_model, &mut m.usage);
+        });
+    }
+
+    fn block_start(&mut self, event: &Value, out: &mut Vec<Ev>) -> Result<(), String> {
+        let block = event.get("content_block").unwrap_or(&Value::Null);
+        let wire_index = count(event.get("index"));
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let str_field = |k: &str| block.get(k).and_then(Value::as_str).map(str::to_owned);
+        let (content, args) = match kind {
+            "fallback" => {
+                if !self.partial.read().content.is_empty() {
+                    return Err(
+                        "Anthropic performed an unsupported mid-output model fallback".into(),
+                    );
+                }
+                return Ok(());
+            }
+            "text" => (
+                AssistantContent::Text(TextContent::new(str_field("text").unwrap_or_default())),
+                None,
+            ),
+            "thinking" => (
+                AssistantContent::Thinking(ThinkingContent {
+                    thinking: str_field("thinking").unwrap_or_default(),
+                    thinking_signature: Some(str_field("signature").unwrap_or_default()),
+                    redacted: None,
+                }),
+                None,
+            ),
+            "redacted_thinking" => (
+                AssistantContent::Thinking(ThinkingContent {
+                    thinking: "[Reasoning redacted]".into(),
+                    thinking_signature: str_field("data"),
+                    redacted: Some(true),
+                }),
+                None,
+            ),
+            "tool_use" => (
+                AssistantContent::ToolCall(ToolCall {
+                    id: str_field("id").unwrap_or_default(),
+                    name: str_field("name").unwrap_or_default(),
+                    arguments: match block.get("input") {
+                        Some(Value::Object(m)) => m.clone(),
+                        _ => Map::new(),
+                    },
+                    ..Default::default()
+                }),
+                Some(ArgumentBuffer::default()),
+            ),
+            // Server-side blocks (server_tool_use, *_tool_result, …) produce no pi content.
+            _ => return Ok(()),
+        };
+        let content_index = self.partial.update(|m| {
+            m.content.push(content);
+            m.content.len() - 1
+        });
+        if let Some(wire_index) = wire_index {
+            self.open.push(OpenBlock {
+                wire_index,
+                content_index,
+                args,
+            });
+        }
+        let partial = self.partial.clone();
+        out.push(match kind {
+            "text" => Ev::TextStart {
+                content_index,
+                partial,
+            },
+            "tool_use" => Ev::ToolcallStart {
+                content_index,
+                partial,
+            },
+            _ => Ev::ThinkingStart {
+                content_index,
+                partial,
+            },
+        });
+        Ok(())
+    }
+
+    fn block_delta(&mut self, event: &Value, out: &mut Vec<Ev>) {
+        let Some(slot) = self.find_open(count(event.get("index"))) else {
+            return;
+        };
+        let delta = event.get("delta").unwrap_or(&Value::Null);
+        let text = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("");
+        let content_index = self.open[slot].content_index;
+        let partial = self.partial.clone();
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                let fragment = text("text");
+                let applied = self
+                    .partial
+                    .update(|m| match m.content.get_mut(content_index) {
+                        Some(AssistantContent::Text(t)) => {
+                            t.text.push_str(fragment);
+                            true
+                        }
+                        _ => false,
+                    });
+                if applied {
+                    out.push(Ev::TextDelta {
+                        content_index,
+                        delta: fragment.to_owned(),
+                        partial,
+                    });
+                }
+            }
+            Some("thinking_delta") => {
+                let fragment = text("thinking");
+                let applied = self
+                    .partial
+                    .update(|m| match m.content.get_mut(content_index) {
+                        Some(AssistantContent::Thinking(t)) => {
+                            t.thinking.push_str(fragment);
+                            true
+                        }
+                        _ => false,
+                    });
+                if applied {
+                    out.push(Ev::ThinkingDelta {
+                        content_index,
+                        delta: fragment.to_owned(),
+                        partial,
+                    });
+                }
+            }
+            Some("input_json_delta") => {
+                let fragment = text("partial_json");
+                let Some(buffer) = self.open[slot].args.as_mut() else {
+                    return;
+                };
+                buffer.push(fragment);
+                let arguments = buffer.parse_partial();
+                self.partial.update(|m| {
+                    if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) {
+                        tc.arguments = arguments;
+                    }
+                });
+                out.push(Ev::ToolcallDelta {
+                    content_index,
+                    delta: fragment.to_owned(),
+                    partial,
+                });
+            }
+            Some("signature_delta") => {
+                let fragment = text("signature");
+                self.partial.update(|m| {
+                    if let Some(AssistantContent::Thinking(t)) = m.content.get_mut(content_index) {
+                        t.thinking_signature
+                            .get_or_insert_with(String::new)
+                            .push_str(fragment);
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn block_stop(&mut self, event: &Value, out: &mut Vec<Ev>) {
+        let Some(slot) = self.find_open(count(event.get("index"))) else {
+            return;
+        };
+        let block = self.open.remove(slot);
+        let content_index = block.content_index;
+        let final_args = block.args.map(|b| b.parse_final());
+        let partial = self.partial.clone();
+        let event = self
+            .partial
+            .update(|m| match m.content.get_mut(content_index) {
+                Some(AssistantContent::Text(t)) => Some(Ev::TextEnd {
+                    content_index,
+                    content: t.text.clone(),
+                    partial,
+                }),
+                Some(AssistantContent::Thinking(t)) => Some(Ev::ThinkingEnd {
+                    content_index,
+                    content: t.thinking.clone(),
+                    partial,
+                }),
+                Some(AssistantContent::ToolCall(tc)) => {
+                    if let Some(args) = final_args {
+                        tc.arguments = args;
+                    }
+                    Some(Ev::ToolcallEnd {
+                        content_index,
+                        tool_call: tc.clone(),
+                        partial,
+                    })
+                }
+                None => None,
+            });
+        out.extend(event);
+    }
+
+    fn message_delta(&mut self, event: &Value) -> Result<(), String> {
+        if let Some(Value::Array(t)) = event.get("input_transformations") {
+            self.input_transformations = Some(t.clone());
+        }
+        let delta = event.get("delta").unwrap_or(&Value::Null);
+        let mapped = match delta.get("stop_reason").and_then(Value::as_str) {
+            Some(raw) if !raw.is_empty() => {
+                Some((raw, map_stop_reason(raw, delta.get("stop_details"))?))
+            }
+            _ => None,
+        };
+        let usage = event.get("usage").filter(|u| u.is_object());
+        let cost_model = self.cost_model().clone();
+        self.partial.update(|m| {
+            if let Some((raw, (reason, error))) = mapped {
+                m.raw_stop_reason = Some(raw.to_owned());
+                m.stop_reason = reason;
+                if let Some(error) = error {
+                    m.error_message = Some(error);
+                }
+            }
+            if let Some(u) = usage {
+                let set = |target: &mut u64, key: &str| {
+                    if let Some(v) = count(u.get(key)) {
+                        *target = v;
+                    }
+                };
+                set(&mut m.usage.input, "input_tokens");
+                set(&mut m.usage.output, "output_tokens");
+                set(&mut m.usage.cache_read, "cache_read_input_tokens");
+                set(&mut m.usage.cache_write, "cache_creation_input_tokens");
+                let thinking = u
+                    .get("output_tokens_details")
+                    .and_then(|d| count(d.get("thinking_tokens")));
+                if let Some(t) = thinking {
+                    m.usage.reasoning = Some(t);
+                }
+            }
+            finish_usage(&cost_model, &mut m.usage);
+        });
+        Ok(())
+    }
+}
+
+/// `totalTokens` = component sum (Anthropic sends none), then the cost.
+fn finish_usage(model: &Model, usage: &mut Usage) {
+    usage.total_tokens = usage.component_sum();
+    calculate_cost(model, usage);
+}
+
+/// A non-negative token count from a JSON number (`null`/absent → `None`).
+fn count(v: Option<&Value>) -> Option<u64> {
+    let v = v?;
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .map(|f| f as u64)
+    })
+}
+
+/// `mapStopReason`: `(stopReason, errorMessage?)`; unknown reasons fail the stream.
+fn map_stop_reason(
+    reason: &str,
+    details: Option<&Value>,
+) -> Result<(StopReason, Option<String>), String> {
+    Ok(match reason {
+        "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
+        "max_tokens" => (StopReason::Length, None),
+        "tool_use" => (StopReason::ToolUse, None),
+        "refusal" => {
+            let explanation = details
+                .and_then(|d| d.get("explanation"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or("The model refused to complete the request");
+            (StopReason::Error, Some(explanation.to_owned()))
+        }
+        "sensitive" => (
+            StopReason::Error,
+            Some("Provider stopped with: sensitive".to_owned()),
+        ),
+        other => return Err(format!("Unhandled stop reason: {other}")),
+    })
+}
+
+/// The SSE lines of `event` as pi's error text quotes them (joined by a literal `\n`).
+fn raw_lines(event: &SseEvent) -> String {
+    let mut lines = Vec::new();
+    if let Some(name) = &event.event {
+        lines.push(format!("event: {name}"));
+    }
+    for line in event.data.split('\n') {
+        lines.push(format!("data: {line}"));
+    }
+    lines.join("\\n")
+}
+
+impl StreamMapper for AnthropicMapper {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+        let name = event.event.as_deref().unwrap_or("");
+        if name == "error" {
+            return Err(event.data.clone());
+        }
+        if !MESSAGE_EVENTS.contains(&name) {
+            return Ok(());
+        }
+        let parsed = parse_json_with_repair(&event.data).map_err(|err| {
+            format!(
+                "Could not parse Anthropic SSE event {name}: {err}; data={}; raw={}",
+                event.data,
+                raw_lines(event)
+            )
+        })?;
+        match parsed.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                self.saw_message_start = true;
+                self.message_start(&parsed);
+            }
+            Some("message_stop") => self.saw_message_stop = true,
+            Some("content_block_start") => self.block_start(&parsed, out)?,
+            Some("content_block_delta") => self.block_delta(&parsed, out),
+            Some("content_block_stop") => self.block_stop(&parsed, out),
+            Some("message_delta") => self.message_delta(&parsed)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_end(&mut self, _out: &mut Vec<Ev>) -> Result<(), String> {
+        if self.saw_message_start && !self.saw_message_stop {
+            return Err("Anthropic stream ended before message_stop".into());
+        }
+        let (reason, error) = {
+            let m = self.partial.read();
+            (m.stop_reason, m.error_message.clone())
+        };
+        match reason {
+            StopReason::Pending => {
+                return Err("Anthropic stream ended without a stop reason".into());
+            }
+            StopReason::Error | StopReason::Aborted => {
+                return Err(error.unwrap_or_else(|| "An unknown error occurred".into()));
+            }
+            _ => {}
+        }
+        if let Some(transformations) = self.input_transformations.take().filter(|t| !t.is_empty()) {
+            let details = transformations
+                .iter()
+                .map(|t| {
+                    let mut d = Map::new();
+                    for key in ["type", "path", "reason"] {
+                        if let Some(v) = t.get(key).filter(|v| !v.is_null()) {
+                            d.insert(key.into(), v.clone());
+                        }
+                    }
+                    Value::Object(d)
+                })
+                .collect();
+            let diagnostic = Diagnostic {
+                kind: "anthropic_input_transformations".into(),
+                timestamp: now_ms(),
+                error: None,
+                details: Some(serde_json::json!({ "transformations": Value::Array(details) })),
+            };
+            self.partial
+                .update(|m| m.diagnostics.get_or_insert_with(Vec::new).push(diagnostic));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

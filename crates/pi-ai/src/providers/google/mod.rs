@@ -1,0 +1,103 @@
+//! The `google-generative-ai` wire API (Gemini `streamGenerateContent`, SSE).
+//!
+//! Mirrors pi-ai 0.85.1 `api/google-generative-ai.ts` and `api/google-shared.ts` as they reach
+//! the wire through `@google/genai`: [`request`] builds the REST request, [`mapper`] maps the
+//! chunks. Error texts: HTTP errors as the SDK's `ApiError` message (the JSON body
+//! re-serialized), a caller cancel mid-stream `This operation was aborted` (Corrections box).
+
+mod mapper;
+mod request;
+mod thinking;
+#[cfg(test)]
+mod transport_tests;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::event::PartialMessage;
+use crate::providers::{StreamMapper, WireApi, WireRequest};
+use crate::types::{Context, Model, StreamOptions, api};
+
+/// The `google-generative-ai` wire API.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GoogleGenerativeAi;
+
+/// The `google-generative-ai` wire API as a shared trait object.
+pub fn google() -> Arc<dyn WireApi> {
+    Arc::new(GoogleGenerativeAi)
+}
+
+impl WireApi for GoogleGenerativeAi {
+    fn api(&self) -> &'static str {
+        api::GOOGLE_GENERATIVE_AI
+    }
+
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: &str,
+    ) -> Result<WireRequest, String> {
+        request::build_request(model, context, options, api_key)
+    }
+
+    fn new_mapper(
+        &self,
+        model: &Model,
+        partial: PartialMessage,
+        _options: &StreamOptions,
+    ) -> Box<dyn StreamMapper> {
+        Box::new(mapper::GoogleMapper::new(model, partial))
+    }
+
+    /// `@google/genai`'s `ApiError` message: a JSON body re-serialized compactly; any other
+    /// body wrapped as `{"error":{"message":<text>,"code":<status>,"status":<reason>}}`.
+    fn format_http_error(&self, status: u16, body: &str) -> String {
+        let value = serde_json::from_str::<Value>(body).unwrap_or_else(|_| {
+            let reason = reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("");
+            json!({ "error": { "message": body, "code": status, "status": reason } })
+        });
+        crate::json::to_string(&value).unwrap_or_else(|_| body.to_owned())
+    }
+
+    fn abort_text(&self) -> &'static str {
+        "This operation was aborted"
+    }
+
+    /// The adapter calls `fetch` directly: undici's `fetch failed`.
+    fn connection_error_text(&self) -> &'static str {
+        "fetch failed"
+    }
+
+    /// `@google/genai` sets no request timeout of its own.
+    fn request_timeout_text(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_errors_are_the_sdk_messages() {
+        let g = GoogleGenerativeAi;
+        assert_eq!(
+            g.format_http_error(
+                400,
+                "{\n  \"error\": {\"code\": 400, \"message\": \"bad\"}\n}\n"
+            ),
+            r#"{"error":{"code":400,"message":"bad"}}"#
+        );
+        assert_eq!(
+            g.format_http_error(502, "upstream down"),
+            r#"{"error":{"message":"upstream down","code":502,"status":"Bad Gateway"}}"#
+        );
+        assert_eq!(g.abort_text(), "This operation was aborted");
+    }
+}
