@@ -1,67 +1,24 @@
-//! A string order close to JavaScript's `a.localeCompare(b)` (ICU root collation) for the
-//! identifiers pi sorts: model ids, provider ids, file names.
+//! JavaScript's `a.localeCompare(b)` for the identifiers pi sorts (model and provider ids).
 //!
-//! Primary level: case and common Latin accents ignored; whitespace and punctuation (in ICU's
-//! order `_ - , ; : ! ? . ' " ( ) [ ] { } @ * / \ & # % ` ^ + < = > | ~ $`) sort before digits,
-//! digits before letters. Ties are broken by accents (plain first), then case (lower first),
-//! then code point.
+//! Node's `localeCompare` without arguments is ICU root collation; we use the same through
+//! `icu_collator` (compiled data). Should the collator be unavailable, code-point order is
+//! used.
 
 use std::cmp::Ordering;
+use std::sync::LazyLock;
 
-const PUNCTUATION: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+use icu_collator::options::CollatorOptions;
+use icu_collator::{Collator, CollatorBorrowed};
 
-fn base_letter(c: char) -> Option<char> {
-    let lower = c.to_lowercase().next().unwrap_or(c);
-    let base = match lower {
-        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
-        'ç' => 'c',
-        'è' | 'é' | 'ê' | 'ë' => 'e',
-        'ì' | 'í' | 'î' | 'ï' => 'i',
-        'ñ' => 'n',
-        'ò' | 'ó' | 'ô' | 'õ' | 'ö' => 'o',
-        'ù' | 'ú' | 'û' | 'ü' => 'u',
-        'ý' | 'ÿ' => 'y',
-        other => other,
-    };
-    base.is_alphabetic().then_some(base)
-}
-
-/// Primary weight: (class, value).
-fn primary(c: char) -> (u8, u32) {
-    if c.is_whitespace() {
-        return (0, c as u32);
-    }
-    if let Some(i) = PUNCTUATION.find(c) {
-        return (1, i as u32);
-    }
-    if c.is_ascii_digit() {
-        return (3, c as u32);
-    }
-    if let Some(b) = base_letter(c) {
-        return (4, b as u32);
-    }
-    // Other symbols: after the known punctuation, before digits.
-    (2, c as u32)
-}
-
-fn secondary(c: char) -> u8 {
-    let lower = c.to_lowercase().next().unwrap_or(c);
-    u8::from(base_letter(c).is_some_and(|b| b != lower))
-}
-
-fn tertiary(c: char) -> u8 {
-    u8::from(c.is_uppercase())
-}
+static ROOT_COLLATOR: LazyLock<Option<CollatorBorrowed<'static>>> =
+    LazyLock::new(|| Collator::try_new(Default::default(), CollatorOptions::default()).ok());
 
 /// Compares like `a.localeCompare(b)`.
 pub fn locale_compare(a: &str, b: &str) -> Ordering {
-    let key =
-        |s: &str, f: &dyn Fn(char) -> (u8, u32)| -> Vec<(u8, u32)> { s.chars().map(f).collect() };
-    key(a, &primary)
-        .cmp(&key(b, &primary))
-        .then_with(|| key(a, &|c| (secondary(c), 0)).cmp(&key(b, &|c| (secondary(c), 0))))
-        .then_with(|| key(a, &|c| (tertiary(c), 0)).cmp(&key(b, &|c| (tertiary(c), 0))))
-        .then_with(|| a.cmp(b))
+    match ROOT_COLLATOR.as_ref() {
+        Some(collator) => collator.compare(a, b),
+        None => a.cmp(b),
+    }
 }
 
 #[cfg(test)]
@@ -70,7 +27,7 @@ mod tests {
 
     #[test]
     fn reference_ls_order_of_lowercased_names() {
-        // pi's ls sorts `a.toLowerCase().localeCompare(b.toLowerCase())`.
+        // The reference's ls order, `a.toLowerCase().localeCompare(b.toLowerCase())`.
         let mut names = vec![
             "z",
             "notes.txt",
@@ -104,7 +61,7 @@ mod tests {
     }
 
     #[test]
-    fn digits_before_letters_and_case_tiebreak() {
+    fn digits_before_letters_and_lower_case_first() {
         assert_eq!(locale_compare("gpt-4o", "gpt-o1"), Ordering::Less);
         assert_eq!(locale_compare("a", "A"), Ordering::Less);
         assert_eq!(locale_compare("abc", "ABD"), Ordering::Less);
