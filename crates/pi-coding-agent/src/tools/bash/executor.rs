@@ -17,7 +17,6 @@
 //!   ([`kill_tracked_process_groups`], pi `killTrackedDetachedChildren` on SIGTERM/SIGHUP).
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;
@@ -87,11 +86,7 @@ pub async fn run_command(
         .arg(&req.command)
         .current_dir(&req.cwd)
         .env_clear()
-        .envs(
-            req.env
-                .iter()
-                .map(|(k, v)| (k as &OsString, v as &OsString)),
-        )
+        .envs(&req.env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
