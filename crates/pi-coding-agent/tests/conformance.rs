@@ -16,8 +16,10 @@ use std::path::Path;
 use support::conformance::check_scenario;
 
 async fn check(name: &str) {
-    let bin = std::env::var_os("PI_CONFORMANCE_BIN")
-        .map_or_else(|| Path::new(env!("CARGO_BIN_EXE_pi")).to_owned(), Into::into);
+    let bin = std::env::var_os("PI_CONFORMANCE_BIN").map_or_else(
+        || Path::new(env!("CARGO_BIN_EXE_pi")).to_owned(),
+        Into::into,
+    );
     let diff = check_scenario(name, &bin).await;
     assert!(
         diff.is_empty(),
