@@ -2,9 +2,9 @@
 //! (random text, and recorded payloads cut or with bytes flipped) never panic and always end
 //! in `Ok` or `Err`; random read boundaries of recorded streams give the whole-body result.
 
-mod common;
+mod anthropic_google_support;
 
-use common::{Chunking, data, message_json, model, replay};
+use anthropic_google_support::{Chunking, data, message_json, model, replay};
 use pi_ai::providers::{AnthropicMessages, GoogleGenerativeAi, WireApi};
 use pi_ai::sse::{SseEvent, SseParser, parse_all};
 use pi_ai::{AssistantMessage, PartialMessage, StreamOptions};
