@@ -10,6 +10,8 @@
 pub mod compat;
 mod details;
 mod mapper;
+mod messages;
+mod reasoning;
 pub(crate) mod request;
 pub(crate) mod sdk;
 pub(crate) mod strict;
@@ -22,7 +24,7 @@ use crate::types::{CacheRetention, Context, Message, Model, StreamOptions, api};
 
 pub use compat::Compat;
 pub use mapper::CompletionsMapper;
-pub use request::normalize_tool_call_id;
+pub use messages::normalize_tool_call_id;
 pub use sdk::{pi_user_agent, short_hash};
 
 use compat::SessionAffinityFormat;
