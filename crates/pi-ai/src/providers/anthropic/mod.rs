@@ -52,10 +52,11 @@ impl WireApi for AnthropicMessages {
         if let Some(level) = request::managed_effort(model, options) {
             partial.update(|m| m.provider_thinking_level = Some(level));
         }
-        let oauth = options
-            .api_key
-            .as_deref()
-            .is_some_and(oauth::is_oauth_token);
+        let oauth = model.provider != "github-copilot"
+            && options
+                .api_key
+                .as_deref()
+                .is_some_and(oauth::is_oauth_token);
         Box::new(mapper::AnthropicMapper::new(model, partial, oauth))
     }
 
