@@ -14,18 +14,18 @@ mod messages;
 mod reasoning;
 pub(crate) mod request;
 pub(crate) mod sdk;
-pub(crate) mod strict;
 
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
 use crate::providers::{StreamMapper, WireApi, WireRequest};
-use crate::types::{CacheRetention, Context, Message, Model, StreamOptions, api};
+use crate::transform::transform_messages;
+use crate::types::{AssistantMessage, CacheRetention, Context, Message, Model, StreamOptions, api};
 
 pub use compat::Compat;
 pub use mapper::CompletionsMapper;
 pub use messages::normalize_tool_call_id;
-pub use sdk::{pi_user_agent, short_hash};
+pub use sdk::short_hash;
 
 use compat::SessionAffinityFormat;
 
@@ -41,8 +41,9 @@ pub fn openai_completions() -> Arc<dyn WireApi> {
 /// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
 /// normalization.
 fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
-    let _ = model;
-    context.messages.clone()
+    let normalize =
+        |id: &str, target: &Model, _source: &AssistantMessage| normalize_tool_call_id(target, id);
+    transform_messages(&context.messages, model, Some(&normalize))
 }
 
 impl WireApi for OpenAiCompletions {
@@ -80,7 +81,7 @@ impl WireApi for OpenAiCompletions {
                 headers.set("x-session-affinity", sid);
             }
         }
-        headers.apply_options(options);
+        headers.apply_options(&options.headers);
         let messages = prepare_messages(model, context);
         let body = request::build_body(model, context, &messages, options, &compat)?;
         Ok(WireRequest {

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use crate::event::PartialMessage;
 use crate::providers::openai_completions::{request as creq, sdk};
 use crate::providers::{StreamMapper, WireApi, WireRequest};
-use crate::types::{CacheRetention, Context, Message, Model, StreamOptions, api};
+use crate::transform::transform_messages;
+use crate::types::{AssistantMessage, CacheRetention, Context, Message, Model, StreamOptions, api};
 
 pub use mapper::ResponsesMapper;
 pub use request::{ResponsesCompat, normalize_tool_call_id};
@@ -32,8 +33,10 @@ pub fn openai_responses() -> Arc<dyn WireApi> {
 /// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
 /// normalization.
 fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
-    let _ = model;
-    context.messages.clone()
+    let normalize = |id: &str, target: &Model, source: &AssistantMessage| {
+        normalize_tool_call_id(target, id, source)
+    };
+    transform_messages(&context.messages, model, Some(&normalize))
 }
 
 impl WireApi for OpenAiResponses {
@@ -69,7 +72,7 @@ impl WireApi for OpenAiResponses {
                 headers.set("x-client-request-id", sid);
             }
         }
-        headers.apply_options(options);
+        headers.apply_options(&options.headers);
         let messages = prepare_messages(model, context);
         let body = request::build_body(model, context, &messages, options, &compat)?;
         Ok(WireRequest {
