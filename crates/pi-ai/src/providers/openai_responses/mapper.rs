@@ -37,11 +37,14 @@ pub struct ResponsesMapper {
     reasoning_by_id: HashMap<String, usize>,
     saw_terminal: bool,
     done: bool,
+    /// The `service_tier` the request asked for (used when the response names none).
+    requested_tier: Option<String>,
 }
 
 impl ResponsesMapper {
-    /// A mapper writing into `partial`.
-    pub fn new(model: &Model, partial: PartialMessage) -> Self {
+    /// A mapper writing into `partial`. `requested_tier` is the request's `service_tier`
+    /// (pi's `options.serviceTier`), the pricing fallback when the response names no tier.
+    pub fn new(model: &Model, partial: PartialMessage, requested_tier: Option<String>) -> Self {
         ResponsesMapper {
             partial,
             model: model.clone(),
@@ -49,6 +52,7 @@ impl ResponsesMapper {
             reasoning_by_id: HashMap::new(),
             saw_terminal: false,
             done: false,
+            requested_tier,
         }
     }
 
@@ -318,7 +322,10 @@ impl ResponsesMapper {
             .get("incomplete_details")
             .and_then(|d| d.get("reason"))
             .and_then(Value::as_str);
-        let tier = response.get("service_tier").and_then(Value::as_str);
+        let tier = match response.get("service_tier").filter(|t| !t.is_null()) {
+            Some(t) => t.as_str(),
+            None => self.requested_tier.as_deref(),
+        };
         let multiplier = match tier {
             Some("flex") => 0.5,
             Some("priority") if self.model.id == "gpt-5.5" => 2.5,

@@ -86,9 +86,16 @@ impl WireApi for OpenAiResponses {
         &self,
         model: &Model,
         partial: PartialMessage,
-        _options: &StreamOptions,
+        options: &StreamOptions,
     ) -> Box<dyn StreamMapper> {
-        Box::new(ResponsesMapper::new(model, partial))
+        // pi-rs has no `serviceTier` option: a tier requested through `samplingParams` is the
+        // one the request carried.
+        let requested_tier = creq::sampling_params(model, options).and_then(|p| {
+            p.get("service_tier")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
+        });
+        Box::new(ResponsesMapper::new(model, partial, requested_tier))
     }
 
     /// `OpenAI API error (<status>): <error object JSON or SDK message>`.
