@@ -6,9 +6,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod config;
-pub mod tools;
-
 /// The version this build reports (`pi --version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -103,7 +103,6 @@ mod json_args;
 pub mod request_headers;
 pub mod simple_options;
 mod tool_ids;
-mod transform_compat;
 
 pub use anthropic::{AnthropicMessages, anthropic};
 pub use google::{GoogleGenerativeAi, google};

@@ -61,7 +61,9 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     for (pos, &i) in path.iter().enumerate() {
         match store.kind_at(i) {
             "thinking_level_change" | "model_change" | "compaction" => {
-                let e = store.entry_at(i)?;
+                let Some(e) = readable(store, i)? else {
+                    continue;
+                };
                 match &e.kind {
                     EntryKind::ThinkingLevelChange { thinking_level: l } => {
                         thinking_level = l.clone()
@@ -116,7 +118,9 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
         ) {
             continue;
         }
-        let e = store.entry_at(i)?;
+        let Some(e) = readable(store, i)? else {
+            continue;
+        };
         match &e.kind {
             EntryKind::Message { message } => {
                 if let AgentMessage::Llm(Message::Assistant(a)) = message {
@@ -152,6 +156,26 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
         thinking_level,
         model,
     })
+}
+
+/// Reads an entry for the context; a line that passed the index's structural check but is
+/// not a valid entry is skipped with a warning, like any corrupt line.
+fn readable(
+    store: &SessionStore,
+    i: usize,
+) -> Result<Option<std::sync::Arc<super::entry::SessionEntry>>, StoreError> {
+    match store.entry_at(i) {
+        Ok(e) => Ok(Some(e)),
+        Err(StoreError::Corrupt {
+            path,
+            offset,
+            message,
+        }) => {
+            tracing::warn!("{path}: skipped corrupt entry at byte {offset}: {message}");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Removes tool results whose tool call is not in an earlier assistant message.

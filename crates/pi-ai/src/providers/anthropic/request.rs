@@ -9,13 +9,12 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
-use super::convert::{CacheControl, convert_messages, convert_tools};
+use super::convert::{CacheControl, ManagedEffort, convert_messages, convert_tools};
 use super::oauth::{CLAUDE_CODE_IDENTITY, CLAUDE_CODE_VERSION, is_oauth_token};
 use crate::providers::WireRequest;
+use crate::providers::registry::clamp_max_tokens_to_context;
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
-use crate::providers::simple_options::{
-    adjust_max_tokens_for_thinking, clamp_max_tokens_to_context,
-};
+use crate::providers::simple_options::adjust_max_tokens_for_thinking;
 use crate::types::{CacheRetention, Context, Model, StreamOptions, ThinkingLevel};
 
 /// The `anthropic-version` header value the SDK sends.
@@ -25,6 +24,8 @@ const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
+const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-config-2026-07-01";
+const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
 
 /// How thinking is requested, resolved from `options.reasoning` (`streamSimple`).
 #[derive(Debug, PartialEq)]
@@ -55,7 +56,19 @@ pub(super) fn build_request(
 
     let mut body = Map::new();
     body.insert("model".into(), model.id.clone().into());
-    let messages = convert_messages(model, &context.messages, cache.as_ref(), &compat, oauth);
+    let managed_effort = managed_effort(model, options);
+    let managed = managed_effort.as_deref().map(|active| ManagedEffort {
+        provider: &model.provider,
+        active,
+    });
+    let messages = convert_messages(
+        model,
+        &context.messages,
+        cache.as_ref(),
+        &compat,
+        oauth,
+        managed,
+    );
     body.insert("messages".into(), Value::Array(messages));
     body.insert("max_tokens".into(), plan.max_tokens.into());
     body.insert("stream".into(), true.into());
@@ -64,6 +77,7 @@ pub(super) fn build_request(
     }
     if let Some(t) = options.temperature
         && !plan.enabled
+        && managed.is_none()
         && compat.supports_temperature
     {
         body.insert("temperature".into(), json!(t));
@@ -77,7 +91,14 @@ pub(super) fn build_request(
             Value::Array(convert_tools(tools, oauth, &compat, cache_on_tools)?),
         );
     }
-    if let Some(thinking) = thinking_param(model, &plan) {
+    if managed.is_some() {
+        body.insert(
+            "thinking".into(),
+            json!({ "type": "adaptive", "display": "summarized",
+                    "block_binding": { "prefix_mismatch_behavior": "drop_block" } }),
+        );
+        body.insert("output_config".into(), json!({ "effort": "high" }));
+    } else if let Some(thinking) = thinking_param(model, &plan) {
         body.insert("thinking".into(), thinking);
         if let Some(effort) = plan.effort.as_ref().filter(|_| force_adaptive(model)) {
             body.insert("output_config".into(), json!({ "effort": effort }));
@@ -140,6 +161,18 @@ fn assert_request_auth(
     } else {
         Err(format!("No API key for provider: {}", model.provider))
     }
+}
+
+/// Managed-effort models (`compat.supportsMidConvoEffort`): the effort of this request
+/// (`high` unless adaptive thinking chose one). Also the message's `providerThinkingLevel`.
+pub(super) fn managed_effort(model: &Model, options: &StreamOptions) -> Option<String> {
+    if model.compat_bool("supportsMidConvoEffort") != Some(true) {
+        return None;
+    }
+    Some(match options.reasoning {
+        Some(level) if force_adaptive(model) => adaptive_effort(model, level),
+        _ => "high".to_owned(),
+    })
 }
 
 fn force_adaptive(model: &Model) -> bool {
@@ -356,6 +389,10 @@ fn beta_features(
             if !compat.allowed_fallback_models.is_empty() {
                 add(SERVER_SIDE_FALLBACK_BETA);
             }
+            if model.compat_bool("supportsMidConvoEffort") == Some(true) {
+                add(MID_CONVERSATION_OUTPUT_CONFIG_BETA);
+                add(THINKING_BINDING_CONTROLS_BETA);
+            }
         }
     }
     features
@@ -547,5 +584,38 @@ mod tests {
         let r = build_request(&model(false), &ctx(), &options, "k").unwrap();
         assert_eq!(r.body["tool_choice"], json!({"type": "any"}));
         assert_eq!(r.body["metadata"], json!({"user_id": "u1"}));
+    }
+
+    #[test]
+    fn managed_effort_models_send_adaptive_binding_and_a_closing_effort_message() {
+        let mut m = model(true);
+        m.compat = Some(
+            serde_json::from_str(
+                r#"{"supportsMidConvoEffort": true, "forceAdaptiveThinking": true}"#,
+            )
+            .unwrap(),
+        );
+        let options = StreamOptions {
+            reasoning: Some(ThinkingLevel::Medium),
+            temperature: Some(0.3),
+            ..Default::default()
+        };
+        let r = build_request(&m, &ctx(), &options, "k").unwrap();
+        assert_eq!(
+            r.body["thinking"],
+            json!({"type": "adaptive", "display": "summarized",
+                   "block_binding": {"prefix_mismatch_behavior": "drop_block"}})
+        );
+        assert_eq!(r.body["output_config"], json!({"effort": "high"}));
+        assert!(r.body.get("temperature").is_none());
+        let messages = r.body["messages"].as_array().unwrap();
+        assert_eq!(
+            messages.last().unwrap(),
+            &json!({"role": "system", "content": [], "output_config": {"effort": "medium"}})
+        );
+        assert_eq!(
+            header(&r, "anthropic-beta"),
+            Some("mid-conversation-output-config-2026-07-01,thinking-binding-controls-2026-08-01")
+        );
     }
 }

@@ -392,3 +392,24 @@ fn in_memory_manager_writes_nothing() {
     assert_eq!(s.default_model(), Some("m"));
     assert!(s.drain_errors().is_empty());
 }
+
+#[test]
+fn conformance_scenario_settings_load() {
+    // The settings the conformance scenarios write.
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        json!({"compaction": {"keepRecentTokens": 10}}),
+    );
+    let s = SettingsManager::load(&d.cwd, &d.agent, true);
+    assert_eq!(s.compaction().keep_recent_tokens, 10);
+    assert_eq!(s.compaction().reserve_tokens, 16384);
+    write(
+        &d.agent.join("settings.json"),
+        json!({"retry": {"baseDelayMs": 50}}),
+    );
+    let s = SettingsManager::load(&d.cwd, &d.agent, true);
+    assert_eq!(s.retry().base_delay_ms, 50);
+    assert_eq!(s.retry().max_retries, 3);
+    assert!(s.retry().enabled);
+}

@@ -1,0 +1,260 @@
+//! One-time start-up migrations of old agent-directory layouts.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `migrations.js` (`runMigrations`):
+//! - `oauth.json` and settings `apiKeys` → `auth.json` (only when `auth.json` does not exist;
+//!   `oauth.json` is renamed `oauth.json.migrated`; `apiKeys` is removed from settings);
+//! - stray `<agentDir>/*.jsonl` sessions → `sessions/--<cwd>--/` by their header's `cwd`;
+//! - `commands/` → `prompts/` (global and project), reported as
+//!   `Migrated <Global|Project> commands/ → prompts/`;
+//! - warnings for deprecated `hooks/` and custom `tools/` directories.
+//!
+//! Not mirrored: `tools/` → `bin/` for managed binaries and the keybindings file format.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::paths::CONFIG_DIR_NAME;
+use super::text::strip_bom;
+
+/// What the migrations did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// Providers whose credentials moved into `auth.json`.
+    pub migrated_auth_providers: Vec<String>,
+    /// Lines pi prints on stdout (`Migrated … commands/ → prompts/`, or a warning).
+    pub messages: Vec<String>,
+    /// Deprecation warnings (printed as `Warning: <w>` in interactive mode).
+    pub deprecation_warnings: Vec<String>,
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(strip_bom(&text)).ok()
+}
+
+/// `migrateAuthToAuthJson`.
+pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
+    let auth_path = agent_dir.join("auth.json");
+    if auth_path.exists() {
+        return Vec::new();
+    }
+    let mut migrated = Map::new();
+    let mut providers = Vec::new();
+    let oauth_path = agent_dir.join("oauth.json");
+    if let Some(Value::Object(oauth)) = read_json(&oauth_path) {
+        for (provider, cred) in oauth {
+            let mut entry = Map::new();
+            entry.insert("type".into(), Value::from("oauth"));
+            if let Value::Object(fields) = cred {
+                entry.extend(fields);
+            }
+            migrated.insert(provider.clone(), Value::Object(entry));
+            providers.push(provider);
+        }
+        let _ = std::fs::rename(&oauth_path, agent_dir.join("oauth.json.migrated"));
+    }
+    let settings_path = agent_dir.join("settings.json");
+    if let Some(Value::Object(mut settings)) = read_json(&settings_path)
+        && let Some(Value::Object(keys)) = settings.get("apiKeys").cloned()
+    {
+        for (provider, key) in keys {
+            if let Value::String(k) = key
+                && !migrated.contains_key(&provider)
+            {
+                let mut entry = Map::new();
+                entry.insert("type".into(), Value::from("api_key"));
+                entry.insert("key".into(), Value::from(k));
+                migrated.insert(provider.clone(), Value::Object(entry));
+                providers.push(provider);
+            }
+        }
+        settings.remove("apiKeys");
+        if let Ok(text) = pi_ai::json::to_string_pretty(&Value::Object(settings)) {
+            let _ = std::fs::write(&settings_path, text);
+        }
+    }
+    if !migrated.is_empty()
+        && let Ok(text) = pi_ai::json::to_string_pretty(&Value::Object(migrated))
+    {
+        let _ = std::fs::create_dir_all(agent_dir);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        if let Ok(mut f) = options.open(&auth_path) {
+            use std::io::Write;
+            let _ = f.write_all(text.as_bytes());
+        }
+    }
+    providers
+}
+
+/// The session directory name of a cwd: `--<path with / \ : as ->--`.
+pub fn encode_session_dir_name(cwd: &str) -> String {
+    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
+    format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
+}
+
+/// `migrateSessionsFromAgentRoot`.
+pub fn migrate_sessions_from_agent_root(agent_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(agent_dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if !path.is_file() || path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let Ok(content) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Some(first) = content.split('\n').next().filter(|l| !l.trim().is_empty()) else {
+            continue;
+        };
+        let Ok(header) = serde_json::from_str::<Value>(first) else {
+            continue;
+        };
+        let (Some("session"), Some(cwd)) = (
+            header.get("type").and_then(Value::as_str),
+            header
+                .get("cwd")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty()),
+        ) else {
+            continue;
+        };
+        let dir = agent_dir
+            .join("sessions")
+            .join(encode_session_dir_name(cwd));
+        if std::fs::create_dir_all(&dir).is_err() {
+            continue;
+        }
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        let target = dir.join(name);
+        if !target.exists() {
+            let _ = std::fs::rename(&path, target);
+        }
+    }
+}
+
+fn migrate_commands_to_prompts(base: &Path, label: &str, messages: &mut Vec<String>) {
+    let commands = base.join("commands");
+    let prompts = base.join("prompts");
+    if commands.exists() && !prompts.exists() {
+        match std::fs::rename(&commands, &prompts) {
+            Ok(()) => messages.push(format!("Migrated {label} commands/ → prompts/")),
+            Err(e) => messages.push(format!(
+                "Warning: Could not migrate {label} commands/ to prompts/: {e}"
+            )),
+        }
+    }
+}
+
+fn deprecated_dirs(base: &Path, label: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if base.join("hooks").exists() {
+        out.push(format!(
+            "{label} hooks/ directory found. Hooks have been renamed to extensions."
+        ));
+    }
+    if let Ok(entries) = std::fs::read_dir(base.join("tools")) {
+        let custom = entries.filter_map(Result::ok).any(|e| {
+            let name = e.file_name().to_string_lossy().to_lowercase();
+            !matches!(name.as_str(), "fd" | "rg" | "fd.exe" | "rg.exe") && !name.starts_with('.')
+        });
+        if custom {
+            out.push(format!(
+                "{label} tools/ directory contains custom tools. Custom tools have been merged into extensions."
+            ));
+        }
+    }
+    out
+}
+
+/// `runMigrations(cwd)`.
+pub fn run_migrations(agent_dir: &Path, cwd: &Path) -> MigrationReport {
+    let mut report = MigrationReport {
+        migrated_auth_providers: migrate_auth_to_auth_json(agent_dir),
+        ..Default::default()
+    };
+    migrate_sessions_from_agent_root(agent_dir);
+    let project = cwd.join(CONFIG_DIR_NAME);
+    migrate_commands_to_prompts(agent_dir, "Global", &mut report.messages);
+    migrate_commands_to_prompts(&project, "Project", &mut report.messages);
+    report.deprecation_warnings = deprecated_dirs(agent_dir, "Global");
+    report
+        .deprecation_warnings
+        .extend(deprecated_dirs(&project, "Project"));
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    #[test]
+    fn legacy_credentials_move_to_auth_json() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path();
+        fs::write(
+            a.join("oauth.json"),
+            r#"{"anthropic": {"access": "x", "refresh": "y", "expires": 1}}"#,
+        )
+        .unwrap();
+        fs::write(
+            a.join("settings.json"),
+            r#"{"apiKeys": {"anthropic": "ignored", "openai": "sk"}, "theme": "dark"}"#,
+        )
+        .unwrap();
+        let providers = migrate_auth_to_auth_json(a);
+        assert_eq!(providers, vec!["anthropic", "openai"]);
+        let auth: Value =
+            serde_json::from_str(&fs::read_to_string(a.join("auth.json")).unwrap()).unwrap();
+        assert_eq!(
+            auth,
+            json!({"anthropic": {"type": "oauth", "access": "x", "refresh": "y", "expires": 1},
+                   "openai": {"type": "api_key", "key": "sk"}})
+        );
+        assert!(a.join("oauth.json.migrated").exists());
+        assert_eq!(
+            fs::read_to_string(a.join("settings.json")).unwrap(),
+            "{\n  \"theme\": \"dark\"\n}"
+        );
+        // Runs only while auth.json does not exist.
+        fs::write(a.join("settings.json"), r#"{"apiKeys": {"groq": "g"}}"#).unwrap();
+        assert!(migrate_auth_to_auth_json(a).is_empty());
+    }
+
+    #[test]
+    fn stray_sessions_and_commands_move() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("agent");
+        let cwd = tmp.path().join("proj");
+        fs::create_dir_all(a.join("commands")).unwrap();
+        fs::create_dir_all(cwd.join(".pi/hooks")).unwrap();
+        fs::write(
+            a.join("s1.jsonl"),
+            "{\"type\":\"session\",\"cwd\":\"/home/u/p\"}\n{}\n",
+        )
+        .unwrap();
+        fs::write(a.join("other.jsonl"), "not json\n").unwrap();
+        let r = run_migrations(&a, &cwd);
+        assert!(a.join("sessions/--home-u-p--/s1.jsonl").exists());
+        assert!(a.join("other.jsonl").exists());
+        assert!(a.join("prompts").is_dir() && !a.join("commands").exists());
+        assert_eq!(r.messages, vec!["Migrated Global commands/ → prompts/"]);
+        assert_eq!(
+            r.deprecation_warnings,
+            vec!["Project hooks/ directory found. Hooks have been renamed to extensions."]
+        );
+        assert_eq!(encode_session_dir_name("C:\\x\\y"), "--C--x-y--");
+    }
+}

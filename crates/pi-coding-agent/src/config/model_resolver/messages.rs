@@ -1,0 +1,61 @@
+//! The no-model / no-key texts.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/auth-guidance.js`. `docs_dir` is the installed
+//! documentation directory (pi's `getDocsPath()`).
+
+use std::path::Path;
+
+/// `Use /login to log into a provider via OAuth or API key. See:` + the two doc paths.
+pub fn provider_login_help(docs_dir: &Path) -> String {
+    format!(
+        "Use /login to log into a provider via OAuth or API key. See:\n  {}\n  {}",
+        docs_dir.join("providers.md").display(),
+        docs_dir.join("models.md").display()
+    )
+}
+
+/// `No models available. <help>` (only `--list-models` prints it with exit 0).
+pub fn format_no_models_available(docs_dir: &Path) -> String {
+    format!("No models available. {}", provider_login_help(docs_dir))
+}
+
+/// `No model selected.\n\n<help>\n\nThen use /model to select a model.`
+pub fn format_no_model_selected(docs_dir: &Path) -> String {
+    format!(
+        "No model selected.\n\n{}\n\nThen use /model to select a model.",
+        provider_login_help(docs_dir)
+    )
+}
+
+/// `No API key found for <provider>.\n\n<help>`; with no resolved model (`None`, pi's
+/// `"unknown"` provider) the provider reads `the selected model`.
+pub fn format_no_api_key_found(provider: Option<&str>, docs_dir: &Path) -> String {
+    let who = match provider {
+        None | Some("unknown") => "the selected model",
+        Some(p) => p,
+    };
+    format!(
+        "No API key found for {who}.\n\n{}",
+        provider_login_help(docs_dir)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts() {
+        let d = Path::new("/pkg/docs");
+        assert_eq!(
+            format_no_api_key_found(Some("anthropic"), d),
+            "No API key found for anthropic.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /pkg/docs/providers.md\n  /pkg/docs/models.md"
+        );
+        assert!(
+            format_no_api_key_found(None, d)
+                .starts_with("No API key found for the selected model.\n\n")
+        );
+        assert!(format_no_models_available(d).starts_with("No models available. Use /login"));
+        assert!(format_no_model_selected(d).ends_with("\n\nThen use /model to select a model."));
+    }
+}

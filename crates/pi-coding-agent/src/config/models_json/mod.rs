@@ -1,0 +1,471 @@
+//! `models.json`: custom providers and models, and overrides of built-in ones.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/model-config.js` (loading) and
+//! `core/provider-composer.js` (`applyModelsJson`, `modelFromJson`, `applyModelOverride`,
+//! `mergeCompat`):
+//! - `{"providers": {"<id>": {name?, baseUrl?, apiKey?, api?, headers?, compat?, authHeader?,
+//!   models?: [{id, name?, api?, baseUrl?, reasoning?, thinkingLevelMap?, input?, cost?,
+//!   contextWindow?, maxTokens?, samplingParams?, headers?, compat?}], modelOverrides?: {"<id>":
+//!   {…}}}}}`; `//` comments and trailing commas are allowed, a BOM is stripped;
+//! - a provider overlay sets `baseUrl` and merges `compat` into every base model, then each
+//!   `models` entry replaces the model of the same id or is appended (defaults: name = id,
+//!   reasoning false, input `["text"]`, zero cost, contextWindow 128000, maxTokens 16384, api
+//!   and baseUrl from the model, the provider, or a base model of the provider);
+//! - `modelOverrides` apply last, field by field (`cost` per rate, maps merged);
+//! - errors: `Failed to load models.json: …`, `Failed to parse models.json: …` (line, column),
+//!   `Invalid models.json schema:\n  - …`, each followed by `\n\nFile: <path>`; the whole file
+//!   is then ignored. Structural errors of one provider (`Provider <p>: "baseUrl" is required
+//!   when defining custom models.` …) drop only that provider's overlay.
+
+use std::path::Path;
+
+use pi_ai::{InputKind, Model, ModelCost};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::text::{strip_bom, strip_json_comments};
+
+/// One entry of `models`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelDefinition {
+    /// Model id (non-empty).
+    pub id: String,
+    /// Display name (default: the id).
+    pub name: Option<String>,
+    /// Wire API.
+    pub api: Option<String>,
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// Reasoning model.
+    pub reasoning: Option<bool>,
+    /// Level → native value (`null` disables a level).
+    pub thinking_level_map: Option<Map<String, Value>>,
+    /// Input kinds.
+    pub input: Option<Vec<InputKind>>,
+    /// Prices.
+    pub cost: Option<ModelCost>,
+    /// Context window in tokens (> 0).
+    pub context_window: Option<f64>,
+    /// Output cap in tokens (> 0).
+    pub max_tokens: Option<f64>,
+    /// Extra sampling parameters.
+    pub sampling_params: Option<Map<String, Value>>,
+    /// Extra headers (configured values; resolved per request).
+    pub headers: Option<Map<String, Value>>,
+    /// Compatibility flags.
+    pub compat: Option<Map<String, Value>>,
+}
+
+/// Partial cost of an override.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostOverride {
+    /// Input price.
+    pub input: Option<f64>,
+    /// Output price.
+    pub output: Option<f64>,
+    /// Cache-read price.
+    pub cache_read: Option<f64>,
+    /// Cache-write price.
+    pub cache_write: Option<f64>,
+    /// Tiers.
+    pub tiers: Option<Vec<pi_ai::CostTier>>,
+}
+
+/// One entry of `modelOverrides`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelOverride {
+    /// Display name.
+    pub name: Option<String>,
+    /// Reasoning model.
+    pub reasoning: Option<bool>,
+    /// Merged into the model's map.
+    pub thinking_level_map: Option<Map<String, Value>>,
+    /// Input kinds.
+    pub input: Option<Vec<InputKind>>,
+    /// Prices, per rate.
+    pub cost: Option<CostOverride>,
+    /// Context window.
+    pub context_window: Option<f64>,
+    /// Output cap.
+    pub max_tokens: Option<f64>,
+    /// Merged into the model's sampling parameters.
+    pub sampling_params: Option<Map<String, Value>>,
+    /// Extra headers.
+    pub headers: Option<Map<String, Value>>,
+    /// Merged into the model's compat.
+    pub compat: Option<Map<String, Value>>,
+}
+
+/// One provider of `providers`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    /// Display name.
+    pub name: Option<String>,
+    /// Base URL for all its models.
+    pub base_url: Option<String>,
+    /// Configured key (literal, `$VAR`, `!command`).
+    pub api_key: Option<String>,
+    /// Default wire API of its models.
+    pub api: Option<String>,
+    /// `"radius"` (not supported by pi-rs beyond parsing).
+    pub oauth: Option<String>,
+    /// Extra headers (configured values).
+    pub headers: Option<Map<String, Value>>,
+    /// Compat merged into every model.
+    pub compat: Option<Map<String, Value>>,
+    /// Send `Authorization: Bearer <key>`.
+    pub auth_header: Option<bool>,
+    /// Custom models.
+    pub models: Option<Vec<ModelDefinition>>,
+    /// Per-model overrides.
+    pub model_overrides: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct ModelsFile {
+    providers: Map<String, Value>,
+}
+
+/// A loaded `models.json`: providers in file order, and the load error if any.
+#[derive(Clone, Debug, Default)]
+pub struct ModelsConfig {
+    /// `(provider id, config)` in file order.
+    pub providers: Vec<(String, ProviderConfig)>,
+    /// The load error (the whole file is then ignored).
+    pub error: Option<String>,
+}
+
+fn validate_provider(id: &str, value: Value) -> Result<ProviderConfig, String> {
+    let config: ProviderConfig =
+        serde_json::from_value(value).map_err(|e| format!("providers.{id}: {e}"))?;
+    for (i, m) in config.models.iter().flatten().enumerate() {
+        if m.id.is_empty() {
+            return Err(format!("providers.{id}.models.{i}.id: must not be empty"));
+        }
+    }
+    for (k, v) in config.model_overrides.iter().flatten() {
+        serde_json::from_value::<ModelOverride>(v.clone())
+            .map_err(|e| format!("providers.{id}.modelOverrides.{k}: {e}"))?;
+    }
+    Ok(config)
+}
+
+impl ModelsConfig {
+    /// Parses file text; `path` is only used in error messages.
+    pub fn parse(text: &str, path: &Path) -> Self {
+        let cleaned = strip_json_comments(strip_bom(text));
+        let fail = |error: String| ModelsConfig {
+            providers: Vec::new(),
+            error: Some(format!("{error}\n\nFile: {}", path.display())),
+        };
+        let value: Value = match serde_json::from_str(&cleaned) {
+            Ok(v) => v,
+            Err(e) => return fail(format!("Failed to parse models.json: {e}")),
+        };
+        let file: ModelsFile = match serde_json::from_value(value) {
+            Ok(f) => f,
+            Err(e) => return fail(format!("Invalid models.json schema:\n  - {e}")),
+        };
+        let mut providers = Vec::new();
+        let mut errors = Vec::new();
+        for (id, v) in file.providers {
+            match validate_provider(&id, v) {
+                Ok(c) => providers.push((id, c)),
+                Err(e) => errors.push(format!("  - {e}")),
+            }
+        }
+        if !errors.is_empty() {
+            return fail(format!(
+                "Invalid models.json schema:\n{}",
+                errors.join("\n")
+            ));
+        }
+        ModelsConfig {
+            providers,
+            error: None,
+        }
+    }
+
+    /// Loads `path`; a missing file is an empty configuration.
+    pub fn load(path: &Path) -> Self {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
+            Err(e) => ModelsConfig {
+                providers: Vec::new(),
+                error: Some(format!(
+                    "Failed to load models.json: {e}\n\nFile: {}",
+                    path.display()
+                )),
+            },
+        }
+    }
+
+    /// The configuration of one provider.
+    pub fn provider(&self, id: &str) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|(p, _)| p == id).map(|(_, c)| c)
+    }
+}
+
+/// `mergeCompat`: shallow merge, with the routing/kwargs objects merged one level deeper.
+pub fn merge_compat(
+    base: Option<&Map<String, Value>>,
+    over: Option<&Map<String, Value>>,
+) -> Option<Map<String, Value>> {
+    let Some(over) = over else {
+        return base.cloned();
+    };
+    let mut merged = base.cloned().unwrap_or_default();
+    for (k, v) in over {
+        merged.insert(k.clone(), v.clone());
+    }
+    for key in [
+        "openRouterRouting",
+        "vercelGatewayRouting",
+        "chatTemplateKwargs",
+        "chatTemplateArgs",
+    ] {
+        let b = base.and_then(|b| b.get(key)).and_then(Value::as_object);
+        let o = over.get(key).and_then(Value::as_object);
+        if b.is_some() || o.is_some() {
+            let mut inner = b.cloned().unwrap_or_default();
+            for (k, v) in o.into_iter().flatten() {
+                inner.insert(k.clone(), v.clone());
+            }
+            merged.insert(key.to_owned(), Value::Object(inner));
+        }
+    }
+    Some(merged)
+}
+
+fn merge_maps(
+    base: Option<&Map<String, Value>>,
+    over: Option<&Map<String, Value>>,
+) -> Option<Map<String, Value>> {
+    match over {
+        None => base.cloned(),
+        Some(o) => {
+            let mut m = base.cloned().unwrap_or_default();
+            m.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Some(m)
+        }
+    }
+}
+
+fn positive(v: Option<f64>, what: &str, provider: &str, id: &str) -> Result<Option<u64>, String> {
+    match v {
+        None => Ok(None),
+        Some(n) if n > 0.0 => Ok(Some(n as u64)),
+        Some(_) => Err(format!("Provider {provider}, model {id}: invalid {what}")),
+    }
+}
+
+/// `modelFromJson`: a model from a definition, the provider config and a base model.
+pub fn model_from_definition(
+    provider: &str,
+    def: &ModelDefinition,
+    config: &ProviderConfig,
+    defaults: Option<&Model>,
+) -> Result<Model, String> {
+    let api = def
+        .api
+        .clone()
+        .or_else(|| config.api.clone())
+        .or_else(|| defaults.map(|d| d.api.clone()))
+        .ok_or_else(|| {
+            format!(
+                "Provider {provider}, model {}: no \"api\" specified. Set at provider or model level.",
+                def.id
+            )
+        })?;
+    let base_url = def
+        .base_url
+        .clone()
+        .or_else(|| config.base_url.clone())
+        .or_else(|| defaults.map(|d| d.base_url.clone()))
+        .ok_or_else(|| {
+            format!("Provider {provider}: \"baseUrl\" is required when defining custom models.")
+        })?;
+    let context_window = positive(def.context_window, "contextWindow", provider, &def.id)?;
+    let max_tokens = positive(def.max_tokens, "maxTokens", provider, &def.id)?;
+    Ok(Model {
+        id: def.id.clone(),
+        name: def.name.clone().unwrap_or_else(|| def.id.clone()),
+        api,
+        provider: provider.to_owned(),
+        base_url,
+        reasoning: def.reasoning.unwrap_or(false),
+        input: def.input.clone().unwrap_or_else(|| vec![InputKind::Text]),
+        cost: def.cost.clone().unwrap_or_default(),
+        context_window: context_window.unwrap_or(128_000),
+        max_tokens: max_tokens.unwrap_or(16_384),
+        thinking_level_map: def.thinking_level_map.clone(),
+        sampling_params: def.sampling_params.clone(),
+        headers: None,
+        compat: merge_compat(config.compat.as_ref(), def.compat.as_ref()),
+    })
+}
+
+/// `applyModelOverride`.
+pub fn apply_override(model: &Model, o: &ModelOverride) -> Model {
+    let mut m = model.clone();
+    if let Some(n) = &o.name {
+        m.name = n.clone();
+    }
+    if let Some(r) = o.reasoning {
+        m.reasoning = r;
+    }
+    if o.thinking_level_map.is_some() {
+        m.thinking_level_map = merge_maps(
+            model.thinking_level_map.as_ref(),
+            o.thinking_level_map.as_ref(),
+        );
+    }
+    if let Some(i) = &o.input {
+        m.input = i.clone();
+    }
+    if let Some(c) = &o.cost {
+        m.cost = ModelCost {
+            input: c.input.unwrap_or(model.cost.input),
+            output: c.output.unwrap_or(model.cost.output),
+            cache_read: c.cache_read.unwrap_or(model.cost.cache_read),
+            cache_write: c.cache_write.unwrap_or(model.cost.cache_write),
+            tiers: c.tiers.clone().or_else(|| model.cost.tiers.clone()),
+        };
+    }
+    if let Some(n) = o.context_window {
+        m.context_window = n.max(0.0) as u64;
+    }
+    if let Some(n) = o.max_tokens {
+        m.max_tokens = n.max(0.0) as u64;
+    }
+    if o.sampling_params.is_some() {
+        m.sampling_params = merge_maps(model.sampling_params.as_ref(), o.sampling_params.as_ref());
+    }
+    m.compat = merge_compat(model.compat.as_ref(), o.compat.as_ref());
+    m
+}
+
+fn find_defaults<'a>(models: &'a [Model], id: &str, api: Option<&str>) -> Option<&'a Model> {
+    models
+        .iter()
+        .find(|m| m.id == id)
+        .or_else(|| api.and_then(|a| models.iter().find(|m| m.api == a)))
+        .or_else(|| {
+            models
+                .iter()
+                .find(|m| m.api == pi_ai::api::OPENAI_COMPLETIONS)
+        })
+        .or_else(|| models.first())
+}
+
+/// `applyModelsJson` then the overrides: the provider's final model list.
+///
+/// Errors are the reference's structural messages (without the `Provider "<p>": ` prefix the
+/// registry adds).
+pub fn compose_provider_models(
+    provider: &str,
+    base: &[Model],
+    config: Option<&ProviderConfig>,
+) -> Result<Vec<Model>, String> {
+    let Some(config) = config else {
+        return Ok(base.to_vec());
+    };
+    if config.oauth.is_some() && config.base_url.is_none() {
+        return Err(format!(
+            "Provider {provider}: \"baseUrl\" is required when \"oauth\" is set."
+        ));
+    }
+    let has_overrides = config
+        .model_overrides
+        .as_ref()
+        .is_some_and(|m| !m.is_empty());
+    if config.models.as_ref().is_none_or(Vec::is_empty)
+        && config.base_url.is_none()
+        && config.headers.is_none()
+        && config.compat.is_none()
+        && !has_overrides
+        && config.api_key.is_none()
+        && config.oauth.is_none()
+        && config.auth_header.is_none()
+    {
+        return Err(format!(
+            "Provider {provider}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
+        ));
+    }
+    let mut models: Vec<Model> = base
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            if config.oauth.as_deref() != Some("radius")
+                && let Some(url) = &config.base_url
+            {
+                m.base_url = url.clone();
+            }
+            m.compat = merge_compat(m.compat.as_ref(), config.compat.as_ref());
+            m
+        })
+        .collect();
+    for def in config.models.iter().flatten() {
+        let api = def.api.as_deref().or(config.api.as_deref());
+        let defaults = find_defaults(&models, &def.id, api).cloned();
+        let model = model_from_definition(provider, def, config, defaults.as_ref())?;
+        match models.iter().position(|m| m.id == def.id) {
+            Some(i) => models[i] = model,
+            None => models.push(model),
+        }
+    }
+    if let Some(overrides) = &config.model_overrides {
+        for m in &mut models {
+            if let Some(v) = overrides.get(&m.id)
+                && let Ok(o) = serde_json::from_value::<ModelOverride>(v.clone())
+            {
+                *m = apply_override(m, &o);
+            }
+        }
+    }
+    Ok(models)
+}
+
+/// The configured (unresolved) headers for requests to `model`: provider headers, then the
+/// override's, then the model definition's (later wins).
+pub fn configured_headers(
+    config: Option<&ProviderConfig>,
+    model_id: &str,
+) -> Vec<(String, String)> {
+    let Some(config) = config else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut put = |map: Option<&Map<String, Value>>| {
+        for (k, v) in map.into_iter().flatten() {
+            if let Some(s) = v.as_str() {
+                out.retain(|(name, _)| name != k);
+                out.push((k.clone(), s.to_owned()));
+            }
+        }
+    };
+    put(config.headers.as_ref());
+    let override_headers = config
+        .model_overrides
+        .as_ref()
+        .and_then(|o| o.get(model_id))
+        .and_then(|v| v.get("headers"))
+        .and_then(Value::as_object);
+    put(override_headers);
+    let def_headers = config
+        .models
+        .iter()
+        .flatten()
+        .find(|d| d.id == model_id)
+        .and_then(|d| d.headers.as_ref());
+    put(def_headers);
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,220 @@
+//! The model registry: built-in catalog + `models.json`, and which providers have auth.
+//!
+//! Mirrors what pi-coding-agent 0.85.0 `ModelRuntime` / `ModelRegistry` expose to the CLI and
+//! the session: `getModels` (every model), `getAvailable` (models whose provider has configured
+//! auth), `getModel(provider, id)`, `hasConfiguredAuth(provider)` and per-request auth.
+//!
+//! Providers: the catalog's, in catalog order, then providers only `models.json` defines, in file
+//! order. A provider has auth when any of these holds, and its key is taken in this order:
+//! a run-time key (`--api-key`), a stored `auth.json` credential, the `models.json` `apiKey`
+//! (a `!command` always counts; a template counts when its variables are set), the provider's
+//! environment variable (pi-ai `getEnvApiKey`).
+
+use std::path::Path;
+
+use pi_ai::Model;
+
+use super::auth::AuthStorage;
+use super::models_json::{ModelsConfig, compose_provider_models, configured_headers};
+use super::paths::AgentPaths;
+use super::resolve_value::{
+    is_command_config_value, is_config_value_configured, resolve_config_value_or_throw,
+    resolve_headers_or_throw,
+};
+
+/// Key and headers for one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestAuth {
+    /// The API key, when the provider has one.
+    pub api_key: Option<String>,
+    /// Resolved configured headers (plus `Authorization` when `authHeader` is set).
+    pub headers: Vec<(String, String)>,
+}
+
+/// All models and their auth state.
+#[derive(Debug)]
+pub struct ModelRegistry {
+    models: Vec<Model>,
+    config: ModelsConfig,
+    auth: AuthStorage,
+    composition_errors: Vec<(String, String)>,
+    env: fn(&str) -> Option<String>,
+}
+
+fn process_env_key(provider: &str) -> Option<String> {
+    pi_ai::models::get_env_api_key(provider)
+}
+
+impl ModelRegistry {
+    /// Loads `models.json` and `auth.json` of an agent directory.
+    pub fn load(paths: &AgentPaths) -> Self {
+        let config = ModelsConfig::load(&paths.models());
+        let auth = AuthStorage::open(&paths.auth());
+        Self::new(config, auth)
+    }
+
+    /// Loads `models.json` from `path` with the given credentials.
+    pub fn with_models_file(path: &Path, auth: AuthStorage) -> Self {
+        Self::new(ModelsConfig::load(path), auth)
+    }
+
+    /// Builds the registry from a configuration and credentials.
+    pub fn new(config: ModelsConfig, auth: AuthStorage) -> Self {
+        let mut registry = ModelRegistry {
+            models: Vec::new(),
+            config,
+            auth,
+            composition_errors: Vec::new(),
+            env: process_env_key,
+        };
+        registry.rebuild();
+        registry
+    }
+
+    /// Replaces how provider environment keys are looked up (tests: an empty environment).
+    pub fn with_env_key_lookup(mut self, lookup: fn(&str) -> Option<String>) -> Self {
+        self.env = lookup;
+        self
+    }
+
+    fn rebuild(&mut self) {
+        self.models.clear();
+        self.composition_errors.clear();
+        let mut provider_ids: Vec<String> = pi_ai::models::builtin_providers()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        for (id, _) in &self.config.providers {
+            if !provider_ids.contains(id) {
+                provider_ids.push(id.clone());
+            }
+        }
+        for id in provider_ids {
+            let base: Vec<Model> = pi_ai::models::builtin_models_for(&id)
+                .into_iter()
+                .cloned()
+                .collect();
+            match compose_provider_models(&id, &base, self.config.provider(&id)) {
+                Ok(models) => self.models.extend(models),
+                Err(e) => {
+                    self.composition_errors.push((id.clone(), e));
+                    self.models.extend(base);
+                }
+            }
+        }
+    }
+
+    /// Every model (pi's `getModels` / `getAll`).
+    pub fn all(&self) -> &[Model] {
+        &self.models
+    }
+
+    /// Models whose provider has auth (pi's `getAvailable`).
+    pub fn available(&self) -> Vec<&Model> {
+        self.models
+            .iter()
+            .filter(|m| self.has_configured_auth(&m.provider))
+            .collect()
+    }
+
+    /// The model `provider/id` (exact).
+    pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+    }
+
+    /// Whether a provider has auth (see the module docs for the sources).
+    pub fn has_configured_auth(&self, provider: &str) -> bool {
+        if self.auth.runtime_api_key(provider).is_some() {
+            return true;
+        }
+        if self.auth.has_stored(provider) {
+            return true;
+        }
+        if let Some(key) = self
+            .config
+            .provider(provider)
+            .and_then(|c| c.api_key.as_deref())
+        {
+            return is_command_config_value(key) || is_config_value_configured(key, None);
+        }
+        (self.env)(provider).is_some()
+    }
+
+    /// The provider's API key (run-time, stored, `models.json`, environment).
+    ///
+    /// Errors: the resolver's text for a `models.json` key that fails, e.g.
+    /// `Failed to resolve API key for provider "p" from environment variable: X`.
+    pub fn api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        if let Some(k) = self.auth.runtime_api_key(provider) {
+            return Ok(Some(k.to_owned()));
+        }
+        if self.auth.has_stored(provider) {
+            return Ok(self.auth.stored_api_key(provider));
+        }
+        if let Some(raw) = self
+            .config
+            .provider(provider)
+            .and_then(|c| c.api_key.as_deref())
+        {
+            let description = format!("API key for provider \"{provider}\"");
+            return resolve_config_value_or_throw(raw, &description, None).map(Some);
+        }
+        Ok((self.env)(provider))
+    }
+
+    /// Key and headers for a request to `model`: configured headers resolved (uncached), and
+    /// `Authorization: Bearer <key>` when the provider sets `authHeader`.
+    ///
+    /// Errors: `No API key found for "<p>"` when `authHeader` needs a key there is none of;
+    /// the resolver's texts for keys and headers.
+    pub fn request_auth(&self, model: &Model) -> Result<RequestAuth, String> {
+        let api_key = self.api_key(&model.provider)?;
+        let config = self.config.provider(&model.provider);
+        let raw = configured_headers(config, &model.id);
+        let env = self.auth.stored_env(&model.provider);
+        let description = format!("model \"{}/{}\"", model.provider, model.id);
+        let mut headers =
+            resolve_headers_or_throw(&raw, &description, env.as_ref())?.unwrap_or_default();
+        if config.and_then(|c| c.auth_header).unwrap_or(false) {
+            let Some(key) = &api_key else {
+                return Err(format!("No API key found for \"{}\"", model.provider));
+            };
+            headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+            headers.push(("Authorization".to_owned(), format!("Bearer {key}")));
+        }
+        Ok(RequestAuth { api_key, headers })
+    }
+
+    /// The load and composition errors, joined by blank lines (pi's `getError`), e.g.
+    /// `Provider "x": Provider x: "baseUrl" is required when defining custom models.`
+    pub fn error(&self) -> Option<String> {
+        let mut errors: Vec<String> = Vec::new();
+        if let Some(e) = &self.config.error {
+            errors.push(e.clone());
+        }
+        for (p, e) in &self.composition_errors {
+            errors.push(format!("Provider \"{p}\": {e}"));
+        }
+        (!errors.is_empty()).then(|| errors.join("\n\n"))
+    }
+
+    /// The credentials.
+    pub fn auth(&self) -> &AuthStorage {
+        &self.auth
+    }
+
+    /// The credentials, mutably (`--api-key`, `/login`).
+    pub fn auth_mut(&mut self) -> &mut AuthStorage {
+        &mut self.auth
+    }
+
+    /// The `models.json` configuration.
+    pub fn config(&self) -> &ModelsConfig {
+        &self.config
+    }
+}
+
+#[cfg(test)]
+mod tests;
