@@ -35,7 +35,18 @@ pub(crate) fn decode_data(data: &str) -> Result<SseData, (String, Option<Value>)
     if data.is_empty() {
         return Ok(SseData::Skip);
     }
-    let value: Value = serde_json::from_str(data).map_err(|e| (json_error_text(data, &e), None))?;
+    let value: Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        // JavaScript accepts unpaired surrogate escapes (`"\ud83d"`); serde_json does not.
+        // Rust strings cannot hold them, so they are dropped, as pi's `sanitizeSurrogates`
+        // would drop them later.
+        Err(e) => match crate::transform::sanitize_json_surrogates(data) {
+            std::borrow::Cow::Owned(clean) => {
+                serde_json::from_str(&clean).map_err(|e| (json_error_text(&clean, &e), None))?
+            }
+            std::borrow::Cow::Borrowed(_) => return Err((json_error_text(data, &e), None)),
+        },
+    };
     if let Some(err) = value.get("error").filter(|e| truthy(e)) {
         return Err((api_error_message(None, Some(err), None), Some(err.clone())));
     }
@@ -385,6 +396,11 @@ mod tests {
     fn data_decoding_follows_the_sdk() {
         assert_eq!(decode_data("[DONE]"), Ok(SseData::Done));
         assert_eq!(decode_data(""), Ok(SseData::Skip));
+        // A lone surrogate escape is dropped, a pair kept.
+        assert_eq!(
+            decode_data(r#"{"c":"a\ud83db","d":"\ud83d\ude0a"}"#),
+            Ok(SseData::Json(serde_json::json!({"c": "ab", "d": "😊"})))
+        );
         assert_eq!(
             decode_data("{\"a\":"),
             Err(("Unexpected end of JSON input".to_owned(), None))
