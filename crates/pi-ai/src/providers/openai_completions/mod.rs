@@ -6,6 +6,16 @@
 //! detection), `request` (body building), `mapper` (stream mapping), `details` (OpenRouter
 //! `reasoning_details`), `sdk` (what the `openai` Node SDK does around pi, shared with
 //! `openai-responses`).
+//!
+//! Differences from pi 0.85.1, deliberate:
+//! - parallel tool calls that share a stream `index` but carry different ids stay separate
+//!   calls (BUG-04, Ollama); pi appends the second call to the first and loses it;
+//! - unpaired UTF-16 surrogate escapes in SSE JSON are dropped (Rust strings cannot hold them);
+//! - an SSE event without data is skipped (the SDK fails with `Unexpected end of JSON input`).
+//!
+//! Not supported (request side): OpenAI grammar (`custom`) tools — the mapper would need the
+//! request's tools to name the input property —, Kimi deferred tools (`deferredToolsMode`),
+//! GitHub Copilot's dynamic headers.
 
 pub mod compat;
 mod details;

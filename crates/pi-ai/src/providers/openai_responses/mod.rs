@@ -4,6 +4,10 @@
 //! Mirrors pi 0.85.1 `api/openai-responses.ts` and `api/openai-responses-shared.ts`
 //! (spec §3.3). Layout: `request` (body building and [`ResponsesCompat`]), `mapper` (stream
 //! mapping); the SDK behaviour is shared with `openai-completions`.
+//!
+//! Not supported: grammar (`custom`) tools and `custom_tool_call` items, deferred tools
+//! (`supportsAdditionalTools` / `supportsToolSearch`), a `serviceTier` option (a
+//! `service_tier` in `samplingParams` is sent and prices the response like pi's option).
 
 #[cfg(test)]
 mod http_tests;
