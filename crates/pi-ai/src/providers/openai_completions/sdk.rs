@@ -249,8 +249,8 @@ pub(crate) fn nullish<'a>(candidates: &[Option<&'a Value>]) -> Option<&'a Value>
     candidates.iter().flatten().copied().find(|v| !v.is_null())
 }
 
-/// pi's `getClientApiKey`: the key, or `"unused"` when the caller sends its own
-/// `authorization` / `cf-aig-authorization` header, else `No API key for provider: <p>`.
+/// pi's `getClientApiKey`: the key, or `"unused"` when the caller (or the model) sends its
+/// own `authorization` / `cf-aig-authorization` header, else `No API key for provider: <p>`.
 pub(crate) fn client_api_key(
     model: &Model,
     options: &StreamOptions,
@@ -259,9 +259,13 @@ pub(crate) fn client_api_key(
     if !api_key.is_empty() {
         return Ok(api_key.to_owned());
     }
+    // The caller's headers as pi checks them, and (as the registry's `stream_simple` does)
+    // the model's own headers.
     let has = |name: &str| {
         options.headers.iter().any(|(k, v)| {
             k.eq_ignore_ascii_case(name) && v.as_deref().is_some_and(|v| !v.trim().is_empty())
+        }) || model.headers.iter().flatten().any(|(k, v)| {
+            k.eq_ignore_ascii_case(name) && v.as_str().is_some_and(|v| !v.trim().is_empty())
         })
     };
     if has("authorization") || has("cf-aig-authorization") {
