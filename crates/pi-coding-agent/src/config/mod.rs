@@ -15,6 +15,7 @@ pub mod models_json;
 pub mod paths;
 pub mod registry;
 pub mod resolve_value;
+pub mod resources;
 pub mod settings;
 pub mod skills;
 pub mod system_prompt;
