@@ -25,6 +25,7 @@ pub mod auth;
 pub mod collate;
 pub mod context_files;
 pub mod frontmatter;
+pub mod js_json;
 pub mod list_models;
 pub mod lock;
 pub mod migrations;

@@ -24,6 +24,7 @@ use pi_ai::{InputKind, Model, ModelCost};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::text::{strip_bom, strip_json_comments};
 
 mod schema;
@@ -167,7 +168,7 @@ impl ModelsConfig {
             providers: Vec::new(),
             error: Some(format!("{error}\n\nFile: {}", path.display())),
         };
-        let value: Value = match serde_json::from_str(&cleaned) {
+        let value: Value = match parse_json(&cleaned) {
             Ok(v) => v,
             Err(e) => return fail(format!("Failed to parse models.json: {e}")),
         };
