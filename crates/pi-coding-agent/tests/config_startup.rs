@@ -104,3 +104,34 @@ fn fresh_machine_has_no_model_and_the_generic_no_key_text() {
             .starts_with("No API key found for anthropic.\n\n")
     );
 }
+
+fn five_env_keys(provider: &str) -> Option<String> {
+    matches!(
+        provider,
+        "openai" | "groq" | "openrouter" | "google" | "anthropic"
+    )
+    .then(|| "k".to_owned())
+}
+
+#[test]
+fn builtin_list_matches_the_reference() {
+    // Golden: the TS pi's `--list-models` with OPENAI, GROQ, OPENROUTER, GEMINI and ANTHROPIC
+    // keys set and no models.json.
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = AgentPaths::new(tmp.path().join("agent"));
+    let registry = ModelRegistry::load(&paths).with_env_key_lookup(five_env_keys);
+    let out = pi_coding_agent::config::list_models::list_models(&registry, None, Path::new("/d"));
+    let golden = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/config/list-models-builtin.txt"
+    ));
+    let ours: Vec<&str> = out.stdout.lines().collect();
+    let theirs: Vec<&str> = golden.lines().collect();
+    let missing: Vec<&&str> = theirs.iter().filter(|l| !ours.contains(l)).collect();
+    let extra: Vec<&&str> = ours.iter().filter(|l| !theirs.contains(l)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:#?}\nextra {extra:#?}"
+    );
+    assert_eq!(out.stdout, golden);
+}
