@@ -135,3 +135,30 @@ fn builtin_list_matches_the_reference() {
     );
     assert_eq!(out.stdout, golden);
 }
+
+fn groq_and_openai(provider: &str) -> Option<String> {
+    matches!(provider, "groq" | "openai").then(|| "k".to_owned())
+}
+
+#[test]
+fn provider_default_models_from_the_real_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = AgentPaths::new(tmp.path().join("agent"));
+    // openai comes before groq in the reference's priority list.
+    let registry = ModelRegistry::load(&paths).with_env_key_lookup(groq_and_openai);
+    let m = find_initial_model(&InitialModelOptions::default(), &registry)
+        .unwrap()
+        .model
+        .unwrap();
+    assert_eq!((m.provider.as_str(), m.id.as_str()), ("openai", "gpt-5.5"));
+    // A settings default with auth wins over provider defaults.
+    let opts = InitialModelOptions {
+        default_provider: Some("groq"),
+        default_model_id: Some("openai/gpt-oss-120b"),
+        default_thinking_level: Some(ModelThinkingLevel::Low),
+        ..Default::default()
+    };
+    let r = find_initial_model(&opts, &registry).unwrap();
+    assert_eq!(r.model.unwrap().provider, "groq");
+    assert_eq!(r.thinking_level, ModelThinkingLevel::Low);
+}
