@@ -529,3 +529,83 @@ async fn a_settled_parallel_tools_update_is_dropped_while_another_runs() {
     assert!(kept.lock().unwrap().is_some());
     assert!(!rec.kinds().contains(&"tool_execution_update"));
 }
+
+#[tokio::test]
+async fn a_message_end_listener_can_replace_the_message_everywhere() {
+    let script = Scripted::new(vec![
+        tool_reply(&[("1", "t", json!({}))]),
+        text_reply("final"),
+    ]);
+    let agent = agent_with(&script, vec![TestTool::new("t").arc()]);
+    let a = agent.clone();
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let r = Arc::clone(&refused);
+    agent.subscribe(move |e, _| {
+        if let AgentEvent::MessageEnd { message } = &*e {
+            match message.as_llm() {
+                Some(Message::User(_)) => {
+                    // A different role is refused.
+                    r.lock()
+                        .unwrap()
+                        .push(a.replace_ending_message(assistant("nope")));
+                    assert!(a.replace_ending_message(user("hi (redacted)")));
+                }
+                Some(Message::ToolResult(t)) => {
+                    let mut t = t.clone();
+                    t.content = vec![pi_ai::UserContent::text("rewritten by extension")];
+                    assert!(a.replace_ending_message(Message::ToolResult(t).into()));
+                }
+                Some(Message::Assistant(m)) if m.stop_reason == StopReason::Stop => {
+                    assert!(a.replace_ending_message(assistant("final (annotated)")));
+                }
+                _ => {}
+            }
+        }
+        async { Ok::<(), ListenerError>(()) }
+    });
+    let rec = Recorder::attach(&agent);
+    agent.prompt("hi").await.unwrap();
+    assert_eq!(*refused.lock().unwrap(), [false]);
+
+    let reqs = script.requests.lock().unwrap();
+    let Message::User(u) = &reqs[0].context.messages[0] else {
+        panic!()
+    };
+    assert_eq!(u.content.to_blocks()[0].as_text(), Some("hi (redacted)"));
+    let Message::ToolResult(t) = &reqs[1].context.messages[2] else {
+        panic!()
+    };
+    assert_eq!(t.content[0].as_text(), Some("rewritten by extension"));
+
+    let events = rec.events();
+    let AgentEvent::AgentEnd { messages } = &**events.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        messages,
+        &agent.messages(),
+        "agent_end and the transcript agree"
+    );
+    assert_eq!(user_text(&messages[0]).as_deref(), Some("hi (redacted)"));
+    let Some(Message::Assistant(last)) = messages[3].as_llm() else {
+        panic!()
+    };
+    assert_eq!(last.text(), "final (annotated)");
+    let turn_ends: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &**e {
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => Some((message.text(), tool_results.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        turn_ends[0].1[0].content[0].as_text(),
+        Some("rewritten by extension")
+    );
+    assert_eq!(turn_ends[1].0, "final (annotated)");
+    // Outside a run nothing is replaced.
+    assert!(!agent.replace_ending_message(user("late")));
+}

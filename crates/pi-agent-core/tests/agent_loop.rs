@@ -324,3 +324,102 @@ async fn a_failing_hook_surfaces_as_the_loop_error() {
     assert_eq!(err.message(), "auth store locked");
     assert_eq!(script.call_count(), 0);
 }
+
+#[tokio::test]
+async fn block_events_before_start_are_ignored() {
+    let stream_fn: pi_agent_core::StreamFn = Arc::new(|m, _, _| {
+        let partial =
+            pi_ai::PartialMessage::new(pi_ai::AssistantMessage::empty(&m.api, &m.provider, &m.id));
+        let mut done = partial.snapshot();
+        done.stop_reason = StopReason::Stop;
+        AssistantMessageEventStream::from_events(vec![
+            AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: "early".into(),
+                partial: partial.clone(),
+            },
+            AssistantMessageEvent::Start {
+                partial: partial.clone(),
+            },
+            AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: "late".into(),
+                partial,
+            },
+            AssistantMessageEvent::Done {
+                reason: StopReason::Stop,
+                message: done,
+            },
+        ])
+    });
+    let sink = Arc::new(Collect::default());
+    run_agent_loop(
+        vec![user("Hello")],
+        AgentContext::default(),
+        config(),
+        sink.clone(),
+        CancellationToken::new(),
+        stream_fn,
+    )
+    .await
+    .unwrap();
+    let deltas: Vec<String> = sink
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
+                ..
+            } => Some(delta.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["late"]);
+}
+
+#[tokio::test]
+async fn the_request_carries_system_prompt_tools_and_the_api_key_fallback() {
+    let script = Scripted::new(vec![text_reply("a"), text_reply("b")]);
+    let ctx = AgentContext {
+        system_prompt: "sys".into(),
+        tools: vec![TestTool::new("echo").arc()],
+        ..Default::default()
+    };
+    let mut cfg = config();
+    cfg.options.api_key = Some("fallback-key".into());
+    // An empty key from get_api_key falls back to options.api_key (pi: `||`).
+    cfg.get_api_key = Some(Arc::new(|_| Box::pin(async { Ok(Some(String::new())) })));
+    run_agent_loop(
+        vec![user("x")],
+        ctx.clone(),
+        cfg.clone(),
+        Arc::new(Collect::default()),
+        CancellationToken::new(),
+        script.stream_fn(),
+    )
+    .await
+    .unwrap();
+    cfg.get_api_key = Some(Arc::new(|p| {
+        Box::pin(async move { Ok(Some(format!("k-{p}"))) })
+    }));
+    run_agent_loop(
+        vec![user("y")],
+        ctx,
+        cfg,
+        Arc::new(Collect::default()),
+        CancellationToken::new(),
+        script.stream_fn(),
+    )
+    .await
+    .unwrap();
+    let reqs = script.requests.lock().unwrap();
+    assert_eq!(reqs[0].context.system_prompt.as_deref(), Some("sys"));
+    let tools = reqs[0].context.tools.as_ref().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "echo");
+    assert_eq!(tools[0].description, "test tool");
+    assert_eq!(reqs[0].api_key.as_deref(), Some("fallback-key"));
+    assert_eq!(reqs[1].api_key.as_deref(), Some("k-test-provider"));
+}

@@ -752,3 +752,53 @@ async fn a_delivery_failure_reaped_before_execute_returns_still_fails_the_run() 
     );
     assert_eq!(script.request_count(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn emission_points_are_barriers_for_preflight_and_results() {
+    // message_end(assistant) and tool_execution_start are fully delivered before preflight;
+    // tool_execution_end is fully delivered before the result message starts.
+    let log: Log = Arc::default();
+    let script = Scripted::new(vec![tool_reply(&[("1", "t", json!({}))]), text_reply("ok")]);
+    let agent = agent_with(&script, vec![TestTool::new("t").log(&log).arc()]);
+    let l = Arc::clone(&log);
+    agent.update_options(|o| {
+        o.before_tool_call = Some(Arc::new(move |_, _| {
+            push(&l, "before_tool_call");
+            Box::pin(async { Ok(None) })
+        }));
+    });
+    let l = Arc::clone(&log);
+    agent.subscribe(move |e, _| {
+        let l = Arc::clone(&l);
+        async move {
+            let name = match &*e {
+                AgentEvent::MessageEnd { message } if message.role() == "assistant" => {
+                    "assistant end"
+                }
+                AgentEvent::ToolExecutionStart { .. } => "tool start",
+                AgentEvent::ToolExecutionEnd { .. } => "tool end",
+                AgentEvent::MessageStart { message } if message.role() == "toolResult" => {
+                    "result start"
+                }
+                _ => return Ok(()),
+            };
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            push(&l, format!("{name} delivered"));
+            Ok(())
+        }
+    });
+    agent.prompt("go").await.unwrap();
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log[..6],
+        [
+            "assistant end delivered",
+            "tool start delivered",
+            "before_tool_call",
+            "exec 1 {}",
+            "done 1",
+            "tool end delivered",
+        ]
+    );
+    assert_eq!(log[6], "result start delivered");
+}

@@ -39,6 +39,17 @@ pub enum FinishError {
     NotAnObject,
 }
 
+/// pi's `parseJsonWithRepair` (used on whole SSE payloads): a strict parse, else a strict parse
+/// of the repaired text (only when repair changed it); `None` when both fail.
+pub fn parse_json_with_repair(text: &str) -> Option<Value> {
+    repair::strict_parse(text).or_else(|| {
+        let repaired = repair::repair_json(text);
+        (repaired != text)
+            .then(|| repair::strict_parse(&repaired))
+            .flatten()
+    })
+}
+
 /// `parseStreamingJson` as a map: the result when it is an object, else `{}` (a tool call's
 /// arguments are always an object; pi would pass a top-level array or scalar through).
 pub fn parse_streaming_json(text: &str) -> Map<String, Value> {

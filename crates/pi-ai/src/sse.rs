@@ -126,9 +126,13 @@ impl SseParser {
     }
 
     /// Ends the stream: an unterminated last line is processed as a line, then a pending event
-    /// that has data is dispatched into `out` (lenient: the spec would discard it; pi-rs keeps
-    /// what arrived and lets the wire mapper judge it). The parser is reset for a new stream,
-    /// except for [`Self::comments_seen`].
+    /// that has data is dispatched into `out`. The parser is reset for a new stream, except for
+    /// [`Self::comments_seen`].
+    ///
+    /// The spec discards a pending event at end of input instead. pi differs per wire API:
+    /// its own Anthropic splitter flushes like this method (`anthropic-messages.js`
+    /// `iterateSseMessages`), while the OpenAI SDK (Completions, Responses) and the Google SDK
+    /// discard it; to mirror those, drop the parser instead of calling `finish`.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);

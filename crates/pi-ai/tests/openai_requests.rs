@@ -3,10 +3,10 @@
 
 use pi_ai::providers::WireApi;
 use pi_ai::providers::openai_completions::{OpenAiCompletions, normalize_tool_call_id};
-use pi_ai::providers::openai_responses::{self, OpenAiResponses};
+use pi_ai::providers::openai_responses::OpenAiResponses;
 use pi_ai::types::{
     AssistantContent, AssistantMessage, CacheRetention, Context, ImageContent, InputKind, Message,
-    Model, StopReason, StreamOptions, TextContent, ThinkingContent, ThinkingLevel, Tool, ToolCall,
+    Model, StopReason, StreamOptions, ThinkingContent, ThinkingLevel, Tool, ToolCall,
     ToolResultMessage, UserContent, UserMessage, UserMessageContent,
 };
 use serde_json::{Value, json};
@@ -679,159 +679,101 @@ fn completions_tool_call_id_normalization() {
     assert_eq!(normalize_tool_call_id(&m, &"y".repeat(50)), "y".repeat(50));
 }
 
-// ---------------------------------------------------------------- Responses body
-
-fn resp(provider: &str, id: &str) -> Model {
-    model(
+#[test]
+fn strict_json_schema_tools() {
+    let tool = |strict: &str| Tool {
+        name: "write".into(),
+        description: "d".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}, "mode": {"type": "string"}},
+            "required": ["path"]}),
+        constrained_sampling: Some(json!({"type": "json_schema", "strict": strict})),
+    };
+    let strict_params = json!({"type": "object",
+        "properties": {"path": {"type": "string"}, "mode": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        "required": ["path", "mode"], "additionalProperties": false});
+    let mut c = ctx(vec![user("hi")]);
+    c.tools = Some(vec![tool("prefer")]);
+    let b = body(&OpenAiCompletions, &chat("x", "http://h/v1"), &c, &opts());
+    assert_eq!(b["tools"][0]["function"]["strict"], json!(true));
+    assert_eq!(b["tools"][0]["function"]["parameters"], strict_params);
+    // A host without strict support: `prefer` falls back, `require` fails the request.
+    let b = body(
+        &OpenAiCompletions,
+        &chat("nvidia", "http://h/v1"),
+        &c,
+        &opts(),
+    );
+    assert_eq!(b["tools"][0]["function"].get("strict"), None);
+    assert_eq!(
+        b["tools"][0]["function"]["parameters"]["required"],
+        json!(["path"])
+    );
+    c.tools = Some(vec![tool("require")]);
+    let err = OpenAiCompletions
+        .build_request(&chat("nvidia", "http://h/v1"), &c, &opts(), "k")
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "Tool \"write\" requires JSON-schema constrained sampling, but strict tools are unsupported."
+    );
+    // Responses: `strict` only with `compat.supportsStrictMode`.
+    let m = model(
         "openai-responses",
-        provider,
+        "openai",
         "https://api.openai.com/v1",
-        id,
-    )
+        "gpt-4o",
+    );
+    let err = OpenAiResponses
+        .build_request(&m, &c, &opts(), "k")
+        .unwrap_err();
+    assert!(err.ends_with("but strict tools are unsupported."), "{err}");
+    let m = with_compat(m, json!({"supportsStrictMode": true}));
+    let b = body(&OpenAiResponses, &m, &c, &opts());
+    assert_eq!(b["tools"][0]["strict"], json!(true));
+    assert_eq!(b["tools"][0]["parameters"], strict_params);
 }
 
 #[test]
-fn responses_standard_body_and_cache_key() {
-    let o = StreamOptions {
-        session_id: Some("sess".into()),
-        max_tokens: Some(5),
-        ..Default::default()
-    };
-    let b = body(
-        &OpenAiResponses,
-        &resp("openai", "gpt-4o"),
-        &ctx(vec![user("hi")]),
-        &o,
+fn completions_transform_rules_apply_to_history() {
+    let m = chat("x", "http://h/v1");
+    let other = model(
+        "openai-responses",
+        "openai",
+        "https://api.openai.com/v1",
+        "gpt-5",
     );
-    assert_eq!(
-        b,
-        json!({
-            "model": "gpt-4o",
-            "input": [{"role": "system", "content": "SYS"},
-                      {"role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
-            "stream": true,
-            "prompt_cache_key": "sess",
-            "store": false,
-            "max_output_tokens": 16
-        })
-    );
-    assert_eq!(
-        header(&OpenAiResponses, &resp("openai", "m"), &o, "session_id").as_deref(),
-        Some("sess")
-    );
-    let none = StreamOptions {
-        cache_retention: Some(CacheRetention::None),
-        ..o.clone()
-    };
-    let b = body(
-        &OpenAiResponses,
-        &resp("openai", "gpt-4o"),
-        &ctx(vec![user("hi")]),
-        &none,
-    );
-    assert_eq!(b.get("prompt_cache_key"), None);
-    let long = StreamOptions {
-        cache_retention: Some(CacheRetention::Long),
-        ..o
-    };
-    let b = body(
-        &OpenAiResponses,
-        &resp("openai", "gpt-4o"),
-        &ctx(vec![user("hi")]),
-        &long,
-    );
-    assert_eq!(b["prompt_cache_retention"], json!("24h"));
-}
-
-#[test]
-fn responses_reasoning_parameters() {
-    let mut m = resp("openai", "o3");
-    m.reasoning = true;
-    let high = StreamOptions {
-        reasoning: Some(ThinkingLevel::High),
-        ..Default::default()
-    };
-    let b = body(&OpenAiResponses, &m, &ctx(vec![user("hi")]), &high);
-    assert_eq!(b["reasoning"], json!({"effort": "high", "summary": "auto"}));
-    assert_eq!(b["include"], json!(["reasoning.encrypted_content"]));
-    assert_eq!(b["input"][0]["role"], json!("developer"));
-    let b = body(&OpenAiResponses, &m, &ctx(vec![user("hi")]), &opts());
-    assert_eq!(b["reasoning"], json!({"effort": "none"}));
-    assert_eq!(b.get("include"), None);
-    m.thinking_level_map = json!({"off": null}).as_object().cloned();
-    let b = body(&OpenAiResponses, &m, &ctx(vec![user("hi")]), &opts());
-    assert_eq!(b.get("reasoning"), None);
-}
-
-#[test]
-fn responses_message_conversion_and_ids() {
-    let m = resp("openai", "gpt-4o");
+    let mut failed = AssistantMessage::empty(&m.api, &m.provider, &m.id);
+    failed.stop_reason = StopReason::Error;
+    failed.content = vec![AssistantContent::text("half")];
     let c = ctx(vec![
         user("hi"),
         assistant(
-            &m,
+            &other,
             vec![
                 AssistantContent::Thinking(ThinkingContent {
-                    thinking: "t".into(),
-                    thinking_signature: Some(
-                        r#"{"type":"reasoning","id":"rs_1","summary":[]}"#.into(),
-                    ),
+                    thinking: "foreign thought".into(),
+                    thinking_signature: Some("{\"type\":\"reasoning\"}".into()),
                     redacted: None,
                 }),
-                AssistantContent::Text(TextContent {
-                    text: "a".into(),
-                    text_signature: Some(r#"{"v":1,"id":"msg_1","phase":"commentary"}"#.into()),
-                }),
-                AssistantContent::text("b"),
-                call("call_1|fc_1", "bash", json!({"command": "ls"})),
-                call("call_2|ctc_2", "bash", json!({})),
+                call("call_1|fc_abc", "ls", json!({})),
             ],
         ),
-        tool_result("call_1|fc_1", "bash", vec![UserContent::text("out")]),
+        tool_result("call_1|fc_abc", "ls", vec![UserContent::text("x")]),
+        Message::Assistant(failed),
+        user("next"),
     ]);
-    let b = body(&OpenAiResponses, &m, &c, &opts());
+    let b = body(&OpenAiCompletions, &m, &c, &opts());
     assert_eq!(
-        b["input"],
+        b["messages"],
         json!([
             {"role": "system", "content": "SYS"},
-            {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-            {"type": "reasoning", "id": "rs_1", "summary": []},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a", "annotations": []}],
-             "status": "completed", "id": "msg_1", "phase": "commentary"},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "b", "annotations": []}],
-             "status": "completed", "id": "msg_pi_1_1"},
-            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash", "arguments": "{\"command\":\"ls\"}"},
-            {"type": "function_call", "call_id": "call_2", "name": "bash", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "call_1", "output": "out"}
+            {"role": "user", "content": "hi"},
+            // Foreign thinking becomes text; the Responses id is normalized, also in the result.
+            {"role": "assistant", "content": "foreign thought", "tool_calls": [
+                {"id": "call_1_fc_abc", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+            {"role": "tool", "content": "x", "tool_call_id": "call_1_fc_abc"},
+            // The errored assistant message is not replayed.
+            {"role": "user", "content": "next"}
         ])
-    );
-    // Another model of the same provider: fc_ item ids are dropped.
-    let other = resp("openai", "gpt-5");
-    let b = body(&OpenAiResponses, &other, &c, &opts());
-    assert_eq!(b["input"][5].get("id"), None);
-}
-
-#[test]
-fn responses_tool_call_id_normalization() {
-    let m = resp("openai", "gpt-4o");
-    let same = AssistantMessage::empty("openai-responses", "openai", "gpt-4o");
-    let foreign = AssistantMessage::empty("anthropic-messages", "anthropic", "claude");
-    assert_eq!(
-        openai_responses::normalize_tool_call_id(&m, "call_1|fc_a+b", &same),
-        "call_1|fc_a_b"
-    );
-    assert_eq!(
-        openai_responses::normalize_tool_call_id(&m, "call_1|item", &same),
-        "call_1|fc_item"
-    );
-    let f = openai_responses::normalize_tool_call_id(&m, "call_1|item", &foreign);
-    assert!(
-        f.starts_with("call_1|fc_") && f.len() > "call_1|fc_".len(),
-        "{f}"
-    );
-    let other = resp("my-proxy", "gpt-4o");
-    assert_eq!(
-        openai_responses::normalize_tool_call_id(&other, "toolu_01|x__", &same),
-        "toolu_01_x"
     );
 }

@@ -103,6 +103,8 @@ struct Inner {
     follow_up: Mutex<PendingQueue>,
     run: Mutex<RunSlot>,
     idle: watch::Sender<(u64, bool)>,
+    /// The replacement installed by a `message_end` listener for the message being ended.
+    ending_replacement: Mutex<Option<AgentMessage>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,6 +128,7 @@ impl std::fmt::Debug for Agent {
 /// Clears the run when dropped (pi: `finishRun`), also when the run's future is dropped.
 struct RunGuard {
     inner: Arc<Inner>,
+    token: CancellationToken,
 }
 
 impl Drop for RunGuard {
@@ -152,11 +155,18 @@ struct AgentSink {
 
 impl EventSink for AgentSink {
     fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>> {
+        if matches!(event, AgentEvent::MessageEnd { .. }) {
+            *lock(&self.inner.ending_replacement) = None;
+        }
         lock(&self.inner.state).reduce(&event);
         let listeners = Arc::clone(&self.inner.listeners);
         let token = self.token.clone();
         let event = Arc::new(event);
         Box::pin(async move { listeners.deliver(event, &token).await })
+    }
+
+    fn take_message_end_replacement(&self) -> Option<AgentMessage> {
+        lock(&self.inner.ending_replacement).take()
     }
 }
 
@@ -173,6 +183,7 @@ impl Agent {
                 follow_up: Mutex::new(PendingQueue::default()),
                 run: Mutex::new(RunSlot { token: None }),
                 idle,
+                ending_replacement: Mutex::new(None),
             }),
         }
     }
@@ -247,6 +258,27 @@ impl Agent {
     /// The last run's assistant `errorMessage`, if any.
     pub fn error_message(&self) -> Option<String> {
         self.with_state(|s| s.error_message.clone())
+    }
+
+    /// Replaces the message whose `message_end` is being delivered; call it from a
+    /// `message_end` listener (the coding agent's extension `message_end` handler). The
+    /// transcript entry is replaced at once; the loop uses the replacement for its context,
+    /// `turn_end`, `agent_end` and later LLM calls (pi: the handler mutates the shared message
+    /// object in place). Returns `false` (and changes nothing) outside a run, with an empty
+    /// transcript, or when the role differs from the transcript's last message.
+    pub fn replace_ending_message(&self, message: AgentMessage) -> bool {
+        if self.signal().is_none() {
+            return false;
+        }
+        {
+            let mut s = lock(&self.inner.state);
+            match s.messages.last_mut() {
+                Some(last) if last.role() == message.role() => *last = message.clone(),
+                _ => return false,
+            }
+        }
+        *lock(&self.inner.ending_replacement) = Some(message);
+        true
     }
 
     // ----- listeners -----------------------------------------------------------------------
@@ -407,7 +439,7 @@ impl Agent {
             }
             Some(_) => {
                 let guard = self.begin_run(AgentError::AlreadyProcessingContinue)?;
-                let token = self.signal().unwrap_or_default();
+                let token = guard.token.clone();
                 let (context, config, sink, stream_fn) = self.prepare_run(&token, false);
                 check_continue(&context)?;
                 let fut = run_agent_loop_continue(
@@ -427,7 +459,8 @@ impl Agent {
         if run.token.is_some() {
             return Err(busy);
         }
-        run.token = Some(CancellationToken::new());
+        let token = CancellationToken::new();
+        run.token = Some(token.clone());
         drop(run);
         {
             let mut s = lock(&self.inner.state);
@@ -438,6 +471,7 @@ impl Agent {
         self.inner.idle.send_modify(|(_, active)| *active = true);
         Ok(RunGuard {
             inner: Arc::clone(&self.inner),
+            token,
         })
     }
 
@@ -447,7 +481,7 @@ impl Agent {
         messages: Vec<AgentMessage>,
         skip_initial_steering_poll: bool,
     ) -> Result<(), AgentError> {
-        let token = self.signal().unwrap_or_default();
+        let token = guard.token.clone();
         let (context, config, sink, stream_fn) =
             self.prepare_run(&token, skip_initial_steering_poll);
         let fut = run_agent_loop(

@@ -89,6 +89,13 @@ pub type MessageSourceFn = Arc<dyn Fn() -> Vec<AgentMessage> + Send + Sync>;
 pub trait EventSink: Send + Sync {
     /// Emits one event.
     fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>>;
+
+    /// After a `message_end` was delivered: the replacement a listener installed for that
+    /// message, if any (pi: a `message_end` handler mutating the message object in place, so
+    /// the loop's context, `turn_end`, `agent_end` and later LLM calls see the change).
+    fn take_message_end_replacement(&self) -> Option<AgentMessage> {
+        None
+    }
 }
 
 /// `{systemPrompt, messages, tools}`: the loop's working context.

@@ -39,16 +39,14 @@ pub async fn run_agent_loop(
 ) -> Result<Vec<AgentMessage>, HookError> {
     let mut new_messages = prompts.clone();
     let mut context = context;
+    let base = context.messages.len();
     context.messages.extend(prompts.iter().cloned());
     sink.emit(AgentEvent::AgentStart).await?;
     sink.emit(AgentEvent::TurnStart).await?;
-    for prompt in prompts {
-        sink.emit(AgentEvent::MessageStart {
-            message: prompt.clone(),
-        })
-        .await?;
-        sink.emit(AgentEvent::MessageEnd { message: prompt })
-            .await?;
+    for (i, prompt) in prompts.into_iter().enumerate() {
+        let message = emit_message(sink.as_ref(), prompt).await?;
+        context.messages[base + i] = message.clone();
+        new_messages[i] = message;
     }
     run_loop(
         Arc::new(context),
@@ -95,6 +93,23 @@ pub async fn run_agent_loop_continue(
     Ok(new_messages)
 }
 
+/// Emits `message_start` and `message_end` for `message`; returns it, or the replacement a
+/// `message_end` listener installed.
+pub(crate) async fn emit_message(
+    sink: &dyn EventSink,
+    message: AgentMessage,
+) -> Result<AgentMessage, HookError> {
+    sink.emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    })
+    .await?;
+    sink.emit(AgentEvent::MessageEnd {
+        message: message.clone(),
+    })
+    .await?;
+    Ok(sink.take_message_end_replacement().unwrap_or(message))
+}
+
 fn poll(source: &Option<MessageSourceFn>) -> Result<Vec<AgentMessage>, HookError> {
     match source {
         Some(f) => crate::error::guarded_sync(|| f()),
@@ -138,14 +153,7 @@ async fn run_loop(
             }
 
             for message in std::mem::take(&mut pending) {
-                sink.emit(AgentEvent::MessageStart {
-                    message: message.clone(),
-                })
-                .await?;
-                sink.emit(AgentEvent::MessageEnd {
-                    message: message.clone(),
-                })
-                .await?;
+                let message = emit_message(sink.as_ref(), message).await?;
                 Arc::make_mut(&mut context).messages.push(message.clone());
                 new_messages.push(message);
             }

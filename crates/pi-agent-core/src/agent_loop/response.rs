@@ -105,7 +105,8 @@ pub(crate) async fn stream_assistant_response(
     finish(context, sink, message, partial.is_some()).await
 }
 
-/// Appends the final message and emits `message_start` (if not yet sent) and `message_end`.
+/// Emits `message_start` (if not yet sent) and `message_end`, then appends the final
+/// message (or the assistant replacement a `message_end` listener installed) to the context.
 async fn finish(
     context: &mut Arc<AgentContext>,
     sink: &dyn EventSink,
@@ -113,7 +114,6 @@ async fn finish(
     started: bool,
 ) -> Result<AssistantMessage, HookError> {
     let agent_message: AgentMessage = Message::Assistant(message.clone()).into();
-    Arc::make_mut(context).messages.push(agent_message.clone());
     if !started {
         sink.emit(AgentEvent::MessageStart {
             message: agent_message.clone(),
@@ -121,8 +121,15 @@ async fn finish(
         .await?;
     }
     sink.emit(AgentEvent::MessageEnd {
-        message: agent_message,
+        message: agent_message.clone(),
     })
     .await?;
+    let (agent_message, message) = match sink.take_message_end_replacement() {
+        Some(AgentMessage::Llm(Message::Assistant(replaced))) => {
+            (Message::Assistant(replaced.clone()).into(), replaced)
+        }
+        _ => (agent_message, message),
+    };
+    Arc::make_mut(context).messages.push(agent_message);
     Ok(message)
 }

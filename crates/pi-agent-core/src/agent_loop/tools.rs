@@ -45,14 +45,18 @@ async fn emit_start(sink: &Arc<dyn EventSink>, call: &ToolCall) -> Result<(), Ho
     .await
 }
 
+/// Emits the result message's start/end; returns it or a `toolResult` replacement installed
+/// by a `message_end` listener.
 async fn emit_result_message(
     sink: &Arc<dyn EventSink>,
-    message: &ToolResultMessage,
-) -> Result<(), HookError> {
-    let m: crate::AgentMessage = Message::ToolResult(message.clone()).into();
-    sink.emit(AgentEvent::MessageStart { message: m.clone() })
-        .await?;
-    sink.emit(AgentEvent::MessageEnd { message: m }).await
+    message: ToolResultMessage,
+) -> Result<ToolResultMessage, HookError> {
+    let emitted =
+        super::emit_message(sink.as_ref(), Message::ToolResult(message.clone()).into()).await?;
+    Ok(match emitted {
+        crate::AgentMessage::Llm(Message::ToolResult(r)) => r,
+        _ => message,
+    })
 }
 
 /// Fails every call of a response that hit the output token limit (nothing executes).
@@ -69,8 +73,7 @@ pub(crate) async fn fail_truncated(
             is_error: true,
         };
         sink.emit(end_event(&f)).await?;
-        let message = tool_result_message(&f);
-        emit_result_message(sink, &message).await?;
+        let message = emit_result_message(sink, tool_result_message(&f)).await?;
         messages.push(message);
     }
     Ok(Batch {
@@ -125,8 +128,7 @@ async fn sequential_batch(
             }
         };
         sink.emit(end_event(&f)).await?;
-        let message = tool_result_message(&f);
-        emit_result_message(sink, &message).await?;
+        let message = emit_result_message(sink, tool_result_message(&f)).await?;
         finalized.push(f);
         messages.push(message);
         if signal.is_cancelled() {
@@ -194,8 +196,7 @@ async fn parallel_batch(
     // (3) Result messages in source order.
     let mut messages = Vec::with_capacity(finalized.len());
     for f in &finalized {
-        let message = tool_result_message(f);
-        emit_result_message(sink, &message).await?;
+        let message = emit_result_message(sink, tool_result_message(f)).await?;
         messages.push(message);
     }
     Ok(Batch {

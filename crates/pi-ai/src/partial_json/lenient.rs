@@ -39,6 +39,8 @@ pub(crate) fn partial_parse(text: &str) -> Parsed<Option<Value>> {
         text,
         i: 0,
         depth: 0,
+        last_backslash: last_index_of(text.as_bytes(), b'\\'),
+        last_e: last_index_of(text.as_bytes(), b'e'),
     };
     let value = parser.any()?;
     let is_js_null = value.is_null() && b"null".starts_with(&parser.s[..parser.s.len().min(4)]);
@@ -50,6 +52,10 @@ struct Lenient<'a> {
     text: &'a str,
     i: usize,
     depth: usize,
+    /// `lastIndexOf("\\")` of the whole text (constant, so computed once).
+    last_backslash: isize,
+    /// `lastIndexOf("e")` of the whole text.
+    last_e: isize,
 }
 
 /// JavaScript `substring(a, b)` on byte offsets: negative → 0, clamped, swapped if reversed.
@@ -164,7 +170,7 @@ impl Lenient<'_> {
             return Ok(s);
         }
         // An invalid (incomplete) escape: cut at the last backslash of the whole text.
-        let cut = js_substring(self.s, start as isize, last_index_of(self.s, b'\\'));
+        let cut = js_substring(self.s, start as isize, self.last_backslash);
         parse_string_literal(&[cut, b"\""].concat()).ok_or(Failed)
     }
 
@@ -222,7 +228,7 @@ impl Lenient<'_> {
                 return Err(Failed);
             }
             return parse_slice(self.s)
-                .or_else(|_| parse_slice(js_substring(self.s, 0, last_index_of(self.s, b'e'))));
+                .or_else(|_| parse_slice(js_substring(self.s, 0, self.last_e)));
         }
         let start = self.i;
         if self.byte() == Some(b'-') {
@@ -239,7 +245,7 @@ impl Lenient<'_> {
             if token == b"-" {
                 return Err(Failed);
             }
-            let cut = js_substring(self.s, start as isize, last_index_of(self.s, b'e'));
+            let cut = js_substring(self.s, start as isize, self.last_e);
             parse_slice(cut)
         })
     }

@@ -23,6 +23,11 @@
 //!    before `start` yield a lone `error`.
 //!
 //! Dropping the returned stream cancels the task and with it the HTTP request.
+//!
+//! Headers are sent as [`WireRequest::headers`] lists them (the wire API merges model and
+//! caller headers and honours deletions); a later duplicate (case-insensitive) replaces an
+//! earlier one, and `content-type: application/json` is added unless present. The body is
+//! written with [`crate::json`] (JavaScript number spelling).
 
 mod retry;
 #[cfg(test)]

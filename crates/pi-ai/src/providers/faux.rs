@@ -17,6 +17,10 @@
 //!   `error`/`aborted` message ends with `error`, `pending` with
 //!   `Faux response ended without a stop reason`, anything else with `done`.
 //!
+//! As a stream function: `move |model, context, options| faux.stream(&model, &context,
+//! options)`; or register it with [`super::registry::register_api_provider`] (it needs no
+//! API key).
+//!
 //! Character counts are JavaScript's (UTF-16 code units). Chunks never split a character
 //! (pi may split a surrogate pair; Rust strings cannot). Deferred requests
 //! (`fetchDeferred`) are not modelled: a scripted `deferred` message simply ends with

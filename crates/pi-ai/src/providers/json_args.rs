@@ -1,50 +1,88 @@
 //! Tool-argument JSON for the wire mappers: a per-call buffer of streamed fragments with a
 //! best-effort parse after each fragment and a final parse at the block's end, and pi's
-//! `parseJsonWithRepair` for whole SSE payloads.
+//! `parseJsonWithRepair` for whole SSE payloads with JavaScript-like error texts.
 //!
-//! Interim: until the shared `partial_json.rs` lands, the partial parse is a strict parse
-//! (an incomplete prefix yields `{}`); the final values of complete arguments are exact.
+//! Built on [`crate::partial_json`]: pushes cost O(fragment); the values equal pi's
+//! `parseStreamingJson` of the text so far.
 
 use serde_json::{Map, Value};
 
+use crate::partial_json::PartialJsonParser;
+
 /// Raw argument JSON of one streamed tool call.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct ArgumentBuffer {
-    raw: String,
+    parser: PartialJsonParser,
 }
 
 impl ArgumentBuffer {
     /// Appends a raw fragment.
     pub fn push(&mut self, fragment: &str) {
-        self.raw.push_str(fragment);
+        self.parser.push(fragment);
     }
 
     /// Best-effort arguments of the JSON received so far (`{}` when nothing parses).
     pub fn parse_partial(&self) -> Map<String, Value> {
-        parse_object(&self.raw)
+        self.parser.value()
     }
 
-    /// The final arguments (`{}` when empty or not an object).
+    /// The final arguments as pi keeps them in the message: its lenient `parseStreamingJson`
+    /// of the whole text (`{}` when empty). The strict check
+    /// ([`PartialJsonParser::finish`]) is the caller's to make before executing a call.
     pub fn parse_final(self) -> Map<String, Value> {
-        parse_object(&self.raw)
+        self.parser.value()
     }
 }
 
-fn parse_object(raw: &str) -> Map<String, Value> {
-    if raw.trim().is_empty() {
-        return Map::new();
-    }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    }
-}
-
-/// Parses a complete JSON payload; `Err` carries the parser's message (`Unexpected end of
-/// JSON input` for empty input, as JavaScript's `JSON.parse` says).
+/// `parseJsonWithRepair`; `Err` carries a message in the spirit of JavaScript's `JSON.parse`
+/// (`Unexpected end of JSON input` for empty or truncated input).
 pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, String> {
-    if data.trim().is_empty() {
-        return Err("Unexpected end of JSON input".into());
+    if let Some(v) = crate::partial_json::parse_json_with_repair(data) {
+        return Ok(v);
     }
-    serde_json::from_str(data).map_err(|e| e.to_string())
+    match serde_json::from_str::<Value>(data) {
+        Err(e) if e.is_eof() => Err("Unexpected end of JSON input".into()),
+        Err(e) => Err(e.to_string()),
+        // Parsed after all (cannot happen: the strict parse above failed).
+        Ok(_) => Err("Unexpected token in JSON".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn partial_then_final_arguments() {
+        let mut b = ArgumentBuffer::default();
+        assert!(b.parse_partial().is_empty());
+        b.push(r#"{"path":"a.t"#);
+        assert_eq!(b.parse_partial().get("path"), Some(&json!("a.t")));
+        b.push(r#"xt","n":[1,"#);
+        assert_eq!(b.parse_partial().get("n"), Some(&json!([1])));
+        b.push("2]}");
+        let args = b.parse_final();
+        assert_eq!(Value::Object(args), json!({"path": "a.txt", "n": [1, 2]}));
+        assert!(ArgumentBuffer::default().parse_final().is_empty());
+    }
+
+    #[test]
+    fn whole_payloads_are_repaired_or_rejected() {
+        assert_eq!(parse_json_with_repair(r#"{"a":1}   "#), Ok(json!({"a": 1})));
+        // A raw newline inside a string is escaped by the repair.
+        assert_eq!(
+            parse_json_with_repair("{\"t\":\"a\nb\"}"),
+            Ok(json!({"t": "a\nb"}))
+        );
+        assert_eq!(
+            parse_json_with_repair(""),
+            Err("Unexpected end of JSON input".into())
+        );
+        assert_eq!(
+            parse_json_with_repair("{\"a\":"),
+            Err("Unexpected end of JSON input".into())
+        );
+        assert!(parse_json_with_repair("{nope}").is_err());
+    }
 }

@@ -103,9 +103,10 @@ mod json_args;
 pub mod request_headers;
 pub mod simple_options;
 mod tool_ids;
-mod transform_compat;
 
 pub use anthropic::{AnthropicMessages, anthropic};
 pub use google::{GoogleGenerativeAi, google};
 pub mod openai_completions;
 pub mod openai_responses;
+pub use openai_completions::{OpenAiCompletions, openai_completions};
+pub use openai_responses::{OpenAiResponses, openai_responses};

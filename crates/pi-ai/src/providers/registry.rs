@@ -68,7 +68,12 @@ impl ApiProvider for WireProvider {
 /// The wire APIs pi-rs ships, registered on first use of the registry. Each wire-API module
 /// adds its line here, e.g. `Arc::new(super::anthropic::AnthropicMessages)`.
 fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
-    vec![]
+    vec![
+        Arc::new(super::anthropic::AnthropicMessages),
+        Arc::new(super::google::GoogleGenerativeAi),
+        super::openai_completions::openai_completions(),
+        super::openai_responses::openai_responses(),
+    ]
 }
 
 type Registry = HashMap<String, Arc<dyn ApiProvider>>;

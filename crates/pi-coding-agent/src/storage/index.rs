@@ -1,29 +1,20 @@
 //! Cheap indexing of session lines: just enough of each entry to build the tree.
 //!
-//! Resuming a large session must not materialize every message. Each line is checked as JSON
-//! and only `type`, `id` and `parentId` are kept; full entries are read back from the file by
-//! offset when the context or a caller needs them.
+//! Resuming a large session must not materialize every message. Each line gets a structural
+//! JSON check (an object whose strings are closed and whose brackets balance, with nothing
+//! after it — what a torn or cut write breaks) and only the top-level `type`, `id` and
+//! `parentId` are extracted. Strings are skipped with `memchr`, so the scan runs at memory
+//! speed on the long texts sessions are made of. Full entries are parsed (and fully
+//! validated) when the context or a caller reads them back.
 
-use std::borrow::Cow;
-
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(rename = "parentId", borrow, default)]
-    parent_id: Option<Cow<'a, str>>,
-}
+use memchr::memchr2;
 
 /// What one line is.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ProbedLine {
     /// Blank (only whitespace).
     Blank,
-    /// Not a JSON object (torn, corrupt) — the parser's message.
+    /// Not a complete JSON object (torn, corrupt): why.
     Corrupt(String),
     /// The session header (`type: "session"` with a string `id`).
     Header,
@@ -40,23 +31,189 @@ pub enum ProbedLine {
     NotAnEntry,
 }
 
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+type R<T> = Result<T, &'static str>;
+
+impl<'a> Scan<'a> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\r' | b'\n') {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn expect(&mut self, c: u8, what: &'static str) -> R<()> {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(what)
+        }
+    }
+
+    /// At a `"`: skips the string; returns its raw contents and whether it has escapes.
+    fn string(&mut self) -> R<(&'a [u8], bool)> {
+        self.expect(b'"', "expected a string")?;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            let rest = &self.b[self.i..];
+            match memchr2(b'"', b'\\', rest) {
+                None => return Err("unterminated string"),
+                Some(k) if rest[k] == b'\\' => {
+                    escaped = true;
+                    self.i += k + 2;
+                    if self.i > self.b.len() {
+                        return Err("unterminated string");
+                    }
+                }
+                Some(k) => {
+                    let s = &self.b[start..self.i + k];
+                    self.i += k + 1;
+                    return Ok((s, escaped));
+                }
+            }
+        }
+    }
+
+    /// Skips any value, checking that brackets match and strings close.
+    fn value(&mut self) -> R<()> {
+        let mut stack: Vec<u8> = Vec::new();
+        loop {
+            self.ws();
+            match self.peek() {
+                None => return Err("unexpected end of line"),
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(c @ (b'{' | b'[')) => {
+                    stack.push(if c == b'{' { b'}' } else { b']' });
+                    self.i += 1;
+                    continue;
+                }
+                Some(c @ (b'}' | b']')) => {
+                    if stack.pop() != Some(c) {
+                        return Err("mismatched bracket");
+                    }
+                    self.i += 1;
+                }
+                Some(b',' | b':') if !stack.is_empty() => {
+                    self.i += 1;
+                    continue;
+                }
+                Some(_) => {
+                    let start = self.i;
+                    while let Some(c) = self.peek() {
+                        if matches!(
+                            c,
+                            b',' | b'}'
+                                | b']'
+                                | b':'
+                                | b'"'
+                                | b'{'
+                                | b'['
+                                | b' '
+                                | b'\t'
+                                | b'\r'
+                                | b'\n'
+                        ) {
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                    if self.i == start {
+                        return Err("unexpected character");
+                    }
+                }
+            }
+            if stack.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn decode(raw: &[u8], escaped: bool) -> Option<String> {
+    if escaped {
+        let mut quoted = Vec::with_capacity(raw.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(raw);
+        quoted.push(b'"');
+        serde_json::from_slice::<String>(&quoted).ok()
+    } else {
+        std::str::from_utf8(raw).ok().map(str::to_owned)
+    }
+}
+
+fn probe(line: &[u8]) -> R<ProbedLine> {
+    let mut s = Scan { b: line, i: 0 };
+    s.ws();
+    if s.peek().is_none() {
+        return Ok(ProbedLine::Blank);
+    }
+    s.expect(b'{', "not a JSON object")?;
+    let mut kind = None;
+    let mut id = None;
+    let mut parent = None;
+    s.ws();
+    if s.peek() == Some(b'}') {
+        s.i += 1;
+    } else {
+        loop {
+            s.ws();
+            let (key, _) = s.string()?;
+            s.ws();
+            s.expect(b':', "expected ':'")?;
+            s.ws();
+            let slot = match key {
+                b"type" => Some(&mut kind),
+                b"id" => Some(&mut id),
+                b"parentId" => Some(&mut parent),
+                _ => None,
+            };
+            match (slot, s.peek()) {
+                (Some(slot), Some(b'"')) => {
+                    let (raw, esc) = s.string()?;
+                    *slot = Some(decode(raw, esc).ok_or("invalid string")?);
+                }
+                _ => s.value()?,
+            }
+            s.ws();
+            match s.peek() {
+                Some(b',') => s.i += 1,
+                Some(b'}') => {
+                    s.i += 1;
+                    break;
+                }
+                _ => return Err("expected ',' or '}'"),
+            }
+        }
+    }
+    s.ws();
+    if s.i != line.len() {
+        return Err("trailing characters");
+    }
+    Ok(match (kind, id) {
+        (Some(k), Some(_)) if k == "session" => ProbedLine::Header,
+        (Some(kind), Some(id)) => ProbedLine::Entry {
+            kind,
+            id,
+            parent_id: parent,
+        },
+        _ => ProbedLine::NotAnEntry,
+    })
+}
+
 /// Classifies one line (without its trailing newline).
 pub fn probe_line(line: &[u8]) -> ProbedLine {
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return ProbedLine::Blank;
-    }
-    match serde_json::from_slice::<Probe<'_>>(line) {
-        Err(e) => ProbedLine::Corrupt(e.to_string()),
-        Ok(p) => match (p.kind, p.id) {
-            (Some(k), Some(_)) if k == "session" => ProbedLine::Header,
-            (Some(k), Some(id)) => ProbedLine::Entry {
-                kind: k.into_owned(),
-                id: id.into_owned(),
-                parent_id: p.parent_id.map(Cow::into_owned),
-            },
-            _ => ProbedLine::NotAnEntry,
-        },
-    }
+    probe(line).unwrap_or_else(|why| ProbedLine::Corrupt(why.to_owned()))
 }
 
 #[cfg(test)]
@@ -75,7 +232,7 @@ mod tests {
             ProbedLine::Header
         );
         assert_eq!(
-            probe_line(br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi\"x","timestamp":1}}"#),
+            probe_line(br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi\"x}","timestamp":1}}"#),
             ProbedLine::Entry { kind: "message".into(), id: "a1".into(), parent_id: None }
         );
         assert_eq!(
@@ -86,17 +243,60 @@ mod tests {
                 parent_id: Some("a1".into())
             }
         );
-        assert_eq!(
-            probe_line(b"[1,2]"),
-            ProbedLine::Corrupt(probe_err(b"[1,2]"))
-        );
+        assert!(matches!(probe_line(b"[1,2]"), ProbedLine::Corrupt(_)));
         assert_eq!(probe_line(b"{\"x\":1}"), ProbedLine::NotAnEntry);
+        assert_eq!(probe_line(b"{}"), ProbedLine::NotAnEntry);
     }
 
-    fn probe_err(b: &[u8]) -> String {
-        serde_json::from_slice::<Probe<'_>>(b)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default()
+    #[test]
+    fn torn_lines_are_corrupt() {
+        let full = br#"{"type":"message","id":"a5","parentId":"a3","timestamp":"t","message":{"role":"toolResult","content":[{"type":"text","text":"x"}],"isError":false}}"#;
+        assert!(matches!(probe_line(full), ProbedLine::Entry { .. }));
+        for cut in 1..full.len() {
+            assert!(
+                matches!(probe_line(&full[..cut]), ProbedLine::Corrupt(_)),
+                "prefix of {cut} bytes accepted"
+            );
+        }
+        assert!(matches!(
+            probe_line(&[full.as_slice(), b"x"].concat()),
+            ProbedLine::Corrupt(_)
+        ));
+        assert!(matches!(
+            probe_line(br#"{"type":"a","id":"b"}{"#),
+            ProbedLine::Corrupt(_)
+        ));
+        assert!(matches!(
+            probe_line(br#"{"type":"a","id":"b","x":[1}"#),
+            ProbedLine::Corrupt(_)
+        ));
+    }
+
+    #[test]
+    fn agrees_with_serde_on_valid_lines() {
+        let lines: [&[u8]; 4] = [
+            br#"{"id":"z","type":"custom","data":{"a":[1,2,{"b":"]}"}]},"parentId":"y"}"#,
+            br#" {"type" : "x" , "id" : "i\n\"d" } "#,
+            br#"{"type":"x","id":"y","n":-1.5e10,"t":true,"f":false,"z":null}"#,
+            "{\"type\":\"x\",\"id\":\"y\",\"parentId\":\"p\",\"s\":\"é\\u00e9\"}".as_bytes(),
+        ];
+        for l in lines {
+            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+            match probe_line(l) {
+                ProbedLine::Entry {
+                    kind,
+                    id,
+                    parent_id,
+                } => {
+                    assert_eq!(v["type"], kind.as_str());
+                    assert_eq!(v["id"], id.as_str());
+                    assert_eq!(
+                        v.get("parentId").and_then(|p| p.as_str()),
+                        parent_id.as_deref()
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

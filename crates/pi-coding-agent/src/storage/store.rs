@@ -76,11 +76,47 @@ enum Loc {
     Memory(Arc<SessionEntry>),
 }
 
+/// An entry's type, interned (most sessions hold only a handful of kinds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Known(&'static str),
+    Other(Box<str>),
+}
+
+const KNOWN_KINDS: [&str; 9] = [
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
+impl Kind {
+    fn new(s: &str) -> Self {
+        match KNOWN_KINDS.iter().find(|k| **k == s) {
+            Some(k) => Kind::Known(k),
+            None => Kind::Other(s.into()),
+        }
+    }
+    fn as_str(&self) -> &str {
+        match self {
+            Kind::Known(k) => k,
+            Kind::Other(s) => s,
+        }
+    }
+}
+
+/// What the index keeps per entry: about 48 bytes plus the id.
 #[derive(Clone, Debug)]
 struct Slot {
-    id: String,
-    parent: Option<String>,
-    kind: String,
+    id: Box<str>,
+    /// Position of the parent entry; `None` for roots, orphans and self-parents.
+    parent: Option<u32>,
+    kind: Kind,
     loc: Loc,
 }
 
@@ -108,7 +144,7 @@ pub struct SessionStore {
     /// Where `Loc::File` entries are read from (kept open: a deleted file stays readable).
     source: Option<File>,
     slots: Vec<Slot>,
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<Box<str>, u32>,
     leaf: Option<usize>,
     backing: Backing,
     warnings: Vec<String>,
@@ -182,7 +218,7 @@ impl SessionStore {
         let file = File::open(path).map_err(io_err(path))?;
         let mut reader = BufReader::with_capacity(1 << 16, &file);
         let mut header: Option<SessionHeader> = None;
-        let mut slots: Vec<Slot> = Vec::new();
+        let mut slots: Vec<(String, Option<String>, Kind, Loc)> = Vec::new();
         let mut warnings = Vec::new();
         let mut offset = 0u64;
         let mut line = Vec::with_capacity(4096);
@@ -238,15 +274,15 @@ impl SessionStore {
                     kind,
                     id,
                     parent_id,
-                } => slots.push(Slot {
+                } => slots.push((
                     id,
-                    parent: parent_id,
-                    kind,
-                    loc: Loc::File {
+                    parent_id,
+                    Kind::new(&kind),
+                    Loc::File {
                         offset: start,
                         len: body.len() as u32,
                     },
-                }),
+                )),
                 ProbedLine::NotAnEntry => warnings.push(format!(
                     "{}:{line_no}: skipped a record that is not a session entry",
                     path.display()
@@ -259,8 +295,10 @@ impl SessionStore {
         let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
         store.source = Some(file.try_clone().map_err(io_err(path))?);
         store.warnings = warnings;
-        for slot in slots {
-            store.push_slot(slot);
+        store.slots.reserve(slots.len());
+        store.by_id.reserve(slots.len());
+        for (id, parent, kind, loc) in slots {
+            store.push_slot(&id, parent.as_deref(), kind, loc);
         }
         if let Some(records) = legacy {
             let entries = migrate::migrate(records, store.header.version);
@@ -289,11 +327,17 @@ impl SessionStore {
         Ok(store)
     }
 
-    fn push_slot(&mut self, slot: Slot) {
+    fn push_slot(&mut self, id: &str, parent_id: Option<&str>, kind: Kind, loc: Loc) {
         let idx = self.slots.len();
+        let parent = parent_id.and_then(|p| self.by_id.get(p).copied());
         // A duplicate id (a torn line rewritten in full) points at the newest copy.
-        self.by_id.insert(slot.id.clone(), idx);
-        self.slots.push(slot);
+        self.by_id.insert(id.into(), idx as u32);
+        self.slots.push(Slot {
+            id: id.into(),
+            parent,
+            kind,
+            loc,
+        });
         self.leaf = Some(idx);
     }
 
@@ -334,7 +378,7 @@ impl SessionStore {
 
     /// The current leaf's id (`None`: the next append is a root).
     pub fn leaf_id(&self) -> Option<&str> {
-        self.leaf.map(|i| self.slots[i].id.as_str())
+        self.leaf.map(|i| &*self.slots[i].id)
     }
 
     /// Whether an entry with this id exists.
@@ -344,20 +388,26 @@ impl SessionStore {
 
     /// `(id, parentId, type)` of every entry in file order.
     pub fn index(&self) -> impl Iterator<Item = (&str, Option<&str>, &str)> {
-        self.slots
-            .iter()
-            .map(|s| (s.id.as_str(), s.parent.as_deref(), s.kind.as_str()))
+        self.slots.iter().map(|s| {
+            (
+                &*s.id,
+                s.parent.map(|p| &*self.slots[p as usize].id),
+                s.kind.as_str(),
+            )
+        })
     }
 
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        self.by_id.get(id).map(|&i| i as usize)
     }
 
     pub(crate) fn parent_position(&self, idx: usize) -> Option<usize> {
-        let parent = self.slots[idx].parent.as_deref()?;
-        let p = self.position(parent)?;
-        // Self-parented or forward references are treated as roots.
-        (p != idx).then_some(p)
+        // Parents are resolved when an entry is indexed: a parent that is missing, or only
+        // appears later in the file, makes the entry a root (an orphan).
+        self.slots[idx]
+            .parent
+            .map(|p| p as usize)
+            .filter(|&p| p != idx)
     }
 
     pub(crate) fn leaf_position(&self) -> Option<usize> {
@@ -369,7 +419,7 @@ impl SessionStore {
     }
 
     pub(crate) fn kind_at(&self, idx: usize) -> &str {
-        &self.slots[idx].kind
+        self.slots[idx].kind.as_str()
     }
 
     /// The entry with this id.
@@ -449,12 +499,12 @@ impl SessionStore {
         let is_checkpoint = is_assistant || matches!(entry.kind, EntryKind::Compaction { .. });
         let line = entry.to_line();
         let entry = Arc::new(entry);
-        self.push_slot(Slot {
-            id: entry.id.clone(),
-            parent: entry.parent_id.clone(),
-            kind: entry.kind.type_name().to_owned(),
-            loc: Loc::Memory(entry),
-        });
+        self.push_slot(
+            &entry.id,
+            entry.parent_id.as_deref(),
+            Kind::new(entry.kind.type_name()),
+            Loc::Memory(entry.clone()),
+        );
         match self.backing {
             Backing::InMemory => Ok(()),
             Backing::Deferred if is_assistant => self.materialize(),
@@ -653,12 +703,13 @@ impl SessionStore {
         self.by_id.clear();
         self.leaf = None;
         for e in entries {
-            self.push_slot(Slot {
-                id: e.id.clone(),
-                parent: e.parent_id.clone(),
-                kind: e.kind.type_name().to_owned(),
-                loc: Loc::Memory(Arc::new(e)),
-            });
+            let e = Arc::new(e);
+            self.push_slot(
+                &e.id,
+                e.parent_id.as_deref(),
+                Kind::new(e.kind.type_name()),
+                Loc::Memory(e.clone()),
+            );
         }
     }
 }

@@ -8,11 +8,14 @@
 pub mod bash;
 pub mod edit;
 pub mod file_mutex;
+pub mod find;
 pub mod fs_error;
+pub mod grep;
 pub mod image;
 pub mod ls;
 pub mod path;
 pub mod read;
+pub(crate) mod search;
 pub mod truncate;
 pub mod write;
 

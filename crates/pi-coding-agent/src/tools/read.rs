@@ -213,7 +213,7 @@ pub fn read_text(
     let display_start = start + 1;
     let (selected, user_limited) = match limit {
         Some(l) => {
-            let end = (start + l.trunc() as i64).min(total);
+            let end = start.saturating_add(l.trunc() as i64).min(total);
             let slice = if end > start {
                 &lines[start as usize..end as usize]
             } else {
@@ -352,6 +352,15 @@ mod tests {
         );
         let r = read_text(&text, "f", Some(51.0), None).unwrap();
         assert!(text_of(&r).starts_with("Line 51\n") && text_of(&r).ends_with("Line 100"));
+        // Extreme numbers neither overflow nor panic.
+        assert_eq!(
+            text_of(&read_text("a\nb", "f", None, Some(1e300)).unwrap()),
+            "a\nb"
+        );
+        assert_eq!(
+            read_text("a", "f", Some(1e300), None).unwrap_err().0,
+            "Offset 1e+300 is beyond end of file (1 lines total)"
+        );
         // offset 0 means the start, as in pi.
         assert_eq!(
             text_of(&read_text("a\nb", "f", Some(0.0), None).unwrap()),

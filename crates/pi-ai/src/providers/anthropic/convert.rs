@@ -10,9 +10,10 @@ use super::compat::Compat;
 use super::oauth::to_claude_code_name;
 use crate::providers::constrained::{resolve_strict, tool_parameters};
 use crate::providers::tool_ids::sanitize_tool_call_id;
-use crate::providers::transform_compat::transform_messages;
+use crate::transform::transform_messages;
 use crate::types::{
-    AssistantContent, Message, Model, Tool, ToolResultMessage, UserContent, UserMessageContent,
+    AssistantContent, AssistantMessage, Message, Model, Tool, ToolResultMessage, UserContent,
+    UserMessageContent,
 };
 
 /// The `cache_control` marker: `{type:"ephemeral"}`, plus `ttl:"1h"` when `long`.
@@ -140,26 +141,54 @@ fn convert_tool_result(msg: &ToolResultMessage) -> Value {
     })
 }
 
+/// Managed-effort models (`compat.supportsMidConvoEffort`): the model's provider and the
+/// effort of this request.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ManagedEffort<'a> {
+    /// Assistant messages of this provider (and API) replay their recorded effort.
+    pub provider: &'a str,
+    /// The effort of the new turn.
+    pub active: &'a str,
+}
+
 /// The `messages` array: the transformed history converted, consecutive tool results merged
 /// into one user message, and the cache marker on the last block of a final user message.
+/// For managed-effort models every replayed assistant message with a recorded effort is
+/// preceded by `{role:"system", content:[], output_config:{effort}}`, and one such message
+/// with the active effort closes the list.
 pub(super) fn convert_messages(
     model: &Model,
     messages: &[Message],
     cache: Option<&CacheControl>,
     compat: &Compat,
     oauth: bool,
+    managed: Option<ManagedEffort<'_>>,
 ) -> Vec<Value> {
-    let transformed = transform_messages(messages, model, &sanitize_tool_call_id);
+    let normalize = |id: &str, _: &Model, _: &AssistantMessage| sanitize_tool_call_id(id);
+    let transformed = transform_messages(messages, model, Some(&normalize));
     let mut out: Vec<Value> = Vec::with_capacity(transformed.len());
+    let mut levels: Vec<(usize, String)> = Vec::new();
     let mut i = 0;
     while i < transformed.len() {
         match &transformed[i] {
             Message::User(u) => out.extend(convert_user(&u.content)),
-            Message::Assistant(a) => out.extend(convert_assistant(
-                &a.content,
-                compat.allow_empty_signature,
-                oauth,
-            )),
+            Message::Assistant(a) => {
+                if let Some(converted) =
+                    convert_assistant(&a.content, compat.allow_empty_signature, oauth)
+                {
+                    let level = a
+                        .provider_thinking_level
+                        .as_deref()
+                        .filter(|l| matches!(*l, "low" | "medium" | "high" | "xhigh" | "max"));
+                    if let (Some(m), Some(level)) = (managed, level)
+                        && a.api == "anthropic-messages"
+                        && a.provider == m.provider
+                    {
+                        levels.push((out.len(), level.to_owned()));
+                    }
+                    out.push(converted);
+                }
+            }
             Message::ToolResult(_) => {
                 let mut results = Vec::new();
                 while let Some(Message::ToolResult(t)) = transformed.get(i) {
@@ -175,6 +204,30 @@ pub(super) fn convert_messages(
     if let Some(cache) = cache {
         mark_last_user_block(&mut out, *cache);
     }
+    match managed {
+        Some(m) => insert_effort_messages(out, &levels, m.active),
+        None => out,
+    }
+}
+
+fn effort_message(effort: &str) -> Value {
+    json!({ "role": "system", "content": [], "output_config": { "effort": effort } })
+}
+
+/// `insertThinkingLevelMessages`.
+fn insert_effort_messages(
+    messages: Vec<Value>,
+    levels: &[(usize, String)],
+    active: &str,
+) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len() + levels.len() + 1);
+    for (index, message) in messages.into_iter().enumerate() {
+        if let Some((_, level)) = levels.iter().find(|(i, _)| *i == index) {
+            out.push(effort_message(level));
+        }
+        out.push(message);
+    }
+    out.push(effort_message(active));
     out
 }
 
@@ -334,7 +387,7 @@ mod tests {
                 false,
             ),
         ];
-        let out = convert_messages(&model(), &msgs, None, &Compat::of(&model()), false);
+        let out = convert_messages(&model(), &msgs, None, &Compat::of(&model()), false, None);
         assert_eq!(
             out[1]["content"],
             json!([
@@ -375,7 +428,14 @@ mod tests {
             result("b", vec![image], false),
         ];
         let cache = CacheControl { long: false };
-        let out = convert_messages(&model(), &msgs, Some(&cache), &Compat::of(&model()), false);
+        let out = convert_messages(
+            &model(),
+            &msgs,
+            Some(&cache),
+            &Compat::of(&model()),
+            false,
+            None,
+        );
         assert_eq!(out.len(), 3);
         let results = out[2]["content"].as_array().unwrap();
         assert_eq!(results.len(), 2);
@@ -403,7 +463,14 @@ mod tests {
             }),
         ];
         let cache = CacheControl { long: true };
-        let out = convert_messages(&model(), &msgs, Some(&cache), &Compat::of(&model()), false);
+        let out = convert_messages(
+            &model(),
+            &msgs,
+            Some(&cache),
+            &Compat::of(&model()),
+            false,
+            None,
+        );
         assert_eq!(
             out,
             vec![json!({"role": "user", "content": [
@@ -452,6 +519,53 @@ mod tests {
         assert_eq!(
             convert_tools(&[strict], false, &Compat::of(&model()), None).unwrap_err(),
             "Tool \"a\" requires JSON-schema constrained sampling, but strict tools are unsupported."
+        );
+    }
+
+    #[test]
+    fn managed_effort_models_replay_recorded_efforts_as_system_messages() {
+        let mut a1 = assistant(vec![AssistantContent::Text(TextContent::new("one"))]);
+        a1.provider_thinking_level = Some("max".into());
+        a1.stop_reason = StopReason::Stop;
+        let mut a2 = assistant(vec![AssistantContent::Text(TextContent::new("two"))]);
+        a2.provider_thinking_level = Some("bogus".into());
+        a2.stop_reason = StopReason::Stop;
+        let msgs = vec![
+            UserMessage::text("q1").into(),
+            a1.into(),
+            UserMessage::text("q2").into(),
+            a2.into(),
+            UserMessage::text("q3").into(),
+        ];
+        let managed = ManagedEffort {
+            provider: "anthropic",
+            active: "high",
+        };
+        let out = convert_messages(
+            &model(),
+            &msgs,
+            None,
+            &Compat::of(&model()),
+            false,
+            Some(managed),
+        );
+        let roles: Vec<&str> = out.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            [
+                "user",
+                "system",
+                "assistant",
+                "user",
+                "assistant",
+                "user",
+                "system"
+            ]
+        );
+        assert_eq!(out[1]["output_config"], json!({"effort": "max"}));
+        assert_eq!(
+            out[6],
+            json!({"role": "system", "content": [], "output_config": {"effort": "high"}})
         );
     }
 }

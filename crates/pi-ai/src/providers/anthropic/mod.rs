@@ -47,9 +47,17 @@ impl WireApi for AnthropicMessages {
         &self,
         model: &Model,
         partial: PartialMessage,
-        _options: &StreamOptions,
+        options: &StreamOptions,
     ) -> Box<dyn StreamMapper> {
-        Box::new(mapper::AnthropicMapper::new(model, partial))
+        if let Some(level) = request::managed_effort(model, options) {
+            partial.update(|m| m.provider_thinking_level = Some(level));
+        }
+        let oauth = model.provider != "github-copilot"
+            && options
+                .api_key
+                .as_deref()
+                .is_some_and(oauth::is_oauth_token);
+        Box::new(mapper::AnthropicMapper::new(model, partial, oauth))
     }
 
     /// The Anthropic SDK's `APIError` message: `<status> <msg>` where `msg` is a JSON body's
@@ -84,5 +92,84 @@ impl WireApi for AnthropicMessages {
 
     fn abort_text(&self) -> &'static str {
         "This operation was aborted"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AssistantMessage, ThinkingLevel};
+
+    #[test]
+    fn http_errors_are_the_sdk_messages() {
+        let a = AnthropicMessages;
+        assert_eq!(
+            a.format_http_error(
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}"#
+            ),
+            r#"400 {"type":"error","error":{"type":"invalid_request_error","message":"bad"}}"#
+        );
+        assert_eq!(
+            a.format_http_error(500, r#"{"message":"boom"}"#),
+            "500 boom"
+        );
+        assert_eq!(
+            a.format_http_error(502, "<html>bad gateway</html>"),
+            "502 <html>bad gateway</html>"
+        );
+        assert_eq!(a.format_http_error(503, ""), "503 status code (no body)");
+        assert_eq!(a.abort_text(), "This operation was aborted");
+        assert_eq!(a.connection_error_text(), "Connection error.");
+        assert_eq!(a.request_timeout_text(), Some("Request timed out."));
+    }
+
+    #[test]
+    fn managed_effort_models_record_the_provider_thinking_level() {
+        let mut model = Model {
+            id: "claude-opus-5".into(),
+            provider: "anthropic".into(),
+            api: "anthropic-messages".into(),
+            reasoning: true,
+            ..Default::default()
+        };
+        let options = StreamOptions {
+            reasoning: Some(ThinkingLevel::Low),
+            ..Default::default()
+        };
+        let partial = PartialMessage::new(AssistantMessage::empty(
+            "anthropic-messages",
+            "anthropic",
+            "m",
+        ));
+        AnthropicMessages.new_mapper(&model, partial.clone(), &options);
+        assert_eq!(partial.read().provider_thinking_level, None);
+        model.compat = Some(
+            serde_json::from_str(
+                r#"{"supportsMidConvoEffort": true, "forceAdaptiveThinking": true}"#,
+            )
+            .unwrap(),
+        );
+        AnthropicMessages.new_mapper(&model, partial.clone(), &options);
+        assert_eq!(
+            partial.read().provider_thinking_level.as_deref(),
+            Some("low")
+        );
+        AnthropicMessages.new_mapper(&model, partial.clone(), &StreamOptions::default());
+        assert_eq!(
+            partial.read().provider_thinking_level.as_deref(),
+            Some("high")
+        );
+    }
+
+    #[test]
+    fn both_apis_are_built_into_the_registry() {
+        let apis = crate::providers::registry::registered_apis();
+        for api in ["anthropic-messages", "google-generative-ai"] {
+            assert!(apis.iter().any(|a| a == api), "{api} in {apis:?}");
+            let provider = crate::providers::registry::get_api_provider(api).unwrap();
+            assert_eq!(provider.api(), api);
+            assert!(provider.requires_api_key());
+        }
     }
 }

@@ -9,14 +9,16 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
-use super::convert::{CacheControl, convert_messages, convert_tools};
+use super::convert::{CacheControl, ManagedEffort, convert_messages, convert_tools};
 use super::oauth::{CLAUDE_CODE_IDENTITY, CLAUDE_CODE_VERSION, is_oauth_token};
 use crate::providers::WireRequest;
+use crate::providers::registry::clamp_max_tokens_to_context;
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
-use crate::providers::simple_options::{
-    adjust_max_tokens_for_thinking, clamp_max_tokens_to_context,
+use crate::providers::simple_options::adjust_max_tokens_for_thinking;
+use crate::types::{
+    CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, UserContent,
+    UserMessageContent,
 };
-use crate::types::{CacheRetention, Context, Model, StreamOptions, ThinkingLevel};
 
 /// The `anthropic-version` header value the SDK sends.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -25,6 +27,8 @@ const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
+const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-config-2026-07-01";
+const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
 
 /// How thinking is requested, resolved from `options.reasoning` (`streamSimple`).
 #[derive(Debug, PartialEq)]
@@ -49,13 +53,26 @@ pub(super) fn build_request(
 ) -> Result<WireRequest, String> {
     assert_request_auth(model, api_key, &options.headers)?;
     let compat = Compat::of(model);
-    let oauth = is_oauth_token(api_key);
+    // Copilot keys are never OAuth-mode keys (Copilot is matched first in `createClient`).
+    let oauth = is_oauth_token(api_key) && model.provider != "github-copilot";
     let plan = thinking_plan(model, context, options);
     let cache = cache_control(&compat, options.cache_retention);
 
     let mut body = Map::new();
     body.insert("model".into(), model.id.clone().into());
-    let messages = convert_messages(model, &context.messages, cache.as_ref(), &compat, oauth);
+    let managed_effort = managed_effort(model, options);
+    let managed = managed_effort.as_deref().map(|active| ManagedEffort {
+        provider: &model.provider,
+        active,
+    });
+    let messages = convert_messages(
+        model,
+        &context.messages,
+        cache.as_ref(),
+        &compat,
+        oauth,
+        managed,
+    );
     body.insert("messages".into(), Value::Array(messages));
     body.insert("max_tokens".into(), plan.max_tokens.into());
     body.insert("stream".into(), true.into());
@@ -64,6 +81,7 @@ pub(super) fn build_request(
     }
     if let Some(t) = options.temperature
         && !plan.enabled
+        && managed.is_none()
         && compat.supports_temperature
     {
         body.insert("temperature".into(), json!(t));
@@ -77,7 +95,14 @@ pub(super) fn build_request(
             Value::Array(convert_tools(tools, oauth, &compat, cache_on_tools)?),
         );
     }
-    if let Some(thinking) = thinking_param(model, &plan) {
+    if managed.is_some() {
+        body.insert(
+            "thinking".into(),
+            json!({ "type": "adaptive", "display": "summarized",
+                    "block_binding": { "prefix_mismatch_behavior": "drop_block" } }),
+        );
+        body.insert("output_config".into(), json!({ "effort": "high" }));
+    } else if let Some(thinking) = thinking_param(model, &plan) {
         body.insert("thinking".into(), thinking);
         if let Some(effort) = plan.effort.as_ref().filter(|_| force_adaptive(model)) {
             body.insert("output_config".into(), json!({ "effort": effort }));
@@ -140,6 +165,18 @@ fn assert_request_auth(
     } else {
         Err(format!("No API key for provider: {}", model.provider))
     }
+}
+
+/// Managed-effort models (`compat.supportsMidConvoEffort`): the effort of this request
+/// (`high` unless adaptive thinking chose one). Also the message's `providerThinkingLevel`.
+pub(super) fn managed_effort(model: &Model, options: &StreamOptions) -> Option<String> {
+    if model.compat_bool("supportsMidConvoEffort") != Some(true) {
+        return None;
+    }
+    Some(match options.reasoning {
+        Some(level) if force_adaptive(model) => adaptive_effort(model, level),
+        _ => "high".to_owned(),
+    })
 }
 
 fn force_adaptive(model: &Model) -> bool {
@@ -287,16 +324,21 @@ fn headers(
     }
     h.set("User-Agent", pi_user_agent());
     h.set("anthropic-dangerous-direct-browser-access", "true");
-    if oauth {
+    let copilot = model.provider == "github-copilot";
+    if oauth && !copilot {
         h.set("user-agent", format!("claude-cli/{CLAUDE_CODE_VERSION}"));
         h.set("x-app", "cli");
-    } else if compat.send_session_affinity_headers
+    } else if !copilot
+        && compat.send_session_affinity_headers
         && options.cache_retention != Some(CacheRetention::None)
         && let Some(session) = &options.session_id
     {
         h.set("x-session-affinity", session.clone());
     }
     h.apply_json(model.headers.as_ref());
+    if copilot {
+        copilot_headers(&mut h, &context.messages);
+    }
     h.apply_options(&options.headers);
     h.set("content-type", "application/json");
     let betas = beta_features(model, context, options, oauth, plan, compat);
@@ -304,6 +346,30 @@ fn headers(
         h.set("anthropic-beta", betas.join(","));
     }
     h.into_vec()
+}
+
+/// GitHub Copilot's dynamic headers: `X-Initiator` (`agent` after an assistant or tool
+/// result, else `user`), `Openai-Intent: conversation-edits`, and
+/// `Copilot-Vision-Request: true` when any user message or tool result has an image.
+fn copilot_headers(h: &mut HeaderList, messages: &[Message]) {
+    let initiator = match messages.last() {
+        Some(m) if m.role() != "user" => "agent",
+        _ => "user",
+    };
+    h.set("X-Initiator", initiator);
+    h.set("Openai-Intent", "conversation-edits");
+    let is_image = |c: &UserContent| matches!(c, UserContent::Image(_));
+    let has_images = messages.iter().any(|m| match m {
+        Message::User(u) => match &u.content {
+            UserMessageContent::Blocks(b) => b.iter().any(is_image),
+            UserMessageContent::Text(_) => false,
+        },
+        Message::ToolResult(t) => t.content.iter().any(is_image),
+        Message::Assistant(_) => false,
+    });
+    if has_images {
+        h.set("Copilot-Vision-Request", "true");
+    }
 }
 
 /// `getBetaFeatures`: an explicit `anthropic-beta` header (model, then caller) wins, `null`
@@ -355,6 +421,10 @@ fn beta_features(
             }
             if !compat.allowed_fallback_models.is_empty() {
                 add(SERVER_SIDE_FALLBACK_BETA);
+            }
+            if model.compat_bool("supportsMidConvoEffort") == Some(true) {
+                add(MID_CONVERSATION_OUTPUT_CONFIG_BETA);
+                add(THINKING_BINDING_CONTROLS_BETA);
             }
         }
     }
@@ -547,5 +617,65 @@ mod tests {
         let r = build_request(&model(false), &ctx(), &options, "k").unwrap();
         assert_eq!(r.body["tool_choice"], json!({"type": "any"}));
         assert_eq!(r.body["metadata"], json!({"user_id": "u1"}));
+    }
+
+    #[test]
+    fn managed_effort_models_send_adaptive_binding_and_a_closing_effort_message() {
+        let mut m = model(true);
+        m.compat = Some(
+            serde_json::from_str(
+                r#"{"supportsMidConvoEffort": true, "forceAdaptiveThinking": true}"#,
+            )
+            .unwrap(),
+        );
+        let options = StreamOptions {
+            reasoning: Some(ThinkingLevel::Medium),
+            temperature: Some(0.3),
+            ..Default::default()
+        };
+        let r = build_request(&m, &ctx(), &options, "k").unwrap();
+        assert_eq!(
+            r.body["thinking"],
+            json!({"type": "adaptive", "display": "summarized",
+                   "block_binding": {"prefix_mismatch_behavior": "drop_block"}})
+        );
+        assert_eq!(r.body["output_config"], json!({"effort": "high"}));
+        assert!(r.body.get("temperature").is_none());
+        let messages = r.body["messages"].as_array().unwrap();
+        assert_eq!(
+            messages.last().unwrap(),
+            &json!({"role": "system", "content": [], "output_config": {"effort": "medium"}})
+        );
+        assert_eq!(
+            header(&r, "anthropic-beta"),
+            Some("mid-conversation-output-config-2026-07-01,thinking-binding-controls-2026-08-01")
+        );
+    }
+
+    #[test]
+    fn github_copilot_uses_bearer_and_dynamic_headers() {
+        let mut m = model(false);
+        m.provider = "github-copilot".into();
+        let mut c = ctx();
+        c.messages.push(
+            crate::types::ToolResultMessage {
+                tool_call_id: "t".into(),
+                content: vec![UserContent::Image(crate::types::ImageContent {
+                    data: "AA==".into(),
+                    mime_type: "image/png".into(),
+                })],
+                ..Default::default()
+            }
+            .into(),
+        );
+        let r = build_request(&m, &c, &StreamOptions::default(), "ghu_1").unwrap();
+        assert_eq!(header(&r, "authorization"), Some("Bearer ghu_1"));
+        assert_eq!(header(&r, "x-api-key"), None);
+        assert_eq!(header(&r, "x-initiator"), Some("agent"));
+        assert_eq!(header(&r, "openai-intent"), Some("conversation-edits"));
+        assert_eq!(header(&r, "copilot-vision-request"), Some("true"));
+        let r = build_request(&m, &ctx(), &StreamOptions::default(), "ghu_1").unwrap();
+        assert_eq!(header(&r, "x-initiator"), Some("user"));
+        assert_eq!(header(&r, "copilot-vision-request"), None);
     }
 }

@@ -11,12 +11,13 @@ use serde_json::{Map, Value, json};
 use super::thinking::thinking_config;
 use crate::providers::WireRequest;
 use crate::providers::constrained::{resolve_strict, tool_parameters};
+use crate::providers::registry::clamp_max_tokens_to_context;
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
-use crate::providers::simple_options::clamp_max_tokens_to_context;
 use crate::providers::tool_ids::sanitize_tool_call_id;
-use crate::providers::transform_compat::transform_messages;
+use crate::transform::transform_messages;
 use crate::types::{
-    AssistantContent, Context, Message, Model, StreamOptions, Tool, UserContent, UserMessageContent,
+    AssistantContent, AssistantMessage, Context, Message, Model, StreamOptions, Tool, UserContent,
+    UserMessageContent,
 };
 
 /// Base URL (version included) when the model has none.
@@ -144,13 +145,14 @@ fn inline_data(data: &str, mime_type: &str) -> Value {
 /// merged into one user turn.
 fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     let needs_id = requires_tool_call_id(&model.id);
-    let normalize = |id: &str| -> String {
-        if !needs_id {
-            return id.to_owned();
+    let normalize = |id: &str, _: &Model, _: &AssistantMessage| -> String {
+        if needs_id {
+            sanitize_tool_call_id(id)
+        } else {
+            id.to_owned()
         }
-        sanitize_tool_call_id(id)
     };
-    let messages = transform_messages(&context.messages, model, &normalize);
+    let messages = transform_messages(&context.messages, model, Some(&normalize));
     let mut contents: Vec<Value> = Vec::with_capacity(messages.len());
     for msg in &messages {
         match msg {

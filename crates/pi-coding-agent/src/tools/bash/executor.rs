@@ -12,11 +12,14 @@
 //!   pipes stay quiet for 100 ms after the exit (a background grandchild may hold them open;
 //!   each chunk arriving after the exit re-arms that grace period). Such grandchildren are
 //!   left running, as in pi;
-//! - if the future is dropped before it completes, the process group is killed.
+//! - if the future is dropped before it completes, the process group is killed;
+//! - running groups are tracked so a terminating signal can kill them all
+//!   ([`kill_tracked_process_groups`], pi `killTrackedDetachedChildren` on SIGTERM/SIGHUP).
 
-use std::ffi::OsString;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pi_agent_core::ToolError;
@@ -83,11 +86,7 @@ pub async fn run_command(
         .arg(&req.command)
         .current_dir(&req.cwd)
         .env_clear()
-        .envs(
-            req.env
-                .iter()
-                .map(|(k, v)| (k as &OsString, v as &OsString)),
-        )
+        .envs(&req.env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -107,6 +106,7 @@ pub async fn run_command(
         .map_err(|err| ToolError::new(spawn_error_text(&shell.shell, &err)))?;
     let pid = child.id().and_then(|p| i32::try_from(p).ok());
     let mut guard = GroupGuard { pid, armed: true };
+    let _tracked = Tracked::new(pid);
 
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolError::new("spawn failed: missing stdio pipes"));
@@ -125,6 +125,19 @@ pub async fn run_command(
             break;
         }
         tokio::select! {
+            // Abort and timeout first, so a command flooding its pipes cannot starve them;
+            // then stdout before stderr, so output written in that order is seen in order.
+            biased;
+            _ = cancel.cancelled(), if !killed => {
+                kill_process_group(pid);
+                killed = true;
+            },
+            _ = tokio::time::sleep_until(deadline.unwrap_or(far_future)),
+                if deadline.is_some() && !killed => {
+                timed_out = true;
+                kill_process_group(pid);
+                killed = true;
+            },
             read = stdout.read(&mut out_buf), if out_open => match read {
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => {
@@ -147,16 +160,6 @@ pub async fn run_command(
                 let exit = waited.map_err(|e| ToolError::new(e.to_string()))?;
                 status = Some(exit);
                 grace = Some(Instant::now() + EXIT_STDIO_GRACE);
-            },
-            _ = cancel.cancelled(), if !killed => {
-                kill_process_group(pid);
-                killed = true;
-            },
-            _ = tokio::time::sleep_until(deadline.unwrap_or(far_future)),
-                if deadline.is_some() && !killed => {
-                timed_out = true;
-                kill_process_group(pid);
-                killed = true;
             },
             _ = tokio::time::sleep_until(grace.unwrap_or(far_future)), if grace.is_some() => break,
         }
@@ -183,6 +186,45 @@ impl Drop for GroupGuard {
         if self.armed {
             kill_process_group(self.pid);
         }
+    }
+}
+
+/// Process groups of commands still running (pi `trackedDetachedChildPids`).
+static TRACKED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Registers a running group for [`kill_tracked_process_groups`]; unregisters on drop.
+struct Tracked(Option<i32>);
+
+impl Tracked {
+    fn new(pid: Option<i32>) -> Self {
+        if let Some(pid) = pid {
+            TRACKED
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(pid);
+        }
+        Tracked(pid)
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            TRACKED
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&pid);
+        }
+    }
+}
+
+/// Kills the process group of every command still running (bash tool and user bash) and
+/// forgets them. For the binary's SIGTERM/SIGHUP handling (pi kills them before exiting with
+/// 143/129).
+pub fn kill_tracked_process_groups() {
+    let pids = std::mem::take(&mut *TRACKED.lock().unwrap_or_else(|p| p.into_inner()));
+    for pid in pids {
+        kill_process_group(Some(pid));
     }
 }
 

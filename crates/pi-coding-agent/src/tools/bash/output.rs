@@ -300,3 +300,7 @@ pub(crate) fn random_hex16() -> String {
         .map(|&i| format!("{:02x}", bytes[i]))
         .collect()
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

@@ -146,3 +146,76 @@ pub fn tool_env(agent_dir: Option<&Path>, session: Option<&SessionEnv>) -> Env {
     }
     env
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn custom_shell_must_exist() {
+        let err = resolve_shell(Some(Path::new("/no/such/shell"))).unwrap_err();
+        assert_eq!(err.0, "Custom shell path not found: /no/such/shell");
+        let ok = resolve_shell(Some(Path::new("/bin/sh"))).unwrap();
+        assert_eq!(ok.shell, PathBuf::from("/bin/sh"));
+        assert_eq!(ok.args, vec!["-c".to_owned()]);
+        // An empty setting means "not set".
+        assert_eq!(
+            resolve_shell(Some(Path::new(""))).unwrap().args,
+            vec!["-c".to_owned()]
+        );
+    }
+
+    #[test]
+    fn default_shell_prefers_bin_bash() {
+        if Path::new("/bin/bash").exists() {
+            assert_eq!(
+                resolve_shell(None).unwrap().shell,
+                PathBuf::from("/bin/bash")
+            );
+        }
+    }
+
+    #[test]
+    fn bin_dir_is_prefixed_once() {
+        let env = shell_env(Some(Path::new("/opt/agent")));
+        let path = env
+            .get(OsStr::new("PATH"))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(path.starts_with("/opt/agent/bin:") || path == "/opt/agent/bin");
+        assert_eq!(env.get(OsStr::new("AI_AGENT")).unwrap(), "pi");
+        assert_eq!(env.get(OsStr::new("PI_CODING_AGENT")).unwrap(), "true");
+
+        // A bin dir already on PATH is not added again.
+        let current = std::env::var_os("PATH").unwrap_or_default();
+        if let Some(first) = std::env::split_paths(&current).find(|p| p.ends_with("bin")) {
+            let agent = first.parent().unwrap().to_path_buf();
+            let env = shell_env(Some(&agent));
+            assert_eq!(env.get(OsStr::new("PATH")).unwrap(), &current);
+        }
+    }
+
+    #[test]
+    fn tool_env_sets_only_present_session_fields() {
+        let session = SessionEnv {
+            session_id: "id-1".into(),
+            session_file: None,
+            provider: Some("openai".into()),
+            model: Some("gpt".into()),
+            reasoning_level: None,
+        };
+        let env = tool_env(None, Some(&session));
+        assert_eq!(env.get(OsStr::new("PI_SESSION_ID")).unwrap(), "id-1");
+        assert_eq!(env.get(OsStr::new("PI_PROVIDER")).unwrap(), "openai");
+        assert_eq!(env.get(OsStr::new("PI_MODEL")).unwrap(), "gpt");
+        assert!(!env.contains_key(OsStr::new("PI_SESSION_FILE")));
+        assert!(!env.contains_key(OsStr::new("PI_REASONING_LEVEL")));
+        let bare = tool_env(None, None);
+        assert!(
+            SESSION_ENV_VARS
+                .iter()
+                .all(|v| !bare.contains_key(OsStr::new(v)))
+        );
+    }
+}

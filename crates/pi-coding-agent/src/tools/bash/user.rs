@@ -314,3 +314,7 @@ pub fn sanitize(text: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "user_tests.rs"]
+mod tests;
