@@ -162,3 +162,49 @@ fn provider_default_models_from_the_real_catalog() {
     assert_eq!(r.model.unwrap().provider, "groq");
     assert_eq!(r.thinking_level, ModelThinkingLevel::Low);
 }
+
+#[test]
+fn fuzzy_search_matches_the_reference() {
+    // Goldens: the TS pi's `--list-models <query>` with the same five keys.
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = AgentPaths::new(tmp.path().join("agent"));
+    let registry = ModelRegistry::load(&paths).with_env_key_lookup(five_env_keys);
+    let cases = [
+        (
+            "opus",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-opus.txt"
+            )),
+        ),
+        (
+            "gemini flash",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-gemini_flash.txt"
+            )),
+        ),
+        (
+            "o4",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-o4.txt"
+            )),
+        ),
+        (
+            "kimi/k2",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-kimi_k2.txt"
+            )),
+        ),
+    ];
+    for (query, golden) in cases {
+        let out = pi_coding_agent::config::list_models::list_models(
+            &registry,
+            Some(query),
+            Path::new("/d"),
+        );
+        assert_eq!(out.stdout, golden, "query {query:?}");
+    }
+}
