@@ -15,5 +15,6 @@ pub const REFERENCE_VERSION: &str = "0.85.0";
 pub mod compaction;
 pub mod config;
 pub mod messages;
+pub mod session;
 pub mod storage;
 pub mod tools;
