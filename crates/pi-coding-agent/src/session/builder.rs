@@ -234,7 +234,7 @@ impl AgentSessionBuilder {
         };
 
         let mut options = AgentOptions::new(stream_fn);
-        options.convert_to_llm = Arc::new(crate::messages::convert_to_llm);
+        options.convert_to_llm = super::convert::session_convert_to_llm(Arc::clone(&settings));
         options.session_id = Some(session_id);
         {
             let st = lock(&settings);

@@ -17,6 +17,7 @@
 
 pub mod agent_session;
 pub mod builder;
+pub mod convert;
 pub mod events;
 mod handler;
 pub mod hooks;
