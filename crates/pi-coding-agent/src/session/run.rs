@@ -272,7 +272,16 @@ impl AgentSession {
         &self,
         messages: Vec<AgentMessage>,
     ) -> Result<(), SessionError> {
-        self.state().run_active = true;
+        {
+            // Check and mark in one step: of two prompts racing past preflight, the second
+            // is refused instead of ending the first one's run (pi would let the agent refuse
+            // it and then settle the session while the first run still streams).
+            let mut st = self.state();
+            if st.run_active {
+                return Err(SessionError::Refused(ALREADY_PROCESSING.into()));
+            }
+            st.run_active = true;
+        }
         let result = async {
             self.inner
                 .agent
