@@ -536,11 +536,18 @@ async fn bind_and_shutdown_reach_the_hooks_and_detach_the_session() {
     let hooks = Arc::new(Lifecycle::default());
     let h = harness(vec![text("a"), text("b")], |b| b.hooks(hooks.clone()));
     h.session.bind_hooks("startup", None).await;
-    h.session.prompt("go", PromptOptions::default()).await.unwrap();
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
     h.session.shutdown("quit", None).await;
     assert_eq!(
         hooks.0.lock().unwrap().clone(),
-        ["session_start:startup:None", "agent_start", "session_shutdown:quit:None"]
+        [
+            "session_start:startup:None",
+            "agent_start",
+            "session_shutdown:quit:None"
+        ]
     );
     // Detached: the agent no longer reaches the session, its hooks or its listeners.
     let before = h.events().len();

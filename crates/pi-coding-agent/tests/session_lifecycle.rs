@@ -601,3 +601,103 @@ async fn thinking_level_and_session_name_events() {
     assert_eq!(last["entry"]["customType"], "ext");
     assert_eq!(last["entry"]["data"], json!({"k": 1}));
 }
+
+#[tokio::test]
+async fn user_bash_streams_updates_and_records_its_result() {
+    let h = harness(vec![text("ok")], |b| b);
+    let mut chunks = String::new();
+    let result = h
+        .session
+        .execute_bash(
+            "printf 'one\\ntwo\\n'",
+            pi_coding_agent::session::ExecuteBashOptions {
+                exclude_from_context: None,
+                id: Some("req-1".into()),
+            },
+            |d| chunks.push_str(d),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.output, "one\ntwo\n");
+    assert_eq!(result.exit_code, Some(0));
+    assert_eq!(chunks, "one\ntwo\n");
+    let updates: String = h
+        .events()
+        .iter()
+        .map(|e| match e {
+            AgentSessionEvent::BashExecutionUpdate { id, delta } => {
+                assert_eq!(id.as_deref(), Some("req-1"));
+                delta.clone()
+            }
+            other => panic!("unexpected {}", other.kind()),
+        })
+        .collect();
+    assert_eq!(updates, "one\ntwo\n");
+    // Idle: in the state and the file at once; never a run.
+    let AgentMessage::Custom(m) = &h.session.messages()[0] else {
+        panic!("bashExecution expected")
+    };
+    assert_eq!(m["role"], "bashExecution");
+    assert_eq!(m["command"], "printf 'one\\ntwo\\n'");
+    assert_eq!(m["exitCode"], 0);
+    assert!(m.get("excludeFromContext").is_none());
+    assert_eq!(h.entry_kinds().last().unwrap(), "message:bashExecution");
+    assert_eq!(h.faux.call_count(), 0);
+    // The next prompt sends it to the model as user text.
+    h.session
+        .prompt("next", PromptOptions::default())
+        .await
+        .unwrap();
+    let llm = pi_coding_agent::messages::convert_to_llm(&h.session.messages());
+    let Message::User(u) = &llm[0] else { panic!() };
+    assert_eq!(
+        pi_coding_agent::session::queues::content_text(&u.content),
+        "Ran `printf 'one\\ntwo\\n'`\n```\none\ntwo\n\n```"
+    );
+}
+
+#[tokio::test]
+async fn user_bash_while_streaming_is_deferred_to_the_end_of_the_run() {
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let gate = Arc::new(Gate(release.clone(), entered.clone()));
+    let h = harness(vec![gate_call(), text("done")], |b| b.tools(vec![gate]));
+    let session = h.session.clone();
+    let run = tokio::spawn(async move { session.prompt("go", PromptOptions::default()).await });
+    entered.notified().await;
+    h.session
+        .execute_bash(
+            "echo side",
+            pi_coding_agent::session::ExecuteBashOptions {
+                exclude_from_context: Some(true),
+                id: None,
+            },
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(h.session.has_pending_bash_messages());
+    release.add_permits(1);
+    run.await.unwrap().unwrap();
+    let roles: Vec<_> = h
+        .session
+        .messages()
+        .iter()
+        .map(|m| m.role().to_owned())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "bashExecution"
+        ]
+    );
+    assert_eq!(h.entry_kinds().last().unwrap(), "message:bashExecution");
+    let AgentMessage::Custom(m) = h.session.messages().pop().unwrap() else {
+        panic!()
+    };
+    assert_eq!(m["excludeFromContext"], true);
+}

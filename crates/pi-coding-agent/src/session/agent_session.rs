@@ -58,6 +58,11 @@ pub(super) struct SessionState {
     pub system_prompt_override: Option<String>,
     /// Whether a real model was chosen (else the agent holds pi's `unknown` placeholder).
     pub has_model: bool,
+    /// `bashExecution` messages deferred while a run streams.
+    pub pending_bash: Vec<AgentMessage>,
+    /// Running user commands.
+    pub bash_cancel: Vec<(u64, CancellationToken)>,
+    pub bash_next: u64,
 }
 
 pub(super) struct Inner {
@@ -68,6 +73,7 @@ pub(super) struct Inner {
     pub compactor: Arc<dyn Compactor>,
     pub auth: Arc<dyn AuthSource>,
     pub docs_dir: PathBuf,
+    pub agent_dir: Option<PathBuf>,
     pub skills: Vec<Skill>,
     pub templates: Vec<PromptTemplate>,
     pub state: Mutex<SessionState>,
@@ -343,6 +349,7 @@ impl AgentSession {
     /// Aborts everything without waiting, unsubscribes from the agent, drops the listeners.
     pub fn dispose(&self) {
         self.abort_retry();
+        self.abort_bash();
         self.inner.compactor.abort();
         self.inner.agent.abort();
         if let Some(s) = lock(&self.inner.agent_subscription).take() {

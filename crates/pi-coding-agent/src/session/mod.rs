@@ -10,12 +10,14 @@
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
+//! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
 //! | [`builder`] | construction and initial entries |
 
 pub mod agent_session;
+pub mod bash;
 pub mod builder;
 pub mod convert;
 pub mod events;
@@ -27,6 +29,7 @@ pub mod retry;
 mod run;
 
 pub use agent_session::{AgentSession, SessionListener, SessionSubscription};
+pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{

@@ -190,6 +190,7 @@ impl AgentSession {
             };
         }
         // 6. Deferred messages first.
+        self.flush_pending_bash_messages()?;
         self.flush_pending_custom_messages()
             .map_err(SessionError::Listener)?;
         // 7. Model and auth.
@@ -294,12 +295,14 @@ impl AgentSession {
         }
         .await;
         self.state().system_prompt_override = None;
+        let bash_flushed = self.flush_pending_bash_messages();
         let flushed = self.flush_pending_custom_messages();
         self.state().run_active = false;
         self.inner.hooks.agent_settled().await;
         let settled = self.emit_event(&AgentSessionEvent::AgentSettled);
         self.notify_idle_changed();
         result?;
+        bash_flushed?;
         flushed.map_err(SessionError::Listener)?;
         settled.map_err(SessionError::Listener)
     }
