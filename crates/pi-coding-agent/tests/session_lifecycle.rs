@@ -701,3 +701,74 @@ async fn user_bash_while_streaming_is_deferred_to_the_end_of_the_run() {
     };
     assert_eq!(m["excludeFromContext"], true);
 }
+
+#[derive(Default)]
+struct ModelHooks(Mutex<Vec<String>>);
+
+impl pi_coding_agent::session::SessionHooks for ModelHooks {
+    fn model_select(
+        &self,
+        model: pi_ai::Model,
+        previous: Option<pi_ai::Model>,
+        source: &str,
+    ) -> futures::future::BoxFuture<'_, ()> {
+        self.0.lock().unwrap().push(format!(
+            "model_select:{}:{}:{source}",
+            model.id,
+            previous.map(|p| p.id).unwrap_or_default()
+        ));
+        Box::pin(async {})
+    }
+    fn thinking_level_select(
+        &self,
+        level: pi_ai::ModelThinkingLevel,
+        previous: pi_ai::ModelThinkingLevel,
+    ) {
+        self.0.lock().unwrap().push(format!(
+            "thinking_level_select:{}:{}",
+            level.as_str(),
+            previous.as_str()
+        ));
+    }
+}
+
+#[tokio::test]
+async fn set_model_records_the_change_and_applies_the_level_for_the_switch() {
+    let hooks = Arc::new(ModelHooks::default());
+    let mut settings_map = serde_json::Map::new();
+    settings_map.insert("defaultThinkingLevel".into(), json!("high"));
+    let settings = Arc::new(Mutex::new(
+        pi_coding_agent::config::settings::SettingsManager::in_memory(settings_map),
+    ));
+    let h = harness(vec![], |b| b.hooks(hooks.clone()).settings(settings));
+    // The faux model does not reason: the default `high` clamps to off.
+    assert_eq!(h.session.thinking_level(), pi_ai::ModelThinkingLevel::Off);
+    let mut thinker = h.faux.model();
+    thinker.id = "thinker".into();
+    thinker.reasoning = true;
+    h.session.set_model(thinker, false).await.unwrap();
+    assert_eq!(h.session.model().unwrap().id, "thinker");
+    assert_eq!(h.session.thinking_level(), pi_ai::ModelThinkingLevel::High);
+    assert_eq!(
+        serde_json::to_value(h.events().last().unwrap()).unwrap(),
+        json!({"type":"thinking_level_changed","level":"high"})
+    );
+    assert_eq!(
+        &h.entry_kinds()[2..],
+        ["model_change", "thinking_level_change"]
+    );
+    assert_eq!(
+        hooks.0.lock().unwrap().clone(),
+        [
+            "thinking_level_select:high:off",
+            "model_select:thinker:faux-1:set"
+        ]
+    );
+
+    let h = harness(vec![], |b| b.auth(Arc::new(NoKey)));
+    let mut m = h.faux.model();
+    m.provider = "elsewhere".into();
+    m.id = "m1".into();
+    let err = h.session.set_model(m, false).await.unwrap_err();
+    assert_eq!(err.to_string(), "No API key for elsewhere/m1");
+}

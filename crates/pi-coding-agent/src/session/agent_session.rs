@@ -370,7 +370,8 @@ impl AgentSession {
             Some(m) => m.clamp_thinking_level(level),
             None => ModelThinkingLevel::Off,
         };
-        if effective == self.thinking_level() {
+        let previous = self.thinking_level();
+        if effective == previous {
             return Ok(());
         }
         self.inner.agent.set_thinking_level(effective);
@@ -378,7 +379,50 @@ impl AgentSession {
             thinking_level: effective.as_str().to_owned(),
         })?;
         self.emit_event(&AgentSessionEvent::ThinkingLevelChanged { level: effective })
-            .map_err(SessionError::Listener)
+            .map_err(SessionError::Listener)?;
+        self.inner.hooks.thinking_level_select(effective, previous);
+        Ok(())
+    }
+
+    /// `setModel`: refuses a provider without auth (`No API key for <p>/<id>`); sets the
+    /// model, appends `model_change`, with `persist` writes `defaultProvider`/`defaultModel`,
+    /// applies the level for the switch (the settings' per-model level, else the default
+    /// level, else the current one; clamped), and awaits the `model_select` hook when the
+    /// provider or id changed.
+    ///
+    /// # Errors
+    /// No auth; store or listener failures.
+    pub async fn set_model(&self, model: Model, persist: bool) -> Result<(), SessionError> {
+        if !self.inner.auth.has_auth(&model.provider) {
+            return Err(SessionError::Refused(format!(
+                "No API key for {}/{}",
+                model.provider, model.id
+            )));
+        }
+        let previous = self.model();
+        let level = {
+            let s = lock(&self.inner.settings);
+            s.model_thinking_level(&model.provider, &model.id)
+                .or_else(|| s.default_thinking_level())
+                .unwrap_or_else(|| self.thinking_level())
+        };
+        self.inner.agent.set_model(model.clone());
+        self.state().has_model = true;
+        lock(&self.inner.store).append(EntryKind::ModelChange {
+            provider: model.provider.clone(),
+            model_id: model.id.clone(),
+        })?;
+        if persist {
+            lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
+        }
+        self.set_thinking_level(level)?;
+        let changed = previous
+            .as_ref()
+            .is_none_or(|p| p.provider != model.provider || p.id != model.id);
+        if changed {
+            self.inner.hooks.model_select(model, previous, "set").await;
+        }
+        Ok(())
     }
 
     /// Sets (or, with an empty name, clears) the session name: a `session_info` entry and
