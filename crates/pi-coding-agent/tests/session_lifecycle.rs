@@ -772,3 +772,102 @@ async fn set_model_records_the_change_and_applies_the_level_for_the_switch() {
     let err = h.session.set_model(m, false).await.unwrap_err();
     assert_eq!(err.to_string(), "No API key for elsewhere/m1");
 }
+
+/// Waits for its cancellation.
+struct UntilCancelled(Arc<tokio::sync::Notify>);
+
+impl pi_agent_core::AgentTool for UntilCancelled {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn label(&self) -> &str {
+        "Wait"
+    }
+    fn description(&self) -> &str {
+        "Waits until cancelled"
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: serde_json::Value,
+        cancel: tokio_util::sync::CancellationToken,
+        _on_update: Option<pi_agent_core::ToolUpdateFn>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
+    > {
+        Box::pin(async move {
+            self.0.notify_one();
+            cancel.cancelled().await;
+            Err(pi_agent_core::ToolError::new("Operation aborted"))
+        })
+    }
+}
+
+#[tokio::test]
+async fn abort_during_a_tool_waits_for_idle_and_keeps_queued_messages() {
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let tool = Arc::new(UntilCancelled(entered.clone()));
+    let h = harness(vec![gate_call(), text("follow-up answer")], |b| {
+        b.tools(vec![tool])
+    });
+    let session = h.session.clone();
+    let run = tokio::spawn(async move { session.prompt("go", PromptOptions::default()).await });
+    entered.notified().await;
+    h.session.follow_up("later", vec![]).unwrap();
+    h.session.abort().await;
+    assert!(h.session.is_idle());
+    run.await.unwrap().unwrap();
+    let kinds = h.kinds();
+    assert_eq!(kinds.last(), Some(&"agent_settled"));
+    assert_eq!(kinds.iter().filter(|k| **k == "agent_settled").count(), 1);
+    let result = h
+        .session
+        .messages()
+        .into_iter()
+        .find_map(|m| match m {
+            AgentMessage::Llm(Message::ToolResult(r)) => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.is_error);
+    // The aborted run's assistant is `aborted`, not retried.
+    let aborted = h
+        .stored_assistants()
+        .into_iter()
+        .filter(|a| a.stop_reason == StopReason::Aborted)
+        .count();
+    assert_eq!(aborted, 1);
+    assert!(retry_events(&h).iter().all(|e| e.starts_with("agent_end")));
+    // The queue survived the abort: the follow-up ran afterwards, in the same product run.
+    let roles: Vec<String> = h
+        .session
+        .messages()
+        .iter()
+        .map(|m| match m {
+            AgentMessage::Llm(Message::User(u)) => {
+                format!(
+                    "user:{}",
+                    pi_coding_agent::session::queues::content_text(&u.content)
+                )
+            }
+            m => m.role().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user:go",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user:later",
+            "assistant"
+        ]
+    );
+    assert_eq!(h.session.pending_message_count(), 0);
+}
