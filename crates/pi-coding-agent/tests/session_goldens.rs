@@ -369,3 +369,53 @@ async fn session_tool_read_writes_the_golden_session_file() {
         assert_eq!(a, e, "session line {}", i + 1);
     }
 }
+
+/// Rewrites the request body and records the response status.
+#[derive(Default)]
+struct ProviderHooks(Mutex<Vec<String>>);
+
+impl pi_coding_agent::session::SessionHooks for ProviderHooks {
+    fn before_provider_request(
+        &self,
+        mut payload: Value,
+    ) -> futures::future::BoxFuture<'_, Option<Value>> {
+        payload["metadata"] = serde_json::json!({"user_id": "from-hook"});
+        Box::pin(async move { Some(payload) })
+    }
+    fn after_provider_response(
+        &self,
+        status: u16,
+        headers: Vec<(String, String)>,
+    ) -> futures::future::BoxFuture<'_, ()> {
+        let ct = headers
+            .iter()
+            .find(|(k, _)| k == "content-type")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        self.0.lock().unwrap().push(format!("{status} {ct}"));
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn provider_request_and_response_hooks_reach_the_wire() {
+    let dir = scenario_dir("text_anthropic");
+    let replies = Reply::load_script(&dir.join("script.json")).unwrap();
+    let (_addr, server) = ReplayServer::start(replies).await.unwrap();
+    let hooks = Arc::new(ProviderHooks::default());
+    let session = AgentSession::builder()
+        .model(replay_model("anthropic-messages", &server.base_url()))
+        .auth(Arc::new(Key))
+        .hooks(hooks.clone())
+        .build()
+        .unwrap();
+    session
+        .prompt("Say hello", PromptOptions::default())
+        .await
+        .unwrap();
+    let body = server.requests()[0].body_json().unwrap();
+    assert_eq!(body["metadata"]["user_id"], "from-hook");
+    let seen = hooks.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].starts_with("200 text/event-stream"), "{seen:?}");
+}

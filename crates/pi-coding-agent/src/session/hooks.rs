@@ -251,6 +251,22 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
+    /// `before_provider_request {payload}`: a replacement request body (chained), or `None`
+    /// to send it unchanged.
+    fn before_provider_request(&self, _payload: Value) -> BoxFuture<'_, Option<Value>> {
+        Box::pin(async { None })
+    }
+
+    /// `after_provider_response {status, headers}`: after the response headers, before the
+    /// body is read.
+    fn after_provider_response(
+        &self,
+        _status: u16,
+        _headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// `model_select {model, previousModel, source}` (`set`, `cycle`, `restore`), awaited
     /// after a model change.
     fn model_select(
