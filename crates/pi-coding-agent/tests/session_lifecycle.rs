@@ -871,3 +871,26 @@ async fn abort_during_a_tool_waits_for_idle_and_keeps_queued_messages() {
     );
     assert_eq!(h.session.pending_message_count(), 0);
 }
+
+#[tokio::test]
+async fn last_assistant_text_skips_empty_aborted_messages_and_trims() {
+    let h = harness(vec![text("  first answer \n")], |b| b);
+    assert_eq!(h.session.last_assistant_text(), None);
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        h.session.last_assistant_text().as_deref(),
+        Some("first answer")
+    );
+    let mut messages = h.session.messages();
+    let mut aborted = pi_ai::AssistantMessage::empty("a", "p", "m");
+    aborted.stop_reason = StopReason::Aborted;
+    messages.push(Message::Assistant(aborted).into());
+    h.session.agent().set_messages(messages);
+    assert_eq!(
+        h.session.last_assistant_text().as_deref(),
+        Some("first answer")
+    );
+}

@@ -214,6 +214,31 @@ impl AgentSession {
         self.inner.agent.messages()
     }
 
+    /// `getLastAssistantText()`: the text blocks of the last assistant message (skipping
+    /// aborted ones without content), concatenated and trimmed; `None` when empty.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.inner.agent.with_state(|s| {
+            let last = s.messages.iter().rev().find_map(|m| match m {
+                AgentMessage::Llm(pi_ai::Message::Assistant(a))
+                    if !(a.stop_reason == pi_ai::StopReason::Aborted && a.content.is_empty()) =>
+                {
+                    Some(a)
+                }
+                _ => None,
+            })?;
+            let text: String = last
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    pi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let text = text.trim();
+            (!text.is_empty()).then(|| text.to_owned())
+        })
+    }
+
     /// The effective system prompt (including a run's `before_agent_start` override).
     pub fn system_prompt(&self) -> String {
         self.inner.agent.with_state(|s| s.system_prompt.clone())
