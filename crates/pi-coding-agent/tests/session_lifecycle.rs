@@ -894,3 +894,67 @@ async fn last_assistant_text_skips_empty_aborted_messages_and_trims() {
         Some("first answer")
     );
 }
+
+#[tokio::test]
+async fn session_stats_count_entries_and_sum_usage() {
+    let h = harness(vec![echo_call("c1", "x"), text("done")], |b| b);
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    let stats = h.session.session_stats().unwrap();
+    assert_eq!(
+        (
+            stats.user_messages,
+            stats.assistant_messages,
+            stats.tool_calls,
+            stats.tool_results,
+            stats.total_messages
+        ),
+        (1, 2, 1, 1, 4)
+    );
+    let assistants = h.stored_assistants();
+    let input: u64 = assistants.iter().map(|a| a.usage.input).sum();
+    let output: u64 = assistants.iter().map(|a| a.usage.output).sum();
+    let cache: u64 = assistants
+        .iter()
+        .map(|a| a.usage.cache_read + a.usage.cache_write)
+        .sum();
+    assert!(output > 0);
+    assert_eq!(stats.tokens.input, input);
+    assert_eq!(stats.tokens.output, output);
+    assert_eq!(stats.tokens.total, input + output + cache);
+    let usage = stats.context_usage.clone().unwrap();
+    assert_eq!(usage.context_window, 128_000);
+    let tokens = usage.tokens.unwrap();
+    assert!(tokens > 0);
+    assert_eq!(usage.percent, Some(tokens as f64 / 128_000.0 * 100.0));
+    let v = serde_json::to_value(&stats).unwrap();
+    assert!(v.get("sessionFile").is_none());
+    assert_eq!(v["totalMessages"], 4);
+
+    // After a compaction, the context size is unknown until the next real answer.
+    let first_id = h.store.lock().unwrap().entries().unwrap()[2].id.clone();
+    h.store
+        .lock()
+        .unwrap()
+        .append(pi_coding_agent::storage::EntryKind::Compaction {
+            summary: "s".into(),
+            first_kept_entry_id: first_id,
+            tokens_before: 10,
+            details: None,
+            usage: Some(
+                json!({"input": 5, "output": 2, "cacheRead": 0, "cacheWrite": 0,
+                "cost": {"total": 0.5}}),
+            ),
+            from_hook: Some(false),
+        })
+        .unwrap();
+    let stats = h.session.session_stats().unwrap();
+    assert_eq!(stats.tokens.input, input + 5);
+    assert_eq!(stats.cost, 0.5);
+    assert_eq!(
+        serde_json::to_value(stats.context_usage.unwrap()).unwrap(),
+        json!({"tokens": null, "contextWindow": 128000, "percent": null})
+    );
+}

@@ -11,6 +11,7 @@
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
+//! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
@@ -27,6 +28,7 @@ pub mod prompt;
 pub mod queues;
 pub mod retry;
 mod run;
+pub mod stats;
 
 pub use agent_session::{AgentSession, SessionListener, SessionSubscription};
 pub use bash::{ExecuteBashOptions, bash_execution_message};
@@ -39,3 +41,4 @@ pub use hooks::{
 };
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
 pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
+pub use stats::{ContextUsage, SessionStats, TokenTotals};
