@@ -36,6 +36,13 @@ pub fn export_from_file(input: &str, output: Option<&str>, cwd: &Path) -> Result
     } else {
         cwd.join(&output)
     };
+    if target.parent().is_some_and(|dir| !dir.is_dir()) {
+        // Node's writeFileSync message for a missing directory, with the path as given.
+        return Err(format!(
+            "ENOENT: no such file or directory, open '{}'",
+            output.display()
+        ));
+    }
     export_html(&store, Some(&target)).map_err(|e| e.to_string())?;
     Ok(output)
 }
