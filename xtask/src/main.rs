@@ -17,8 +17,9 @@ Commands:
                       benchmarks; prints a table and writes docs/benchmarks.md
   gen-session <out> [--mb N] [--cwd DIR]
                       Generate a large pi v3 session file (default 100 MiB)
-  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference's
-                      models.generated.js (default: the install-peer.sh location)
+  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
+                      pi's bundled catalog (default: the install-peer.sh location; a
+                      models.generated.js path works too)
 ";
 
 fn main() -> ExitCode {
