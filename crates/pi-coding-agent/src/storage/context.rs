@@ -160,7 +160,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
 
 /// Reads an entry for the context; a line that passed the index's structural check but is
 /// not a valid entry is skipped with a warning, like any corrupt line.
-fn readable(
+pub(crate) fn readable(
     store: &SessionStore,
     i: usize,
 ) -> Result<Option<std::sync::Arc<super::entry::SessionEntry>>, StoreError> {
