@@ -14,6 +14,7 @@ pub const REFERENCE_VERSION: &str = "0.85.0";
 
 pub mod compaction;
 pub mod config;
+pub mod extensions;
 pub mod messages;
 pub mod storage;
 pub mod tools;
