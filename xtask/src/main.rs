@@ -9,8 +9,9 @@ cargo xtask <command>
 
 Commands:
   help                Show this help
-  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference's
-                      models.generated.js (default: the install-peer.sh location)
+  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
+                      pi's bundled catalog (default: the install-peer.sh location; a
+                      models.generated.js path works too)
 ";
 
 fn main() -> ExitCode {

@@ -16,5 +16,6 @@ pub mod compaction;
 pub mod config;
 pub mod extensions;
 pub mod messages;
+pub mod session;
 pub mod storage;
 pub mod tools;

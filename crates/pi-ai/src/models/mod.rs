@@ -1,7 +1,8 @@
 //! The built-in model catalog and per-provider API-key environment variables.
 //!
-//! Mirrors pi-ai 0.85.1 `models.generated.js` (`MODELS`, restricted to the four wire APIs pi-rs
-//! implements) and `env-api-keys.js`. The catalog is data: `catalog.json`, generated from the
+//! Mirrors pi-ai's `MODELS` catalog as the reference `pi` 0.85.0 binary sees it (its bundle
+//! carries its own copy of the catalog; restricted to the four wire APIs pi-rs implements) and
+//! pi-ai 0.85.1 `env-api-keys.js`. The catalog is data: `catalog.json`, generated from the
 //! installed reference by `cargo xtask gen-catalog`, embedded with `include_str!` and parsed
 //! once on first use.
 
@@ -93,7 +94,8 @@ mod tests {
     #[test]
     fn catalog_parses_and_names_its_source() {
         assert!(builtin_models().len() > 500);
-        assert_eq!(catalog_source(), "@earendil-works/pi-ai 0.85.1");
+        // The reference binary bundles its own copy of the catalog.
+        assert_eq!(catalog_source(), "@earendil-works/pi-coding-agent 0.85.0");
     }
 
     #[test]

@@ -14,12 +14,9 @@
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use icu_collator::options::CollatorOptions;
-use icu_collator::{Collator, CollatorBorrowed};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -35,17 +32,10 @@ pub const DEFAULT_LIMIT: f64 = 500.0;
 /// JavaScript's `Number.MAX_SAFE_INTEGER`: pi's "no line limit" for the listing.
 const MAX_SAFE_INTEGER: usize = 9_007_199_254_740_991;
 
-static ROOT_COLLATOR: LazyLock<Option<CollatorBorrowed<'static>>> =
-    LazyLock::new(|| Collator::try_new(Default::default(), CollatorOptions::default()).ok());
-
 /// pi's ls order: root collation of the lowercased names, ties broken by byte order.
 pub fn compare_entry_names(a: &str, b: &str) -> Ordering {
     let (la, lb) = (a.to_lowercase(), b.to_lowercase());
-    let collated = match ROOT_COLLATOR.as_ref() {
-        Some(collator) => collator.compare(&la, &lb),
-        None => la.cmp(&lb),
-    };
-    collated.then_with(|| a.cmp(b))
+    crate::config::collate::locale_compare(&la, &lb).then_with(|| a.cmp(b))
 }
 
 /// The `ls` tool bound to a working directory.

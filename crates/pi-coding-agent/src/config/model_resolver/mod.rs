@@ -13,8 +13,11 @@
 //!
 //! Start-up choice, restoring and messages live in `initial.rs`.
 
+mod cycle;
 mod initial;
 mod messages;
+
+pub use cycle::{CycleStep, next_model_in_cycle, thinking_level_for_switch};
 
 pub use initial::{
     DEFAULT_MODEL_PER_PROVIDER, DEFAULT_THINKING_LEVEL, InitialModel, InitialModelOptions,
@@ -22,8 +25,8 @@ pub use initial::{
     find_initial_model, restore_model_from_session,
 };
 pub use messages::{
-    format_no_api_key_found, format_no_model_selected, format_no_models_available,
-    provider_login_help,
+    API_KEY_REQUIRES_MODEL, format_no_api_key_found, format_no_model_selected,
+    format_no_models_available, provider_login_help,
 };
 
 use globset::GlobBuilder;
