@@ -24,7 +24,9 @@ pub mod dispatch;
 pub mod errors;
 pub mod events;
 pub mod extension;
+pub mod provider_hooks;
 pub mod runner;
+pub mod session_hooks;
 
 pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,
@@ -42,3 +44,4 @@ pub use extension::{
     FlagValue, FnExtension, Handler, LoadedExtension,
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
+pub use session_hooks::ExtensionHooks;
