@@ -23,12 +23,7 @@ fn entries(l: &Log) -> Vec<String> {
 
 /// A runner over `(path, factory)` pairs, with an error listener recording
 /// `path|event|error`.
-fn runner(
-    exts: Vec<(
-        &str,
-        Box<dyn Fn(&mut ExtensionApi<'_>) -> Result<(), HandlerError> + Send + Sync>,
-    )>,
-) -> (ExtensionRunner, Log) {
+fn runner(exts: Vec<(&str, Factory)>) -> (ExtensionRunner, Log) {
     let mut b = ExtensionRunner::builder("/work/project");
     for (path, f) in exts {
         b = b.extension(FnExtension::new(path, f));

@@ -282,6 +282,7 @@ impl Pi {
 }
 
 type BusHandler = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+type BusErrorSink = Arc<dyn Fn(String) + Send + Sync>;
 
 /// `pi.events`: channels between extensions. `emit` calls every subscriber of the channel
 /// synchronously, in subscription order; a failing or panicking subscriber is logged as
@@ -295,7 +296,7 @@ pub struct EventBus {
 struct BusInner {
     next: AtomicU64,
     subscribers: Mutex<Vec<(u64, String, BusHandler)>>,
-    errors: Mutex<Option<Arc<dyn Fn(String) + Send + Sync>>>,
+    errors: Mutex<Option<BusErrorSink>>,
 }
 
 /// Removes a bus subscription (pi: the function `events.on` returns).
@@ -361,5 +362,11 @@ impl EventBus {
         if let Ok(mut s) = self.inner.errors.lock() {
             *s = Some(Arc::new(sink));
         }
+    }
+}
+
+impl From<StaleError> for super::errors::HandlerError {
+    fn from(e: StaleError) -> Self {
+        super::errors::HandlerError::new(e.to_string())
     }
 }

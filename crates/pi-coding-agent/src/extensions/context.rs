@@ -81,9 +81,12 @@ impl Ui for NoUi {}
 /// Called with `(start, kind, title)` for each `ui_prompt_start`/`ui_prompt_end`.
 pub(crate) type PromptSink = Arc<dyn Fn(bool, UiPromptKind, Option<String>) + Send + Sync>;
 
+/// The outermost prompt's kind and title.
+type OpenPrompt = (UiPromptKind, Option<String>);
+
 /// The depth counter that merges nested prompts into one outer span (spec §2.5).
 pub(crate) struct PromptTracker {
-    state: Mutex<(usize, Option<(UiPromptKind, Option<String>)>)>,
+    state: Mutex<(usize, Option<OpenPrompt>)>,
     sink: PromptSink,
 }
 
