@@ -232,7 +232,7 @@ async fn nested_ui_prompts_merge_into_one_outer_span() {
     assert_eq!(picked.as_deref(), Some("x"));
     assert_eq!(again, None);
     assert!(confirmed);
-    r.flush_ui_prompt_events().await;
+    r.flush_detached().await;
     // Three sequential outer prompts: one span each.
     assert_eq!(
         entries(&l),
@@ -253,7 +253,7 @@ async fn nested_ui_prompts_merge_into_one_outer_span() {
     let (a, b) = tokio::join!(ui.confirm("Outer", "m"), ui.editor("", Some("text")));
     assert!(a);
     assert_eq!(b, None);
-    r.flush_ui_prompt_events().await;
+    r.flush_detached().await;
     assert_eq!(
         entries(&l),
         [
@@ -283,7 +283,7 @@ async fn a_prompt_that_fails_still_ends_its_span() {
     let ui = r.context().ui().clone();
     let crashed = tokio::spawn(async move { ui.editor("Edit", None).await }).await;
     assert!(crashed.is_err());
-    r.flush_ui_prompt_events().await;
+    r.flush_detached().await;
     assert_eq!(
         entries(&l),
         [
@@ -308,7 +308,7 @@ async fn without_a_ui_dialogs_resolve_at_once_and_fire_no_prompt_events() {
     assert_eq!(ctx.ui().editor("t", None).await, None);
     ctx.ui().notify("hi", NotifyLevel::Info);
     ctx.ui().set_status("k", Some("v"));
-    r.flush_ui_prompt_events().await;
+    r.flush_detached().await;
     assert!(entries(&l).is_empty());
     assert!(ctx.is_idle());
     assert_eq!(ctx.system_prompt(), "");

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use pi_agent_core::AgentMessage;
 use pi_ai::providers::faux::{
-    FauxMessageOptions, FauxOptions, FauxProvider, FauxStep, faux_assistant_message, faux_text,
+    FauxMessageOptions, FauxModelDefinition, FauxOptions, FauxProvider, FauxStep,
+    faux_assistant_message, faux_text,
 };
 use pi_ai::{AssistantContent, Message, UserContent, UserMessageContent};
 use pi_coding_agent::extensions::events::*;
@@ -40,7 +41,15 @@ struct Rig {
 /// A session with `extensions` on a faux provider answering `steps`; the stream function
 /// goes through the provider hooks.
 fn rig(steps: Vec<FauxStep>, extensions: Vec<Box<dyn Extension>>) -> Rig {
-    let faux = FauxProvider::new(FauxOptions::default());
+    rig_with(FauxOptions::default(), steps, extensions)
+}
+
+fn rig_with(
+    options: FauxOptions,
+    steps: Vec<FauxStep>,
+    extensions: Vec<Box<dyn Extension>>,
+) -> Rig {
+    let faux = FauxProvider::new(options);
     faux.set_responses(steps);
     let mut b = ExtensionRunner::builder("/tmp");
     for e in extensions {
@@ -614,4 +623,62 @@ async fn provider_hooks_edit_headers_and_observe_the_response() {
     assert_eq!(entries(&seen), ["base prompt|user:hi|x-extension=1"]);
     assert_eq!(entries(&responses), ["status 200"]);
     assert_eq!(stored(&r), ["user:hi", "assistant:ok"]);
+}
+
+#[tokio::test]
+async fn session_name_and_thinking_level_changes_are_emitted_without_awaiting() {
+    let l = log();
+    let (a, b) = (l.clone(), l.clone());
+    let r = rig_with(
+        FauxOptions {
+            models: vec![FauxModelDefinition {
+                id: "thinker".into(),
+                reasoning: true,
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        vec![],
+        vec![ext("watch.ts", move |pi| {
+            let a = a.clone();
+            pi.on::<SessionInfoChangedEvent, _>(move |e, _| {
+                let a = a.clone();
+                let line = format!("name:{:?}", e.name);
+                Box::pin(async move {
+                    a.lock().unwrap().push(line);
+                    Ok(None)
+                })
+            });
+            let b = b.clone();
+            pi.on::<ThinkingLevelSelectEvent, _>(move |e, _| {
+                let b = b.clone();
+                let line = serde_json::to_string(e).unwrap();
+                Box::pin(async move {
+                    b.lock().unwrap().push(line);
+                    Ok(None)
+                })
+            });
+            Ok(())
+        })],
+    );
+    let before = r.session.thinking_level();
+    r.session.set_session_name("Alpha").unwrap();
+    r.session
+        .set_thinking_level(pi_ai::ModelThinkingLevel::High)
+        .unwrap();
+    r.session
+        .set_thinking_level(pi_ai::ModelThinkingLevel::Low)
+        .unwrap();
+    r.hooks.runner().flush_detached().await;
+    assert_eq!(
+        entries(&l),
+        [
+            "name:Some(\"Alpha\")".to_owned(),
+            format!(
+                "{{\"level\":\"high\",\"previousLevel\":{}}}",
+                serde_json::to_string(&before).unwrap()
+            ),
+            "{\"level\":\"low\",\"previousLevel\":\"high\"}".to_owned(),
+        ]
+    );
 }

@@ -88,7 +88,7 @@ pub(crate) struct Inner {
     requests: RequestQueue,
     bus: EventBus,
     flag_values: Arc<Mutex<std::collections::HashMap<String, FlagValue>>>,
-    prompt_chain: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    detached: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The runner (pi's `ExtensionRunner`): cheap to clone, shared by the session and its
@@ -188,7 +188,7 @@ impl ExtensionRunnerBuilder {
                 requests,
                 bus,
                 flag_values,
-                prompt_chain: Mutex::new(None),
+                detached: Mutex::new(None),
             }),
         }
     }
@@ -237,6 +237,13 @@ impl ExtensionRunner {
     pub fn set_session(&self, session: Arc<dyn SessionView>) {
         if let Ok(mut slot) = self.inner.session.write() {
             *slot = Some(session);
+        }
+    }
+
+    /// Drops the session view (`ctx` then answers as without a session).
+    pub fn clear_session(&self) {
+        if let Ok(mut slot) = self.inner.session.write() {
+            *slot = None;
         }
     }
 
@@ -445,13 +452,34 @@ impl ExtensionRunner {
         result
     }
 
-    /// Schedules `ui_prompt_start`/`_end` without awaiting it (best effort), after every
-    /// earlier prompt event so starts and ends stay in order.
+    /// Schedules `ui_prompt_start`/`_end` without awaiting it (best effort).
     fn schedule_ui_prompt(&self, start: bool, kind: UiPromptKind, title: Option<String>) {
+        if start {
+            self.emit_detached(UiPromptStartEvent {
+                reason: "ui_prompt",
+                kind,
+                title,
+            });
+        } else {
+            self.emit_detached(UiPromptEndEvent {
+                reason: "ui_prompt",
+                kind,
+                title,
+            });
+        }
+    }
+
+    /// Ext-emits an observer event without awaiting it (pi: `void runner.emit(…)` /
+    /// `queueMicrotask`), after every earlier detached event so they stay in order. Outside
+    /// a Tokio runtime the event is dropped.
+    pub fn emit_detached<E: ExtensionEvent<Output = ()>>(&self, event: E) {
+        if !self.has_handlers::<E>() {
+            return;
+        }
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let Ok(mut chain) = self.inner.prompt_chain.lock() else {
+        let Ok(mut chain) = self.inner.detached.lock() else {
             return;
         };
         let previous = chain.take();
@@ -460,34 +488,14 @@ impl ExtensionRunner {
             if let Some(p) = previous {
                 let _ = p.await;
             }
-            if start {
-                runner
-                    .emit(UiPromptStartEvent {
-                        reason: "ui_prompt",
-                        kind,
-                        title,
-                    })
-                    .await;
-            } else {
-                runner
-                    .emit(UiPromptEndEvent {
-                        reason: "ui_prompt",
-                        kind,
-                        title,
-                    })
-                    .await;
-            }
+            runner.emit(event).await;
         }));
     }
 
-    /// Waits for the scheduled `ui_prompt_*` dispatches (tests, shutdown).
-    pub async fn flush_ui_prompt_events(&self) {
-        let pending = self
-            .inner
-            .prompt_chain
-            .lock()
-            .ok()
-            .and_then(|mut c| c.take());
+    /// Waits for the detached dispatches ([`ExtensionRunner::emit_detached`], `ui_prompt_*`)
+    /// scheduled so far.
+    pub async fn flush_detached(&self) {
+        let pending = self.inner.detached.lock().ok().and_then(|mut c| c.take());
         if let Some(p) = pending {
             let _ = p.await;
         }

@@ -70,6 +70,7 @@ impl SessionView for SessionReader {
 pub struct ExtensionHooks {
     runner: ExtensionRunner,
     session: Mutex<Option<AgentSession>>,
+    subscription: Mutex<Option<s::SessionSubscription>>,
     all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
     executor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -81,6 +82,7 @@ impl ExtensionHooks {
         Arc::new(ExtensionHooks {
             runner,
             session: Mutex::new(None),
+            subscription: Mutex::new(None),
             all_tools: Mutex::new(Vec::new()),
             executor: Mutex::new(None),
         })
@@ -108,6 +110,39 @@ impl ExtensionHooks {
         if let Ok(mut slot) = self.session.lock() {
             *slot = Some(session.clone());
         }
+        let subscription = self.forward_session_events(session);
+        if let Ok(mut slot) = self.subscription.lock()
+            && let Some(old) = slot.replace(subscription)
+        {
+            old.unsubscribe();
+        }
+    }
+
+    /// `session_info_changed` and `thinking_level_select` are ext-emitted without
+    /// awaiting when the session announces the change (pi: `setSessionName`,
+    /// `setThinkingLevel`).
+    fn forward_session_events(&self, session: &AgentSession) -> s::SessionSubscription {
+        let runner = self.runner.clone();
+        let previous = Mutex::new(session.thinking_level());
+        session.subscribe(move |event| {
+            match event {
+                s::AgentSessionEvent::SessionInfoChanged { name } => {
+                    runner.emit_detached(ev::SessionInfoChangedEvent { name: name.clone() });
+                }
+                s::AgentSessionEvent::ThinkingLevelChanged { level } => {
+                    let previous_level = previous
+                        .lock()
+                        .map(|mut p| std::mem::replace(&mut *p, *level))
+                        .unwrap_or(*level);
+                    runner.emit_detached(ev::ThinkingLevelSelectEvent {
+                        level: *level,
+                        previous_level,
+                    });
+                }
+                _ => {}
+            }
+            Ok(())
+        })
     }
 
     /// Drops the link to the session (and invalidates captured `pi` handles).
@@ -115,6 +150,10 @@ impl ExtensionHooks {
         if let Ok(mut slot) = self.session.lock() {
             *slot = None;
         }
+        if let Some(sub) = self.subscription.lock().ok().and_then(|mut s| s.take()) {
+            sub.unsubscribe();
+        }
+        self.runner.clear_session();
         self.runner.invalidate();
     }
 
