@@ -15,6 +15,7 @@ pub const REFERENCE_VERSION: &str = "0.85.0";
 pub mod cli;
 pub mod compaction;
 pub mod config;
+pub mod extensions;
 pub mod messages;
 pub mod session;
 pub mod storage;
