@@ -16,12 +16,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::lock::FileLock;
 use super::resolve_value::{EnvOverlay, resolve_config_value};
 use super::text::strip_bom;
 
-/// One stored credential.
-#[derive(Clone, Debug, PartialEq)]
+/// One stored credential. `Debug` never prints keys, tokens or variable values.
+#[derive(Clone, PartialEq)]
 pub enum Credential {
     /// `{"type":"api_key","key"?,"env"?}`; `key` is the configured (unresolved) value.
     ApiKey {
@@ -32,6 +33,22 @@ pub enum Credential {
     },
     /// `{"type":"oauth","access","refresh","expires",…}` as stored.
     OAuth(Map<String, Value>),
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Credential::ApiKey { key, env } => f
+                .debug_struct("ApiKey")
+                .field("key", &key.as_ref().map(|_| "<redacted>"))
+                .field("env", &env.as_ref().map(|e| e.keys().collect::<Vec<_>>()))
+                .finish(),
+            Credential::OAuth(map) => f
+                .debug_tuple("OAuth")
+                .field(&map.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
 }
 
 impl Credential {
@@ -91,8 +108,7 @@ pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
+    let value: Value = parse_json(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
     let Value::Object(map) = value else {
         return Err("Invalid auth.json: expected an object".to_owned());
     };
@@ -102,13 +118,24 @@ pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
     Ok(map)
 }
 
-/// Credentials from `auth.json` plus run-time overrides.
-#[derive(Debug, Default)]
+/// Credentials from `auth.json` plus run-time overrides. `Debug` prints provider names only.
+#[derive(Default)]
 pub struct AuthStorage {
     path: Option<PathBuf>,
     data: Map<String, Value>,
     runtime: HashMap<String, String>,
     error: Option<String>,
+}
+
+impl std::fmt::Debug for AuthStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthStorage")
+            .field("path", &self.path)
+            .field("stored", &self.data.keys().collect::<Vec<_>>())
+            .field("runtime", &self.runtime.keys().collect::<Vec<_>>())
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 fn create_private_file(path: &Path) -> std::io::Result<()> {
@@ -406,13 +433,16 @@ mod tests {
     fn broken_file_is_reported_with_path_and_line() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("auth.json");
-        std::fs::write(&path, "{\n\"a\": }").unwrap();
+        std::fs::write(&path, "{\n\"a\" 1}").unwrap();
         let auth = AuthStorage::open(&path);
-        let err = auth.error().unwrap();
-        assert!(err.starts_with("Failed to parse auth.json: "), "{err}");
-        assert!(err.contains("line 2"), "{err}");
-        assert!(err.ends_with(&format!("File: {}", path.display())), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n\"a\": }");
+        assert_eq!(
+            auth.error().unwrap(),
+            format!(
+                "Failed to parse auth.json: Expected ':' after property name in JSON at position 6 (line 2 column 5)\n\nFile: {}",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n\"a\" 1}");
     }
 
     #[test]

@@ -56,9 +56,12 @@ impl SessionHeader {
             return None;
         }
         let id = map.get("id")?.as_str()?.to_owned();
-        map.remove("type");
-        map.remove("id");
-        let version = map.remove("version").and_then(|v| v.as_u64()).unwrap_or(1);
+        map.shift_remove("type");
+        map.shift_remove("id");
+        let version = map
+            .shift_remove("version")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(1);
         let timestamp = take_string(&mut map, "timestamp").unwrap_or_default();
         let cwd = take_string(&mut map, "cwd").unwrap_or_default();
         let parent_session = take_string(&mut map, "parentSession");
@@ -194,7 +197,7 @@ pub struct SessionEntry {
 }
 
 fn take_string(map: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match map.remove(key) {
+    match map.shift_remove(key) {
         Some(Value::String(s)) => Some(s),
         _ => None,
     }
@@ -223,13 +226,13 @@ impl SessionEntry {
         let kind_name = take_string(&mut map, "type").ok_or_else(|| shape("entry without type"))?;
         let id = take_string(&mut map, "id").ok_or_else(|| shape("entry without id"))?;
         let parent_id = take_string(&mut map, "parentId");
-        map.remove("parentId");
+        map.shift_remove("parentId");
         let timestamp = take_string(&mut map, "timestamp").unwrap_or_default();
-        let opt = |map: &mut Map<String, Value>, k: &str| map.remove(k);
+        let opt = |map: &mut Map<String, Value>, k: &str| map.shift_remove(k);
         let kind = match kind_name.as_str() {
             "message" => {
                 let mut msg = map
-                    .remove("message")
+                    .shift_remove("message")
                     .ok_or_else(|| shape("message entry without message"))?;
                 if let Some(obj) = msg.as_object_mut()
                     && obj.get("content").is_some_and(Value::is_null)
@@ -252,19 +255,19 @@ impl SessionEntry {
                 summary: take_string(&mut map, "summary").unwrap_or_default(),
                 first_kept_entry_id: take_string(&mut map, "firstKeptEntryId").unwrap_or_default(),
                 tokens_before: map
-                    .remove("tokensBefore")
+                    .shift_remove("tokensBefore")
                     .and_then(|v| v.as_u64())
                     .unwrap_or(0),
                 details: opt(&mut map, "details"),
                 usage: opt(&mut map, "usage"),
-                from_hook: map.remove("fromHook").and_then(|v| v.as_bool()),
+                from_hook: map.shift_remove("fromHook").and_then(|v| v.as_bool()),
             },
             "branch_summary" => EntryKind::BranchSummary {
                 from_id: take_string(&mut map, "fromId").unwrap_or_default(),
                 summary: take_string(&mut map, "summary").unwrap_or_default(),
                 details: opt(&mut map, "details"),
                 usage: opt(&mut map, "usage"),
-                from_hook: map.remove("fromHook").and_then(|v| v.as_bool()),
+                from_hook: map.shift_remove("fromHook").and_then(|v| v.as_bool()),
             },
             "custom" => EntryKind::Custom {
                 custom_type: take_string(&mut map, "customType").unwrap_or_default(),
@@ -272,9 +275,11 @@ impl SessionEntry {
             },
             "custom_message" => EntryKind::CustomMessage {
                 custom_type: take_string(&mut map, "customType").unwrap_or_default(),
-                content: map.remove("content").unwrap_or(Value::Array(Vec::new())),
+                content: map
+                    .shift_remove("content")
+                    .unwrap_or(Value::Array(Vec::new())),
                 display: map
-                    .remove("display")
+                    .shift_remove("display")
                     .and_then(|v| v.as_bool())
                     .unwrap_or(false),
                 details: opt(&mut map, "details"),
@@ -295,6 +300,26 @@ impl SessionEntry {
             parent_id,
             timestamp,
             kind,
+            extra: map,
+        })
+    }
+
+    /// Keeps a line that is a JSON object with string `type` and `id` but whose fields do not
+    /// fit its type (e.g. a `message` entry whose message is invalid) verbatim, as an
+    /// [`EntryKind::Unknown`] of the same `type`: it stays in the tree and is written back
+    /// unchanged, and the context skips it. `None` when the line is not such an object.
+    pub fn verbatim(line: &str) -> Option<SessionEntry> {
+        let mut map: Map<String, Value> = serde_json::from_str(line).ok()?;
+        let kind = take_string(&mut map, "type")?;
+        let id = take_string(&mut map, "id")?;
+        let parent_id = take_string(&mut map, "parentId");
+        map.shift_remove("parentId");
+        let timestamp = take_string(&mut map, "timestamp").unwrap_or_default();
+        Some(SessionEntry {
+            id,
+            parent_id,
+            timestamp,
+            kind: EntryKind::Unknown { kind },
             extra: map,
         })
     }

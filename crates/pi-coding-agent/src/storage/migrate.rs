@@ -30,7 +30,9 @@ pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<Sessio
         }
         for r in records.iter_mut() {
             if r.get("type").and_then(Value::as_str) == Some("compaction")
-                && let Some(idx) = r.remove("firstKeptEntryIndex").and_then(|v| v.as_u64())
+                && let Some(idx) = r
+                    .shift_remove("firstKeptEntryIndex")
+                    .and_then(|v| v.as_u64())
                 && let Some(id) = ids.get(idx as usize)
             {
                 r.insert("firstKeptEntryId".into(), Value::String(id.clone()));

@@ -13,7 +13,8 @@
 //!   and baseUrl from the model, the provider, or a base model of the provider);
 //! - `modelOverrides` apply last, field by field (`cost` per rate, maps merged);
 //! - errors: `Failed to load models.json: …`, `Failed to parse models.json: …` (line, column),
-//!   `Invalid models.json schema:\n  - …`, each followed by `\n\nFile: <path>`; the whole file
+//!   `Invalid models.json schema:\n  - <path>: <message>` (the reference's TypeBox texts, see
+//!   `schema.rs`), each followed by `\n\nFile: <path>`; the whole file
 //!   is then ignored. Structural errors of one provider (`Provider <p>: "baseUrl" is required
 //!   when defining custom models.` …) drop only that provider's overlay.
 
@@ -23,10 +24,15 @@ use pi_ai::{InputKind, Model, ModelCost};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::text::{strip_bom, strip_json_comments};
 
+mod schema;
+
+pub use schema::validate_models_json;
+
 /// One entry of `models`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelDefinition {
     /// Model id (non-empty).
@@ -74,7 +80,7 @@ pub struct CostOverride {
 }
 
 /// One entry of `modelOverrides`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelOverride {
     /// Display name.
@@ -100,7 +106,7 @@ pub struct ModelOverride {
 }
 
 /// One provider of `providers`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderConfig {
     /// Display name.
@@ -123,6 +129,74 @@ pub struct ProviderConfig {
     pub models: Option<Vec<ModelDefinition>>,
     /// Per-model overrides.
     pub model_overrides: Option<Map<String, Value>>,
+}
+
+// `Debug` of the models.json records: `apiKey` and header values may be credentials, so
+// only their presence (the key) or names (headers) are printed (issue 18, secrets).
+
+fn header_names(h: &Option<Map<String, Value>>) -> Option<Vec<&String>> {
+    h.as_ref().map(|h| h.keys().collect())
+}
+
+impl std::fmt::Debug for ModelDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelDefinition")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("api", &self.api)
+            .field("base_url", &self.base_url)
+            .field("reasoning", &self.reasoning)
+            .field("thinking_level_map", &self.thinking_level_map)
+            .field("input", &self.input)
+            .field("cost", &self.cost)
+            .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field("sampling_params", &self.sampling_params)
+            .field("headers", &header_names(&self.headers))
+            .field("compat", &self.compat)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ModelOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelOverride")
+            .field("name", &self.name)
+            .field("reasoning", &self.reasoning)
+            .field("thinking_level_map", &self.thinking_level_map)
+            .field("input", &self.input)
+            .field("cost", &self.cost)
+            .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field("sampling_params", &self.sampling_params)
+            .field("headers", &header_names(&self.headers))
+            .field("compat", &self.compat)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api", &self.api)
+            .field("oauth", &self.oauth)
+            .field("headers", &header_names(&self.headers))
+            .field("compat", &self.compat)
+            .field("auth_header", &self.auth_header)
+            .field("models", &self.models)
+            // Model ids only: an override may carry headers.
+            .field(
+                "model_overrides",
+                &self
+                    .model_overrides
+                    .as_ref()
+                    .map(|m| m.keys().collect::<Vec<_>>()),
+            )
+            .finish()
+    }
 }
 
 #[derive(Deserialize)]
@@ -162,10 +236,15 @@ impl ModelsConfig {
             providers: Vec::new(),
             error: Some(format!("{error}\n\nFile: {}", path.display())),
         };
-        let value: Value = match serde_json::from_str(&cleaned) {
+        let value: Value = match parse_json(&cleaned) {
             Ok(v) => v,
             Err(e) => return fail(format!("Failed to parse models.json: {e}")),
         };
+        let schema_errors = schema::validate_models_json(&value);
+        if !schema_errors.is_empty() {
+            let lines: Vec<String> = schema_errors.iter().map(|e| format!("  - {e}")).collect();
+            return fail(format!("Invalid models.json schema:\n{}", lines.join("\n")));
+        }
         let file: ModelsFile = match serde_json::from_value(value) {
             Ok(f) => f,
             Err(e) => return fail(format!("Invalid models.json schema:\n  - {e}")),

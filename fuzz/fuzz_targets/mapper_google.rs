@@ -1,0 +1,7 @@
+//! The google wire API's mapper on arbitrary SSE bodies (see `pi_rs_fuzz::fuzz_mapper`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pi_ai::providers::GoogleGenerativeAi;
+
+fuzz_target!(|data: &[u8]| pi_rs_fuzz::fuzz_mapper(&GoogleGenerativeAi, data));
