@@ -181,6 +181,11 @@ impl AgentSession {
         &self.inner.agent
     }
 
+    /// Where API keys come from.
+    pub fn auth(&self) -> &Arc<dyn AuthSource> {
+        &self.inner.auth
+    }
+
     /// The session store (shared; lock it briefly, never across an `await`).
     pub fn store(&self) -> &Arc<Mutex<SessionStore>> {
         &self.inner.store
