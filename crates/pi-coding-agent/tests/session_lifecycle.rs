@@ -958,3 +958,89 @@ async fn session_stats_count_entries_and_sum_usage() {
         json!({"tokens": null, "contextWindow": 128000, "percent": null})
     );
 }
+
+#[tokio::test]
+async fn cycling_models_and_thinking_levels() {
+    let h = harness(vec![], |b| b);
+    let a = h.faux.model();
+    let mut b = a.clone();
+    b.id = "b".into();
+    b.reasoning = true;
+    let mut c = a.clone();
+    c.id = "c".into();
+    let all = vec![a.clone(), b.clone(), c.clone()];
+    assert_eq!(h.session.cycle_thinking_level().unwrap(), None);
+
+    let r = h
+        .session
+        .cycle_model(true, &all, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((r.model.id.as_str(), r.is_scoped), ("b", false));
+    // No per-model or default level in the settings: the current level (off) is kept.
+    assert_eq!(r.thinking_level, pi_ai::ModelThinkingLevel::Off);
+    let levels = h.session.available_thinking_levels();
+    assert_eq!(levels, b.supported_thinking_levels());
+    let next = h.session.cycle_thinking_level().unwrap().unwrap();
+    assert_eq!(levels[0], pi_ai::ModelThinkingLevel::Off);
+    assert_eq!(next, levels[1]);
+
+    let r = h
+        .session
+        .cycle_model(false, &all, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.model.id, a.id);
+    let r = h
+        .session
+        .cycle_model(false, &all, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.model.id, "c");
+    assert_eq!(
+        serde_json::to_value(&r).unwrap()["isScoped"],
+        serde_json::Value::Bool(false)
+    );
+    // A scope: its own levels, only available members, wrap-around.
+    h.session.set_scoped_models(vec![
+        pi_coding_agent::session::ScopedModel {
+            model: b.clone(),
+            thinking_level: Some(pi_ai::ModelThinkingLevel::High),
+        },
+        pi_coding_agent::session::ScopedModel {
+            model: a.clone(),
+            thinking_level: None,
+        },
+    ]);
+    let r = h
+        .session
+        .cycle_model(true, &all, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((r.model.id.as_str(), r.is_scoped), ("faux-1", true));
+    let r = h
+        .session
+        .cycle_model(true, &all, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.model.id, "b");
+    assert_eq!(r.thinking_level, pi_ai::ModelThinkingLevel::High);
+    assert!(
+        h.session
+            .cycle_model(true, &all[..1], false)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let changes = h
+        .entry_kinds()
+        .iter()
+        .filter(|k| *k == "model_change")
+        .count();
+    assert_eq!(changes, 1 + 5);
+}

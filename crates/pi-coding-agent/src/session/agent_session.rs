@@ -63,6 +63,8 @@ pub(super) struct SessionState {
     /// Running user commands.
     pub bash_cancel: Vec<(u64, CancellationToken)>,
     pub bash_next: u64,
+    /// The `--models` scope.
+    pub scoped_models: Vec<super::models::ScopedModel>,
 }
 
 pub(super) struct Inner {
@@ -425,12 +427,7 @@ impl AgentSession {
             )));
         }
         let previous = self.model();
-        let level = {
-            let s = lock(&self.inner.settings);
-            s.model_thinking_level(&model.provider, &model.id)
-                .or_else(|| s.default_thinking_level())
-                .unwrap_or_else(|| self.thinking_level())
-        };
+        let level = self.level_for_switch(&model);
         self.inner.agent.set_model(model.clone());
         self.state().has_model = true;
         lock(&self.inner.store).append(EntryKind::ModelChange {
@@ -441,9 +438,7 @@ impl AgentSession {
             lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
         }
         self.set_thinking_level(level)?;
-        let changed = previous
-            .as_ref()
-            .is_none_or(|p| p.provider != model.provider || p.id != model.id);
+        let changed = previous.as_ref().is_none_or(|p| !p.same_as(&model));
         if changed {
             self.inner.hooks.model_select(model, previous, "set").await;
         }

@@ -11,6 +11,7 @@
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
+//! | [`models`] | model and thinking-level cycling |
 //! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
@@ -24,6 +25,7 @@ pub mod convert;
 pub mod events;
 mod handler;
 pub mod hooks;
+pub mod models;
 pub mod prompt;
 pub mod queues;
 pub mod retry;
@@ -39,6 +41,7 @@ pub use hooks::{
     ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, SessionHooks,
     StreamingBehavior, ToolCallEvent, ToolResultEvent, TurnInfo,
 };
+pub use models::{CycleResult, ScopedModel};
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
 pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
