@@ -375,3 +375,33 @@ async fn cycling_models_and_thinking_levels() {
         .count();
     assert_eq!(changes, 1 + 5);
 }
+
+#[tokio::test]
+async fn queue_modes_and_toggles_reach_agent_and_settings() {
+    use pi_coding_agent::config::settings::QueueMode;
+    let h = harness(vec![text("1"), text("2"), text("3")], |b| b);
+    assert_eq!(h.session.steering_mode(), QueueMode::OneAtATime);
+    h.session.set_follow_up_mode(QueueMode::All);
+    assert_eq!(h.session.follow_up_mode(), QueueMode::All);
+    assert_eq!(
+        h.session.settings().lock().unwrap().follow_up_mode(),
+        QueueMode::All
+    );
+    // `all`: both queued follow-ups are delivered together, one extra LLM call.
+    h.session.follow_up("a", vec![]).unwrap();
+    h.session.follow_up("b", vec![]).unwrap();
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(h.faux.call_count(), 2);
+    assert_eq!(h.session.message_count(), 5);
+
+    h.session.set_auto_compaction_enabled(false);
+    assert!(!h.session.auto_compaction_enabled());
+    h.session.set_auto_retry_enabled(false);
+    assert!(!h.session.auto_retry_enabled());
+    assert_eq!(h.session.session_name(), None);
+    h.session.set_session_name("named").unwrap();
+    assert_eq!(h.session.session_name().as_deref(), Some("named"));
+}

@@ -12,6 +12,7 @@
 //! | [`retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
 //! | [`models`] | model and thinking-level cycling |
+//! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
 //! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
@@ -26,6 +27,7 @@ pub mod events;
 mod handler;
 pub mod hooks;
 pub mod models;
+pub mod modes;
 pub mod prompt;
 pub mod queues;
 pub mod retry;
