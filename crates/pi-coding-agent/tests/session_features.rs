@@ -405,3 +405,13 @@ async fn queue_modes_and_toggles_reach_agent_and_settings() {
     h.session.set_session_name("named").unwrap();
     assert_eq!(h.session.session_name().as_deref(), Some("named"));
 }
+
+#[tokio::test]
+async fn a_weak_handle_does_not_keep_the_session_alive() {
+    let h = harness(vec![text("x")], |b| b);
+    let weak = h.session.downgrade();
+    assert!(weak.upgrade().is_some());
+    let Harness { session, .. } = h;
+    drop(session);
+    assert!(weak.upgrade().is_none());
+}

@@ -100,6 +100,25 @@ impl std::fmt::Debug for AgentSession {
     }
 }
 
+/// A weak handle ([`AgentSession::downgrade`]): what long-lived parts of the session itself
+/// (an extension runner, a compactor) keep, so that the session and its parts do not keep each
+/// other alive.
+#[derive(Clone, Debug)]
+pub struct WeakAgentSession(Weak<Inner>);
+
+impl WeakAgentSession {
+    /// The session, if it still exists.
+    pub fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(AgentSession::from_inner)
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").finish_non_exhaustive()
+    }
+}
+
 /// Removes a session listener ([`AgentSession::subscribe`]); dropping it keeps the listener.
 #[derive(Debug)]
 pub struct SessionSubscription {
@@ -123,6 +142,11 @@ impl SessionSubscription {
 impl AgentSession {
     pub(super) fn from_inner(inner: Arc<Inner>) -> Self {
         AgentSession { inner }
+    }
+
+    /// A weak handle to this session.
+    pub fn downgrade(&self) -> WeakAgentSession {
+        WeakAgentSession(self.weak())
     }
 
     pub(super) fn weak(&self) -> Weak<Inner> {

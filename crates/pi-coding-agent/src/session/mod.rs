@@ -34,7 +34,7 @@ pub mod retry;
 mod run;
 pub mod stats;
 
-pub use agent_session::{AgentSession, SessionListener, SessionSubscription};
+pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};
 pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
