@@ -415,3 +415,67 @@ async fn a_weak_handle_does_not_keep_the_session_alive() {
     drop(session);
     assert!(weak.upgrade().is_none());
 }
+
+#[tokio::test]
+async fn skills_and_templates_expand_in_prompts_and_queued_messages() {
+    use pi_coding_agent::config::skills::Skill;
+    use pi_coding_agent::config::templates::PromptTemplate;
+    let dir = tempfile::tempdir().unwrap();
+    let skill_file = dir.path().join("SKILL.md");
+    std::fs::write(
+        &skill_file,
+        "---\nname: greet\ndescription: d\n---\nSay hi.\n",
+    )
+    .unwrap();
+    let skill = Skill {
+        name: "greet".into(),
+        description: "d".into(),
+        file_path: skill_file.clone(),
+        base_dir: dir.path().to_path_buf(),
+        disable_model_invocation: false,
+    };
+    let template = PromptTemplate {
+        name: "review".into(),
+        description: String::new(),
+        argument_hint: None,
+        content: "Review $1 carefully".into(),
+        file_path: dir.path().join("review.md"),
+    };
+    let h = harness(vec![text("a"), text("b")], |b| {
+        b.skills(vec![skill]).prompt_templates(vec![template])
+    });
+    h.session
+        .prompt("/skill:greet now", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session.follow_up("/review main.rs", vec![]).unwrap();
+    assert_eq!(h.session.follow_up_messages(), ["Review main.rs carefully"]);
+    h.faux.append_responses(vec![text("c")]);
+    h.session
+        .prompt("/review lib.rs", PromptOptions::default())
+        .await
+        .unwrap();
+    let users: Vec<String> = h
+        .session
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::Llm(Message::User(u)) => {
+                Some(pi_coding_agent::session::queues::content_text(&u.content))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        users,
+        [
+            format!(
+                "<skill name=\"greet\" location=\"{}\">\nReferences are relative to {}.\n\nSay hi.\n</skill>\n\nnow",
+                skill_file.display(),
+                dir.path().display()
+            ),
+            "Review lib.rs carefully".to_owned(),
+            "Review main.rs carefully".to_owned(),
+        ]
+    );
+}
