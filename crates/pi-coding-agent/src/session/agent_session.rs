@@ -1,9 +1,9 @@
 //! `AgentSession`: the product-level session around one [`Agent`].
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` (spec §1.1–1.6, §5): the session is
-//! one awaited listener on its agent ([`super::handler`]) that re-publishes every event to its
+//! one awaited listener on its agent (`handler`) that re-publishes every event to its
 //! own synchronous listeners, persists messages at `message_end`, and drives the product
-//! run: prompt preflight ([`super::run`]), auto-retry and compaction continuations, queues,
+//! run: prompt preflight (`run`), auto-retry and compaction continuations, queues,
 //! injected messages, and `agent_settled`.
 //!
 //! An [`AgentSession`] is a cheap handle (`Clone` shares it): listeners, hooks and other tasks
