@@ -601,3 +601,360 @@ async fn thinking_level_and_session_name_events() {
     assert_eq!(last["entry"]["customType"], "ext");
     assert_eq!(last["entry"]["data"], json!({"k": 1}));
 }
+
+#[tokio::test]
+async fn user_bash_streams_updates_and_records_its_result() {
+    let h = harness(vec![text("ok")], |b| b);
+    let mut chunks = String::new();
+    let result = h
+        .session
+        .execute_bash(
+            "printf 'one\\ntwo\\n'",
+            pi_coding_agent::session::ExecuteBashOptions {
+                exclude_from_context: None,
+                id: Some("req-1".into()),
+            },
+            |d| chunks.push_str(d),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.output, "one\ntwo\n");
+    assert_eq!(result.exit_code, Some(0));
+    assert_eq!(chunks, "one\ntwo\n");
+    let updates: String = h
+        .events()
+        .iter()
+        .map(|e| match e {
+            AgentSessionEvent::BashExecutionUpdate { id, delta } => {
+                assert_eq!(id.as_deref(), Some("req-1"));
+                delta.clone()
+            }
+            other => panic!("unexpected {}", other.kind()),
+        })
+        .collect();
+    assert_eq!(updates, "one\ntwo\n");
+    // Idle: in the state and the file at once; never a run.
+    let AgentMessage::Custom(m) = &h.session.messages()[0] else {
+        panic!("bashExecution expected")
+    };
+    assert_eq!(m["role"], "bashExecution");
+    assert_eq!(m["command"], "printf 'one\\ntwo\\n'");
+    assert_eq!(m["exitCode"], 0);
+    assert!(m.get("excludeFromContext").is_none());
+    assert_eq!(h.entry_kinds().last().unwrap(), "message:bashExecution");
+    assert_eq!(h.faux.call_count(), 0);
+    // The next prompt sends it to the model as user text.
+    h.session
+        .prompt("next", PromptOptions::default())
+        .await
+        .unwrap();
+    let llm = pi_coding_agent::messages::convert_to_llm(&h.session.messages());
+    let Message::User(u) = &llm[0] else { panic!() };
+    assert_eq!(
+        pi_coding_agent::session::queues::content_text(&u.content),
+        "Ran `printf 'one\\ntwo\\n'`\n```\none\ntwo\n\n```"
+    );
+}
+
+#[tokio::test]
+async fn user_bash_while_streaming_is_deferred_to_the_end_of_the_run() {
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let gate = Arc::new(Gate(release.clone(), entered.clone()));
+    let h = harness(vec![gate_call(), text("done")], |b| b.tools(vec![gate]));
+    let session = h.session.clone();
+    let run = tokio::spawn(async move { session.prompt("go", PromptOptions::default()).await });
+    entered.notified().await;
+    h.session
+        .execute_bash(
+            "echo side",
+            pi_coding_agent::session::ExecuteBashOptions {
+                exclude_from_context: Some(true),
+                id: None,
+            },
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(h.session.has_pending_bash_messages());
+    release.add_permits(1);
+    run.await.unwrap().unwrap();
+    let roles: Vec<_> = h
+        .session
+        .messages()
+        .iter()
+        .map(|m| m.role().to_owned())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "bashExecution"
+        ]
+    );
+    assert_eq!(h.entry_kinds().last().unwrap(), "message:bashExecution");
+    let AgentMessage::Custom(m) = h.session.messages().pop().unwrap() else {
+        panic!()
+    };
+    assert_eq!(m["excludeFromContext"], true);
+}
+
+#[derive(Default)]
+struct ModelHooks(Mutex<Vec<String>>);
+
+impl pi_coding_agent::session::SessionHooks for ModelHooks {
+    fn model_select(
+        &self,
+        model: pi_ai::Model,
+        previous: Option<pi_ai::Model>,
+        source: &str,
+    ) -> futures::future::BoxFuture<'_, ()> {
+        self.0.lock().unwrap().push(format!(
+            "model_select:{}:{}:{source}",
+            model.id,
+            previous.map(|p| p.id).unwrap_or_default()
+        ));
+        Box::pin(async {})
+    }
+    fn thinking_level_select(
+        &self,
+        level: pi_ai::ModelThinkingLevel,
+        previous: pi_ai::ModelThinkingLevel,
+    ) {
+        self.0.lock().unwrap().push(format!(
+            "thinking_level_select:{}:{}",
+            level.as_str(),
+            previous.as_str()
+        ));
+    }
+}
+
+#[tokio::test]
+async fn set_model_records_the_change_and_applies_the_level_for_the_switch() {
+    let hooks = Arc::new(ModelHooks::default());
+    let mut settings_map = serde_json::Map::new();
+    settings_map.insert("defaultThinkingLevel".into(), json!("high"));
+    let settings = Arc::new(Mutex::new(
+        pi_coding_agent::config::settings::SettingsManager::in_memory(settings_map),
+    ));
+    let h = harness(vec![], |b| b.hooks(hooks.clone()).settings(settings));
+    // The faux model does not reason: the default `high` clamps to off.
+    assert_eq!(h.session.thinking_level(), pi_ai::ModelThinkingLevel::Off);
+    let mut thinker = h.faux.model();
+    thinker.id = "thinker".into();
+    thinker.reasoning = true;
+    h.session.set_model(thinker, false).await.unwrap();
+    assert_eq!(h.session.model().unwrap().id, "thinker");
+    assert_eq!(h.session.thinking_level(), pi_ai::ModelThinkingLevel::High);
+    assert_eq!(
+        serde_json::to_value(h.events().last().unwrap()).unwrap(),
+        json!({"type":"thinking_level_changed","level":"high"})
+    );
+    assert_eq!(
+        &h.entry_kinds()[2..],
+        ["model_change", "thinking_level_change"]
+    );
+    assert_eq!(
+        hooks.0.lock().unwrap().clone(),
+        [
+            "thinking_level_select:high:off",
+            "model_select:thinker:faux-1:set"
+        ]
+    );
+
+    let h = harness(vec![], |b| b.auth(Arc::new(NoKey)));
+    let mut m = h.faux.model();
+    m.provider = "elsewhere".into();
+    m.id = "m1".into();
+    let err = h.session.set_model(m, false).await.unwrap_err();
+    assert_eq!(err.to_string(), "No API key for elsewhere/m1");
+}
+
+/// Waits for its cancellation.
+struct UntilCancelled(Arc<tokio::sync::Notify>);
+
+impl pi_agent_core::AgentTool for UntilCancelled {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn label(&self) -> &str {
+        "Wait"
+    }
+    fn description(&self) -> &str {
+        "Waits until cancelled"
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: serde_json::Value,
+        cancel: tokio_util::sync::CancellationToken,
+        _on_update: Option<pi_agent_core::ToolUpdateFn>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
+    > {
+        Box::pin(async move {
+            self.0.notify_one();
+            cancel.cancelled().await;
+            Err(pi_agent_core::ToolError::new("Operation aborted"))
+        })
+    }
+}
+
+#[tokio::test]
+async fn abort_during_a_tool_waits_for_idle_and_keeps_queued_messages() {
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let tool = Arc::new(UntilCancelled(entered.clone()));
+    let h = harness(vec![gate_call(), text("follow-up answer")], |b| {
+        b.tools(vec![tool])
+    });
+    let session = h.session.clone();
+    let run = tokio::spawn(async move { session.prompt("go", PromptOptions::default()).await });
+    entered.notified().await;
+    h.session.follow_up("later", vec![]).unwrap();
+    h.session.abort().await;
+    assert!(h.session.is_idle());
+    run.await.unwrap().unwrap();
+    let kinds = h.kinds();
+    assert_eq!(kinds.last(), Some(&"agent_settled"));
+    assert_eq!(kinds.iter().filter(|k| **k == "agent_settled").count(), 1);
+    let result = h
+        .session
+        .messages()
+        .into_iter()
+        .find_map(|m| match m {
+            AgentMessage::Llm(Message::ToolResult(r)) => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.is_error);
+    // The aborted run's assistant is `aborted`, not retried.
+    let aborted = h
+        .stored_assistants()
+        .into_iter()
+        .filter(|a| a.stop_reason == StopReason::Aborted)
+        .count();
+    assert_eq!(aborted, 1);
+    assert!(retry_events(&h).iter().all(|e| e.starts_with("agent_end")));
+    // The queue survived the abort: the follow-up ran afterwards, in the same product run.
+    let roles: Vec<String> = h
+        .session
+        .messages()
+        .iter()
+        .map(|m| match m {
+            AgentMessage::Llm(Message::User(u)) => {
+                format!(
+                    "user:{}",
+                    pi_coding_agent::session::queues::content_text(&u.content)
+                )
+            }
+            m => m.role().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user:go",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user:later",
+            "assistant"
+        ]
+    );
+    assert_eq!(h.session.pending_message_count(), 0);
+}
+
+#[tokio::test]
+async fn last_assistant_text_skips_empty_aborted_messages_and_trims() {
+    let h = harness(vec![text("  first answer \n")], |b| b);
+    assert_eq!(h.session.last_assistant_text(), None);
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        h.session.last_assistant_text().as_deref(),
+        Some("first answer")
+    );
+    let mut messages = h.session.messages();
+    let mut aborted = pi_ai::AssistantMessage::empty("a", "p", "m");
+    aborted.stop_reason = StopReason::Aborted;
+    messages.push(Message::Assistant(aborted).into());
+    h.session.agent().set_messages(messages);
+    assert_eq!(
+        h.session.last_assistant_text().as_deref(),
+        Some("first answer")
+    );
+}
+
+#[tokio::test]
+async fn session_stats_count_entries_and_sum_usage() {
+    let h = harness(vec![echo_call("c1", "x"), text("done")], |b| b);
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    let stats = h.session.session_stats().unwrap();
+    assert_eq!(
+        (
+            stats.user_messages,
+            stats.assistant_messages,
+            stats.tool_calls,
+            stats.tool_results,
+            stats.total_messages
+        ),
+        (1, 2, 1, 1, 4)
+    );
+    let assistants = h.stored_assistants();
+    let input: u64 = assistants.iter().map(|a| a.usage.input).sum();
+    let output: u64 = assistants.iter().map(|a| a.usage.output).sum();
+    let cache: u64 = assistants
+        .iter()
+        .map(|a| a.usage.cache_read + a.usage.cache_write)
+        .sum();
+    assert!(output > 0);
+    assert_eq!(stats.tokens.input, input);
+    assert_eq!(stats.tokens.output, output);
+    assert_eq!(stats.tokens.total, input + output + cache);
+    let usage = stats.context_usage.clone().unwrap();
+    assert_eq!(usage.context_window, 128_000);
+    let tokens = usage.tokens.unwrap();
+    assert!(tokens > 0);
+    assert_eq!(usage.percent, Some(tokens as f64 / 128_000.0 * 100.0));
+    let v = serde_json::to_value(&stats).unwrap();
+    assert!(v.get("sessionFile").is_none());
+    assert_eq!(v["totalMessages"], 4);
+
+    // After a compaction, the context size is unknown until the next real answer.
+    let first_id = h.store.lock().unwrap().entries().unwrap()[2].id.clone();
+    h.store
+        .lock()
+        .unwrap()
+        .append(pi_coding_agent::storage::EntryKind::Compaction {
+            summary: "s".into(),
+            first_kept_entry_id: first_id,
+            tokens_before: 10,
+            details: None,
+            usage: Some(
+                json!({"input": 5, "output": 2, "cacheRead": 0, "cacheWrite": 0,
+                "cost": {"total": 0.5}}),
+            ),
+            from_hook: Some(false),
+        })
+        .unwrap();
+    let stats = h.session.session_stats().unwrap();
+    assert_eq!(stats.tokens.input, input + 5);
+    assert_eq!(stats.cost, 0.5);
+    assert_eq!(
+        serde_json::to_value(stats.context_usage.unwrap()).unwrap(),
+        json!({"tokens": null, "contextWindow": 128000, "percent": null})
+    );
+}

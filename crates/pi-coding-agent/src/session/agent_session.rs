@@ -58,6 +58,11 @@ pub(super) struct SessionState {
     pub system_prompt_override: Option<String>,
     /// Whether a real model was chosen (else the agent holds pi's `unknown` placeholder).
     pub has_model: bool,
+    /// `bashExecution` messages deferred while a run streams.
+    pub pending_bash: Vec<AgentMessage>,
+    /// Running user commands.
+    pub bash_cancel: Vec<(u64, CancellationToken)>,
+    pub bash_next: u64,
 }
 
 pub(super) struct Inner {
@@ -68,6 +73,7 @@ pub(super) struct Inner {
     pub compactor: Arc<dyn Compactor>,
     pub auth: Arc<dyn AuthSource>,
     pub docs_dir: PathBuf,
+    pub agent_dir: Option<PathBuf>,
     pub skills: Vec<Skill>,
     pub templates: Vec<PromptTemplate>,
     pub state: Mutex<SessionState>,
@@ -208,6 +214,31 @@ impl AgentSession {
         self.inner.agent.messages()
     }
 
+    /// `getLastAssistantText()`: the text blocks of the last assistant message (skipping
+    /// aborted ones without content), concatenated and trimmed; `None` when empty.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.inner.agent.with_state(|s| {
+            let last = s.messages.iter().rev().find_map(|m| match m {
+                AgentMessage::Llm(pi_ai::Message::Assistant(a))
+                    if !(a.stop_reason == pi_ai::StopReason::Aborted && a.content.is_empty()) =>
+                {
+                    Some(a)
+                }
+                _ => None,
+            })?;
+            let text: String = last
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    pi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let text = text.trim();
+            (!text.is_empty()).then(|| text.to_owned())
+        })
+    }
+
     /// The effective system prompt (including a run's `before_agent_start` override).
     pub fn system_prompt(&self) -> String {
         self.inner.agent.with_state(|s| s.system_prompt.clone())
@@ -343,6 +374,7 @@ impl AgentSession {
     /// Aborts everything without waiting, unsubscribes from the agent, drops the listeners.
     pub fn dispose(&self) {
         self.abort_retry();
+        self.abort_bash();
         self.inner.compactor.abort();
         self.inner.agent.abort();
         if let Some(s) = lock(&self.inner.agent_subscription).take() {
@@ -363,7 +395,8 @@ impl AgentSession {
             Some(m) => m.clamp_thinking_level(level),
             None => ModelThinkingLevel::Off,
         };
-        if effective == self.thinking_level() {
+        let previous = self.thinking_level();
+        if effective == previous {
             return Ok(());
         }
         self.inner.agent.set_thinking_level(effective);
@@ -371,7 +404,50 @@ impl AgentSession {
             thinking_level: effective.as_str().to_owned(),
         })?;
         self.emit_event(&AgentSessionEvent::ThinkingLevelChanged { level: effective })
-            .map_err(SessionError::Listener)
+            .map_err(SessionError::Listener)?;
+        self.inner.hooks.thinking_level_select(effective, previous);
+        Ok(())
+    }
+
+    /// `setModel`: refuses a provider without auth (`No API key for <p>/<id>`); sets the
+    /// model, appends `model_change`, with `persist` writes `defaultProvider`/`defaultModel`,
+    /// applies the level for the switch (the settings' per-model level, else the default
+    /// level, else the current one; clamped), and awaits the `model_select` hook when the
+    /// provider or id changed.
+    ///
+    /// # Errors
+    /// No auth; store or listener failures.
+    pub async fn set_model(&self, model: Model, persist: bool) -> Result<(), SessionError> {
+        if !self.inner.auth.has_auth(&model.provider) {
+            return Err(SessionError::Refused(format!(
+                "No API key for {}/{}",
+                model.provider, model.id
+            )));
+        }
+        let previous = self.model();
+        let level = {
+            let s = lock(&self.inner.settings);
+            s.model_thinking_level(&model.provider, &model.id)
+                .or_else(|| s.default_thinking_level())
+                .unwrap_or_else(|| self.thinking_level())
+        };
+        self.inner.agent.set_model(model.clone());
+        self.state().has_model = true;
+        lock(&self.inner.store).append(EntryKind::ModelChange {
+            provider: model.provider.clone(),
+            model_id: model.id.clone(),
+        })?;
+        if persist {
+            lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
+        }
+        self.set_thinking_level(level)?;
+        let changed = previous
+            .as_ref()
+            .is_none_or(|p| p.provider != model.provider || p.id != model.id);
+        if changed {
+            self.inner.hooks.model_select(model, previous, "set").await;
+        }
+        Ok(())
     }
 
     /// Sets (or, with an empty name, clears) the session name: a `session_info` entry and

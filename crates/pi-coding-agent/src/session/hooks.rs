@@ -15,7 +15,7 @@ use pi_agent_core::{
     AfterToolCallResult, AgentContext, AgentEvent, AgentMessage, AgentToolResult,
     BeforeToolCallResult, HookError,
 };
-use pi_ai::{AssistantMessage, ImageContent, Usage};
+use pi_ai::{AssistantMessage, ImageContent, Model, ModelThinkingLevel, Usage};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -250,6 +250,36 @@ pub trait SessionHooks: Send + Sync {
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
+
+    /// `before_provider_request {payload}`: a replacement request body (chained), or `None`
+    /// to send it unchanged.
+    fn before_provider_request(&self, _payload: Value) -> BoxFuture<'_, Option<Value>> {
+        Box::pin(async { None })
+    }
+
+    /// `after_provider_response {status, headers}`: after the response headers, before the
+    /// body is read.
+    fn after_provider_response(
+        &self,
+        _status: u16,
+        _headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    /// `model_select {model, previousModel, source}` (`set`, `cycle`, `restore`), awaited
+    /// after a model change.
+    fn model_select(
+        &self,
+        _model: Model,
+        _previous: Option<Model>,
+        _source: &str,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    /// `thinking_level_select {level, previousLevel}`; pi does not await it.
+    fn thinking_level_select(&self, _level: ModelThinkingLevel, _previous: ModelThinkingLevel) {}
 
     /// Reports an extension error (skill expansion, command failure) to the error listeners.
     fn report_error(&self, _error: ExtensionErrorInfo) {}

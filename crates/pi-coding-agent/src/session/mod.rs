@@ -10,13 +10,17 @@
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
+//! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
+//! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
 //! | [`builder`] | construction and initial entries |
 
 pub mod agent_session;
+pub mod bash;
 pub mod builder;
+pub mod convert;
 pub mod events;
 mod handler;
 pub mod hooks;
@@ -24,8 +28,10 @@ pub mod prompt;
 pub mod queues;
 pub mod retry;
 mod run;
+pub mod stats;
 
 pub use agent_session::{AgentSession, SessionListener, SessionSubscription};
+pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{
@@ -35,3 +41,4 @@ pub use hooks::{
 };
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
 pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
+pub use stats::{ContextUsage, SessionStats, TokenTotals};

@@ -449,8 +449,10 @@ impl StreamMapper for AnthropicMapper {
         Ok(())
     }
 
-    fn on_end(&mut self, _out: &mut Vec<Ev>) -> Result<(), String> {
-        if self.saw_message_start && !self.saw_message_stop {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+        // A block still open means the stream was cut inside the message even when no
+        // `message_start` was recognized (pi would end "successfully" with an unclosed block).
+        if (self.saw_message_start || !self.open.is_empty()) && !self.saw_message_stop {
             return Err("Anthropic stream ended before message_stop".into());
         }
         let (reason, error) = {
@@ -465,6 +467,15 @@ impl StreamMapper for AnthropicMapper {
                 return Err(error.unwrap_or_else(|| "An unknown error occurred".into()));
             }
             _ => {}
+        }
+        // Blocks the server never stopped are closed, so every `*_start` has its `*_end`.
+        while let Some(first) = self.open.first() {
+            let index = serde_json::json!({ "index": first.wire_index });
+            let before = self.open.len();
+            self.block_stop(&index, out);
+            if self.open.len() == before {
+                self.open.remove(0);
+            }
         }
         if let Some(transformations) = self.input_transformations.take().filter(|t| !t.is_empty()) {
             let details = transformations
