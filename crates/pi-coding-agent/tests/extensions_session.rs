@@ -682,3 +682,46 @@ async fn session_name_and_thinking_level_changes_are_emitted_without_awaiting() 
         ]
     );
 }
+
+#[tokio::test]
+async fn model_select_fires_when_the_model_changes() {
+    let l = log();
+    let a = l.clone();
+    let r = rig_with(
+        FauxOptions {
+            models: vec![
+                FauxModelDefinition {
+                    id: "first".into(),
+                    ..Default::default()
+                },
+                FauxModelDefinition {
+                    id: "second".into(),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        },
+        vec![],
+        vec![ext("models.ts", move |pi| {
+            let a = a.clone();
+            pi.on::<ModelSelectEvent, _>(move |e, _| {
+                let line = format!(
+                    "{}<-{}:{:?}",
+                    e.model.id,
+                    e.previous_model.as_ref().map_or("none", |m| m.id.as_str()),
+                    e.source
+                );
+                let a = a.clone();
+                Box::pin(async move {
+                    a.lock().unwrap().push(line);
+                    Ok(None)
+                })
+            });
+            Ok(())
+        })],
+    );
+    let second = r.faux.get_model("second").unwrap();
+    r.session.set_model(second.clone(), false).await.unwrap();
+    r.session.set_model(second, false).await.unwrap();
+    assert_eq!(entries(&l), ["second<-first:Set"]);
+}

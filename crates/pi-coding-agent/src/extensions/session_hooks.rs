@@ -118,28 +118,13 @@ impl ExtensionHooks {
         }
     }
 
-    /// `session_info_changed` and `thinking_level_select` are ext-emitted without
-    /// awaiting when the session announces the change (pi: `setSessionName`,
-    /// `setThinkingLevel`).
+    /// `session_info_changed` is ext-emitted without awaiting when the session announces a
+    /// new name (pi: `setSessionName`).
     fn forward_session_events(&self, session: &AgentSession) -> s::SessionSubscription {
         let runner = self.runner.clone();
-        let previous = Mutex::new(session.thinking_level());
         session.subscribe(move |event| {
-            match event {
-                s::AgentSessionEvent::SessionInfoChanged { name } => {
-                    runner.emit_detached(ev::SessionInfoChangedEvent { name: name.clone() });
-                }
-                s::AgentSessionEvent::ThinkingLevelChanged { level } => {
-                    let previous_level = previous
-                        .lock()
-                        .map(|mut p| std::mem::replace(&mut *p, *level))
-                        .unwrap_or(*level);
-                    runner.emit_detached(ev::ThinkingLevelSelectEvent {
-                        level: *level,
-                        previous_level,
-                    });
-                }
-                _ => {}
+            if let s::AgentSessionEvent::SessionInfoChanged { name } = event {
+                runner.emit_detached(ev::SessionInfoChangedEvent { name: name.clone() });
             }
             Ok(())
         })
@@ -626,6 +611,65 @@ impl SessionHooks for ExtensionHooks {
             }
             self.detach();
         })
+    }
+
+    fn before_provider_request(
+        &self,
+        payload: serde_json::Value,
+    ) -> BoxFuture<'_, Option<serde_json::Value>> {
+        Box::pin(async move {
+            if !self.runner.has_handlers::<ev::BeforeProviderRequestEvent>() {
+                return None;
+            }
+            let out = self.runner.emit_before_provider_request(payload).await;
+            self.pump();
+            Some(out)
+        })
+    }
+
+    fn after_provider_response(
+        &self,
+        status: u16,
+        headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.runner.has_handlers::<ev::AfterProviderResponseEvent>() {
+                self.runner
+                    .emit(ev::AfterProviderResponseEvent { status, headers })
+                    .await;
+                self.pump();
+            }
+        })
+    }
+
+    fn model_select(
+        &self,
+        model: Model,
+        previous: Option<Model>,
+        source: &str,
+    ) -> BoxFuture<'_, ()> {
+        let source = match source {
+            "cycle" => ev::ModelSelectSource::Cycle,
+            "restore" => ev::ModelSelectSource::Restore,
+            _ => ev::ModelSelectSource::Set,
+        };
+        Box::pin(async move {
+            self.runner
+                .emit(ev::ModelSelectEvent {
+                    model,
+                    previous_model: previous,
+                    source,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
+    fn thinking_level_select(&self, level: ModelThinkingLevel, previous: ModelThinkingLevel) {
+        self.runner.emit_detached(ev::ThinkingLevelSelectEvent {
+            level,
+            previous_level: previous,
+        });
     }
 
     fn report_error(&self, error: s::ExtensionErrorInfo) {
