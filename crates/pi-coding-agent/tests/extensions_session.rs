@@ -725,3 +725,70 @@ async fn model_select_fires_when_the_model_changes() {
     r.session.set_model(second, false).await.unwrap();
     assert_eq!(entries(&l), ["second<-first:Set"]);
 }
+
+#[tokio::test]
+async fn bind_starts_the_session_then_discovers_resources_and_ctx_reads_the_session() {
+    let l = log();
+    let (a, b, c) = (l.clone(), l.clone(), l.clone());
+    let r = rig(
+        vec![text("ok")],
+        vec![ext("reader.ts", move |pi| {
+            let a = a.clone();
+            pi.on::<SessionStartEvent, _>(move |_, ctx| {
+                let line = format!("session_start idle={}", ctx.is_idle());
+                let a = a.clone();
+                Box::pin(async move {
+                    a.lock().unwrap().push(line);
+                    Ok(None)
+                })
+            });
+            let b = b.clone();
+            pi.on::<ResourcesDiscoverEvent, _>(move |e, _| {
+                let line = format!("resources_discover {} {:?}", e.cwd, e.reason);
+                let b = b.clone();
+                Box::pin(async move {
+                    b.lock().unwrap().push(line);
+                    Ok(Some(ResourcesDiscoverResult {
+                        skill_paths: vec!["/skills/x".into()],
+                        ..Default::default()
+                    }))
+                })
+            });
+            let c = c.clone();
+            pi.on::<TurnStartEvent, _>(move |_, ctx| {
+                let s = ctx.session().expect("bound session");
+                let line = format!(
+                    "turn idle={} signal={} model={} messages={} tools={:?} prompt={}",
+                    ctx.is_idle(),
+                    ctx.signal().is_some(),
+                    ctx.model().map(|m| m.id).unwrap_or_default(),
+                    s.messages().len(),
+                    s.active_tools(),
+                    ctx.system_prompt(),
+                );
+                assert!(!s.session_id().is_empty());
+                let c = c.clone();
+                Box::pin(async move {
+                    c.lock().unwrap().push(line);
+                    Ok(None)
+                })
+            });
+            Ok(())
+        })],
+    );
+    let found = r.hooks.bind(&r.session, "startup", None).await;
+    // At turn_start the prompt is not in the transcript yet (it lands at its message_end).
+    assert_eq!(found.skill_path_strings(), ["/skills/x"]);
+    r.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        entries(&l),
+        [
+            "session_start idle=true",
+            "resources_discover /tmp Startup",
+            "turn idle=false signal=true model=faux-1 messages=0 tools=[\"echo\"] prompt=base prompt",
+        ]
+    );
+}

@@ -130,6 +130,34 @@ impl ExtensionHooks {
         })
     }
 
+    /// pi's `bindExtensions`: attaches `session`, awaits `session_start {reason}`
+    /// ([`AgentSession::bind_hooks`]), then `resources_discover {cwd, reason}` (`reload` for a
+    /// reload, else `startup`). Returns the discovered paths; when there are any, the caller
+    /// reloads skills/templates with them and rebuilds the system prompt.
+    pub async fn bind(
+        &self,
+        session: &AgentSession,
+        reason: &str,
+        previous_session_file: Option<String>,
+    ) -> super::DiscoveredResources {
+        self.attach(session);
+        session.bind_hooks(reason, previous_session_file).await;
+        let discover_reason = if reason == "reload" {
+            ev::ResourcesDiscoverReason::Reload
+        } else {
+            ev::ResourcesDiscoverReason::Startup
+        };
+        let found = self
+            .runner
+            .emit_resources_discover(ev::ResourcesDiscoverEvent {
+                cwd: self.runner.context().cwd().display().to_string(),
+                reason: discover_reason,
+            })
+            .await;
+        self.pump();
+        found
+    }
+
     /// Drops the link to the session (and invalidates captured `pi` handles).
     pub fn detach(&self) {
         if let Ok(mut slot) = self.session.lock() {
