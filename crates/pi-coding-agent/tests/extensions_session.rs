@@ -792,3 +792,65 @@ async fn bind_starts_the_session_then_discovers_resources_and_ctx_reads_the_sess
         ]
     );
 }
+
+#[tokio::test]
+async fn commands_run_from_prompts_and_send_user_message_starts_a_run() {
+    let l = log();
+    let a = l.clone();
+    let r = rig(
+        vec![text("hello back")],
+        vec![ext("cmds.ts", move |pi| {
+            let handle = pi.pi();
+            pi.register_command("greet", Some("Say hello".into()), move |args, _ctx| {
+                let handle = handle.clone();
+                Box::pin(async move {
+                    handle.send_user_message(format!("hello {args}"), vec![], None)?;
+                    Ok(())
+                })
+            });
+            pi.register_command("broken", None, |_, _| {
+                Box::pin(async { Err("command exploded".into()) })
+            });
+            let a = a.clone();
+            pi.on::<InputEvent, _>(move |e, _| {
+                let line = format!("input {} from {:?}", e.text, e.source);
+                let a = a.clone();
+                Box::pin(async move {
+                    a.lock().unwrap().push(line);
+                    Ok(None)
+                })
+            });
+            Ok(())
+        })],
+    );
+    let errors = log();
+    let e = errors.clone();
+    r.hooks
+        .runner()
+        .on_error(Arc::new(move |rec: &ExtensionErrorRecord| {
+            e.lock().unwrap().push(format!(
+                "{}|{}|{}",
+                rec.extension_path, rec.event, rec.error
+            ));
+        }));
+    r.session
+        .prompt("/broken", PromptOptions::default())
+        .await
+        .unwrap();
+    r.session
+        .prompt("/greet world", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.faux.call_count(),
+        0,
+        "the command itself never reaches the model"
+    );
+    r.hooks.flush_requests().await;
+    assert_eq!(entries(&l), ["input hello world from Extension"]);
+    assert_eq!(stored(&r), ["user:hello world", "assistant:hello back"]);
+    assert_eq!(
+        entries(&errors),
+        ["command:broken|command|command exploded"]
+    );
+}
