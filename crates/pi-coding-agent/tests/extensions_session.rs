@@ -854,3 +854,60 @@ async fn commands_run_from_prompts_and_send_user_message_starts_a_run() {
         ["command:broken|command|command exploded"]
     );
 }
+
+#[tokio::test]
+async fn panicking_handlers_never_take_the_session_down() {
+    let r = rig(
+        vec![echo_call("c1", "x"), text("done")],
+        vec![ext("panics.ts", |pi| {
+            pi.on::<MessageEndEvent, _>(|_, _| Box::pin(async { panic!("message_end blew up") }));
+            pi.on::<ContextEvent, _>(|_, _| panic!("context blew up"));
+            pi.on::<ToolResultEvent, _>(|_, _| Box::pin(async { panic!("tool_result blew up") }));
+            Ok(())
+        })],
+    );
+    let errors = log();
+    let e = errors.clone();
+    r.hooks
+        .runner()
+        .on_error(Arc::new(move |rec: &ExtensionErrorRecord| {
+            e.lock()
+                .unwrap()
+                .push(format!("{}|{}", rec.event, rec.error));
+        }));
+    r.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&r),
+        [
+            "user:go",
+            "assistant:",
+            "toolResult:echo:x",
+            "assistant:done"
+        ]
+    );
+    let errors = entries(&errors);
+    assert_eq!(
+        errors
+            .iter()
+            .filter(|e| *e == "message_end|message_end blew up")
+            .count(),
+        4
+    );
+    assert_eq!(
+        errors
+            .iter()
+            .filter(|e| *e == "context|context blew up")
+            .count(),
+        2
+    );
+    assert_eq!(
+        errors
+            .iter()
+            .filter(|e| *e == "tool_result|tool_result blew up")
+            .count(),
+        1
+    );
+}

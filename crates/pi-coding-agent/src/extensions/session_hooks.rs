@@ -181,17 +181,18 @@ impl ExtensionHooks {
 
     /// Hands the queued requests to a task that runs them in order after the earlier ones
     /// (never inside the hook: a request may start a run).
+    /// Without an attached session (or outside a Tokio runtime) the requests stay queued.
     fn pump(&self) {
-        let requests = self.runner.take_requests();
-        if requests.is_empty() {
-            return;
-        }
         let Some(session) = self.session.lock().ok().and_then(|s| s.clone()) else {
             return;
         };
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        let requests = self.runner.take_requests();
+        if requests.is_empty() {
+            return;
+        }
         let Ok(mut chain) = self.executor.lock() else {
             return;
         };
