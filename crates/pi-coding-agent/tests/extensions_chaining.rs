@@ -463,3 +463,102 @@ fn every_event_has_pis_type_name() {
         "project_trust,session_start,resources_discover,session_info_changed,session_before_switch,session_before_fork,session_before_compact,session_compact,session_compact_failed,session_shutdown,session_before_tree,session_tree,input,before_agent_start,agent_start,agent_end,agent_settled,message_start,message_update,tool_execution_start,tool_execution_update,tool_execution_end,turn_start,turn_end,message_end,context,before_provider_headers,before_provider_request,after_provider_response,tool_call,tool_result,user_bash,model_select,thinking_level_select,ui_prompt_start,ui_prompt_end"
     );
 }
+
+#[test]
+fn session_compact_failed_payloads_follow_the_failure_kind() {
+    let j = |e: SessionCompactFailedEvent| serde_json::to_value(e).unwrap();
+    assert_eq!(
+        j(SessionCompactFailedEvent::manual(
+            "Nothing to compact (session too small)",
+            false,
+            false
+        )),
+        json!({"reason":"manual","errorMessage":"Compaction failed: Nothing to compact (session too small)","aborted":false,"willRetry":false,"fromExtension":false})
+    );
+    assert_eq!(
+        j(SessionCompactFailedEvent::manual(
+            "Compaction cancelled",
+            false,
+            false
+        )),
+        json!({"reason":"manual","aborted":true,"willRetry":false,"fromExtension":false})
+    );
+    assert_eq!(
+        j(SessionCompactFailedEvent::manual(
+            "This operation was aborted",
+            true,
+            true
+        )),
+        json!({"reason":"manual","aborted":true,"willRetry":false,"fromExtension":true})
+    );
+    assert_eq!(
+        j(SessionCompactFailedEvent::automatic(
+            CompactReason::Overflow,
+            Some("boom"),
+            false
+        )),
+        json!({"reason":"overflow","errorMessage":"Context overflow recovery failed: boom","aborted":false,"willRetry":false,"fromExtension":false})
+    );
+    assert_eq!(
+        j(SessionCompactFailedEvent::automatic(
+            CompactReason::Threshold,
+            Some("boom"),
+            true
+        )),
+        json!({"reason":"threshold","errorMessage":"Auto-compaction failed: boom","aborted":false,"willRetry":false,"fromExtension":true})
+    );
+    assert_eq!(
+        j(SessionCompactFailedEvent::automatic(
+            CompactReason::Threshold,
+            None,
+            false
+        )),
+        json!({"reason":"threshold","aborted":true,"willRetry":false,"fromExtension":false})
+    );
+    assert_eq!(
+        j(SessionCompactFailedEvent::recovery_exhausted(true)),
+        json!({"reason":"overflow","errorMessage":"Truncated response recovery failed after one compact-and-retry attempt.","aborted":false,"willRetry":false,"fromExtension":false})
+    );
+    assert_eq!(
+        SessionCompactFailedEvent::recovery_exhausted(false)
+            .error_message
+            .as_deref(),
+        Some(OVERFLOW_RECOVERY_EXHAUSTED)
+    );
+}
+
+#[tokio::test]
+async fn session_compact_failed_is_awaited_by_every_handler() {
+    let l = log();
+    let c = l.clone();
+    let (r, errors) = runner(vec![
+        (
+            "fails.ts",
+            ext(|pi| {
+                pi.on::<SessionCompactFailedEvent, _>(|_, _| Box::pin(async { Err("x".into()) }));
+                Ok(())
+            }),
+        ),
+        (
+            "records.ts",
+            ext(move |pi| {
+                let l = c.clone();
+                pi.on::<SessionCompactFailedEvent, _>(move |e, _| {
+                    let l = l.clone();
+                    let line = format!("{:?}", e.error_message);
+                    Box::pin(async move {
+                        tokio::task::yield_now().await;
+                        l.lock().unwrap().push(line);
+                        Ok(None)
+                    })
+                });
+                Ok(())
+            }),
+        ),
+    ]);
+    r.emit(SessionCompactFailedEvent::manual("boom", false, false))
+        .await;
+    // Awaited: the slow handler finished before `emit` returned.
+    assert_eq!(entries(&l), ["Some(\"Compaction failed: boom\")"]);
+    assert_eq!(entries(&errors), ["fails.ts|session_compact_failed|x"]);
+}
