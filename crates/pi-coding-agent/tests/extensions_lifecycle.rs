@@ -484,3 +484,68 @@ async fn panicking_handlers_never_take_the_session_down() {
         1
     );
 }
+
+#[tokio::test]
+async fn user_bash_answers_from_an_extension_or_falls_back_to_the_shell() {
+    let r = rig(
+        vec![],
+        vec![ext("remote.ts", |pi| {
+            pi.on::<UserBashEvent, _>(|e, _| {
+                Box::pin(async move {
+                    let Some(rest) = e.command.strip_prefix("remote ") else {
+                        return Ok(None);
+                    };
+                    Ok(Some(UserBashResult {
+                        result: pi_coding_agent::tools::bash::user::BashResult {
+                            output: format!("ran {rest} remotely from {}", e.cwd),
+                            exit_code: Some(0),
+                            ..Default::default()
+                        },
+                    }))
+                })
+            });
+            Ok(())
+        })],
+    );
+    let opts = || pi_coding_agent::session::ExecuteBashOptions {
+        exclude_from_context: Some(true),
+        id: None,
+    };
+    let remote = r
+        .hooks
+        .user_bash(&r.session, "remote ls", opts(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(remote.output, "ran ls remotely from /tmp");
+    let mut chunks = String::new();
+    let local = r
+        .hooks
+        .user_bash(&r.session, "echo local", opts(), |c| chunks.push_str(c))
+        .await
+        .unwrap();
+    assert_eq!(local.output.trim_end(), "local");
+    assert_eq!(chunks.trim_end(), "local");
+    let recorded: Vec<String> = r
+        .session
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            pi_agent_core::AgentMessage::Custom(c) if c["role"] == "bashExecution" => {
+                Some(format!(
+                    "{}|{}|{}",
+                    c["command"].as_str().unwrap_or_default(),
+                    c["output"].as_str().unwrap_or_default().trim_end(),
+                    c["excludeFromContext"]
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            "remote ls|ran ls remotely from /tmp|true",
+            "echo local|local|true"
+        ]
+    );
+}

@@ -158,6 +158,44 @@ impl ExtensionHooks {
         found
     }
 
+    /// A user command (`!cmd`, `!!cmd`, RPC `bash`) with the `user_bash` hook: the first
+    /// handler result is recorded as if the session had run the command; otherwise the
+    /// session runs it ([`AgentSession::execute_bash`]). Mirrors pi's interactive
+    /// `handleBashCommand` and RPC `bash`.
+    ///
+    /// # Errors
+    /// As [`AgentSession::execute_bash`] / [`AgentSession::record_bash_result`].
+    pub async fn user_bash(
+        &self,
+        session: &AgentSession,
+        command: &str,
+        options: s::ExecuteBashOptions,
+        on_chunk: impl FnMut(&str),
+    ) -> Result<crate::tools::bash::user::BashResult, s::SessionError> {
+        let exclude = options.exclude_from_context;
+        if self.runner.has_handlers::<ev::UserBashEvent>() {
+            let cwd = session
+                .store()
+                .lock()
+                .map(|st| st.header().cwd.clone())
+                .unwrap_or_default();
+            let answer = self
+                .runner
+                .emit_user_bash(ev::UserBashEvent {
+                    command: command.to_owned(),
+                    exclude_from_context: exclude.unwrap_or(false),
+                    cwd,
+                })
+                .await;
+            self.pump();
+            if let Some(answer) = answer {
+                session.record_bash_result(command, &answer.result, exclude)?;
+                return Ok(answer.result);
+            }
+        }
+        session.execute_bash(command, options, on_chunk).await
+    }
+
     /// Drops the link to the session (and invalidates captured `pi` handles).
     pub fn detach(&self) {
         if let Ok(mut slot) = self.session.lock() {
