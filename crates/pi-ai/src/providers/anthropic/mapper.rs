@@ -281,6 +281,11 @@ impl AnthropicMapper {
         let Some(slot) = self.find_open(count(event.get("index"))) else {
             return;
         };
+        self.close_block(slot, out);
+    }
+
+    /// Ends the open block at `slot` (its `*_end` event; a tool call gets its final parse).
+    fn close_block(&mut self, slot: usize, out: &mut Vec<Ev>) {
         let block = self.open.remove(slot);
         let content_index = block.content_index;
         let final_args = block.args.map(|b| b.parse_final());
@@ -441,7 +446,7 @@ impl StreamMapper for AnthropicMapper {
         Ok(())
     }
 
-    fn on_end(&mut self, _out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
         if self.saw_message_start && !self.saw_message_stop {
             return Err("Anthropic stream ended before message_stop".into());
         }
@@ -457,6 +462,12 @@ impl StreamMapper for AnthropicMapper {
                 return Err(error.unwrap_or_else(|| "An unknown error occurred".into()));
             }
             _ => {}
+        }
+        // A block whose `content_block_stop` never came (a malformed stream; the API always
+        // sends it) is closed here, as the `StreamMapper` contract requires on success: pi
+        // 0.85.1 would finish without its `*_end` (and without a final argument parse).
+        while !self.open.is_empty() {
+            self.close_block(0, out);
         }
         if let Some(transformations) = self.input_transformations.take().filter(|t| !t.is_empty()) {
             let details = transformations

@@ -394,3 +394,49 @@ fn input_transformations_become_a_diagnostic() {
         Some(json!({"transformations": [{"type": "truncate", "path": "messages.0"}]}))
     );
 }
+
+/// Regression (fuzz target `mapper_anthropic`, issue 18): a `content_block_stop` for an index
+/// that was never opened left the real block open through a successful end, so its `text_end`
+/// never came. Blocks still open at a successful end are closed in order; a tool call gets its
+/// final argument parse.
+#[test]
+fn blocks_left_open_by_a_malformed_stream_are_closed_at_a_successful_end() {
+    let r = run(&[
+        start(json!({"input_tokens": 1})),
+        block_start(0, json!({"type": "text", "text": ""})),
+        block_delta(0, json!({"type": "text_delta", "text": "Hi"})),
+        block_stop(5),
+        block_start(
+            1,
+            json!({"type": "tool_use", "id": "t1", "name": "read", "input": {}}),
+        ),
+        block_delta(
+            1,
+            json!({"type": "input_json_delta", "partial_json": "{\"path\":\"a\"}"}),
+        ),
+        delta("tool_use", json!({"output_tokens": 2})),
+        stop(),
+    ]);
+    assert_eq!(r.result, Ok(()));
+    let ends: Vec<(usize, &str)> = r
+        .events
+        .iter()
+        .filter(|e| e.kind().ends_with("_end"))
+        .map(|e| (e.content_index().unwrap(), e.kind()))
+        .collect();
+    assert_eq!(ends, [(0, "text_end"), (1, "toolcall_end")]);
+    match r.events.last() {
+        Some(Ev::ToolcallEnd { tool_call, .. }) => {
+            assert_eq!(tool_call.arguments["path"], "a")
+        }
+        other => panic!("{other:?}"),
+    }
+    // On failure open blocks get no end (ordering rule 5): unchanged.
+    let r = run(&[
+        start(json!({"input_tokens": 1})),
+        block_start(0, json!({"type": "text", "text": ""})),
+        delta("end_turn", json!({"output_tokens": 2})),
+    ]);
+    assert!(r.result.is_err());
+    assert!(r.events.iter().all(|e| !e.kind().ends_with("_end")));
+}
