@@ -31,8 +31,8 @@ const MESSAGE_EVENTS: [&str; 6] = [
 
 /// Scratch state of one open pi block.
 struct OpenBlock {
-    /// Anthropic's block `index`.
-    wire_index: u64,
+    /// Anthropic's block `index` (`None` when the event had none).
+    wire_index: Option<u64>,
     /// Index into `partial.content`.
     content_index: usize,
     /// Raw argument JSON of a tool call.
@@ -71,8 +71,9 @@ impl AnthropicMapper {
         self.usage_model.as_ref().unwrap_or(&self.model)
     }
 
+    /// The open block with this wire index; a missing index matches a block started without
+    /// one, as pi's `undefined === undefined` lookup does.
     fn find_open(&self, wire_index: Option<u64>) -> Option<usize> {
-        let wire_index = wire_index?;
         self.open.iter().position(|b| b.wire_index == wire_index)
     }
 
@@ -173,13 +174,11 @@ impl AnthropicMapper {
             m.content.push(content);
             m.content.len() - 1
         });
-        if let Some(wire_index) = wire_index {
-            self.open.push(OpenBlock {
-                wire_index,
-                content_index,
-                args,
-            });
-        }
+        self.open.push(OpenBlock {
+            wire_index,
+            content_index,
+            args,
+        });
         let partial = self.partial.clone();
         out.push(match kind {
             "text" => Ev::TextStart {

@@ -440,3 +440,28 @@ fn blocks_left_open_by_a_malformed_stream_are_closed_at_a_successful_end() {
     assert!(r.result.is_err());
     assert!(r.events.iter().all(|e| !e.kind().ends_with("_end")));
 }
+
+/// Regression (fuzz target `mapper_anthropic`): a block started without an `index` was never
+/// tracked, so nothing could end it. It is tracked like any other; events without an index
+/// reach it (pi's lookup compares `undefined === undefined`), and a successful end closes it.
+#[test]
+fn a_block_started_without_an_index_is_tracked_and_closed() {
+    let no_index = |event: &str, data: serde_json::Value| sse(event, data);
+    let r = run(&[
+        start(json!({"input_tokens": 1})),
+        no_index(
+            "content_block_start",
+            json!({"type": "content_block_start", "content_block": {"type": "text", "text": ""}}),
+        ),
+        no_index(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Hi"}}),
+        ),
+        delta("end_turn", json!({"output_tokens": 2})),
+        stop(),
+    ]);
+    assert_eq!(r.result, Ok(()));
+    let kinds: Vec<&str> = r.events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["text_start", "text_delta", "text_end"]);
+    assert_eq!(r.message.content.len(), 1);
+}
