@@ -1,45 +1,69 @@
 //! `cargo xtask gen-catalog [path]`: regenerates `crates/pi-ai/src/models/catalog.json` from the
-//! installed TypeScript reference (`@earendil-works/pi-ai/dist/models.generated.js`).
+//! installed TypeScript reference.
 //!
-//! Node evaluates the module and prints every model whose `api` is one of the four wire APIs
-//! pi-rs implements, in the reference's provider and model order. We then write one model per
-//! line (numbers spelled as JavaScript spells them) so diffs of the catalog stay readable.
+//! The source is what the reference `pi` binary really uses: its bundle
+//! (`@earendil-works/pi-coding-agent/dist/bundle/chunks/*.js`, the chunk that defines
+//! `MODELS`) embeds its own copy of pi-ai's catalog, which differs from the separately
+//! installed `@earendil-works/pi-ai`. Node evaluates the chunk and lists the models of a
+//! `ModelRuntime` without models.json, offline, in a throw-away agent directory. A path to a
+//! `models.generated.js` (which exports `MODELS`) is accepted too.
+//!
+//! Every model is kept — also those on wire APIs pi-rs does not implement (Bedrock, Mistral,
+//! Codex, …) — because model resolution must see what the reference sees (`--model sonnet`
+//! resolves to an `amazon-bedrock` model there). Models come in the reference's provider and
+//! model order, one per line (numbers spelled as JavaScript spells them) so diffs stay
+//! readable.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-/// Wire APIs whose models enter the catalog.
-const APIS: [&str; 4] = [
-    "anthropic-messages",
-    "openai-completions",
-    "openai-responses",
-    "google-generative-ai",
-];
-
-/// The ES module Node runs: argv[1] = module path, argv[2] = JSON array of APIs.
+/// The ES module Node runs: argv[1] = module path.
 const EXTRACT_JS: &str = r#"
 const { pathToFileURL } = await import("node:url");
 const mod = await import(pathToFileURL(process.argv[1]).href);
-const apis = new Set(JSON.parse(process.argv[2]));
-const out = [];
-for (const models of Object.values(mod.MODELS)) {
-  for (const model of Object.values(models)) {
-    if (apis.has(model.api)) out.push(model);
-  }
+let all = [];
+if (mod.ModelRuntime) {
+  const runtime = await mod.ModelRuntime.create({ modelsPath: null, refreshOnCreate: false });
+  all = [...runtime.getModels()];
+} else {
+  for (const models of Object.values(mod.MODELS)) all.push(...Object.values(models));
 }
-process.stdout.write(JSON.stringify(out));
+process.stdout.write(JSON.stringify(all));
 "#;
 
-fn default_module() -> PathBuf {
-    let peer = std::env::var_os("PEER_DIR")
+fn peer_dir() -> PathBuf {
+    std::env::var_os("PEER_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             let home = std::env::var_os("HOME").unwrap_or_default();
             Path::new(&home).join(".cache/pi-reference")
-        });
-    peer.join("node_modules/@earendil-works/pi-ai/dist/models.generated.js")
+        })
+}
+
+/// The bundle chunk that defines the catalog (`var MODELS=`) and exports `ModelRuntime`.
+fn default_module() -> Result<PathBuf, String> {
+    let chunks = peer_dir().join("node_modules/@earendil-works/pi-coding-agent/dist/bundle/chunks");
+    let entries = std::fs::read_dir(&chunks).map_err(|e| {
+        format!(
+            "{}: {e}; install the reference with shared/tools/install-peer.sh or pass a path",
+            chunks.display()
+        )
+    })?;
+    let mut candidates: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "js"))
+        .collect();
+    candidates.sort();
+    candidates
+        .into_iter()
+        .find(|p| {
+            std::fs::read_to_string(p)
+                .is_ok_and(|t| t.contains("var MODELS=") && t.contains("ModelRuntime"))
+        })
+        .ok_or_else(|| format!("no chunk defining MODELS in {}", chunks.display()))
 }
 
 fn node_binary(module: &Path) -> PathBuf {
@@ -64,23 +88,30 @@ fn catalog_path() -> PathBuf {
 
 /// Runs the generator; `arg` is an optional path to `models.generated.js`.
 pub fn run(arg: Option<&str>) -> Result<(), String> {
-    let module = arg.map(PathBuf::from).unwrap_or_else(default_module);
+    let module = match arg {
+        Some(p) => PathBuf::from(p),
+        None => default_module()?,
+    };
     if !module.is_file() {
         return Err(format!(
             "{} not found; install the reference with shared/tools/install-peer.sh or pass the path",
             module.display()
         ));
     }
-    let apis = serde_json::to_string(&APIS).map_err(|e| e.to_string())?;
     let node = node_binary(&module);
+    // ModelRuntime.create opens auth.json in the agent dir: give it a throw-away one.
+    let scratch = std::env::temp_dir().join(format!("pi-gen-catalog-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let output = Command::new(&node)
+        .env("PI_CODING_AGENT_DIR", &scratch)
+        .env("PI_OFFLINE", "1")
         .arg("--input-type=module")
         .arg("-e")
         .arg(EXTRACT_JS)
         .arg(&module)
-        .arg(apis)
         .output()
         .map_err(|e| format!("failed to run {}: {e}", node.display()))?;
+    let _ = std::fs::remove_dir_all(&scratch);
     if !output.status.success() {
         return Err(format!(
             "node failed ({}): {}",
@@ -90,12 +121,11 @@ pub fn run(arg: Option<&str>) -> Result<(), String> {
     }
     let models: Vec<Value> =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("bad node output: {e}"))?;
-    let version = reference_version(&module).unwrap_or_else(|| "unknown".into());
+    let source = reference_version(&module).unwrap_or_else(|| "unknown".into());
     let mut text = String::from("{\n");
     text.push_str(&format!(
         "\"generatedFrom\": {},\n\"models\": [\n",
-        serde_json::to_string(&format!("@earendil-works/pi-ai {version}"))
-            .map_err(|e| e.to_string())?
+        serde_json::to_string(&source).map_err(|e| e.to_string())?
     ));
     for (i, model) in models.iter().enumerate() {
         let line = pi_ai::json::to_string(model).map_err(|e| e.to_string())?;
@@ -109,10 +139,17 @@ pub fn run(arg: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads `version` from the pi-ai package.json above `dist/`.
+/// `<name> <version>` of the nearest package.json above the module.
 fn reference_version(module: &Path) -> Option<String> {
-    let package = module.parent()?.parent()?.join("package.json");
+    let package = module
+        .ancestors()
+        .map(|d| d.join("package.json"))
+        .find(|p| p.is_file())?;
     let text = std::fs::read_to_string(package).ok()?;
     let value: Value = serde_json::from_str(&text).ok()?;
-    value.get("version")?.as_str().map(str::to_owned)
+    Some(format!(
+        "{} {}",
+        value.get("name")?.as_str()?,
+        value.get("version")?.as_str()?
+    ))
 }

@@ -2,15 +2,24 @@
 
 use std::process::ExitCode;
 
+mod bench;
 mod gen_catalog;
+mod gen_session;
 
 const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
   help                Show this help
-  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference's
-                      models.generated.js (default: the install-peer.sh location)
+  bench [--quick] [--json out] [--runs N] [--ts pi] [--no-build]
+        [--skip-side-by-side] [--skip-inprocess] [--no-docs]
+                      Performance suite: pi-rs vs the TS pi side by side, in-process
+                      benchmarks; prints a table and writes docs/benchmarks.md
+  gen-session <out> [--mb N] [--cwd DIR]
+                      Generate a large pi v3 session file (default 100 MiB)
+  gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
+                      pi's bundled catalog (default: the install-peer.sh location; a
+                      models.generated.js path works too)
 ";
 
 fn main() -> ExitCode {
@@ -27,8 +36,26 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("bench") => report("bench", bench::run(&rest())),
+        Some("gen-session") => report("gen-session", gen_session::run(&rest())),
         Some(other) => {
             eprintln!("unknown xtask command: {other}\n\n{HELP}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The arguments after the command name.
+fn rest() -> Vec<String> {
+    std::env::args().skip(2).collect()
+}
+
+/// Prints a command's error and maps it to an exit code.
+fn report(command: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{command}: {e}");
             ExitCode::FAILURE
         }
     }

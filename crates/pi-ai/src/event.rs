@@ -54,9 +54,10 @@ impl PartialEq for PartialMessage {
     }
 }
 
+/// Serializes the current state with `"role":"assistant"` first, as pi writes `partial`.
 impl Serialize for PartialMessage {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.read().serialize(s)
+        self.read().with_role().serialize(s)
     }
 }
 
@@ -265,14 +266,14 @@ impl AssistantMessageEvent {
                 m.insert("reason".into(), reason.as_str().into());
                 m.insert(
                     "message".into(),
-                    serde_json::to_value(message).unwrap_or_default(),
+                    serde_json::to_value(message.with_role()).unwrap_or_default(),
                 );
             }
             Self::Error { reason, error } => {
                 m.insert("reason".into(), reason.as_str().into());
                 m.insert(
                     "error".into(),
-                    serde_json::to_value(error).unwrap_or_default(),
+                    serde_json::to_value(error.with_role()).unwrap_or_default(),
                 );
             }
             _ => {}
@@ -302,11 +303,11 @@ impl Serialize for AssistantMessageEvent {
             )?,
             Self::Done { reason, message } => {
                 m.serialize_entry("reason", reason)?;
-                m.serialize_entry("message", message)?;
+                m.serialize_entry("message", &message.with_role())?;
             }
             Self::Error { reason, error } => {
                 m.serialize_entry("reason", reason)?;
-                m.serialize_entry("error", error)?;
+                m.serialize_entry("error", &error.with_role())?;
             }
             _ => {}
         }
@@ -314,5 +315,33 @@ impl Serialize for AssistantMessageEvent {
             m.serialize_entry("partial", p)?;
         }
         m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standalone_messages_carry_their_role() {
+        let msg = AssistantMessage::empty("anthropic-messages", "p", "m");
+        let done = AssistantMessageEvent::Done {
+            reason: StopReason::Stop,
+            message: msg.clone(),
+        };
+        let v = serde_json::to_value(&done).unwrap();
+        assert_eq!(v["message"]["role"], "assistant");
+        let s = crate::json::to_string(&done).unwrap();
+        assert!(
+            s.contains(r#""message":{"role":"assistant","content":[]"#),
+            "{s}"
+        );
+        assert_eq!(done.to_json_projection()["message"]["role"], "assistant");
+        let start = AssistantMessageEvent::Start {
+            partial: PartialMessage::new(msg),
+        };
+        let v = serde_json::to_value(&start).unwrap();
+        assert_eq!(v["partial"]["role"], "assistant");
+        assert_eq!(v["type"], "start");
     }
 }

@@ -1,9 +1,9 @@
 //! The Anthropic bug inputs of the shared `bugs/` folder (vendored), each with its correct
 //! value, in every chunking.
 
-mod common;
+mod anthropic_google_support;
 
-use common::{CHUNKINGS, data, event_summary, model, replay};
+use anthropic_google_support::{CHUNKINGS, data, event_summary, model, replay};
 use pi_ai::providers::AnthropicMessages;
 use pi_ai::{AssistantContent, StopReason};
 

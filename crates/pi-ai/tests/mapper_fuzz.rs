@@ -1,10 +1,10 @@
 //! Property tests of the Anthropic and Google mappers: arbitrary event names and payloads
 //! (random text, and recorded payloads cut or with bytes flipped) never panic and always end
-//! in `Ok` or `Err`; random read boundaries of recorded streams give the whole-body result.
+//! in `Ok` or `Err`; random read boundaries of every recorded stream give the whole-body result.
 
-mod common;
+mod anthropic_google_support;
 
-use common::{Chunking, data, message_json, model, replay};
+use anthropic_google_support::{Chunking, data, message_json, model, normalize_google_ids, replay};
 use pi_ai::providers::{AnthropicMessages, GoogleGenerativeAi, WireApi};
 use pi_ai::sse::{SseEvent, SseParser, parse_all};
 use pi_ai::{AssistantMessage, PartialMessage, StreamOptions};
@@ -32,6 +32,37 @@ fn recorded_payloads() -> Vec<SseEvent> {
     .iter()
     .flat_map(|p| parse_all(&data(p)))
     .collect()
+}
+
+/// Every vendored stream of both APIs with its API and replay provider.
+fn all_streams() -> Vec<(&'static dyn WireApi, String, &'static str)> {
+    let mut out: Vec<(&'static dyn WireApi, String, &'static str)> = Vec::new();
+    for (api, folder, provider) in [
+        (
+            &AnthropicMessages as &'static dyn WireApi,
+            "anthropic-messages",
+            "anthropic",
+        ),
+        (
+            &GoogleGenerativeAi as &'static dyn WireApi,
+            "google-generative-ai",
+            "google",
+        ),
+    ] {
+        let dir = format!("{}/tests/data/streams/{folder}", env!("CARGO_MANIFEST_DIR"));
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".sse"))
+            .collect();
+        names.sort();
+        out.extend(
+            names
+                .into_iter()
+                .map(|n| (api, format!("streams/{folder}/{n}"), provider)),
+        );
+    }
+    out
 }
 
 fn drive(api: &dyn WireApi, events: &[SseEvent]) {
@@ -85,7 +116,7 @@ fn arb_event(payloads: Vec<SseEvent>) -> impl Strategy<Value = SseEvent> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(32))]
 
     #[test]
     fn arbitrary_events_never_panic(events in prop::collection::vec(arb_event(recorded_payloads()), 0..40)) {
@@ -95,11 +126,8 @@ proptest! {
 
     #[test]
     fn random_read_boundaries_match_the_whole_body(cuts in prop::collection::vec(1usize..64, 1..200)) {
-        for (api, path, provider) in [
-            (&AnthropicMessages as &dyn WireApi, "streams/anthropic-messages/thinking-signature-text.sse", "anthropic"),
-            (&GoogleGenerativeAi as &dyn WireApi, "streams/google-generative-ai/thought-parts-then-text.sse", "google"),
-        ] {
-            let body = data(path);
+        for (api, path, provider) in all_streams() {
+            let body = data(&path);
             let m = model(api.api(), provider, "m");
             let mut whole = message_json(&replay(api, &m, &body, Chunking::Whole).message);
             // Feed the same body with the random boundaries.
@@ -116,15 +144,28 @@ proptest! {
                 i += 1;
             }
             parser.finish(&mut sse);
+            let mut result = Ok(());
             for e in &sse {
-                mapper.on_event(e, &mut out).unwrap();
+                result = mapper.on_event(e, &mut out);
+                if result.is_err() {
+                    break;
+                }
             }
-            mapper.on_end(&mut out).unwrap();
+            if result.is_ok() {
+                result = mapper.on_end(&mut out);
+            }
+            if let Err(text) = result {
+                partial.update(|m| {
+                    m.stop_reason = pi_ai::StopReason::Error;
+                    m.error_message = Some(text);
+                });
+            }
             let mut got = message_json(&partial.snapshot());
             for v in [&mut whole, &mut got] {
                 v.as_object_mut().unwrap().remove("timestamp");
+                normalize_google_ids(v, |_, _| "<id>".into());
             }
-            prop_assert_eq!(got, whole);
+            prop_assert_eq!(got, whole, "{}", path);
         }
     }
 }

@@ -75,9 +75,13 @@ fn completions(datas: &[Value], supports_finish_reason: bool) -> Outcome {
 }
 
 fn responses_with(id: &str, datas: &[Value]) -> Outcome {
+    responses_tier(id, None, datas)
+}
+
+fn responses_tier(id: &str, tier: Option<&str>, datas: &[Value]) -> Outcome {
     let m = model("openai-responses", id);
     let partial = PartialMessage::new(AssistantMessage::empty(&m.api, &m.provider, &m.id));
-    let mapper = ResponsesMapper::new(&m, partial.clone());
+    let mapper = ResponsesMapper::new(&m, partial.clone(), tier.map(str::to_owned));
     let datas: Vec<String> = datas.iter().map(Value::to_string).collect();
     drive(Box::new(mapper), partial, &datas)
 }
@@ -459,6 +463,15 @@ fn responses_usage_and_service_tier_pricing() {
     assert_eq!(o.message.usage.cost.output, base.output * 2.5);
     let c = o.message.usage.cost;
     assert_eq!(c.total, c.input + c.output + c.cache_read + c.cache_write);
+    // The requested tier prices a response that names none; the response's tier wins.
+    let o = responses_tier("m", Some("flex"), &[completed(json!({}))]);
+    assert_eq!(o.message.usage.cost.output, base.output * 0.5);
+    let o = responses_tier(
+        "m",
+        Some("flex"),
+        &[completed(json!({"service_tier": "default"}))],
+    );
+    assert_eq!(o.message.usage.cost.output, base.output);
 }
 
 #[test]

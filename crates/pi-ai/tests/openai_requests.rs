@@ -732,3 +732,48 @@ fn strict_json_schema_tools() {
     assert_eq!(b["tools"][0]["strict"], json!(true));
     assert_eq!(b["tools"][0]["parameters"], strict_params);
 }
+
+#[test]
+fn completions_transform_rules_apply_to_history() {
+    let m = chat("x", "http://h/v1");
+    let other = model(
+        "openai-responses",
+        "openai",
+        "https://api.openai.com/v1",
+        "gpt-5",
+    );
+    let mut failed = AssistantMessage::empty(&m.api, &m.provider, &m.id);
+    failed.stop_reason = StopReason::Error;
+    failed.content = vec![AssistantContent::text("half")];
+    let c = ctx(vec![
+        user("hi"),
+        assistant(
+            &other,
+            vec![
+                AssistantContent::Thinking(ThinkingContent {
+                    thinking: "foreign thought".into(),
+                    thinking_signature: Some("{\"type\":\"reasoning\"}".into()),
+                    redacted: None,
+                }),
+                call("call_1|fc_abc", "ls", json!({})),
+            ],
+        ),
+        tool_result("call_1|fc_abc", "ls", vec![UserContent::text("x")]),
+        Message::Assistant(failed),
+        user("next"),
+    ]);
+    let b = body(&OpenAiCompletions, &m, &c, &opts());
+    assert_eq!(
+        b["messages"],
+        json!([
+            {"role": "system", "content": "SYS"},
+            {"role": "user", "content": "hi"},
+            // Foreign thinking becomes text; the Responses id is normalized, also in the result.
+            {"role": "assistant", "content": "foreign thought", "tool_calls": [
+                {"id": "call_1_fc_abc", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+            {"role": "tool", "content": "x", "tool_call_id": "call_1_fc_abc"},
+            // The errored assistant message is not replayed.
+            {"role": "user", "content": "next"}
+        ])
+    );
+}

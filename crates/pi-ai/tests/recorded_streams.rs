@@ -3,9 +3,11 @@
 //! the final message equals the reference's `message` (timestamp and cost left out, Google's
 //! synthesized ids as `<generated>`) and the event sequence equals its `events`.
 
-mod common;
+mod anthropic_google_support;
 
-use common::{CHUNKINGS, data, data_json, event_summary, message_json, model, replay};
+use anthropic_google_support::{
+    CHUNKINGS, data, data_json, event_summary, message_json, model, replay,
+};
 use pi_ai::providers::WireApi;
 
 fn check(api: &dyn WireApi, name: &str) {
@@ -29,7 +31,7 @@ fn check(api: &dyn WireApi, name: &str) {
         let obj = got.as_object_mut().unwrap();
         obj.remove("timestamp");
         obj["usage"].as_object_mut().unwrap().remove("cost");
-        common::normalize_google_ids(&mut got, |_, _| "<generated>".into());
+        anthropic_google_support::normalize_google_ids(&mut got, |_, _| "<generated>".into());
         assert_eq!(got, expected["message"], "{name} in {chunking:?}");
         assert_eq!(
             event_summary(&outcome.events),
@@ -103,7 +105,7 @@ fn google_function_call_ids_are_synthesized_with_name_time_and_counter() {
         &pi_ai::providers::GoogleGenerativeAi,
         &m,
         &body,
-        common::Chunking::Whole,
+        anthropic_google_support::Chunking::Whole,
     );
     let id = outcome.message.tool_calls().next().unwrap().id.clone();
     let parts: Vec<&str> = id.rsplitn(3, '_').collect();

@@ -124,3 +124,5 @@ pub use anthropic::{AnthropicMessages, anthropic};
 pub use google::{GoogleGenerativeAi, google};
 pub mod openai_completions;
 pub mod openai_responses;
+pub use openai_completions::{OpenAiCompletions, openai_completions};
+pub use openai_responses::{OpenAiResponses, openai_responses};

@@ -71,6 +71,8 @@ fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
     vec![
         Arc::new(super::anthropic::AnthropicMessages),
         Arc::new(super::google::GoogleGenerativeAi),
+        super::openai_completions::openai_completions(),
+        super::openai_responses::openai_responses(),
     ]
 }
 

@@ -188,6 +188,25 @@ impl AssistantMessage {
     }
 }
 
+/// An assistant message serialized on its own, with `"role":"assistant"` first, as pi writes
+/// it in events (`partial`, `done.message`, `error.error`).
+#[derive(Serialize)]
+pub struct AssistantWithRole<'a> {
+    role: &'static str,
+    #[serde(flatten)]
+    message: &'a AssistantMessage,
+}
+
+impl AssistantMessage {
+    /// This message with its `role` for standalone serialization.
+    pub fn with_role(&self) -> AssistantWithRole<'_> {
+        AssistantWithRole {
+            role: "assistant",
+            message: self,
+        }
+    }
+}
+
 /// `{role:"toolResult", toolCallId, toolName, content, details?, usage?, addedToolNames?, isError, timestamp}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

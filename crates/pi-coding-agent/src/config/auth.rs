@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::lock::FileLock;
 use super::resolve_value::{EnvOverlay, resolve_config_value};
 use super::text::strip_bom;
@@ -107,8 +108,7 @@ pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
+    let value: Value = parse_json(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
     let Value::Object(map) = value else {
         return Err("Invalid auth.json: expected an object".to_owned());
     };
@@ -433,13 +433,16 @@ mod tests {
     fn broken_file_is_reported_with_path_and_line() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("auth.json");
-        std::fs::write(&path, "{\n\"a\": }").unwrap();
+        std::fs::write(&path, "{\n\"a\" 1}").unwrap();
         let auth = AuthStorage::open(&path);
-        let err = auth.error().unwrap();
-        assert!(err.starts_with("Failed to parse auth.json: "), "{err}");
-        assert!(err.contains("line 2"), "{err}");
-        assert!(err.ends_with(&format!("File: {}", path.display())), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n\"a\": }");
+        assert_eq!(
+            auth.error().unwrap(),
+            format!(
+                "Failed to parse auth.json: Expected ':' after property name in JSON at position 6 (line 2 column 5)\n\nFile: {}",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n\"a\" 1}");
     }
 
     #[test]

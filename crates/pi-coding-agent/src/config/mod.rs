@@ -2,11 +2,30 @@
 //! project trust, context files, system prompt, skills and prompt templates.
 //!
 //! Mirrors pi-coding-agent 0.85.0 §8 (configuration) and the model choice of §1.1/§1.7.
+//!
+//! | module | what (pi 0.85.0 source) |
+//! |---|---|
+//! | [`paths`] | agent dir (`PI_CODING_AGENT_DIR`, `~/.pi/agent`) and its files (`config.js`) |
+//! | [`settings`] | `settings.json`: merge, migrations, diagnostics, locked writes, typed keys |
+//! | [`resolve_value`] | literal / `$VAR` / `${VAR}` / `$$` / `$!` / `!command` values |
+//! | [`auth`] | `auth.json` (0600) and run-time `--api-key` keys (`auth-storage.js`) |
+//! | [`models_json`] | custom providers/models/overrides and the schema texts (`model-config.js`) |
+//! | [`registry`] | catalog + `models.json`, availability by auth, request auth |
+//! | [`model_resolver`] | patterns, scope, CLI model, start-up choice, cycling, no-key texts |
+//! | [`list_models`] | `--list-models [search]` (`cli/list-models.js`, pi-tui fuzzy) |
+//! | [`trust`] | `trust.json`, trust decision, the `project_trust` seam |
+//! | [`context_files`] | `AGENTS.md` / `CLAUDE.md` discovery |
+//! | [`skills`], [`templates`], [`frontmatter`] | skills and `/name args` templates |
+//! | [`system_prompt`] | prompt assembly and `SYSTEM.md` / `APPEND_SYSTEM.md` sources |
+//! | [`resources`] | one-call resource loading and the `resources_discover` seam |
+//! | [`migrations`] | start-up migrations of old layouts (`migrations.js`) |
+//! | [`lock`], [`text`], [`collate`] | file lock, BOM/JSONC helpers, `localeCompare` |
 
 pub mod auth;
 pub mod collate;
 pub mod context_files;
 pub mod frontmatter;
+pub mod js_json;
 pub mod list_models;
 pub mod lock;
 pub mod migrations;
@@ -15,6 +34,7 @@ pub mod models_json;
 pub mod paths;
 pub mod registry;
 pub mod resolve_value;
+pub mod resources;
 pub mod settings;
 pub mod skills;
 pub mod system_prompt;

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use pi_agent_core::AgentMessage;
 use pi_ai::Message;
 
-use super::entry::EntryKind;
+use super::entry::{EntryKind, SessionEntry};
 use super::store::{SessionStore, StoreError};
 use crate::messages::{branch_summary_message, compaction_summary_message, custom_message};
 
@@ -112,10 +112,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
 
     for i in selected {
         let kind = store.kind_at(i);
-        if !matches!(
-            kind,
-            "message" | "branch_summary" | "custom_message" | "compaction"
-        ) {
+        if !matches!(kind, "message" | "branch_summary" | "custom_message") {
             continue;
         }
         let Some(e) = readable(store, i)? else {
@@ -156,6 +153,86 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
         thinking_level,
         model,
     })
+}
+
+/// The messages an entry contributes to the context (spec §4.2 "context projection"):
+/// a `message` its message (a `null` content is read as `[]`), a `compaction` its
+/// `compactionSummary`, a non-empty `branch_summary` its `branchSummary`, a `custom_message`
+/// its `custom` message; every other entry nothing.
+pub fn project_entry(e: &SessionEntry) -> Option<AgentMessage> {
+    match &e.kind {
+        EntryKind::Message { message } => Some(message.clone()),
+        EntryKind::Compaction {
+            summary,
+            tokens_before,
+            ..
+        } => Some(compaction_summary_message(
+            summary,
+            *tokens_before,
+            iso_to_ms(&e.timestamp),
+        )),
+        EntryKind::BranchSummary {
+            summary, from_id, ..
+        } if !summary.is_empty() => Some(branch_summary_message(
+            summary,
+            from_id,
+            iso_to_ms(&e.timestamp),
+        )),
+        EntryKind::CustomMessage {
+            custom_type,
+            content,
+            display,
+            details,
+        } => Some(custom_message(
+            custom_type,
+            content.clone(),
+            *display,
+            details.clone(),
+            iso_to_ms(&e.timestamp),
+        )),
+        _ => None,
+    }
+}
+
+/// The context of an in-memory branch (root → leaf entries): like [`build_session_context`]
+/// for the messages, without reading a store.
+pub fn assemble_context(branch: &[std::sync::Arc<SessionEntry>]) -> Vec<AgentMessage> {
+    let last_compaction = branch
+        .iter()
+        .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));
+    let mut messages = Vec::new();
+    let selected: Vec<&std::sync::Arc<SessionEntry>> = match last_compaction {
+        None => branch.iter().collect(),
+        Some(c) => {
+            if let Some(m) = project_entry(&branch[c]) {
+                messages.push(m);
+            }
+            let first_kept = match &branch[c].kind {
+                EntryKind::Compaction {
+                    first_kept_entry_id,
+                    ..
+                } => branch[..c]
+                    .iter()
+                    .position(|e| &e.id == first_kept_entry_id),
+                _ => None,
+            };
+            let mut sel: Vec<_> = first_kept
+                .map(|k| branch[k..c].iter().collect())
+                .unwrap_or_default();
+            sel.extend(branch[c + 1..].iter());
+            sel
+        }
+    };
+    for e in selected {
+        if matches!(e.kind, EntryKind::Compaction { .. }) {
+            continue;
+        }
+        if let Some(m) = project_entry(e) {
+            messages.push(m);
+        }
+    }
+    drop_orphan_tool_results(&mut messages);
+    messages
 }
 
 /// Reads an entry for the context; a line that passed the index's structural check but is

@@ -14,12 +14,9 @@
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use icu_collator::options::CollatorOptions;
-use icu_collator::{Collator, CollatorBorrowed};
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -35,17 +32,10 @@ pub const DEFAULT_LIMIT: f64 = 500.0;
 /// JavaScript's `Number.MAX_SAFE_INTEGER`: pi's "no line limit" for the listing.
 const MAX_SAFE_INTEGER: usize = 9_007_199_254_740_991;
 
-static ROOT_COLLATOR: LazyLock<Option<CollatorBorrowed<'static>>> =
-    LazyLock::new(|| Collator::try_new(Default::default(), CollatorOptions::default()).ok());
-
 /// pi's ls order: root collation of the lowercased names, ties broken by byte order.
 pub fn compare_entry_names(a: &str, b: &str) -> Ordering {
     let (la, lb) = (a.to_lowercase(), b.to_lowercase());
-    let collated = match ROOT_COLLATOR.as_ref() {
-        Some(collator) => collator.compare(&la, &lb),
-        None => la.cmp(&lb),
-    };
-    collated.then_with(|| a.cmp(b))
+    crate::config::collate::locale_compare(&la, &lb).then_with(|| a.cmp(b))
 }
 
 /// The `ls` tool bound to a working directory.
@@ -85,8 +75,10 @@ impl LsTool {
         if !dir.exists() {
             return Err(ToolError::new(format!("Path not found: {}", dir.display())));
         }
-        let meta = tokio::fs::metadata(&dir)
-            .await
+        // The directory work is synchronous: it is small and bounded, and it makes `ls` finish
+        // on its first poll, so a parallel batch it shares with slower tools ends
+        // deterministically (ls first), as the reference's recorded runs show.
+        let meta = std::fs::metadata(&dir)
             .map_err(|e| ToolError::new(node_message(&e, "stat", Some(&dir))))?;
         if !meta.is_dir() {
             return Err(ToolError::new(format!(
@@ -94,7 +86,7 @@ impl LsTool {
                 dir.display()
             )));
         }
-        let mut names = read_names(&dir).await.map_err(|e| {
+        let mut names = read_names(&dir).map_err(|e| {
             ToolError::new(format!(
                 "Cannot read directory: {}",
                 node_message(&e, "scandir", Some(&dir))
@@ -109,7 +101,7 @@ impl LsTool {
                 limit_reached = true;
                 break;
             }
-            match tokio::fs::metadata(dir.join(&name)).await {
+            match std::fs::metadata(dir.join(&name)) {
                 Ok(m) if m.is_dir() => results.push(format!("{name}/")),
                 Ok(_) => results.push(name),
                 Err(_) => continue,
@@ -156,11 +148,10 @@ impl LsTool {
 }
 
 /// The entry names of `dir` (lossily decoded, as Node does).
-async fn read_names(dir: &Path) -> std::io::Result<Vec<String>> {
-    let mut reader = tokio::fs::read_dir(dir).await?;
+fn read_names(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
-    while let Some(entry) = reader.next_entry().await? {
-        names.push(entry.file_name().to_string_lossy().into_owned());
+    for entry in std::fs::read_dir(dir)? {
+        names.push(entry?.file_name().to_string_lossy().into_owned());
     }
     Ok(names)
 }

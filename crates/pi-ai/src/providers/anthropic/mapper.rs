@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::compat::Compat;
+use super::oauth::from_claude_code_name;
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::providers::StreamMapper;
 use crate::providers::json_args::{ArgumentBuffer, parse_json_with_repair};
@@ -50,11 +51,14 @@ pub(super) struct AnthropicMapper {
     saw_message_start: bool,
     saw_message_stop: bool,
     input_transformations: Option<Vec<Value>>,
+    /// OAuth (Claude Code) mode: tool names come back in Claude Code casing.
+    oauth: bool,
 }
 
 impl AnthropicMapper {
-    /// A mapper writing into `partial` for `model`.
-    pub fn new(model: &Model, partial: PartialMessage) -> Self {
+    /// A mapper writing into `partial` for `model`; `oauth` when the request was sent with an
+    /// OAuth token.
+    pub fn new(model: &Model, partial: PartialMessage, oauth: bool) -> Self {
         AnthropicMapper {
             partial,
             model: model.clone(),
@@ -64,6 +68,7 @@ impl AnthropicMapper {
             saw_message_start: false,
             saw_message_stop: false,
             input_transformations: None,
+            oauth,
         }
     }
 
@@ -158,7 +163,10 @@ impl AnthropicMapper {
             "tool_use" => (
                 AssistantContent::ToolCall(ToolCall {
                     id: str_field("id").unwrap_or_default(),
-                    name: str_field("name").unwrap_or_default(),
+                    name: match str_field("name") {
+                        Some(n) if self.oauth => from_claude_code_name(&n),
+                        n => n.unwrap_or_default(),
+                    },
                     arguments: match block.get("input") {
                         Some(Value::Object(m)) => m.clone(),
                         _ => Map::new(),
@@ -446,7 +454,9 @@ impl StreamMapper for AnthropicMapper {
     }
 
     fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
-        if self.saw_message_start && !self.saw_message_stop {
+        // A block still open means the stream was cut inside the message even when no
+        // `message_start` was recognized (pi would end "successfully" with an unclosed block).
+        if (self.saw_message_start || !self.open.is_empty()) && !self.saw_message_stop {
             return Err("Anthropic stream ended before message_stop".into());
         }
         let (reason, error) = {

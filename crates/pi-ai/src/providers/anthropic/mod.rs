@@ -52,7 +52,12 @@ impl WireApi for AnthropicMessages {
         if let Some(level) = request::managed_effort(model, options) {
             partial.update(|m| m.provider_thinking_level = Some(level));
         }
-        Box::new(mapper::AnthropicMapper::new(model, partial))
+        let oauth = model.provider != "github-copilot"
+            && options
+                .api_key
+                .as_deref()
+                .is_some_and(oauth::is_oauth_token);
+        Box::new(mapper::AnthropicMapper::new(model, partial, oauth))
     }
 
     /// The Anthropic SDK's `APIError` message: `<status> <msg>` where `msg` is a JSON body's

@@ -44,6 +44,20 @@ pub(super) fn to_claude_code_name(name: &str) -> String {
         .map_or_else(|| name.to_owned(), |t| (*t).to_owned())
 }
 
+/// The tool name pi meant when the model answers with a Claude Code name in OAuth mode.
+///
+/// pi maps the name back case-insensitively onto `context.tools`; the stream mapper has no
+/// context, so a name that is exactly a Claude Code canonical name (which pi-rs itself
+/// produced from a lower-case tool name such as pi's `read`) is lower-cased, and any other
+/// name is kept. Differs from pi only for a tool literally named in Claude Code casing.
+pub(super) fn from_claude_code_name(name: &str) -> String {
+    if CLAUDE_CODE_TOOLS.contains(&name) {
+        name.to_ascii_lowercase()
+    } else {
+        name.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +69,9 @@ mod tests {
         assert_eq!(to_claude_code_name("ls"), "ls");
         assert!(is_oauth_token("sk-ant-oat01-x"));
         assert!(!is_oauth_token("sk-ant-api03-x"));
+        assert_eq!(from_claude_code_name("Read"), "read");
+        assert_eq!(from_claude_code_name("TodoWrite"), "todowrite");
+        assert_eq!(from_claude_code_name("my_tool"), "my_tool");
+        assert_eq!(from_claude_code_name("READ"), "READ");
     }
 }

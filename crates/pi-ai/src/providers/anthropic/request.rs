@@ -15,7 +15,10 @@ use crate::providers::WireRequest;
 use crate::providers::registry::clamp_max_tokens_to_context;
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
 use crate::providers::simple_options::adjust_max_tokens_for_thinking;
-use crate::types::{CacheRetention, Context, Model, StreamOptions, ThinkingLevel};
+use crate::types::{
+    CacheRetention, Context, Message, Model, StreamOptions, ThinkingLevel, UserContent,
+    UserMessageContent,
+};
 
 /// The `anthropic-version` header value the SDK sends.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -50,7 +53,8 @@ pub(super) fn build_request(
 ) -> Result<WireRequest, String> {
     assert_request_auth(model, api_key, &options.headers)?;
     let compat = Compat::of(model);
-    let oauth = is_oauth_token(api_key);
+    // Copilot keys are never OAuth-mode keys (Copilot is matched first in `createClient`).
+    let oauth = is_oauth_token(api_key) && model.provider != "github-copilot";
     let plan = thinking_plan(model, context, options);
     let cache = cache_control(&compat, options.cache_retention);
 
@@ -320,16 +324,21 @@ fn headers(
     }
     h.set("User-Agent", pi_user_agent());
     h.set("anthropic-dangerous-direct-browser-access", "true");
-    if oauth {
+    let copilot = model.provider == "github-copilot";
+    if oauth && !copilot {
         h.set("user-agent", format!("claude-cli/{CLAUDE_CODE_VERSION}"));
         h.set("x-app", "cli");
-    } else if compat.send_session_affinity_headers
+    } else if !copilot
+        && compat.send_session_affinity_headers
         && options.cache_retention != Some(CacheRetention::None)
         && let Some(session) = &options.session_id
     {
         h.set("x-session-affinity", session.clone());
     }
     h.apply_json(model.headers.as_ref());
+    if copilot {
+        copilot_headers(&mut h, &context.messages);
+    }
     h.apply_options(&options.headers);
     h.set("content-type", "application/json");
     let betas = beta_features(model, context, options, oauth, plan, compat);
@@ -337,6 +346,30 @@ fn headers(
         h.set("anthropic-beta", betas.join(","));
     }
     h.into_vec()
+}
+
+/// GitHub Copilot's dynamic headers: `X-Initiator` (`agent` after an assistant or tool
+/// result, else `user`), `Openai-Intent: conversation-edits`, and
+/// `Copilot-Vision-Request: true` when any user message or tool result has an image.
+fn copilot_headers(h: &mut HeaderList, messages: &[Message]) {
+    let initiator = match messages.last() {
+        Some(m) if m.role() != "user" => "agent",
+        _ => "user",
+    };
+    h.set("X-Initiator", initiator);
+    h.set("Openai-Intent", "conversation-edits");
+    let is_image = |c: &UserContent| matches!(c, UserContent::Image(_));
+    let has_images = messages.iter().any(|m| match m {
+        Message::User(u) => match &u.content {
+            UserMessageContent::Blocks(b) => b.iter().any(is_image),
+            UserMessageContent::Text(_) => false,
+        },
+        Message::ToolResult(t) => t.content.iter().any(is_image),
+        Message::Assistant(_) => false,
+    });
+    if has_images {
+        h.set("Copilot-Vision-Request", "true");
+    }
 }
 
 /// `getBetaFeatures`: an explicit `anthropic-beta` header (model, then caller) wins, `null`
@@ -617,5 +650,32 @@ mod tests {
             header(&r, "anthropic-beta"),
             Some("mid-conversation-output-config-2026-07-01,thinking-binding-controls-2026-08-01")
         );
+    }
+
+    #[test]
+    fn github_copilot_uses_bearer_and_dynamic_headers() {
+        let mut m = model(false);
+        m.provider = "github-copilot".into();
+        let mut c = ctx();
+        c.messages.push(
+            crate::types::ToolResultMessage {
+                tool_call_id: "t".into(),
+                content: vec![UserContent::Image(crate::types::ImageContent {
+                    data: "AA==".into(),
+                    mime_type: "image/png".into(),
+                })],
+                ..Default::default()
+            }
+            .into(),
+        );
+        let r = build_request(&m, &c, &StreamOptions::default(), "ghu_1").unwrap();
+        assert_eq!(header(&r, "authorization"), Some("Bearer ghu_1"));
+        assert_eq!(header(&r, "x-api-key"), None);
+        assert_eq!(header(&r, "x-initiator"), Some("agent"));
+        assert_eq!(header(&r, "openai-intent"), Some("conversation-edits"));
+        assert_eq!(header(&r, "copilot-vision-request"), Some("true"));
+        let r = build_request(&m, &ctx(), &StreamOptions::default(), "ghu_1").unwrap();
+        assert_eq!(header(&r, "x-initiator"), Some("user"));
+        assert_eq!(header(&r, "copilot-vision-request"), None);
     }
 }

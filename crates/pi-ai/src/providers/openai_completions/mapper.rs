@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::details::ReasoningDetails;
 use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
+use crate::partial_json::{PartialJsonParser, parse_streaming_json};
 use crate::providers::StreamMapper;
 use crate::sse::SseEvent;
 use crate::types::{
@@ -39,7 +40,8 @@ pub struct CompletionsMapper {
 struct ToolSlot {
     content_index: usize,
     id: String,
-    args: String,
+    /// The raw argument fragments, parsed incrementally.
+    args: PartialJsonParser,
     stream_index: Option<i64>,
 }
 
@@ -257,7 +259,7 @@ impl CompletionsMapper {
                 self.tools.push(ToolSlot {
                     content_index,
                     id: id.unwrap_or_default().to_owned(),
-                    args: String::new(),
+                    args: PartialJsonParser::new(),
                     stream_index,
                 });
                 if let Some(i) = stream_index {
@@ -302,8 +304,8 @@ impl CompletionsMapper {
             .filter(|a| !a.is_empty());
         let slot = &mut self.tools[s];
         let parsed = args.map(|a| {
-            slot.args.push_str(a);
-            sdk::parse_arguments(&slot.args)
+            slot.args.push(a);
+            slot.args.value()
         });
         let (content_index, id_now) = (slot.content_index, slot.id.clone());
         self.partial.update(|m| {
@@ -333,7 +335,7 @@ impl CompletionsMapper {
         let finals: HashMap<usize, Map<String, Value>> = self
             .tools
             .iter()
-            .map(|t| (t.content_index, sdk::parse_arguments(&t.args)))
+            .map(|t| (t.content_index, parse_streaming_json(t.args.buffer())))
             .collect();
         let mut finals = finals;
         let content = self.partial.update(|m| {

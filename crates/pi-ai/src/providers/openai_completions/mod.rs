@@ -6,6 +6,16 @@
 //! detection), `request` (body building), `mapper` (stream mapping), `details` (OpenRouter
 //! `reasoning_details`), `sdk` (what the `openai` Node SDK does around pi, shared with
 //! `openai-responses`).
+//!
+//! Differences from pi 0.85.1, deliberate:
+//! - parallel tool calls that share a stream `index` but carry different ids stay separate
+//!   calls (BUG-04, Ollama); pi appends the second call to the first and loses it;
+//! - unpaired UTF-16 surrogate escapes in SSE JSON are dropped (Rust strings cannot hold them);
+//! - an SSE event without data is skipped (the SDK fails with `Unexpected end of JSON input`).
+//!
+//! Not supported (request side): OpenAI grammar (`custom`) tools — the mapper would need the
+//! request's tools to name the input property —, Kimi deferred tools (`deferredToolsMode`),
+//! GitHub Copilot's dynamic headers.
 
 pub mod compat;
 mod details;
@@ -14,18 +24,18 @@ mod messages;
 mod reasoning;
 pub(crate) mod request;
 pub(crate) mod sdk;
-pub(crate) mod strict;
 
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
 use crate::providers::{StreamMapper, WireApi, WireRequest};
-use crate::types::{CacheRetention, Context, Message, Model, StreamOptions, api};
+use crate::transform::transform_messages;
+use crate::types::{AssistantMessage, CacheRetention, Context, Message, Model, StreamOptions, api};
 
 pub use compat::Compat;
 pub use mapper::CompletionsMapper;
 pub use messages::normalize_tool_call_id;
-pub use sdk::{pi_user_agent, short_hash};
+pub use sdk::short_hash;
 
 use compat::SessionAffinityFormat;
 
@@ -41,8 +51,9 @@ pub fn openai_completions() -> Arc<dyn WireApi> {
 /// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
 /// normalization.
 fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
-    let _ = model;
-    context.messages.clone()
+    let normalize =
+        |id: &str, target: &Model, _source: &AssistantMessage| normalize_tool_call_id(target, id);
+    transform_messages(&context.messages, model, Some(&normalize))
 }
 
 impl WireApi for OpenAiCompletions {
@@ -80,7 +91,7 @@ impl WireApi for OpenAiCompletions {
                 headers.set("x-session-affinity", sid);
             }
         }
-        headers.apply_options(options);
+        headers.apply_options(&options.headers);
         let messages = prepare_messages(model, context);
         let body = request::build_body(model, context, &messages, options, &compat)?;
         Ok(WireRequest {

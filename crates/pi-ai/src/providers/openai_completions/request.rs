@@ -12,6 +12,7 @@ use super::messages::convert_messages;
 use super::reasoning::apply_reasoning;
 pub(crate) use super::reasoning::reasoning_effort;
 use super::sdk::{clamp_prompt_cache_key, put, truthy};
+use crate::providers::constrained;
 use crate::types::{CacheRetention, Context, Message, Model, StreamOptions, Tool};
 
 pub(crate) use super::reasoning::level_map;
@@ -154,14 +155,14 @@ pub(crate) fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value
     tools
         .iter()
         .map(|t| {
-            let strict = super::strict::resolve_strict(t, compat.supports_strict_mode)?;
+            let strict = constrained::resolve_strict(t, compat.supports_strict_mode)?;
             let mut f = Map::new();
             put(&mut f, "name", t.name.clone());
             put(&mut f, "description", t.description.clone());
             put(
                 &mut f,
                 "parameters",
-                super::strict::tool_parameters(t, strict == Some(true)),
+                constrained::tool_parameters(t, strict),
             );
             if compat.supports_strict_mode {
                 put(&mut f, "strict", strict.unwrap_or(false));

@@ -1,15 +1,14 @@
 //! What the `openai` Node SDK (6.x) does around pi's OpenAI adapters, reproduced once for
 //! both OpenAI wire APIs: SSE data decoding (`[DONE]`, JSON, in-stream `error` objects), the
 //! `APIError` message rules, pi's `formatProviderError`, JavaScript truthiness and string
-//! conversion, header merging, the pi `User-Agent`, `shortHash` and the prompt-cache-key clamp.
+//! conversion, the request's base headers, `shortHash` and the prompt-cache-key clamp.
 //!
 //! Mirrors `openai/core/streaming.js` + `core/error.js` and pi 0.85.1 `utils/error-body.ts`,
-//! `utils/pi-user-agent.ts`, `utils/hash.ts`, `api/openai-prompt-cache.ts`.
-
-use std::sync::OnceLock;
+//! `utils/hash.ts`, `api/openai-prompt-cache.ts`.
 
 use serde_json::{Map, Value};
 
+use crate::providers::request_headers::{HeaderList, pi_user_agent};
 use crate::types::{Model, StreamOptions};
 
 /// What one SSE `data` payload means to the SDK's stream iterator.
@@ -36,7 +35,18 @@ pub(crate) fn decode_data(data: &str) -> Result<SseData, (String, Option<Value>)
     if data.is_empty() {
         return Ok(SseData::Skip);
     }
-    let value: Value = serde_json::from_str(data).map_err(|e| (json_error_text(data, &e), None))?;
+    let value: Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        // JavaScript accepts unpaired surrogate escapes (`"\ud83d"`); serde_json does not.
+        // Rust strings cannot hold them, so they are dropped, as pi's `sanitizeSurrogates`
+        // would drop them later.
+        Err(e) => match crate::transform::sanitize_json_surrogates(data) {
+            std::borrow::Cow::Owned(clean) => {
+                serde_json::from_str(&clean).map_err(|e| (json_error_text(&clean, &e), None))?
+            }
+            std::borrow::Cow::Borrowed(_) => return Err((json_error_text(data, &e), None)),
+        },
+    };
     if let Some(err) = value.get("error").filter(|e| truthy(e)) {
         return Err((api_error_message(None, Some(err), None), Some(err.clone())));
     }
@@ -239,104 +249,8 @@ pub(crate) fn nullish<'a>(candidates: &[Option<&'a Value>]) -> Option<&'a Value>
     candidates.iter().flatten().copied().find(|v| !v.is_null())
 }
 
-/// The pi `User-Agent`: `pi (<platform> <os release>; <arch>)` with Node's names
-/// (`linux|darwin|win32`, `x64|arm64|ia32`). Mirrors pi 0.85.1 `getPiUserAgent`.
-pub fn pi_user_agent() -> &'static str {
-    static UA: OnceLock<String> = OnceLock::new();
-    UA.get_or_init(|| {
-        format!(
-            "pi ({} {}; {})",
-            node_platform(std::env::consts::OS),
-            os_release(),
-            node_arch(std::env::consts::ARCH)
-        )
-    })
-}
-
-/// Node's `os.platform()` name for a Rust OS name.
-fn node_platform(os: &str) -> &str {
-    match os {
-        "macos" => "darwin",
-        "windows" => "win32",
-        other => other,
-    }
-}
-
-/// Node's `os.arch()` name for a Rust architecture name.
-fn node_arch(arch: &str) -> &str {
-    match arch {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        "x86" => "ia32",
-        "powerpc64" => "ppc64",
-        "loongarch64" => "loong64",
-        other => other,
-    }
-}
-
-/// Node's `os.release()`: the kernel release (`uname -r`).
-fn os_release() -> String {
-    #[cfg(target_os = "linux")]
-    {
-        if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
-            return s.trim().to_owned();
-        }
-    }
-    #[cfg(target_os = "macos")]
-    {
-        if let Ok(out) = std::process::Command::new("uname").arg("-r").output() {
-            return String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        }
-    }
-    String::new()
-}
-
-/// Case-insensitive, ordered header set where later writes win (what the SDK's header builder
-/// does with its inputs).
-#[derive(Debug, Default)]
-pub(crate) struct Headers(Vec<(String, String)>);
-
-impl Headers {
-    /// Sets `name` (replacing any case variant).
-    pub(crate) fn set(&mut self, name: &str, value: impl Into<String>) {
-        self.remove(name);
-        self.0.push((name.to_owned(), value.into()));
-    }
-
-    /// Removes `name` in any case.
-    pub(crate) fn remove(&mut self, name: &str) {
-        self.0.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
-    }
-
-    /// `model.headers` (`null` deletes).
-    pub(crate) fn apply_model(&mut self, model: &Model) {
-        for (k, v) in model.headers.iter().flatten() {
-            match v {
-                Value::String(s) => self.set(k, s.clone()),
-                Value::Null => self.remove(k),
-                other => self.set(k, js_string(Some(other))),
-            }
-        }
-    }
-
-    /// Caller headers, merged last (`None` deletes).
-    pub(crate) fn apply_options(&mut self, options: &StreamOptions) {
-        for (k, v) in &options.headers {
-            match v {
-                Some(v) => self.set(k, v.clone()),
-                None => self.remove(k),
-            }
-        }
-    }
-
-    /// The final list.
-    pub(crate) fn into_vec(self) -> Vec<(String, String)> {
-        self.0
-    }
-}
-
-/// pi's `getClientApiKey`: the key, or `"unused"` when the caller sends its own
-/// `authorization` / `cf-aig-authorization` header, else `No API key for provider: <p>`.
+/// pi's `getClientApiKey`: the key, or `"unused"` when the caller (or the model) sends its
+/// own `authorization` / `cf-aig-authorization` header, else `No API key for provider: <p>`.
 pub(crate) fn client_api_key(
     model: &Model,
     options: &StreamOptions,
@@ -345,9 +259,13 @@ pub(crate) fn client_api_key(
     if !api_key.is_empty() {
         return Ok(api_key.to_owned());
     }
+    // The caller's headers as pi checks them, and (as the registry's `stream_simple` does)
+    // the model's own headers.
     let has = |name: &str| {
         options.headers.iter().any(|(k, v)| {
             k.eq_ignore_ascii_case(name) && v.as_deref().is_some_and(|v| !v.trim().is_empty())
+        }) || model.headers.iter().flatten().any(|(k, v)| {
+            k.eq_ignore_ascii_case(name) && v.as_str().is_some_and(|v| !v.trim().is_empty())
         })
     };
     if has("authorization") || has("cf-aig-authorization") {
@@ -358,13 +276,13 @@ pub(crate) fn client_api_key(
 
 /// The headers every OpenAI SDK request carries, then pi's: `Accept`, `Content-Type`,
 /// `Authorization: Bearer <key>`, pi's `User-Agent`, then `model.headers`.
-pub(crate) fn base_headers(model: &Model, key: &str) -> Headers {
-    let mut h = Headers::default();
+pub(crate) fn base_headers(model: &Model, key: &str) -> HeaderList {
+    let mut h = HeaderList::new();
     h.set("Accept", "application/json");
     h.set("Content-Type", "application/json");
     h.set("Authorization", format!("Bearer {key}"));
     h.set("User-Agent", pi_user_agent());
-    h.apply_model(model);
+    h.apply_json(model.headers.as_ref());
     h
 }
 
@@ -405,77 +323,6 @@ fn base36(mut n: u32) -> String {
 /// `clampOpenAIPromptCacheKey`: at most 64 code points.
 pub(crate) fn clamp_prompt_cache_key(key: Option<&str>) -> Option<String> {
     key.map(|k| k.chars().take(64).collect())
-}
-
-/// Best-effort parse of streamed tool-call arguments: strict JSON, else the longest prefix that
-/// closes into valid JSON (open strings, arrays and objects closed; a dangling key, `:` or `,`
-/// dropped), else `{}`. Non-object results become `{}`. (Interim until `crate::partial_json`
-/// lands; same contract as pi's `parseStreamingJson`.)
-pub(crate) fn parse_arguments(text: &str) -> Map<String, Value> {
-    if text.trim().is_empty() {
-        return Map::new();
-    }
-    if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(text) {
-        return m;
-    }
-    let mut end = text.len();
-    for _ in 0..8 {
-        let prefix = &text[..end];
-        let (closers, cut) = scan_prefix(prefix);
-        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&format!("{prefix}{closers}")) {
-            return m;
-        }
-        match cut {
-            Some(c) if c < end => end = c,
-            _ => break,
-        }
-    }
-    Map::new()
-}
-
-/// The closing characters a prefix needs, and the last structural cut point (just after an
-/// opening bracket, or just before a comma) outside strings.
-fn scan_prefix(prefix: &str) -> (String, Option<usize>) {
-    let mut stack = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut cut = None;
-    for (i, c) in prefix.char_indices() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' => {
-                stack.push('}');
-                cut = Some(i + 1);
-            }
-            '[' => {
-                stack.push(']');
-                cut = Some(i + 1);
-            }
-            '}' | ']' => {
-                stack.pop();
-            }
-            ',' => cut = Some(i),
-            _ => {}
-        }
-    }
-    let mut closers = String::new();
-    if in_string {
-        if escaped {
-            closers.push('\\');
-        }
-        closers.push('"');
-    }
-    closers.extend(stack.iter().rev());
-    (closers, cut)
 }
 
 /// Inserts `key: value` into an object body (keeps the position of an existing key).
@@ -553,6 +400,11 @@ mod tests {
     fn data_decoding_follows_the_sdk() {
         assert_eq!(decode_data("[DONE]"), Ok(SseData::Done));
         assert_eq!(decode_data(""), Ok(SseData::Skip));
+        // A lone surrogate escape is dropped, a pair kept.
+        assert_eq!(
+            decode_data(r#"{"c":"a\ud83db","d":"\ud83d\ude0a"}"#),
+            Ok(SseData::Json(serde_json::json!({"c": "ab", "d": "😊"})))
+        );
         assert_eq!(
             decode_data("{\"a\":"),
             Err(("Unexpected end of JSON input".to_owned(), None))
@@ -585,17 +437,6 @@ mod tests {
         assert_eq!(short_hash(""), "k4n83c7h0j2b");
         assert_eq!(short_hash("abc"), "y0biex7f9bbh");
         assert_eq!(short_hash("call_x|fc_é😀"), "1ou3nc1elxzkp");
-    }
-
-    #[test]
-    fn user_agent_has_node_names() {
-        let ua = pi_user_agent();
-        assert!(ua.starts_with("pi ("), "{ua}");
-        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-        assert!(
-            ua.starts_with("pi (linux ") && ua.ends_with("; x64)"),
-            "{ua}"
-        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
+use crate::partial_json::{PartialJsonParser, parse_streaming_json};
 use crate::providers::StreamMapper;
 use crate::providers::openai_completions::sdk::{
     self, SseData, js_json, js_string, str_field, tokens, truthy,
@@ -24,8 +25,8 @@ use crate::types::{
 enum Slot {
     Thinking(usize),
     Text(usize),
-    /// A function call with its argument scratch.
-    Tool(usize, String),
+    /// A function call with its argument scratch (`partialJson`), parsed incrementally.
+    Tool(usize, PartialJsonParser),
 }
 
 /// Mapper state for one Responses stream.
@@ -36,11 +37,14 @@ pub struct ResponsesMapper {
     reasoning_by_id: HashMap<String, usize>,
     saw_terminal: bool,
     done: bool,
+    /// The `service_tier` the request asked for (used when the response names none).
+    requested_tier: Option<String>,
 }
 
 impl ResponsesMapper {
-    /// A mapper writing into `partial`.
-    pub fn new(model: &Model, partial: PartialMessage) -> Self {
+    /// A mapper writing into `partial`. `requested_tier` is the request's `service_tier`
+    /// (pi's `options.serviceTier`), the pricing fallback when the response names no tier.
+    pub fn new(model: &Model, partial: PartialMessage, requested_tier: Option<String>) -> Self {
         ResponsesMapper {
             partial,
             model: model.clone(),
@@ -48,6 +52,7 @@ impl ResponsesMapper {
             reasoning_by_id: HashMap::new(),
             saw_terminal: false,
             done: false,
+            requested_tier,
         }
     }
 
@@ -101,7 +106,9 @@ impl ResponsesMapper {
                     .filter(|a| truthy(a))
                     .map(|a| js_string(Some(a)))
                     .unwrap_or_default();
-                Slot::Tool(i, scratch)
+                let mut parser = PartialJsonParser::new();
+                parser.push(&scratch);
+                Slot::Tool(i, parser)
             }
             _ => return None,
         };
@@ -151,8 +158,7 @@ impl ResponsesMapper {
         }
     }
 
-    fn set_args(&mut self, i: usize, scratch: &str) {
-        let args = sdk::parse_arguments(scratch);
+    fn set_args(&mut self, i: usize, args: Map<String, Value>) {
         self.partial.update(|m| {
             if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(i) {
                 tc.arguments = args;
@@ -164,9 +170,9 @@ impl ResponsesMapper {
         let Some(Slot::Tool(i, scratch)) = self.slots.get_mut(&oi) else {
             return;
         };
-        scratch.push_str(delta);
-        let (i, scratch) = (*i, scratch.clone());
-        self.set_args(i, &scratch);
+        scratch.push(delta);
+        let (i, args) = (*i, scratch.value());
+        self.set_args(i, args);
         out.push(Ev::ToolcallDelta {
             content_index: i,
             delta: delta.to_owned(),
@@ -180,13 +186,14 @@ impl ResponsesMapper {
         let Some(Slot::Tool(i, scratch)) = self.slots.get_mut(&oi) else {
             return;
         };
-        let previous = std::mem::replace(scratch, full.to_owned());
+        let mut parser = PartialJsonParser::new();
+        parser.push(full);
+        let args = parser.value();
+        let previous = std::mem::replace(scratch, parser);
+        let previous = previous.buffer();
         let i = *i;
-        self.set_args(i, full);
-        if let Some(rest) = full
-            .strip_prefix(previous.as_str())
-            .filter(|r| !r.is_empty())
-        {
+        self.set_args(i, args);
+        if let Some(rest) = full.strip_prefix(previous).filter(|r| !r.is_empty()) {
             out.push(Ev::ToolcallDelta {
                 content_index: i,
                 delta: rest.to_owned(),
@@ -279,10 +286,10 @@ impl ResponsesMapper {
             (Some("function_call"), Some(Slot::Tool(i, scratch))) => {
                 let source = match item.get("arguments").filter(|a| truthy(a)) {
                     Some(a) => js_string(Some(a)),
-                    None if !scratch.is_empty() => scratch,
+                    None if !scratch.buffer().is_empty() => scratch.buffer().to_owned(),
                     None => "{}".to_owned(),
                 };
-                let args = sdk::parse_arguments(&source);
+                let args = parse_streaming_json(&source);
                 let namespace = str_field(item, "namespace").map(str::to_owned);
                 let tool_call = self.partial.update(|m| match m.content.get_mut(i) {
                     Some(AssistantContent::ToolCall(tc)) => {
@@ -315,7 +322,10 @@ impl ResponsesMapper {
             .get("incomplete_details")
             .and_then(|d| d.get("reason"))
             .and_then(Value::as_str);
-        let tier = response.get("service_tier").and_then(Value::as_str);
+        let tier = match response.get("service_tier").filter(|t| !t.is_null()) {
+            Some(t) => t.as_str(),
+            None => self.requested_tier.as_deref(),
+        };
         let multiplier = match tier {
             Some("flex") => 0.5,
             Some("priority") if self.model.id == "gpt-5.5" => 2.5,

@@ -4,6 +4,10 @@
 //! Mirrors pi 0.85.1 `api/openai-responses.ts` and `api/openai-responses-shared.ts`
 //! (spec §3.3). Layout: `request` (body building and [`ResponsesCompat`]), `mapper` (stream
 //! mapping); the SDK behaviour is shared with `openai-completions`.
+//!
+//! Not supported: grammar (`custom`) tools and `custom_tool_call` items, deferred tools
+//! (`supportsAdditionalTools` / `supportsToolSearch`), a `serviceTier` option (a
+//! `service_tier` in `samplingParams` is sent and prices the response like pi's option).
 
 #[cfg(test)]
 mod http_tests;
@@ -15,7 +19,8 @@ use std::sync::Arc;
 use crate::event::PartialMessage;
 use crate::providers::openai_completions::{request as creq, sdk};
 use crate::providers::{StreamMapper, WireApi, WireRequest};
-use crate::types::{CacheRetention, Context, Message, Model, StreamOptions, api};
+use crate::transform::transform_messages;
+use crate::types::{AssistantMessage, CacheRetention, Context, Message, Model, StreamOptions, api};
 
 pub use mapper::ResponsesMapper;
 pub use request::{ResponsesCompat, normalize_tool_call_id};
@@ -32,8 +37,10 @@ pub fn openai_responses() -> Arc<dyn WireApi> {
 /// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
 /// normalization.
 fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
-    let _ = model;
-    context.messages.clone()
+    let normalize = |id: &str, target: &Model, source: &AssistantMessage| {
+        normalize_tool_call_id(target, id, source)
+    };
+    transform_messages(&context.messages, model, Some(&normalize))
 }
 
 impl WireApi for OpenAiResponses {
@@ -69,7 +76,7 @@ impl WireApi for OpenAiResponses {
                 headers.set("x-client-request-id", sid);
             }
         }
-        headers.apply_options(options);
+        headers.apply_options(&options.headers);
         let messages = prepare_messages(model, context);
         let body = request::build_body(model, context, &messages, options, &compat)?;
         Ok(WireRequest {
@@ -83,9 +90,16 @@ impl WireApi for OpenAiResponses {
         &self,
         model: &Model,
         partial: PartialMessage,
-        _options: &StreamOptions,
+        options: &StreamOptions,
     ) -> Box<dyn StreamMapper> {
-        Box::new(ResponsesMapper::new(model, partial))
+        // pi-rs has no `serviceTier` option: a tier requested through `samplingParams` is the
+        // one the request carried.
+        let requested_tier = creq::sampling_params(model, options).and_then(|p| {
+            p.get("service_tier")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
+        });
+        Box::new(ResponsesMapper::new(model, partial, requested_tier))
     }
 
     /// `OpenAI API error (<status>): <error object JSON or SDK message>`.

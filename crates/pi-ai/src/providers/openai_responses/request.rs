@@ -164,16 +164,21 @@ pub(crate) fn build_body(
 /// `convertResponsesTools` for function tools: `strict` (only when the host supports the key)
 /// is `true` for tools asking for JSON-schema sampling, with a strictified schema.
 fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<Vec<Value>, String> {
-    use crate::providers::openai_completions::strict;
+    use crate::providers::constrained;
     tools
         .iter()
         .map(|t| {
-            let is_strict = strict::resolve_strict(t, supports_strict)?.unwrap_or(false);
+            let strict = constrained::resolve_strict(t, supports_strict)?;
+            let is_strict = strict.unwrap_or(false);
             let mut f = Map::new();
             put(&mut f, "type", "function");
             put(&mut f, "name", t.name.clone());
             put(&mut f, "description", t.description.clone());
-            put(&mut f, "parameters", strict::tool_parameters(t, is_strict));
+            put(
+                &mut f,
+                "parameters",
+                constrained::tool_parameters(t, strict),
+            );
             if supports_strict {
                 put(&mut f, "strict", is_strict);
             }

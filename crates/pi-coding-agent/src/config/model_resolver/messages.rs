@@ -5,6 +5,10 @@
 
 use std::path::Path;
 
+/// The `--api-key` diagnostic when no model was chosen.
+pub const API_KEY_REQUIRES_MODEL: &str =
+    "--api-key requires a model to be specified via --model, --provider/--model, or --models";
+
 /// `Use /login to log into a provider via OAuth or API key. See:` + the two doc paths.
 pub fn provider_login_help(docs_dir: &Path) -> String {
     format!(

@@ -13,8 +13,11 @@
 //!
 //! Start-up choice, restoring and messages live in `initial.rs`.
 
+mod cycle;
 mod initial;
 mod messages;
+
+pub use cycle::{CycleStep, next_model_in_cycle, thinking_level_for_switch};
 
 pub use initial::{
     DEFAULT_MODEL_PER_PROVIDER, DEFAULT_THINKING_LEVEL, InitialModel, InitialModelOptions,
@@ -22,8 +25,8 @@ pub use initial::{
     find_initial_model, restore_model_from_session,
 };
 pub use messages::{
-    format_no_api_key_found, format_no_model_selected, format_no_models_available,
-    provider_login_help,
+    API_KEY_REQUIRES_MODEL, format_no_api_key_found, format_no_model_selected,
+    format_no_models_available, provider_login_help,
 };
 
 use globset::GlobBuilder;
@@ -244,7 +247,9 @@ fn glob_matches(glob: &str, text: &str) -> bool {
 }
 
 /// `resolveModelScopeFromModels`: patterns (exact, fuzzy, glob, `:level`) → scoped models
-/// without duplicates, in pattern order, plus warnings.
+/// without duplicates, in pattern order, plus warnings. pi scopes `--models` / `enabledModels`
+/// over the *available* models (`ModelRegistry::available`); warnings print as
+/// `Warning: <message>`.
 pub fn resolve_model_scope(
     patterns: &[String],
     models: &[&Model],

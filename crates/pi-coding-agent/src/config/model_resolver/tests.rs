@@ -552,3 +552,67 @@ fn session_choice_thinking_rules() {
     assert_eq!(c.model, None);
     assert_eq!(c.thinking_level, L::Off);
 }
+
+#[test]
+fn cycling_over_scope_or_available() {
+    let ms = all_models();
+    let s = Source::new(ms.clone(), &["anthropic", "openai"]);
+    // All available (2 models): wraps both ways.
+    let n = next_model_in_cycle(&[], Some(&ms[0]), true, &s).unwrap();
+    assert_eq!(n.model.id, "gpt-4o");
+    assert!(!n.is_scoped);
+    let n = next_model_in_cycle(&[], Some(&ms[0]), false, &s).unwrap();
+    assert_eq!(n.model.id, "gpt-4o");
+    let n = next_model_in_cycle(&[], Some(&ms[1]), true, &s).unwrap();
+    assert_eq!(n.model.id, "claude-sonnet-4-5");
+    // Scope: unavailable entries are skipped; one usable model → no cycle.
+    let scoped = vec![
+        ScopedModel {
+            model: ms[2].clone(),
+            thinking_level: Some(L::High),
+        },
+        ScopedModel {
+            model: ms[1].clone(),
+            thinking_level: Some(L::Low),
+        },
+    ];
+    assert!(next_model_in_cycle(&scoped, Some(&ms[1]), true, &s).is_none());
+    let s2 = Source::new(ms.clone(), &["anthropic", "openai", "openrouter"]);
+    let n = next_model_in_cycle(&scoped, Some(&ms[2]), true, &s2).unwrap();
+    assert_eq!(
+        (n.model.id.as_str(), n.scoped_level, n.is_scoped),
+        ("gpt-4o", Some(L::Low), true)
+    );
+    // Unknown current counts as the first.
+    let n = next_model_in_cycle(&scoped, None, true, &s2).unwrap();
+    assert_eq!(n.model.id, "gpt-4o");
+    // Single available model.
+    let s3 = Source::new(ms.clone(), &["openai"]);
+    assert!(next_model_in_cycle(&[], Some(&ms[1]), true, &s3).is_none());
+}
+
+#[test]
+fn switch_level_priority() {
+    let m = model("openai", "gpt-4o", "G", false);
+    let per = vec![("openai/gpt-4o".to_owned(), L::Low)];
+    assert_eq!(
+        thinking_level_for_switch(&m, Some(L::High), &per, Some(L::Minimal), Some(L::Xhigh)),
+        L::High
+    );
+    assert_eq!(
+        thinking_level_for_switch(&m, None, &per, Some(L::Minimal), Some(L::Xhigh)),
+        L::Low
+    );
+    assert_eq!(
+        thinking_level_for_switch(&m, None, &[], Some(L::Minimal), Some(L::Xhigh)),
+        L::Minimal
+    );
+    assert_eq!(
+        thinking_level_for_switch(&m, None, &[], None, Some(L::Xhigh)),
+        L::Xhigh
+    );
+    assert_eq!(
+        thinking_level_for_switch(&m, None, &[], None, None),
+        L::Medium
+    );
+}

@@ -13,7 +13,8 @@
 //!   and baseUrl from the model, the provider, or a base model of the provider);
 //! - `modelOverrides` apply last, field by field (`cost` per rate, maps merged);
 //! - errors: `Failed to load models.json: …`, `Failed to parse models.json: …` (line, column),
-//!   `Invalid models.json schema:\n  - …`, each followed by `\n\nFile: <path>`; the whole file
+//!   `Invalid models.json schema:\n  - <path>: <message>` (the reference's TypeBox texts, see
+//!   `schema.rs`), each followed by `\n\nFile: <path>`; the whole file
 //!   is then ignored. Structural errors of one provider (`Provider <p>: "baseUrl" is required
 //!   when defining custom models.` …) drop only that provider's overlay.
 
@@ -23,7 +24,12 @@ use pi_ai::{InputKind, Model, ModelCost};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::text::{strip_bom, strip_json_comments};
+
+mod schema;
+
+pub use schema::validate_models_json;
 
 /// One entry of `models`.
 #[derive(Clone, Default, Deserialize)]
@@ -230,10 +236,15 @@ impl ModelsConfig {
             providers: Vec::new(),
             error: Some(format!("{error}\n\nFile: {}", path.display())),
         };
-        let value: Value = match serde_json::from_str(&cleaned) {
+        let value: Value = match parse_json(&cleaned) {
             Ok(v) => v,
             Err(e) => return fail(format!("Failed to parse models.json: {e}")),
         };
+        let schema_errors = schema::validate_models_json(&value);
+        if !schema_errors.is_empty() {
+            let lines: Vec<String> = schema_errors.iter().map(|e| format!("  - {e}")).collect();
+            return fail(format!("Invalid models.json schema:\n{}", lines.join("\n")));
+        }
         let file: ModelsFile = match serde_json::from_value(value) {
             Ok(f) => f,
             Err(e) => return fail(format!("Invalid models.json schema:\n  - {e}")),

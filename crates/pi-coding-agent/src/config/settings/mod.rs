@@ -5,7 +5,8 @@
 //!   scalars are replaced; the project file (`<cwd>/.pi/settings.json`) counts only when trusted;
 //! - load migrations (see [`migrate`]);
 //! - a file that fails to parse is reported as an error (`Invalid settings file <path>: <why>`,
-//!   the message naming line and column), treated as `{}`, and never overwritten;
+//!   `<why>` being `JSON.parse`'s text with position, line and column), treated as `{}`, and
+//!   never overwritten;
 //! - setters change the in-memory global settings, remember which fields (and nested keys) this
 //!   process modified, and write the global file under its lock: re-read it, replace only those
 //!   fields, write `JSON.stringify(settings, null, 2)` without a trailing newline.
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::lock::FileLock;
 use super::paths::CONFIG_DIR_NAME;
 use super::text::strip_bom;
@@ -88,10 +90,10 @@ pub fn parse_settings(text: &str) -> Result<Map<String, Value>, String> {
     if text.is_empty() {
         return Ok(Map::new());
     }
-    match serde_json::from_str::<Value>(text) {
+    match parse_json(text) {
         Ok(Value::Object(map)) => Ok(migrate(map)),
         Ok(_) => Err("expected a JSON object".to_owned()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     }
 }
 

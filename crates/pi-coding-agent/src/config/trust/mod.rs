@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::js_json::parse_json;
 use super::lock::FileLock;
 use super::paths::CONFIG_DIR_NAME;
 use super::settings::ProjectTrustDefault;
@@ -88,7 +89,7 @@ impl TrustStore {
                 ));
             }
         };
-        let parsed: Value = serde_json::from_str(strip_bom(&text))
+        let parsed: Value = parse_json(strip_bom(&text))
             .map_err(|e| format!("Failed to read trust store {}: {e}", self.path.display()))?;
         let Value::Object(map) = parsed else {
             return Err(format!(

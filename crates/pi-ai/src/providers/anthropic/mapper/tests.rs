@@ -41,7 +41,7 @@ fn run_with(model: &Model, events: &[SseEvent]) -> Run {
         &model.provider,
         &model.id,
     ));
-    let mut mapper = AnthropicMapper::new(model, partial.clone());
+    let mut mapper = AnthropicMapper::new(model, partial.clone(), false);
     let mut out = Vec::new();
     let mut result = Ok(());
     for e in events {
@@ -464,4 +464,26 @@ fn a_block_started_without_an_index_is_tracked_and_closed() {
     let kinds: Vec<&str> = r.events.iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["text_start", "text_delta", "text_end"]);
     assert_eq!(r.message.content.len(), 1);
+}
+
+#[test]
+fn oauth_mode_maps_claude_code_tool_names_back() {
+    let events = [
+        start(json!({})),
+        block_start(0, json!({"type": "tool_use", "id": "t1", "name": "Read"})),
+        block_stop(0),
+        delta("tool_use", json!({})),
+        stop(),
+    ];
+    let m = model();
+    for (oauth, name) in [(true, "read"), (false, "Read")] {
+        let partial = PartialMessage::new(AssistantMessage::empty(&m.api, &m.provider, &m.id));
+        let mut mapper = AnthropicMapper::new(&m, partial.clone(), oauth);
+        let mut out = Vec::new();
+        for e in &events {
+            mapper.on_event(e, &mut out).unwrap();
+        }
+        mapper.on_end(&mut out).unwrap();
+        assert_eq!(partial.read().tool_calls().next().unwrap().name, name);
+    }
 }

@@ -1,0 +1,73 @@
+//! Per-delta cost of streamed tool-call arguments (`pi_ai::partial_json::PartialJsonParser`),
+//! workload 4 of `cargo xtask bench`.
+//!
+//! A parser already holding 1 KB or 100 KB of an unterminated `{"path":…,"content":"…`
+//! receives one 16-byte fragment:
+//! - `partial_json/push/<size>`: the push alone (goal: independent of the size, O(fragment));
+//! - `partial_json/push_value/<size>`: push plus `value()`, what a wire mapper does per
+//!   argument delta to publish the partial arguments (O(size of the value), as in pi, whose
+//!   `parseStreamingJson` re-parses the whole text every delta).
+//!
+//! Run: `cargo bench -p pi-ai --bench partial_json` (or through `cargo xtask bench`).
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use pi_ai::partial_json::PartialJsonParser;
+
+/// Prints the facts `cargo xtask bench` needs to turn a median into ns/event.
+fn meta(id: &str, events: usize, bytes: usize) {
+    println!("pi-bench-meta {id} events={events} bytes={bytes}");
+}
+
+/// A parser holding `size` bytes of arguments, inside the `content` string.
+fn prefilled(size: usize) -> PartialJsonParser {
+    let mut p = PartialJsonParser::new();
+    p.push(r#"{"path":"src/lib.rs","content":""#);
+    let line = "fn main() { println!(\\\"hi\\\"); }\\n";
+    while p.buffer().len() < size {
+        p.push(line);
+    }
+    p
+}
+
+const FRAGMENT: &str = "let x = 42;\\n    ";
+
+fn bench_partial_json(c: &mut Criterion) {
+    let mut group = c.benchmark_group("partial_json");
+    for (label, size) in [("1KB", 1024usize), ("100KB", 100 * 1024)] {
+        let base = prefilled(size);
+        assert!(base.value().contains_key("content"));
+        meta(&format!("partial_json/push/{label}"), 1, FRAGMENT.len());
+        group.bench_function(format!("push/{label}"), |b| {
+            b.iter_batched(
+                || base.clone(),
+                |mut p| {
+                    p.push(black_box(FRAGMENT));
+                    p
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        meta(
+            &format!("partial_json/push_value/{label}"),
+            1,
+            FRAGMENT.len(),
+        );
+        group.bench_function(format!("push_value/{label}"), |b| {
+            b.iter_batched(
+                || base.clone(),
+                |mut p| {
+                    p.push(black_box(FRAGMENT));
+                    let v = p.value();
+                    (p, v)
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_partial_json);
+criterion_main!(benches);

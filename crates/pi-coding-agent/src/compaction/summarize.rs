@@ -1,0 +1,381 @@
+//! Generating summaries through the session's stream function.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `compact`, `generateSummary`, `generateTurnPrefixSummary`,
+//! `completeSummarization` and `getSummarizationFailure` (spec §3.4, §3.8): one request per
+//! summary with the serialized conversation, `maxTokens` of 80 % (50 % for a turn prefix) of
+//! `reserveTokens`, the session's thinking level for reasoning models, `cacheRetention: none`
+//! and a fresh routing session id; transient failures are retried with the session retry
+//! policy, reported through [`SummarizationRetryEvent`]s.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pi_agent_core::AgentMessage;
+use pi_agent_core::agent_loop::StreamFn;
+use pi_ai::{
+    AssistantContent, AssistantMessage, CacheRetention, Context, Message, Model,
+    ModelThinkingLevel, StopReason, StreamOptions, Usage, UserMessage,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::prepare::{CompactionPreparation, format_file_operations};
+use super::prompts::{
+    SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT,
+    UPDATE_SUMMARIZATION_PROMPT,
+};
+use super::serialize::serialize_conversation;
+use crate::messages::convert_to_llm;
+
+/// The summarization retry events (session events of the same names).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SummarizationRetryEvent {
+    /// `summarization_retry_scheduled {attempt, maxAttempts, delayMs, errorMessage}`.
+    Scheduled {
+        /// 1-based attempt number.
+        attempt: u32,
+        /// `retry.maxRetries`.
+        max_attempts: u32,
+        /// Delay before the attempt.
+        delay_ms: u64,
+        /// The failure being retried.
+        error_message: String,
+    },
+    /// `summarization_retry_attempt_start {attempt}`.
+    AttemptStart {
+        /// 1-based attempt number.
+        attempt: u32,
+    },
+    /// `summarization_retry_finished {success, attempts}` — once, if any retry was scheduled.
+    Finished {
+        /// Whether the last response succeeded.
+        success: bool,
+        /// Retries made.
+        attempts: u32,
+    },
+}
+
+/// Retry policy for summary calls (`retry.*` settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SummaryRetry {
+    /// `retry.enabled`.
+    pub enabled: bool,
+    /// `retry.maxRetries`.
+    pub max_retries: u32,
+    /// `retry.baseDelayMs`.
+    pub base_delay_ms: u64,
+}
+
+impl Default for SummaryRetry {
+    fn default() -> Self {
+        SummaryRetry {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2000,
+        }
+    }
+}
+
+/// Everything a summary call needs from the session.
+#[derive(Clone)]
+pub struct Summarizer {
+    /// The model to ask (the session's current model).
+    pub model: Model,
+    /// The session's stream function.
+    pub stream: StreamFn,
+    /// API key for the model.
+    pub api_key: Option<String>,
+    /// Extra headers.
+    pub headers: Vec<(String, Option<String>)>,
+    /// The session's thinking level (sent only to reasoning models, never `off`).
+    pub thinking_level: ModelThinkingLevel,
+    /// Routing session id; a fresh UUIDv7 when `None`.
+    pub session_id: Option<String>,
+    /// Cancellation.
+    pub signal: CancellationToken,
+    /// Retry policy.
+    pub retry: SummaryRetry,
+    /// Receives the retry events.
+    pub on_retry: Option<Arc<dyn Fn(SummarizationRetryEvent) + Send + Sync>>,
+}
+
+/// A finished summary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionResult {
+    /// The summary text (file lists appended).
+    pub summary: String,
+    /// First entry kept.
+    pub first_kept_entry_id: String,
+    /// Estimated tokens before compaction.
+    pub tokens_before: u64,
+    /// Usage of the summary call(s).
+    pub usage: Option<Usage>,
+    /// `{readFiles, modifiedFiles}`.
+    pub details: Value,
+}
+
+/// `getSummarizationFailure`: the error text for an `error` or `length` response.
+pub fn summarization_failure(response: &AssistantMessage, label: &str) -> Option<String> {
+    match response.stop_reason {
+        StopReason::Error => Some(format!(
+            "{label} failed: {}",
+            response
+                .error_message
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .unwrap_or("Unknown error")
+        )),
+        StopReason::Length => Some(format!(
+            "{label} failed: generation hit the token cap and the summary is incomplete"
+        )),
+        _ => None,
+    }
+}
+
+fn text_of(m: &AssistantMessage) -> String {
+    m.content
+        .iter()
+        .filter_map(|c| match c {
+            AssistantContent::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Sums two usages as pi's `combineUsage` does.
+pub fn combine_usage(a: &Usage, b: &Usage) -> Usage {
+    let opt = |x: Option<u64>, y: Option<u64>| {
+        (x.is_some() || y.is_some()).then(|| x.unwrap_or(0) + y.unwrap_or(0))
+    };
+    Usage {
+        input: a.input + b.input,
+        output: a.output + b.output,
+        cache_read: a.cache_read + b.cache_read,
+        cache_write: a.cache_write + b.cache_write,
+        cache_write_1h: opt(a.cache_write_1h, b.cache_write_1h),
+        reasoning: opt(a.reasoning, b.reasoning),
+        total_tokens: a.total_tokens + b.total_tokens,
+        cost: pi_ai::Cost {
+            input: a.cost.input + b.cost.input,
+            output: a.cost.output + b.cost.output,
+            cache_read: a.cost.cache_read + b.cost.cache_read,
+            cache_write: a.cost.cache_write + b.cost.cache_write,
+            total: a.cost.total + b.cost.total,
+        },
+    }
+}
+
+impl Summarizer {
+    fn options(
+        &self,
+        max_tokens: u64,
+        with_reasoning: bool,
+        routing: Option<String>,
+    ) -> StreamOptions {
+        StreamOptions {
+            signal: Some(self.signal.clone()),
+            api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
+            max_tokens: Some(max_tokens),
+            reasoning: if with_reasoning && self.model.reasoning {
+                self.thinking_level.reasoning()
+            } else {
+                None
+            },
+            cache_retention: Some(CacheRetention::None),
+            session_id: Some(routing.unwrap_or_else(|| uuid::Uuid::now_v7().to_string())),
+            ..Default::default()
+        }
+    }
+
+    fn cap(&self, fraction: f64, reserve_tokens: u64) -> u64 {
+        let budget = (fraction * reserve_tokens as f64).floor() as u64;
+        if self.model.max_tokens > 0 {
+            budget.min(self.model.max_tokens)
+        } else {
+            budget
+        }
+    }
+
+    /// One summarization request (`completeSummarization`), retried on transient failures.
+    pub async fn complete(&self, prompt_text: String, max_tokens: u64) -> AssistantMessage {
+        self.complete_with(prompt_text, max_tokens, true, self.session_id.clone())
+            .await
+    }
+
+    /// [`Summarizer::complete`] choosing whether the thinking level is sent and the routing id
+    /// (`None`: a fresh UUIDv7, as branch summaries use).
+    pub async fn complete_with(
+        &self,
+        prompt_text: String,
+        max_tokens: u64,
+        with_reasoning: bool,
+        routing: Option<String>,
+    ) -> AssistantMessage {
+        let context = Context {
+            system_prompt: Some(SUMMARIZATION_SYSTEM_PROMPT.to_owned()),
+            messages: vec![Message::User(UserMessage::text(prompt_text))],
+            tools: None,
+        };
+        let options = self.options(max_tokens, with_reasoning, routing);
+        let mut attempt = 0u32;
+        let mut scheduled = false;
+        loop {
+            let response = (self.stream)(self.model.clone(), context.clone(), options.clone())
+                .result()
+                .await;
+            let retryable = self.retry.enabled
+                && response.stop_reason == StopReason::Error
+                && pi_ai::retry::is_retryable_assistant_error(&response);
+            if !retryable || attempt >= self.retry.max_retries || self.signal.is_cancelled() {
+                if scheduled {
+                    self.emit(SummarizationRetryEvent::Finished {
+                        success: !response.stop_reason.is_failure(),
+                        attempts: attempt,
+                    });
+                }
+                return response;
+            }
+            attempt += 1;
+            scheduled = true;
+            let delay_ms = self
+                .retry
+                .base_delay_ms
+                .saturating_mul(1 << (attempt - 1).min(30));
+            self.emit(SummarizationRetryEvent::Scheduled {
+                attempt,
+                max_attempts: self.retry.max_retries,
+                delay_ms,
+                error_message: response
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "Unknown error".into()),
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(delay_ms)) => {}
+                _ = self.signal.cancelled() => {
+                    let mut aborted = response;
+                    aborted.stop_reason = StopReason::Aborted;
+                    aborted.error_message = Some("Request was aborted".into());
+                    self.emit(SummarizationRetryEvent::Finished { success: false, attempts: attempt });
+                    return aborted;
+                }
+            }
+            self.emit(SummarizationRetryEvent::AttemptStart { attempt });
+        }
+    }
+
+    fn emit(&self, e: SummarizationRetryEvent) {
+        if let Some(cb) = &self.on_retry {
+            cb(e);
+        }
+    }
+
+    /// `generateSummaryWithUsage`: summarizes (or updates `previous_summary` with) `messages`.
+    pub async fn generate_summary(
+        &self,
+        messages: &[AgentMessage],
+        reserve_tokens: u64,
+        custom_instructions: Option<&str>,
+        previous_summary: Option<&str>,
+    ) -> Result<(String, Usage), String> {
+        let mut instructions = if previous_summary.is_some() {
+            UPDATE_SUMMARIZATION_PROMPT.to_owned()
+        } else {
+            SUMMARIZATION_PROMPT.to_owned()
+        };
+        if let Some(focus) = custom_instructions.filter(|s| !s.is_empty()) {
+            instructions.push_str(&format!("\n\nAdditional focus: {focus}"));
+        }
+        let mut prompt = format!(
+            "<conversation>\n{}\n</conversation>\n\n",
+            serialize_conversation(&convert_to_llm(messages))
+        );
+        if let Some(prev) = previous_summary {
+            prompt.push_str(&format!(
+                "<previous-summary>\n{prev}\n</previous-summary>\n\n"
+            ));
+        }
+        prompt.push_str(&instructions);
+        let response = self.complete(prompt, self.cap(0.8, reserve_tokens)).await;
+        finish(response, "Summarization")
+    }
+
+    /// `generateTurnPrefixSummary`: summarizes the beginning of a split turn.
+    pub async fn generate_turn_prefix_summary(
+        &self,
+        messages: &[AgentMessage],
+        reserve_tokens: u64,
+    ) -> Result<(String, Usage), String> {
+        let prompt = format!(
+            "<conversation>\n{}\n</conversation>\n\n{TURN_PREFIX_SUMMARIZATION_PROMPT}",
+            serialize_conversation(&convert_to_llm(messages))
+        );
+        let response = self.complete(prompt, self.cap(0.5, reserve_tokens)).await;
+        finish(response, "Turn prefix summarization")
+    }
+
+    /// `compact(preparation, …)`: the summary (history, split-turn prefix merged as pi does,
+    /// file lists appended), its usage and details.
+    pub async fn compact(
+        &self,
+        prep: &CompactionPreparation,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, String> {
+        let reserve = prep.settings.reserve_tokens;
+        let (mut summary, usage) = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
+            let (history, history_usage) = if prep.messages_to_summarize.is_empty() {
+                ("No prior history.".to_owned(), None)
+            } else {
+                let (t, u) = self
+                    .generate_summary(
+                        &prep.messages_to_summarize,
+                        reserve,
+                        custom_instructions,
+                        prep.previous_summary.as_deref(),
+                    )
+                    .await?;
+                (t, Some(u))
+            };
+            let (prefix, prefix_usage) = self
+                .generate_turn_prefix_summary(&prep.turn_prefix_messages, reserve)
+                .await?;
+            let usage = match history_usage {
+                Some(h) => combine_usage(&h, &prefix_usage),
+                None => prefix_usage,
+            };
+            (
+                format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"),
+                usage,
+            )
+        } else {
+            self.generate_summary(
+                &prep.messages_to_summarize,
+                reserve,
+                custom_instructions,
+                prep.previous_summary.as_deref(),
+            )
+            .await?
+        };
+        let (read, modified) = prep.file_ops.file_lists();
+        summary.push_str(&format_file_operations(&read, &modified));
+        Ok(CompactionResult {
+            summary,
+            first_kept_entry_id: prep.first_kept_entry_id.clone(),
+            tokens_before: prep.tokens_before,
+            usage: Some(usage),
+            details: serde_json::json!({"readFiles": read, "modifiedFiles": modified}),
+        })
+    }
+}
+
+fn finish(response: AssistantMessage, label: &str) -> Result<(String, Usage), String> {
+    if let Some(f) = summarization_failure(&response, label) {
+        return Err(f);
+    }
+    if response.tool_calls().next().is_some() {
+        return Err(format!("{label} attempted to call a tool"));
+    }
+    Ok((text_of(&response), response.usage))
+}

@@ -1,0 +1,525 @@
+//! `AgentSession`: the product-level session around one [`Agent`].
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` (spec §1.1–1.6, §5): the session is
+//! one awaited listener on its agent (`handler`) that re-publishes every event to its
+//! own synchronous listeners, persists messages at `message_end`, and drives the product
+//! run: prompt preflight (`run`), auto-retry and compaction continuations, queues,
+//! injected messages, and `agent_settled`.
+//!
+//! An [`AgentSession`] is a cheap handle (`Clone` shares it): listeners, hooks and other tasks
+//! may call `steer`, `abort`, … while a run is in progress.
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use pi_agent_core::{Agent, AgentMessage, HookError, ListenerError, Subscription};
+use pi_ai::{AssistantMessage, Model, ModelThinkingLevel};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::events::AgentSessionEvent;
+use super::hooks::{Compactor, SessionHooks};
+use super::prompt::{AuthSource, SessionError};
+use super::queues::DisplayQueues;
+use crate::config::settings::SettingsManager;
+use crate::config::skills::Skill;
+use crate::config::templates::PromptTemplate;
+use crate::storage::{EntryKind, SessionStore};
+
+/// A session listener: called synchronously, in subscription order, for every event. An
+/// `Err` (or a panic) stops the delivery of that event and fails the run it belongs to
+/// (seed 000 §4: session listeners are not isolated).
+pub type SessionListener =
+    Arc<dyn Fn(&AgentSessionEvent) -> Result<(), ListenerError> + Send + Sync>;
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Mutable session bookkeeping (one lock; never held across an `await`).
+#[derive(Default)]
+pub(super) struct SessionState {
+    pub queues: DisplayQueues,
+    /// Custom messages held for the next prompt (`deliverAs: "nextTurn"`).
+    pub pending_next_turn: Vec<AgentMessage>,
+    /// Context-only custom messages deferred to the current `turn_end`.
+    pub pending_custom: Vec<AgentMessage>,
+    /// A product-level run is active (`isStreaming`).
+    pub run_active: bool,
+    pub turn_index: usize,
+    /// The last assistant message of the current low-level run (for `postRun`).
+    pub last_assistant: Option<AssistantMessage>,
+    pub retry_attempt: u32,
+    /// Cancels the retry backoff sleep while one is pending (`isRetrying`).
+    pub retry_cancel: Option<CancellationToken>,
+    pub base_system_prompt: String,
+    /// `before_agent_start`'s system prompt for the current run.
+    pub system_prompt_override: Option<String>,
+    /// Whether a real model was chosen (else the agent holds pi's `unknown` placeholder).
+    pub has_model: bool,
+    /// `bashExecution` messages deferred while a run streams.
+    pub pending_bash: Vec<AgentMessage>,
+    /// Running user commands.
+    pub bash_cancel: Vec<(u64, CancellationToken)>,
+    pub bash_next: u64,
+    /// The `--models` scope.
+    pub scoped_models: Vec<super::models::ScopedModel>,
+}
+
+pub(super) struct Inner {
+    pub agent: Agent,
+    pub store: Arc<Mutex<SessionStore>>,
+    pub settings: Arc<Mutex<SettingsManager>>,
+    pub hooks: Arc<dyn SessionHooks>,
+    pub compactor: Arc<dyn Compactor>,
+    pub auth: Arc<dyn AuthSource>,
+    pub docs_dir: PathBuf,
+    pub agent_dir: Option<PathBuf>,
+    pub skills: Vec<Skill>,
+    pub templates: Vec<PromptTemplate>,
+    pub state: Mutex<SessionState>,
+    pub listeners: Mutex<(u64, Vec<(u64, SessionListener)>)>,
+    /// Bumped whenever the session may have become idle.
+    pub idle: watch::Sender<u64>,
+    pub agent_subscription: Mutex<Option<Subscription>>,
+}
+
+/// The session (a shared handle).
+#[derive(Clone)]
+pub struct AgentSession {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("session_id", &self.session_id())
+            .field("is_streaming", &self.is_streaming())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A weak handle ([`AgentSession::downgrade`]): what long-lived parts of the session itself
+/// (an extension runner, a compactor) keep, so that the session and its parts do not keep each
+/// other alive.
+#[derive(Clone, Debug)]
+pub struct WeakAgentSession(Weak<Inner>);
+
+impl WeakAgentSession {
+    /// The session, if it still exists.
+    pub fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(AgentSession::from_inner)
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").finish_non_exhaustive()
+    }
+}
+
+/// Removes a session listener ([`AgentSession::subscribe`]); dropping it keeps the listener.
+#[derive(Debug)]
+pub struct SessionSubscription {
+    inner: Weak<Inner>,
+    id: u64,
+}
+
+impl SessionSubscription {
+    /// Removes the listener; `false` if it was already gone.
+    pub fn unsubscribe(&self) -> bool {
+        let Some(inner) = self.inner.upgrade() else {
+            return false;
+        };
+        let mut l = lock(&inner.listeners);
+        let before = l.1.len();
+        l.1.retain(|(i, _)| *i != self.id);
+        l.1.len() != before
+    }
+}
+
+impl AgentSession {
+    pub(super) fn from_inner(inner: Arc<Inner>) -> Self {
+        AgentSession { inner }
+    }
+
+    /// A weak handle to this session.
+    pub fn downgrade(&self) -> WeakAgentSession {
+        WeakAgentSession(self.weak())
+    }
+
+    pub(super) fn weak(&self) -> Weak<Inner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    pub(super) fn state(&self) -> MutexGuard<'_, SessionState> {
+        lock(&self.inner.state)
+    }
+
+    // ----- listeners -----------------------------------------------------------------------
+
+    /// Adds a listener (called synchronously for every event, in subscription order).
+    pub fn subscribe(
+        &self,
+        f: impl Fn(&AgentSessionEvent) -> Result<(), ListenerError> + Send + Sync + 'static,
+    ) -> SessionSubscription {
+        let mut l = lock(&self.inner.listeners);
+        l.0 += 1;
+        let id = l.0;
+        l.1.push((id, Arc::new(f)));
+        SessionSubscription {
+            inner: self.weak(),
+            id,
+        }
+    }
+
+    /// Delivers `event` to the listeners in order (pi's `_emit`); the first failure (an `Err`
+    /// or a panic) stops the delivery and is returned. Public for the compaction and extension
+    /// seams, which publish `compaction_*`, `entry_appended`, … themselves.
+    pub fn emit_event(&self, event: &AgentSessionEvent) -> Result<(), ListenerError> {
+        let listeners: Vec<SessionListener> = lock(&self.inner.listeners)
+            .1
+            .iter()
+            .map(|(_, l)| Arc::clone(l))
+            .collect();
+        for l in listeners {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| l(event))) {
+                Ok(r) => r?,
+                Err(p) => return Err(HookError::new(panic_text(p))),
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn emit_queue_update(&self) -> Result<(), ListenerError> {
+        let (steering, follow_up) = self.state().queues.snapshot();
+        self.emit_event(&AgentSessionEvent::QueueUpdate {
+            steering,
+            follow_up,
+        })
+    }
+
+    // ----- accessors -----------------------------------------------------------------------
+
+    /// The agent (shared handle).
+    pub fn agent(&self) -> &Agent {
+        &self.inner.agent
+    }
+
+    /// Where API keys come from.
+    pub fn auth(&self) -> &Arc<dyn AuthSource> {
+        &self.inner.auth
+    }
+
+    /// The session store (shared; lock it briefly, never across an `await`).
+    pub fn store(&self) -> &Arc<Mutex<SessionStore>> {
+        &self.inner.store
+    }
+
+    /// The settings (shared).
+    pub fn settings(&self) -> &Arc<Mutex<SettingsManager>> {
+        &self.inner.settings
+    }
+
+    /// The extension hooks.
+    pub fn hooks(&self) -> &Arc<dyn SessionHooks> {
+        &self.inner.hooks
+    }
+
+    /// The current model; `None` when none was resolved (the agent then holds pi's `unknown`
+    /// placeholder).
+    pub fn model(&self) -> Option<Model> {
+        self.state()
+            .has_model
+            .then(|| self.inner.agent.with_state(|s| s.model.clone()))
+    }
+
+    /// The current thinking level.
+    pub fn thinking_level(&self) -> ModelThinkingLevel {
+        self.inner.agent.with_state(|s| s.thinking_level)
+    }
+
+    /// A copy of the transcript (custom roles included).
+    pub fn messages(&self) -> Vec<AgentMessage> {
+        self.inner.agent.messages()
+    }
+
+    /// `getLastAssistantText()`: the text blocks of the last assistant message (skipping
+    /// aborted ones without content), concatenated and trimmed; `None` when empty.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.inner.agent.with_state(|s| {
+            let last = s.messages.iter().rev().find_map(|m| match m {
+                AgentMessage::Llm(pi_ai::Message::Assistant(a))
+                    if !(a.stop_reason == pi_ai::StopReason::Aborted && a.content.is_empty()) =>
+                {
+                    Some(a)
+                }
+                _ => None,
+            })?;
+            let text: String = last
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    pi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let text = text.trim();
+            (!text.is_empty()).then(|| text.to_owned())
+        })
+    }
+
+    /// The effective system prompt (including a run's `before_agent_start` override).
+    pub fn system_prompt(&self) -> String {
+        self.inner.agent.with_state(|s| s.system_prompt.clone())
+    }
+
+    /// Sets the base system prompt (used by every run without an override).
+    pub fn set_base_system_prompt(&self, prompt: impl Into<String>) {
+        let prompt = prompt.into();
+        let mut st = self.state();
+        st.base_system_prompt = prompt.clone();
+        if st.system_prompt_override.is_none() {
+            self.inner.agent.set_system_prompt(prompt);
+        }
+    }
+
+    /// Whether a product-level run (retries, compactions, continuations included) is active.
+    pub fn is_streaming(&self) -> bool {
+        self.state().run_active
+    }
+
+    /// Whether a compaction or branch summary is running.
+    pub fn is_compacting(&self) -> bool {
+        self.inner.compactor.is_compacting()
+    }
+
+    /// `!is_streaming && !is_compacting`.
+    pub fn is_idle(&self) -> bool {
+        !self.is_streaming() && !self.is_compacting()
+    }
+
+    /// Whether a retry backoff is pending.
+    pub fn is_retrying(&self) -> bool {
+        self.state().retry_cancel.is_some()
+    }
+
+    /// The current retry attempt (0 when not retrying).
+    pub fn retry_attempt(&self) -> u32 {
+        self.state().retry_attempt
+    }
+
+    /// Queued steering plus follow-up messages.
+    pub fn pending_message_count(&self) -> usize {
+        self.state().queues.len()
+    }
+
+    /// Texts of the queued steering messages.
+    pub fn steering_messages(&self) -> Vec<String> {
+        self.state().queues.snapshot().0
+    }
+
+    /// Texts of the queued follow-up messages.
+    pub fn follow_up_messages(&self) -> Vec<String> {
+        self.state().queues.snapshot().1
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> String {
+        lock(&self.inner.store).session_id().to_owned()
+    }
+
+    /// The session file (`None` in memory).
+    pub fn session_file(&self) -> Option<PathBuf> {
+        lock(&self.inner.store).path().map(PathBuf::from)
+    }
+
+    /// `retry.enabled`.
+    pub fn auto_retry_enabled(&self) -> bool {
+        lock(&self.inner.settings).retry().enabled
+    }
+
+    /// Sets `retry.enabled`.
+    pub fn set_auto_retry_enabled(&self, enabled: bool) {
+        lock(&self.inner.settings).set_retry_enabled(enabled);
+    }
+
+    // ----- idle, abort, lifecycle ----------------------------------------------------------
+
+    /// Wakes [`AgentSession::wait_for_idle`] waiters; the compaction seam calls it when a
+    /// compaction ends.
+    pub fn notify_idle_changed(&self) {
+        self.inner.idle.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// Resolves at once when idle, else at the next idle transition (after `agent_settled`
+    /// or the end of a compaction).
+    pub async fn wait_for_idle(&self) {
+        let mut rx = self.inner.idle.subscribe();
+        loop {
+            if self.is_idle() {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Cancels a pending retry backoff (`auto_retry_end {finalError:"Retry cancelled"}`).
+    pub fn abort_retry(&self) {
+        if let Some(t) = &self.state().retry_cancel {
+            t.cancel();
+        }
+    }
+
+    /// Aborts the retry, compaction and agent run, then waits for idle. Queues are kept.
+    pub async fn abort(&self) {
+        self.abort_retry();
+        self.inner.compactor.abort();
+        self.inner.agent.abort();
+        self.wait_for_idle().await;
+    }
+
+    /// Binds the hooks: awaits `session_start {reason}` (pi's `bindExtensions`; default
+    /// reason `startup`).
+    pub async fn bind_hooks(&self, reason: &str, previous_session_file: Option<String>) {
+        self.inner
+            .hooks
+            .session_start(reason, previous_session_file)
+            .await;
+    }
+
+    /// Ends the session: aborts everything, awaits `session_shutdown {reason}`, and detaches
+    /// from the agent and the listeners (pi: teardown then `dispose()`).
+    pub async fn shutdown(&self, reason: &str, target_session_file: Option<String>) {
+        self.abort().await;
+        self.inner
+            .hooks
+            .session_shutdown(reason, target_session_file)
+            .await;
+        self.dispose();
+    }
+
+    /// Aborts everything without waiting, unsubscribes from the agent, drops the listeners.
+    pub fn dispose(&self) {
+        self.abort_retry();
+        self.abort_bash();
+        self.inner.compactor.abort();
+        self.inner.agent.abort();
+        if let Some(s) = lock(&self.inner.agent_subscription).take() {
+            s.unsubscribe();
+        }
+        lock(&self.inner.listeners).1.clear();
+    }
+
+    // ----- model, thinking, entries ---------------------------------------------------------
+
+    /// Sets the thinking level, clamped to the model (`off` without a model). Only on a
+    /// change: appends `thinking_level_change` and emits `thinking_level_changed`.
+    ///
+    /// # Errors
+    /// Store or listener failures.
+    pub fn set_thinking_level(&self, level: ModelThinkingLevel) -> Result<(), SessionError> {
+        let effective = match self.model() {
+            Some(m) => m.clamp_thinking_level(level),
+            None => ModelThinkingLevel::Off,
+        };
+        let previous = self.thinking_level();
+        if effective == previous {
+            return Ok(());
+        }
+        self.inner.agent.set_thinking_level(effective);
+        lock(&self.inner.store).append(EntryKind::ThinkingLevelChange {
+            thinking_level: effective.as_str().to_owned(),
+        })?;
+        self.emit_event(&AgentSessionEvent::ThinkingLevelChanged { level: effective })
+            .map_err(SessionError::Listener)?;
+        self.inner.hooks.thinking_level_select(effective, previous);
+        Ok(())
+    }
+
+    /// `setModel`: refuses a provider without auth (`No API key for <p>/<id>`); sets the
+    /// model, appends `model_change`, with `persist` writes `defaultProvider`/`defaultModel`,
+    /// applies the level for the switch (the settings' per-model level, else the default
+    /// level, else the current one; clamped), and awaits the `model_select` hook when the
+    /// provider or id changed.
+    ///
+    /// # Errors
+    /// No auth; store or listener failures.
+    pub async fn set_model(&self, model: Model, persist: bool) -> Result<(), SessionError> {
+        if !self.inner.auth.has_auth(&model.provider) {
+            return Err(SessionError::Refused(format!(
+                "No API key for {}/{}",
+                model.provider, model.id
+            )));
+        }
+        let previous = self.model();
+        let level = self.level_for_switch(&model);
+        self.inner.agent.set_model(model.clone());
+        self.state().has_model = true;
+        lock(&self.inner.store).append(EntryKind::ModelChange {
+            provider: model.provider.clone(),
+            model_id: model.id.clone(),
+        })?;
+        if persist {
+            lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
+        }
+        self.set_thinking_level(level)?;
+        let changed = previous.as_ref().is_none_or(|p| !p.same_as(&model));
+        if changed {
+            self.inner.hooks.model_select(model, previous, "set").await;
+        }
+        Ok(())
+    }
+
+    /// Sets (or, with an empty name, clears) the session name: a `session_info` entry and
+    /// `session_info_changed` (pi's `setSessionName`).
+    ///
+    /// # Errors
+    /// Store or listener failures.
+    pub fn set_session_name(&self, name: &str) -> Result<(), SessionError> {
+        let name = crate::storage::tree::normalize_session_name(name);
+        let mut store = lock(&self.inner.store);
+        store.append(EntryKind::SessionInfo {
+            name: Some(name.clone()),
+        })?;
+        drop(store);
+        let name = (!name.is_empty()).then_some(name);
+        self.emit_event(&AgentSessionEvent::SessionInfoChanged { name })
+            .map_err(SessionError::Listener)
+    }
+
+    /// `pi.appendEntry(customType, data)`: a `custom` entry and `entry_appended`.
+    ///
+    /// # Errors
+    /// Store or listener failures.
+    pub fn append_custom_entry(
+        &self,
+        custom_type: &str,
+        data: Option<serde_json::Value>,
+    ) -> Result<(), SessionError> {
+        let mut store = lock(&self.inner.store);
+        let id = store.append(EntryKind::Custom {
+            custom_type: custom_type.to_owned(),
+            data,
+        })?;
+        let entry = store.get(&id)?;
+        drop(store);
+        self.emit_event(&AgentSessionEvent::EntryAppended {
+            entry: (*entry).clone(),
+        })
+        .map_err(SessionError::Listener)
+    }
+}
+
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_owned()
+    }
+}

@@ -1,0 +1,49 @@
+//! `AgentSession`: the product layer's session around the agent.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` and `core/sdk.ts` (spec §1.1–1.6,
+//! §5; seed 000 §2–5).
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`events`] | the 23 `AgentSessionEvent`s, their JSON and the json-mode projection |
+//! | [`agent_session`] | the session handle: listeners, state, idle, abort |
+//! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
+//! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
+//! | [`retry`] | auto-retry |
+//! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
+//! | [`models`] | model and thinking-level cycling |
+//! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
+//! | [`stats`] | session statistics and context usage |
+//! | [`queues`] | the display side of the steering/follow-up queues |
+//! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
+//! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
+//! | [`builder`] | construction and initial entries |
+
+pub mod agent_session;
+pub mod bash;
+pub mod builder;
+pub mod convert;
+pub mod events;
+mod handler;
+pub mod hooks;
+pub mod models;
+pub mod modes;
+pub mod prompt;
+pub mod queues;
+pub mod retry;
+mod run;
+pub mod stats;
+
+pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};
+pub use bash::{ExecuteBashOptions, bash_execution_message};
+pub use builder::{AgentSessionBuilder, default_stream_fn};
+pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
+pub use hooks::{
+    BeforeAgentStartEvent, BeforeAgentStartResult, CheckPhase, Compactor, CustomMessageSpec,
+    ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, SessionHooks,
+    StreamingBehavior, ToolCallEvent, ToolResultEvent, TurnInfo,
+};
+pub use models::{CycleResult, ScopedModel};
+pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
+pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
+pub use stats::{ContextUsage, SessionStats, TokenTotals};

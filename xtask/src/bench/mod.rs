@@ -1,0 +1,374 @@
+//! `cargo xtask bench [--quick] [--json <out>] …`: the performance suite of issue 17.
+//!
+//! Side by side with the TypeScript pi (workloads 1–3, [`workloads`]): whole processes,
+//! medians of at least 5 alternating runs, wall time and peak RSS, the ratios TS / pi-rs as the
+//! figures of record. In process (workload 4, [`inprocess`]): the criterion benches of
+//! `crates/*/benches/` and the `session_open` child-process bench. Prints a table and writes
+//! the generated part of `docs/benchmarks.md` (table, exact commands, machine, date, binary
+//! size of `target/release/pi`).
+
+mod inprocess;
+mod machine;
+mod process;
+mod report;
+mod workloads;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use report::{RatioGoal, Row};
+
+/// Command-line options.
+#[derive(Clone, Debug, Default)]
+struct Options {
+    /// Short settings (5 runs, 1 s criterion measurements): under 2 minutes once built.
+    quick: bool,
+    /// Also write the results as JSON here.
+    json: Option<PathBuf>,
+    /// Measured runs per program and workload (default 5 with `--quick`, else 10).
+    runs: Option<usize>,
+    /// The TS pi (default `$PI_REFERENCE`, else `~/.cache/pi-reference/bin/pi`).
+    ts: Option<PathBuf>,
+    /// Use the existing `target/release/pi` instead of building it.
+    no_build: bool,
+    /// Skip the side-by-side workloads.
+    skip_side_by_side: bool,
+    /// Skip the in-process benchmarks.
+    skip_inprocess: bool,
+    /// Don't write `docs/benchmarks.md`.
+    no_docs: bool,
+}
+
+const USAGE: &str = "usage: cargo xtask bench [--quick] [--json <out>] [--runs N] [--ts <pi>] [--no-build] \
+[--skip-side-by-side] [--skip-inprocess] [--no-docs]";
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--json" => o.json = Some(it.next().ok_or(USAGE)?.into()),
+            "--runs" => {
+                let n: usize = it.next().and_then(|v| v.parse().ok()).ok_or(USAGE)?;
+                if n < 5 {
+                    return Err("--runs: at least 5 runs (medians of ≥ 5)".into());
+                }
+                o.runs = Some(n);
+            }
+            "--ts" => o.ts = Some(it.next().ok_or(USAGE)?.into()),
+            "--no-build" => o.no_build = true,
+            "--skip-side-by-side" => o.skip_side_by_side = true,
+            "--skip-inprocess" => o.skip_inprocess = true,
+            "--no-docs" => o.no_docs = true,
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}
+
+/// The workspace root (the parent of `xtask/`).
+fn workspace_root() -> PathBuf {
+    let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask.parent().unwrap_or(xtask).to_path_buf()
+}
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the root) or `<root>/target`.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => root.join(d),
+        None => root.join("target"),
+    }
+}
+
+fn ts_pi(o: &Options) -> Result<PathBuf, String> {
+    let path = o
+        .ts
+        .clone()
+        .or_else(|| std::env::var_os("PI_REFERENCE").map(PathBuf::from))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-reference/bin/pi"))
+        })
+        .ok_or("no TS pi path (set PI_REFERENCE or pass --ts)")?;
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "the TS pi 0.85.0 is not installed at {} (install it, set PI_REFERENCE or pass --ts)",
+            path.display()
+        ))
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// `cargo build --release -p pi-coding-agent --bin pi`.
+fn build_pi(root: &Path) -> Result<(), String> {
+    eprintln!("== cargo build --release -p pi-coding-agent --bin pi");
+    let status = cargo()
+        .current_dir(root)
+        .args(["build", "--release", "-p", "pi-coding-agent", "--bin", "pi"])
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo build --release failed ({status})"))
+    }
+}
+
+/// The generated 100 MiB session, made once per target directory (generation is
+/// deterministic, so a present file is the same file).
+fn session_file(work: &Path) -> Result<PathBuf, String> {
+    let path = work.join("session-100mb.jsonl");
+    if !path.is_file() {
+        eprintln!("== cargo xtask gen-session {} --mb 100", path.display());
+        crate::gen_session::generate(&path, 100.0, "/tmp")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(path)
+}
+
+/// Goals of the side-by-side workloads (issue 17).
+fn goal(name: &str) -> Option<RatioGoal> {
+    match name {
+        "version" => Some(RatioGoal {
+            speed: 150.0,
+            memory: 15.0,
+        }),
+        "tool_read" => Some(RatioGoal {
+            speed: 20.0,
+            memory: 10.0,
+        }),
+        "resume" => Some(RatioGoal {
+            speed: 25.0,
+            memory: 7.0,
+        }),
+        _ => None,
+    }
+}
+
+fn describe(name: &str) -> &'static str {
+    match name {
+        "version" => "1. `pi --version`",
+        "tool_read" => "2. `tool_read` scenario, json mode, replay server, no pauses",
+        "long_answer" => "2. long answer: 2 MB in 20,000 deltas, json mode",
+        "resume" => "3. resume a 100 MiB session + one prompt",
+        _ => "?",
+    }
+}
+
+/// Runs the suite with the given arguments.
+///
+/// Errors: bad arguments, a failed build, or a failed `cargo bench`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let o = parse(args)?;
+    let started = std::time::Instant::now();
+    let root = workspace_root();
+    let target = target_dir(&root);
+    let work = target.join("xtask-bench");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let runs = o.runs.unwrap_or(if o.quick { 5 } else { 10 });
+    let machine = machine::Machine::detect();
+    if !o.no_build {
+        build_pi(&root)?;
+    }
+    let rs = target.join("release").join("pi");
+    let session = session_file(&work)?;
+    let ts = ts_pi(&o);
+
+    let mut side_rows: Vec<Row> = Vec::new();
+    let mut side_json = Vec::new();
+    let mut commands = Vec::new();
+    if !o.skip_side_by_side {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("tokio runtime: {e}"))?;
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data");
+        for w in workloads::all(&data, &session) {
+            let outcome = if rs.is_file() {
+                workloads::run(&w, &rs, ts.as_deref().map_err(Clone::clone), runs, &rt)
+            } else {
+                workloads::Outcome::Skipped(format!("{} does not exist", rs.display()))
+            };
+            side_rows.push(report::side_by_side_row(
+                describe(&w.name),
+                &outcome,
+                goal(&w.name),
+            ));
+            side_json.push(report::outcome_json(&w.name, &outcome));
+            commands.push(format!("pi {}", w.args.join(" ")));
+        }
+    }
+
+    let (bench, open) = if o.skip_inprocess {
+        (
+            Default::default(),
+            Err("skipped (--skip-inprocess)".to_owned()),
+        )
+    } else {
+        eprintln!("== in-process benchmarks (criterion)");
+        let bench = inprocess::run_criterion(&root, &work, o.quick)?;
+        let open = inprocess::run_session_open(&root, &session, runs);
+        (bench, open)
+    };
+    let inproc_rows = if o.skip_inprocess {
+        Vec::new()
+    } else {
+        report::inprocess_rows(&bench, &open)
+    };
+
+    let binary = std::fs::metadata(&rs).ok().map(|m| m.len());
+    println!(
+        "\n== pi-rs vs TS pi (medians of {runs} alternating runs; ratios are the figures of record)"
+    );
+    print!("{}", report::text_table(&side_rows));
+    println!("\n== in process");
+    print!("{}", report::text_table(&inproc_rows));
+    if let Some(size) = binary {
+        println!(
+            "\nbinary: {} = {:.2} MiB",
+            rs.display(),
+            size as f64 / 1048576.0
+        );
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!("finished in {elapsed:.0} s");
+
+    if let Some(path) = &o.json {
+        let value = serde_json::json!({
+            "machine": {"cpu": machine.cpu, "cpus": machine.cpus, "memory_mib": machine.memory_mib,
+                        "kernel": machine.kernel, "rustc": machine.rustc, "date": machine.date},
+            "quick": o.quick,
+            "runs": runs,
+            "binary_bytes": binary,
+            "side_by_side": side_json,
+            "in_process": report::inprocess_json(&bench, &open),
+        });
+        std::fs::write(path, format!("{value:#}\n"))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if !o.no_docs {
+        let doc = root.join("docs").join("benchmarks.md");
+        let generated = render_docs(
+            &o,
+            runs,
+            &machine,
+            binary,
+            &side_rows,
+            &inproc_rows,
+            &commands,
+            elapsed,
+        );
+        let existing = std::fs::read_to_string(&doc).unwrap_or_default();
+        std::fs::write(&doc, report::splice(&existing, &generated))
+            .map_err(|e| format!("{}: {e}", doc.display()))?;
+        eprintln!("wrote {}", doc.display());
+    }
+    Ok(())
+}
+
+/// The generated part of `docs/benchmarks.md`.
+#[allow(clippy::too_many_arguments)]
+fn render_docs(
+    o: &Options,
+    runs: usize,
+    machine: &machine::Machine,
+    binary: Option<u64>,
+    side: &[Row],
+    inproc: &[Row],
+    commands: &[String],
+    elapsed: f64,
+) -> String {
+    let invocation = format!("cargo xtask bench{}", if o.quick { " --quick" } else { "" });
+    let mut s = format!(
+        "Last run: `{invocation}` ({elapsed:.0} s). The machine is shared and noisy: absolute \
+         times move by ±30 % between runs; the ratios (both programs measured in the same run, \
+         alternating) are the figures of record.\n\n## Machine\n\n{}",
+        report::machine_lines(machine)
+    );
+    s.push_str(&match binary {
+        Some(b) => format!(
+            "- Binary: `target/release/pi`, {b} bytes ({:.2} MiB); release profile `lto = \"fat\"`, \
+             `codegen-units = 1`, `panic = \"unwind\"`\n",
+            b as f64 / 1048576.0
+        ),
+        None => "- Binary: `target/release/pi` not built\n".into(),
+    });
+    if !side.is_empty() {
+        s.push_str(&format!(
+            "\n## Side by side with the TS pi 0.85.0\n\nWall time and peak RSS (`wait4` \
+             `ru_maxrss`) of the whole process; medians of {runs} runs per program after one \
+             warm-up each, the two programs alternating.\n\n{}",
+            report::markdown_table(side)
+        ));
+    }
+    if !inproc.is_empty() {
+        s.push_str(&format!(
+            "\n## In process\n\nCriterion medians ({}); the session open is a child process per \
+             run (medians of {runs}, peak RSS from `VmHWM`).\n\n{}",
+            if o.quick {
+                "`--quick`: 0.3 s warm-up, 1 s measurement, 10 samples"
+            } else {
+                "2 s warm-up, 5 s measurement, 20 samples"
+            },
+            report::markdown_table(inproc)
+        ));
+    }
+    s.push_str("\n## Commands\n\n```sh\n");
+    s.push_str(&format!(
+        "{invocation}   # everything below, then this file\n"
+    ));
+    s.push_str("cargo build --release -p pi-coding-agent --bin pi\n");
+    s.push_str("cargo xtask gen-session $TARGET/xtask-bench/session-100mb.jsonl --mb 100\n");
+    for (package, benches) in inprocess::CRITERION_BENCHES {
+        let names: Vec<String> = benches.iter().map(|b| format!("--bench {b}")).collect();
+        s.push_str(&format!(
+            "cargo bench -p {package} {} -- {}\n",
+            names.join(" "),
+            inprocess::criterion_args(o.quick).join(" ")
+        ));
+    }
+    s.push_str(&format!(
+        "cargo bench -p pi-coding-agent --bench session_open -- --session $TARGET/xtask-bench/session-100mb.jsonl --runs {runs}\n"
+    ));
+    for c in commands {
+        s.push_str(&format!(
+            "{c}   # in a fresh root, replay server, TS pi alternating\n"
+        ));
+    }
+    s.push_str("```\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_reject_fewer_than_five_runs() {
+        let args: Vec<String> = ["--quick", "--json", "out.json", "--runs", "7"]
+            .map(String::from)
+            .to_vec();
+        let o = parse(&args).unwrap();
+        assert!(o.quick);
+        assert_eq!(o.json.as_deref(), Some(Path::new("out.json")));
+        assert_eq!(o.runs, Some(7));
+        assert!(parse(&["--runs".into(), "3".into()]).is_err());
+        assert!(parse(&["--bogus".into()]).is_err());
+    }
+
+    #[test]
+    fn every_side_by_side_workload_has_a_description() {
+        let w = workloads::all(Path::new("data"), Path::new("s.jsonl"));
+        let names: Vec<&str> = w.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["version", "tool_read", "long_answer", "resume"]);
+        assert!(w.iter().all(|w| describe(&w.name) != "?"));
+        assert!(goal("version").is_some() && goal("long_answer").is_none());
+    }
+}

@@ -1,0 +1,414 @@
+//! Workloads 1–3: whole `pi` processes side by side with the TypeScript pi, alternating runs.
+//!
+//! 1. `pi --version`.
+//! 2. The `tool_read` conformance scenario in json mode through the replay server with no
+//!    pause between events, and a long answer (a generated 2 MB reply in 20,000 deltas).
+//! 3. Resume a generated 100 MiB session (`--session`) and answer one prompt.
+//!
+//! Every run gets a fresh root (`agent/` = `PI_CODING_AGENT_DIR` with a `models.json` pointing
+//! at the replay server, `home/`, `tmp/`, `work/`) and the environment of the conformance
+//! harness (`run_pi.py`). A run counts only when `pi` exits 0 and the replay server saw the
+//! scripted number of requests; the first run of each program is a warm-up that doubles as
+//! the capability check, so a `pi` that lacks a mode is reported as skipped, never measured.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pi_ai::testkit::{ReplayServer, Reply};
+use serde_json::{Value, json};
+
+use super::process::{Sample, Summary, alternate, measure};
+
+/// What the replay server should answer, in order.
+#[derive(Clone, Debug)]
+pub enum Script {
+    /// No server (the workload makes no request).
+    None,
+    /// A `replay_server.py` script: `script.json` and its SSE files in this directory.
+    Dir(PathBuf),
+    /// These SSE bodies.
+    Bodies(Vec<Vec<u8>>),
+}
+
+/// One side-by-side workload.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Short name, e.g. `version`.
+    pub name: String,
+    /// Arguments after the program.
+    pub args: Vec<String>,
+    /// Files to seed into `work/` (relative path, text).
+    pub files: Vec<(String, String)>,
+    /// The replies.
+    pub script: Script,
+    /// A session to copy to `<root>/sess.jsonl` (header `cwd` pointed at `work/`) before each
+    /// run; the arguments may name it as `{session}`.
+    pub session: Option<PathBuf>,
+}
+
+/// The outcome of one workload.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Measured: pi-rs and, when available, the TS pi (else the reason it is missing).
+    Measured {
+        /// pi-rs medians.
+        rs: Summary,
+        /// TS medians or why there are none.
+        ts: Result<Summary, String>,
+    },
+    /// pi-rs could not run it; the reason.
+    Skipped(String),
+}
+
+/// Environment of a run, as the conformance harness sets it.
+fn pi_env(root: &Path) -> Vec<(String, String)> {
+    let p = |s: &str| root.join(s).display().to_string();
+    [
+        (
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ),
+        ("HOME", p("home")),
+        ("TMPDIR", p("tmp")),
+        ("PI_CODING_AGENT_DIR", p("agent")),
+        ("PI_OFFLINE", "1".into()),
+        ("PI_SKIP_VERSION_CHECK", "1".into()),
+        ("PI_TELEMETRY", "0".into()),
+        ("TZ", "UTC".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("TERM", "dumb".into()),
+        ("NO_COLOR", "1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// `models.json` with the harness's four replay providers at `base_url`.
+pub fn models_json(base_url: &str) -> Value {
+    let cost = json!({"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75});
+    let models = json!([
+        {"id": "replay-model", "reasoning": false, "contextWindow": 128000, "maxTokens": 16384, "cost": cost},
+        {"id": "replay-thinker", "reasoning": true, "contextWindow": 128000, "maxTokens": 16384, "cost": cost},
+    ]);
+    let mut providers = serde_json::Map::new();
+    for (name, api, suffix) in [
+        ("replay-anthropic", "anthropic-messages", ""),
+        ("replay-openai", "openai-completions", "/v1"),
+        ("replay-responses", "openai-responses", "/v1"),
+        ("replay-google", "google-generative-ai", "/v1beta"),
+    ] {
+        providers.insert(
+            name.into(),
+            json!({"baseUrl": format!("{base_url}{suffix}"), "api": api, "apiKey": "replay-test-key", "models": models}),
+        );
+    }
+    json!({ "providers": providers })
+}
+
+/// Copies `src` to `dst` with the header's `cwd` replaced by `cwd`.
+pub fn copy_session(src: &Path, dst: &Path, cwd: &Path) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("{}: {e}", src.display());
+    let mut reader = BufReader::with_capacity(1 << 20, std::fs::File::open(src).map_err(err)?);
+    let mut first = String::new();
+    reader.read_line(&mut first).map_err(err)?;
+    let mut header: Value =
+        serde_json::from_str(first.trim_end()).map_err(|e| format!("session header: {e}"))?;
+    header["cwd"] = Value::String(cwd.display().to_string());
+    let mut out = BufWriter::new(std::fs::File::create(dst).map_err(err)?);
+    writeln!(out, "{header}").map_err(err)?;
+    std::io::copy(&mut reader, &mut out).map_err(err)?;
+    out.flush().map_err(err)
+}
+
+fn replies(script: &Script) -> Result<Vec<Reply>, String> {
+    match script {
+        Script::None => Ok(Vec::new()),
+        Script::Bodies(bodies) => Ok(bodies.iter().map(|b| Reply::sse(b.clone())).collect()),
+        Script::Dir(dir) => {
+            let path = dir.join("script.json");
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut script: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            // No pause between events: the benchmark measures pi, not the server's pacing.
+            script["delay_ms"] = json!(0);
+            Reply::from_script(&script, dir).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// The last `n` bytes of a file, as text.
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let start = text.len().saturating_sub(n);
+    let start = (start..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    text[start..].trim().to_owned()
+}
+
+/// One complete run of `program` on `w`: fresh root, server, measurement, checks.
+fn run_once(program: &Path, w: &Workload, rt: &tokio::runtime::Runtime) -> Result<Sample, String> {
+    let root = tempfile::Builder::new()
+        .prefix("pi-bench-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let r = root.path();
+    for sub in ["agent", "home", "tmp", "work"] {
+        std::fs::create_dir_all(r.join(sub)).map_err(|e| e.to_string())?;
+    }
+    for (rel, text) in &w.files {
+        std::fs::write(r.join("work").join(rel), text).map_err(|e| e.to_string())?;
+    }
+    let script = replies(&w.script)?;
+    let expected_requests = script.len();
+    let server = if expected_requests > 0 {
+        let (_, handle) = rt
+            .block_on(async { ReplayServer::start(script).await })
+            .map_err(|e| format!("replay server: {e}"))?;
+        let models = models_json(&handle.base_url()).to_string();
+        std::fs::write(r.join("agent").join("models.json"), models).map_err(|e| e.to_string())?;
+        Some(handle)
+    } else {
+        None
+    };
+    let session = r.join("sess.jsonl");
+    if let Some(src) = &w.session {
+        copy_session(src, &session, &r.join("work"))?;
+    }
+    let args: Vec<String> = w
+        .args
+        .iter()
+        .map(|a| a.replace("{session}", &session.display().to_string()))
+        .collect();
+    let mut cmd = Command::new(program);
+    cmd.args(&args)
+        .current_dir(r.join("work"))
+        .env_clear()
+        .envs(pi_env(r));
+    let sample = measure(&mut cmd, r)?;
+    let requests = server.as_ref().map_or(0, |s| s.request_count());
+    if sample.exit_code != 0 || requests != expected_requests {
+        return Err(format!(
+            "exit code {}, {requests} of {expected_requests} scripted requests made; stderr: {}",
+            sample.exit_code,
+            tail(&r.join("stderr.txt"), 300)
+        ));
+    }
+    if std::fs::metadata(r.join("stdout.txt")).map_or(0, |m| m.len()) == 0 {
+        return Err("no output on stdout".into());
+    }
+    Ok(sample)
+}
+
+/// Runs `w` with pi-rs (`rs`) and, if given, the TS pi, `runs` measured times each,
+/// alternating, after one warm-up run of each.
+pub fn run(
+    w: &Workload,
+    rs: &Path,
+    ts: Result<&Path, String>,
+    runs: usize,
+    rt: &tokio::runtime::Runtime,
+) -> Outcome {
+    eprintln!("== side by side: {}", w.name);
+    if let Err(why) = run_once(rs, w, rt) {
+        return Outcome::Skipped(format!(
+            "{} cannot run this workload yet ({why})",
+            rs.display()
+        ));
+    }
+    let ts = ts.and_then(|p| {
+        run_once(p, w, rt)
+            .map(|_| p)
+            .map_err(|why| format!("the TS pi failed: {why}"))
+    });
+    let result = match &ts {
+        Ok(p) => {
+            let mut b = || run_once(p, w, rt);
+            alternate(runs, || run_once(rs, w, rt), Some(&mut b))
+        }
+        Err(_) => alternate(runs, || run_once(rs, w, rt), None),
+    };
+    match result {
+        Ok((a, b)) => Outcome::Measured {
+            rs: Summary::of(&a),
+            ts: ts.map(|_| Summary::of(&b)),
+        },
+        Err(why) => Outcome::Skipped(format!("a measured run failed: {why}")),
+    }
+}
+
+/// An Anthropic SSE body answering with `deltas` text deltas of `delta_len` bytes each.
+pub fn long_answer_sse(deltas: usize, delta_len: usize) -> Vec<u8> {
+    let mut s = String::with_capacity(deltas * (delta_len + 120) + 1024);
+    let mut event = |name: &str, data: Value| {
+        s.push_str("event: ");
+        s.push_str(name);
+        s.push_str("\ndata: ");
+        s.push_str(&data.to_string());
+        s.push_str("\n\n");
+    };
+    event(
+        "message_start",
+        json!({"type":"message_start","message":{"id":"msg_long","type":"message","role":"assistant","model":"replay-model","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}),
+    );
+    event(
+        "content_block_start",
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    );
+    let line: String = "All work and no play makes pi a dull agent. "
+        .chars()
+        .cycle()
+        .take(delta_len.saturating_sub(1))
+        .chain(std::iter::once('\n'))
+        .collect();
+    for _ in 0..deltas {
+        event(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":&line}}),
+        );
+    }
+    event(
+        "content_block_stop",
+        json!({"type":"content_block_stop","index":0}),
+    );
+    event(
+        "message_delta",
+        json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":500000}}),
+    );
+    event("message_stop", json!({"type":"message_stop"}));
+    s.into_bytes()
+}
+
+/// The short answer the resume workload gets (`check_streams.py`'s follow-up reply).
+pub fn ok_answer_sse() -> Vec<u8> {
+    long_answer_sse(1, 3)
+}
+
+/// The workloads, in report order. `data` is `xtask/bench-data`; `session` the generated
+/// 100 MiB session.
+pub fn all(data: &Path, session: &Path) -> Vec<Workload> {
+    let json_mode = |prompt: &str| -> Vec<String> {
+        [
+            "-p",
+            "--mode",
+            "json",
+            "--no-session",
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            prompt,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    vec![
+        Workload {
+            name: "version".into(),
+            args: vec!["--version".into()],
+            files: Vec::new(),
+            script: Script::None,
+            session: None,
+        },
+        Workload {
+            name: "tool_read".into(),
+            args: json_mode("What does hello.txt say?"),
+            files: vec![(
+                "hello.txt".into(),
+                "Hello from the scratch dir!\nSecond line.\n".into(),
+            )],
+            script: Script::Dir(data.join("tool_read")),
+            session: None,
+        },
+        Workload {
+            name: "long_answer".into(),
+            args: json_mode("Write a long answer."),
+            files: Vec::new(),
+            script: Script::Bodies(vec![long_answer_sse(20_000, 100)]),
+            session: None,
+        },
+        Workload {
+            name: "resume".into(),
+            args: [
+                "-p",
+                "--mode",
+                "json",
+                "--session",
+                "{session}",
+                "--provider",
+                "replay-anthropic",
+                "--model",
+                "replay-model",
+                "hi",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            files: Vec::new(),
+            script: Script::Bodies(vec![ok_answer_sse()]),
+            session: Some(session.to_owned()),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_answer_is_two_megabytes_of_text_in_20000_deltas() {
+        let body = long_answer_sse(20_000, 100);
+        let events = pi_ai::sse::parse_all(&body);
+        let deltas: Vec<_> = events
+            .iter()
+            .filter(|e| e.event.as_deref() == Some("content_block_delta"))
+            .collect();
+        assert_eq!(deltas.len(), 20_000);
+        let text: usize = deltas
+            .iter()
+            .map(|e| {
+                let v: Value = serde_json::from_str(&e.data).unwrap();
+                v["delta"]["text"].as_str().unwrap().len()
+            })
+            .sum();
+        assert_eq!(text, 2_000_000);
+    }
+
+    #[test]
+    fn session_copy_points_the_header_at_the_run_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("a.jsonl");
+        std::fs::write(
+            &src,
+            "{\"type\":\"session\",\"cwd\":\"/old\"}\n{\"type\":\"message\"}\n",
+        )
+        .unwrap();
+        let dst = dir.path().join("b.jsonl");
+        copy_session(&src, &dst, Path::new("/new/work")).unwrap();
+        let text = std::fs::read_to_string(dst).unwrap();
+        assert_eq!(
+            text,
+            "{\"type\":\"session\",\"cwd\":\"/new/work\"}\n{\"type\":\"message\"}\n"
+        );
+    }
+
+    #[test]
+    fn bundled_tool_read_script_has_two_replies() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data/tool_read");
+        assert_eq!(replies(&Script::Dir(data)).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn models_json_points_every_provider_at_the_server() {
+        let m = models_json("http://127.0.0.1:9");
+        assert_eq!(
+            m["providers"]["replay-anthropic"]["baseUrl"],
+            "http://127.0.0.1:9"
+        );
+        assert_eq!(
+            m["providers"]["replay-google"]["baseUrl"],
+            "http://127.0.0.1:9/v1beta"
+        );
+    }
+}
