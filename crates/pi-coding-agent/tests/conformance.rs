@@ -1,11 +1,9 @@
 //! The conformance scenarios against our `pi` binary, compared with the TypeScript pi's
 //! goldens (`tests/data/conformance/<scenario>/expected/`).
 //!
-//! Behind the cargo feature `conformance` until the session layer and the print/json modes
-//! exist: `cargo test -p pi-coding-agent --features conformance --test conformance`.
-//! `PI_CONFORMANCE_BIN=<path>` runs another binary instead (the TypeScript reference, say, to
-//! check the harness itself).
-#![cfg(feature = "conformance")]
+//! Part of the default `cargo test`. `PI_CONFORMANCE_BIN=<path>` runs another binary instead
+//! (the TypeScript reference, say, to check the harness itself). `compaction_auto` needs the
+//! auto-compaction coordinator and runs with `--features conformance` until it lands.
 
 mod support {
     pub mod conformance;
@@ -36,8 +34,10 @@ macro_rules! scenarios {
     )*};
 }
 
+#[cfg(feature = "conformance")]
+scenarios!(compaction_auto);
+
 scenarios!(
-    compaction_auto,
     retry_http_500,
     session_tool_read,
     stream_error_event,
