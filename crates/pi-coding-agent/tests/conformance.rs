@@ -2,8 +2,7 @@
 //! goldens (`tests/data/conformance/<scenario>/expected/`).
 //!
 //! Part of the default `cargo test`. `PI_CONFORMANCE_BIN=<path>` runs another binary instead
-//! (the TypeScript reference, say, to check the harness itself). `compaction_auto` needs the
-//! auto-compaction coordinator and runs with `--features conformance` until it lands.
+//! (the TypeScript reference, say, to check the harness itself).
 
 mod support {
     pub mod conformance;
@@ -34,10 +33,8 @@ macro_rules! scenarios {
     )*};
 }
 
-#[cfg(feature = "conformance")]
-scenarios!(compaction_auto);
-
 scenarios!(
+    compaction_auto,
     retry_http_500,
     session_tool_read,
     stream_error_event,

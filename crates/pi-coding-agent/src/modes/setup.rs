@@ -28,6 +28,7 @@ use pi_ai::{InputKind, Model, ModelThinkingLevel};
 use super::store::open_store;
 use crate::cli::ModeRequest;
 use crate::cli::startup::docs_dir;
+use crate::compaction::auto::AutoCompactor;
 use crate::config::migrations::run_migrations;
 use crate::config::model_resolver::{
     API_KEY_REQUIRES_MODEL, SessionModelInputs, choose_session_model, parse_thinking_level,
@@ -39,7 +40,7 @@ use crate::config::resources::{ResourceOptions, Resources};
 use crate::config::settings::SettingsManager;
 use crate::config::system_prompt::{DocsPaths, SystemPromptOptions, build_system_prompt};
 use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
-use crate::session::hooks::{Compactor, NoCompaction};
+use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
 use crate::storage::build_session_context;
 use crate::storage::context::path_to_leaf;
@@ -70,9 +71,9 @@ fn warn(stderr: &mut dyn Write, message: &str) {
     let _ = writeln!(stderr, "Warning: {message}");
 }
 
-/// The compaction coordinator the binary uses.
+/// The compaction coordinator the binary uses (threshold and overflow auto-compaction).
 fn compactor() -> Arc<dyn Compactor> {
-    Arc::new(NoCompaction)
+    Arc::new(AutoCompactor::new())
 }
 
 /// Builds the session for `request` (see the module docs for the order).
