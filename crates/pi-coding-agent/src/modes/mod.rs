@@ -87,7 +87,7 @@ async fn drive(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Wr
     let setup = match setup::build_session(&request, stderr) {
         Ok(s) => s,
         Err(e) => {
-            let _ = writeln!(stderr, "Error: {e}");
+            let _ = writeln!(stderr, "{}", e.line());
             return 1;
         }
     };

@@ -5,18 +5,19 @@
 //! 1. start-up migrations of old layouts;
 //! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; no
 //!    prompt outside the TUI), then the settings with project settings only when trusted;
-//! 3. the model registry (`models.json`, `auth.json`, environment);
-//! 4. the `--models` / `enabledModels` scope and the `--provider` / `--model` resolution (an
+//! 3. the session store ([`super::store::open_store`]; pi resolves it before the model, so
+//!    a missing session wins over a bad model);
+//! 4. the model registry (`models.json`, `auth.json`, environment);
+//! 5. the `--models` / `enabledModels` scope and the `--provider` / `--model` resolution (an
 //!    unresolvable model is a start-up error), `--api-key` for the chosen model's provider;
-//! 5. the session store ([`super::store::open_store`]);
 //! 6. the session's model and thinking level ([`choose_session_model`]);
 //! 7. the active built-in tools (`--tools`, `--no-tools`, `--no-builtin-tools`,
 //!    `--exclude-tools`, settings `defaultTools`);
 //! 8. context files, skills, templates and the system prompt;
 //! 9. the session itself and `--name`.
 //!
-//! Warnings go to the caller's stderr as `Warning: …`; errors come back as the text after
-//! `Error: ` (the caller exits 1).
+//! Warnings go to the caller's stderr as `Warning: …`; errors come back as a
+//! [`SetupError`] (the caller prints its line and exits 1).
 
 use std::io::Write;
 use std::path::Path;
@@ -61,6 +62,31 @@ fn tool_snippet(name: &str) -> Option<&'static str> {
     })
 }
 
+/// Why the session could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetupError {
+    /// Printed as `Error: <text>`.
+    Error(String),
+    /// Printed verbatim (pi's `No session found matching '<X>'`).
+    Plain(String),
+}
+
+impl SetupError {
+    /// The stderr line (without its newline).
+    pub fn line(&self) -> String {
+        match self {
+            SetupError::Error(t) => format!("Error: {t}"),
+            SetupError::Plain(t) => t.clone(),
+        }
+    }
+}
+
+impl From<String> for SetupError {
+    fn from(text: String) -> Self {
+        SetupError::Error(text)
+    }
+}
+
 /// A built session and what the modes need beside it.
 pub struct SessionSetup {
     /// The session, ready for prompts.
@@ -79,13 +105,13 @@ fn compactor() -> Arc<dyn Compactor> {
 /// Builds the session for `request` (see the module docs for the order).
 ///
 /// # Errors
-/// The text after `Error: `: a model that cannot be resolved (`Model "x" not found. …`,
-/// `Unknown provider "p". …`), `--api-key` without a model, a session that cannot be found,
-/// opened or written.
+/// A session that cannot be found ([`SetupError::Plain`]), opened or written; a model that
+/// cannot be resolved (`Model "x" not found. …`, `Unknown provider "p". …`); `--api-key`
+/// without a model.
 pub fn build_session(
     request: &ModeRequest,
     stderr: &mut dyn Write,
-) -> Result<SessionSetup, String> {
+) -> Result<SessionSetup, SetupError> {
     let args = &request.args;
     let cwd = request.cwd.as_path();
     let agent_dir = request.agent_dir.as_path();
@@ -113,6 +139,9 @@ pub fn build_session(
         warn(stderr, &e.diagnostic());
     }
 
+    // pi resolves the session before the model: a missing session wins over a bad model.
+    let store = open_store(request, &settings, &paths, stderr)?;
+
     let mut registry = ModelRegistry::load(&paths);
     if let Some(e) = registry.error() {
         warn(stderr, &e);
@@ -137,19 +166,18 @@ pub fn build_session(
         &registry,
     );
     if let Some(e) = cli.error {
-        return Err(e);
+        return Err(e.into());
     }
     if let Some(w) = &cli.warning {
         warn(stderr, w);
     }
 
-    let store = open_store(request, &settings, &paths, stderr)?;
     let (has_existing, session_model, session_thinking) = {
         let s = store.lock().unwrap_or_else(|e| e.into_inner());
         for w in s.warnings() {
             warn(stderr, w);
         }
-        let context = build_session_context(&s).map_err(|e| e.to_string())?;
+        let context = build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
         let has_thinking = path_to_leaf(&s)
             .into_iter()
             .any(|i| s.kind_at(i) == "thinking_level_change");
@@ -174,7 +202,7 @@ pub fn build_session(
     });
     if let Some(key) = &args.api_key {
         let Some(m) = &explicit_model else {
-            return Err(API_KEY_REQUIRES_MODEL.to_owned());
+            return Err(API_KEY_REQUIRES_MODEL.to_owned().into());
         };
         registry.auth_mut().set_runtime_api_key(&m.provider, key);
     }
@@ -259,12 +287,14 @@ pub fn build_session(
     if let Some(m) = choice.model {
         builder = builder.model(m);
     }
-    let session = builder.build().map_err(|e| e.to_string())?;
+    let session = builder
+        .build()
+        .map_err(|e| SetupError::Error(e.to_string()))?;
     let _ = slot.set(session.clone());
     if let Some(name) = &args.name {
         session
             .set_session_name(crate::cli::args::trim_js(name))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| SetupError::Error(e.to_string()))?;
     }
     Ok(SessionSetup { session })
 }

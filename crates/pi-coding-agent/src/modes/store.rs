@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::setup::SetupError;
 use crate::cli::ModeRequest;
 use crate::config::paths::{AgentPaths, resolve_path};
 use crate::config::settings::SettingsManager;
@@ -32,25 +33,33 @@ pub fn session_dir(request: &ModeRequest, settings: &SettingsManager) -> PathBuf
     }
 }
 
-fn locate(arg: &str, dir: &Path, paths: &AgentPaths, cwd: &Path) -> Result<PathBuf, String> {
+fn locate(arg: &str, dir: &Path, paths: &AgentPaths, cwd: &Path) -> Result<PathBuf, SetupError> {
     if looks_like_path(arg) {
         Ok(resolve_path(arg, cwd))
     } else {
-        find_by_id(dir, &paths.sessions(), arg)
+        // pi prints this one without the `Error: ` prefix.
+        find_by_id(dir, &paths.sessions(), arg).map_err(SetupError::Plain)
     }
+}
+
+fn store_error(e: crate::storage::StoreError) -> SetupError {
+    SetupError::Error(e.to_string())
 }
 
 /// Opens or creates the store (see the module docs).
 ///
+/// `--session-id` naming no session here creates one with that id after pi's warning
+/// (`No project session found with id '<id>'; creating a new session with that id.`).
+///
 /// # Errors
-/// `No session found matching '<X>'`, an unreadable or invalid session file, an invalid fork
-/// source (the store's error texts).
+/// [`SetupError::Plain`] `No session found matching '<X>'`; [`SetupError::Error`] an
+/// unreadable or invalid session file, an invalid fork source (the store's error texts).
 pub fn open_store(
     request: &ModeRequest,
     settings: &SettingsManager,
     paths: &AgentPaths,
-    _stderr: &mut dyn Write,
-) -> Result<Arc<Mutex<SessionStore>>, String> {
+    stderr: &mut dyn Write,
+) -> Result<Arc<Mutex<SessionStore>>, SetupError> {
     let args = &request.args;
     let cwd = request.cwd.display().to_string();
     let dir = session_dir(request, settings);
@@ -58,19 +67,25 @@ pub fn open_store(
         SessionStore::in_memory(&cwd)
     } else if let Some(src) = &args.fork {
         let path = locate(src, &dir, paths, &request.cwd)?;
-        fork_from(&path, &dir, &cwd).map_err(|e| e.to_string())?
+        fork_from(&path, &dir, &cwd).map_err(store_error)?
     } else if let Some(s) = &args.session {
         let path = locate(s, &dir, paths, &request.cwd)?;
-        SessionStore::open(&path, &cwd).map_err(|e| e.to_string())?
+        SessionStore::open(&path, &cwd).map_err(store_error)?
     } else if args.continue_session {
         match most_recent(&dir) {
-            Some(path) => SessionStore::open(&path, &cwd).map_err(|e| e.to_string())?,
+            Some(path) => SessionStore::open(&path, &cwd).map_err(store_error)?,
             None => SessionStore::create(&dir, &cwd, None),
         }
     } else if let Some(id) = &args.session_id {
         match list_sessions(&dir).into_iter().find(|s| s.header.id == *id) {
-            Some(info) => SessionStore::open(&info.path, &cwd).map_err(|e| e.to_string())?,
-            None => SessionStore::create(&dir, &cwd, Some(id.clone())),
+            Some(info) => SessionStore::open(&info.path, &cwd).map_err(store_error)?,
+            None => {
+                let _ = writeln!(
+                    stderr,
+                    "Warning: No project session found with id '{id}'; creating a new session with that id."
+                );
+                SessionStore::create(&dir, &cwd, Some(id.clone()))
+            }
         }
     } else {
         SessionStore::create(&dir, &cwd, None)
