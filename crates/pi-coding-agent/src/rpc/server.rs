@@ -1,0 +1,128 @@
+//! [`run_rpc`]: the RPC read loop, event forwarding and lifecycle.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`runRpcMode`; spec §6.4):
+//! - every record is handled **concurrently** (one task per command): responses may overtake
+//!   each other and interleave with events; clients correlate them by `id`;
+//! - every session event is written in the json-mode projection, extension errors as
+//!   `{"type":"extension_error", extensionPath, event, error}`;
+//! - the extension UI is [`RpcUi`] (`extension_ui_response` records are routed to it);
+//! - end of input: the event subscription is dropped, the session is shut down
+//!   (`session_shutdown {reason:"quit"}` — pi's `runtimeHost.dispose()`), commands still in
+//!   flight are dropped, the output is flushed, and the exit status is 0. As in pi, a run still
+//!   going at end of input is aborted, and its later events are not written.
+//!
+//! Not here (the binary's job): signals (SIGTERM → 143, SIGHUP → 129) and `ctx.shutdown()`.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+
+use super::RpcRuntime;
+use super::commands::{Incoming, parse_line};
+use super::framing::LineReader;
+use super::handlers;
+use super::output::{Output, spawn_writer};
+use super::ui::RpcUi;
+use crate::session::{AgentSession, SessionSubscription};
+
+/// State shared by the read loop and the command tasks.
+pub(crate) struct Shared {
+    pub runtime: RpcRuntime,
+    session: Mutex<AgentSession>,
+    subscription: Mutex<Option<SessionSubscription>>,
+    pub out: Output,
+    pub ui: Arc<RpcUi>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// The current session.
+    pub fn session(&self) -> AgentSession {
+        lock(&self.session).clone()
+    }
+
+    /// Writes every event of `session` (json-mode projection).
+    fn subscribe(&self, session: &AgentSession) {
+        let out = self.out.clone();
+        let sub = session.subscribe(move |event| {
+            out.send(event.to_json_line());
+            Ok(())
+        });
+        if let Some(old) = lock(&self.subscription).replace(sub) {
+            old.unsubscribe();
+        }
+    }
+
+    fn unsubscribe(&self) {
+        if let Some(old) = lock(&self.subscription).take() {
+            old.unsubscribe();
+        }
+    }
+
+    /// Makes `session` current (after a session-replacing command) and re-subscribes.
+    pub fn rebind(&self, session: AgentSession) {
+        self.subscribe(&session);
+        *lock(&self.session) = session;
+    }
+}
+
+/// Runs RPC mode: reads commands from `reader` until end of input, writes responses and
+/// events to `writer`, then shuts the session down. Returns the exit status (0).
+///
+/// `runtime` is an [`RpcRuntime`] (or just an [`AgentSession`]). When it carries extension
+/// hooks, their runner gets the RPC UI and an error listener writing `extension_error`
+/// records.
+pub async fn run_rpc<R, W>(runtime: impl Into<RpcRuntime>, reader: R, writer: W) -> i32
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let runtime = runtime.into();
+    let (out, writer_task) = spawn_writer(writer);
+    let ui = Arc::new(RpcUi::new(out.clone()));
+    if let Some(ext) = &runtime.extensions {
+        ext.runner().set_ui(ui.clone());
+        let o = out.clone();
+        ext.runner()
+            .on_error(Arc::new(move |record| o.send(record.rpc_record())));
+    }
+    let session = runtime.session.clone();
+    let shared = Arc::new(Shared {
+        runtime,
+        session: Mutex::new(session.clone()),
+        subscription: Mutex::new(None),
+        out: out.clone(),
+        ui,
+    });
+    shared.subscribe(&session);
+
+    let mut lines = LineReader::new(reader);
+    let mut tasks = JoinSet::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        match parse_line(&line) {
+            Incoming::Invalid(response) => shared.out.send(response),
+            Incoming::UiResponse { id, response } => {
+                shared.ui.resolve(&id, response);
+            }
+            Incoming::Command { id, name, command } => {
+                let s = Arc::clone(&shared);
+                tasks.spawn(async move { handlers::handle(&s, id, name, command).await });
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+
+    // End of input: pi's shutdown().
+    shared.unsubscribe();
+    shared.ui.cancel_all();
+    shared.session().shutdown("quit", None).await;
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    out.close();
+    let _ = writer_task.await;
+    0
+}
