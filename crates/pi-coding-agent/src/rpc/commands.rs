@@ -135,6 +135,27 @@ pub enum RpcCommand {
     GetCommands,
 }
 
+impl RpcCommand {
+    /// Whether the command completes without waiting on anything (queries and setters).
+    /// The server runs these in input order as they arrive, so they are answered even when
+    /// the input ends right after them; every other command runs as its own task.
+    pub fn is_immediate(&self) -> bool {
+        !matches!(
+            self,
+            RpcCommand::Prompt { .. }
+                | RpcCommand::Abort
+                | RpcCommand::NewSession { .. }
+                | RpcCommand::SwitchSession { .. }
+                | RpcCommand::Fork { .. }
+                | RpcCommand::Clone
+                | RpcCommand::SetModel { .. }
+                | RpcCommand::CycleModel
+                | RpcCommand::Compact { .. }
+                | RpcCommand::Bash { .. }
+        )
+    }
+}
+
 /// Every command name, in `rpc-types.d.ts` order.
 pub const COMMAND_NAMES: &[&str] = &[
     "prompt",

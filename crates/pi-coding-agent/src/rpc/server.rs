@@ -1,8 +1,10 @@
 //! [`run_rpc`]: the RPC read loop, event forwarding and lifecycle.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`runRpcMode`; spec §6.4):
-//! - every record is handled **concurrently** (one task per command): responses may overtake
-//!   each other and interleave with events; clients correlate them by `id`;
+//! - every record is handled **concurrently**: a command that waits (prompt, abort, bash,
+//!   model changes, compaction, session replacement) runs as its own task; the others finish
+//!   without waiting and are answered in input order. Responses may overtake each other and
+//!   interleave with events; clients correlate them by `id`;
 //! - every session event is written in the json-mode projection, extension errors as
 //!   `{"type":"extension_error", extensionPath, event, error}`;
 //! - the extension UI is [`RpcUi`] (`extension_ui_response` records are routed to it);
@@ -107,6 +109,9 @@ where
             Incoming::Invalid(response) => shared.out.send(response),
             Incoming::UiResponse { id, response } => {
                 shared.ui.resolve(&id, response);
+            }
+            Incoming::Command { id, name, command } if command.is_immediate() => {
+                handlers::handle(&shared, id, name, command).await;
             }
             Incoming::Command { id, name, command } => {
                 let s = Arc::clone(&shared);
