@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_ai::testkit::{ReplayServer, Reply};
 use pi_ai::{InputKind, Model, ModelCost};
+use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::config::settings::SettingsManager;
 use pi_coding_agent::session::{AgentSession, AuthSource, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
@@ -237,6 +238,7 @@ async fn run_scenario(name: &str) -> Run {
         .tools(tools)
         .system_prompt("You are a test assistant.")
         .auth(Arc::new(Key))
+        .compactor(Arc::new(AutoCompactor::new()))
         .build()
         .unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -387,6 +389,21 @@ async fn session_tool_read_writes_the_golden_session_file() {
     let expected: Vec<Value> = golden("session_tool_read", "expected_session.jsonl")
         .into_iter()
         .skip(1) // the harness's {"__file__": …} record
+        .collect();
+    assert_eq!(run.session_lines.len(), expected.len());
+    for (i, (a, e)) in run.session_lines.iter().zip(&expected).enumerate() {
+        assert_eq!(a, e, "session line {}", i + 1);
+    }
+}
+
+#[tokio::test]
+async fn compaction_auto_matches_the_golden_events_and_session_file() {
+    let run = run_scenario("compaction_auto").await;
+    assert_eq!(run.requests, 3, "tool use, big usage, one summary request");
+    assert_same_events("compaction_auto", &run.events);
+    let expected: Vec<Value> = golden("compaction_auto", "expected_session.jsonl")
+        .into_iter()
+        .skip(1)
         .collect();
     assert_eq!(run.session_lines.len(), expected.len());
     for (i, (a, e)) in run.session_lines.iter().zip(&expected).enumerate() {

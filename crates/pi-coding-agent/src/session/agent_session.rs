@@ -1,9 +1,9 @@
 //! `AgentSession`: the product-level session around one [`Agent`].
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` (spec §1.1–1.6, §5): the session is
-//! one awaited listener on its agent ([`super::handler`]) that re-publishes every event to its
+//! one awaited listener on its agent (`handler`) that re-publishes every event to its
 //! own synchronous listeners, persists messages at `message_end`, and drives the product
-//! run: prompt preflight ([`super::run`]), auto-retry and compaction continuations, queues,
+//! run: prompt preflight (`run`), auto-retry and compaction continuations, queues,
 //! injected messages, and `agent_settled`.
 //!
 //! An [`AgentSession`] is a cheap handle (`Clone` shares it): listeners, hooks and other tasks
@@ -63,6 +63,8 @@ pub(super) struct SessionState {
     /// Running user commands.
     pub bash_cancel: Vec<(u64, CancellationToken)>,
     pub bash_next: u64,
+    /// The `--models` scope.
+    pub scoped_models: Vec<super::models::ScopedModel>,
 }
 
 pub(super) struct Inner {
@@ -98,6 +100,25 @@ impl std::fmt::Debug for AgentSession {
     }
 }
 
+/// A weak handle ([`AgentSession::downgrade`]): what long-lived parts of the session itself
+/// (an extension runner, a compactor) keep, so that the session and its parts do not keep each
+/// other alive.
+#[derive(Clone, Debug)]
+pub struct WeakAgentSession(Weak<Inner>);
+
+impl WeakAgentSession {
+    /// The session, if it still exists.
+    pub fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(AgentSession::from_inner)
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").finish_non_exhaustive()
+    }
+}
+
 /// Removes a session listener ([`AgentSession::subscribe`]); dropping it keeps the listener.
 #[derive(Debug)]
 pub struct SessionSubscription {
@@ -121,6 +142,11 @@ impl SessionSubscription {
 impl AgentSession {
     pub(super) fn from_inner(inner: Arc<Inner>) -> Self {
         AgentSession { inner }
+    }
+
+    /// A weak handle to this session.
+    pub fn downgrade(&self) -> WeakAgentSession {
+        WeakAgentSession(self.weak())
     }
 
     pub(super) fn weak(&self) -> Weak<Inner> {
@@ -179,6 +205,11 @@ impl AgentSession {
     /// The agent (shared handle).
     pub fn agent(&self) -> &Agent {
         &self.inner.agent
+    }
+
+    /// Where API keys come from.
+    pub fn auth(&self) -> &Arc<dyn AuthSource> {
+        &self.inner.auth
     }
 
     /// The session store (shared; lock it briefly, never across an `await`).
@@ -425,12 +456,7 @@ impl AgentSession {
             )));
         }
         let previous = self.model();
-        let level = {
-            let s = lock(&self.inner.settings);
-            s.model_thinking_level(&model.provider, &model.id)
-                .or_else(|| s.default_thinking_level())
-                .unwrap_or_else(|| self.thinking_level())
-        };
+        let level = self.level_for_switch(&model);
         self.inner.agent.set_model(model.clone());
         self.state().has_model = true;
         lock(&self.inner.store).append(EntryKind::ModelChange {
@@ -441,9 +467,7 @@ impl AgentSession {
             lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
         }
         self.set_thinking_level(level)?;
-        let changed = previous
-            .as_ref()
-            .is_none_or(|p| p.provider != model.provider || p.id != model.id);
+        let changed = previous.as_ref().is_none_or(|p| !p.same_as(&model));
         if changed {
             self.inner.hooks.model_select(model, previous, "set").await;
         }

@@ -11,6 +11,8 @@
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
+//! | [`models`] | model and thinking-level cycling |
+//! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
 //! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
@@ -24,13 +26,15 @@ pub mod convert;
 pub mod events;
 mod handler;
 pub mod hooks;
+pub mod models;
+pub mod modes;
 pub mod prompt;
 pub mod queues;
 pub mod retry;
 mod run;
 pub mod stats;
 
-pub use agent_session::{AgentSession, SessionListener, SessionSubscription};
+pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};
 pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
@@ -39,6 +43,7 @@ pub use hooks::{
     ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, SessionHooks,
     StreamingBehavior, ToolCallEvent, ToolResultEvent, TurnInfo,
 };
+pub use models::{CycleResult, ScopedModel};
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
 pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
