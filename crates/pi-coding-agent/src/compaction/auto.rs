@@ -297,24 +297,23 @@ impl AutoCompactor {
             return self.run(&session, CompactionReason::Overflow, true).await
                 && phase == CheckPhase::AfterRun;
         }
-        let tokens = if message.stop_reason == StopReason::Error
-            || context_tokens(&message.usage) == 0
-        {
-            let estimate = estimate_context_tokens(&session.agent().messages());
-            // An estimate anchored on an assistant older than the latest compaction is stale.
-            let stale = match (estimate.last_usage_index, latest_compaction) {
+        let tokens =
+            if message.stop_reason == StopReason::Error || context_tokens(&message.usage) == 0 {
+                let estimate = estimate_context_tokens(&session.agent().messages());
+                // An estimate anchored on an assistant older than the latest compaction is stale.
+                let stale = match (estimate.last_usage_index, latest_compaction) {
                 (Some(i), Some(t)) => session.agent().messages().get(i).is_some_and(
                     |m| matches!(m, AgentMessage::Llm(Message::Assistant(a)) if a.timestamp <= t),
                 ),
                 _ => false,
             };
-            if stale {
-                return false;
-            }
-            estimate.tokens
-        } else {
-            context_tokens(&message.usage)
-        };
+                if stale {
+                    return false;
+                }
+                estimate.tokens
+            } else {
+                context_tokens(&message.usage)
+            };
         if should_compact(tokens, model.context_window, &settings) {
             self.run(&session, CompactionReason::Threshold, false).await;
         }

@@ -74,10 +74,10 @@ fn store_of(session: &AgentSession) -> std::sync::MutexGuard<'_, SessionStore> {
     session.store().lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn queue_mode(m: RpcQueueMode) -> (QueueMode, pi_agent_core::QueueMode) {
+fn queue_mode(m: RpcQueueMode) -> QueueMode {
     match m {
-        RpcQueueMode::All => (QueueMode::All, pi_agent_core::QueueMode::All),
-        RpcQueueMode::OneAtATime => (QueueMode::OneAtATime, pi_agent_core::QueueMode::OneAtATime),
+        RpcQueueMode::All => QueueMode::All,
+        RpcQueueMode::OneAtATime => QueueMode::OneAtATime,
     }
 }
 
@@ -189,26 +189,14 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::CycleModel => {
             let models = available_models(shared, &session);
-            if models.len() <= 1 {
-                return data(&Value::Null);
-            }
-            let current = session.model();
-            let index = current
-                .as_ref()
-                .and_then(|c| {
-                    models
-                        .iter()
-                        .position(|m| m.provider == c.provider && m.id == c.id)
-                })
-                .unwrap_or(0);
-            let next = models[(index + 1) % models.len()].clone();
-            session
-                .set_model(next.clone(), false)
+            let result = session
+                .cycle_model(true, &models, false)
                 .await
                 .map_err(|e| e.to_string())?;
-            data(
-                &json!({"model": next, "thinkingLevel": session.thinking_level(), "isScoped": false}),
-            )
+            match result {
+                Some(r) => data(&r),
+                None => data(&Value::Null),
+            }
         }
         RpcCommand::GetAvailableModels => {
             data(&json!({"models": available_models(shared, &session)}))
@@ -222,37 +210,20 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             done()
         }
         RpcCommand::CycleThinkingLevel => {
-            let Some(model) = session.model().filter(|m| m.reasoning) else {
-                return data(&Value::Null);
-            };
-            let levels = model.supported_thinking_levels();
-            let current = session.thinking_level();
-            let next = match levels.iter().position(|l| *l == current) {
-                Some(i) => levels[(i + 1) % levels.len()],
-                None => levels.first().copied().unwrap_or(ModelThinkingLevel::Off),
-            };
-            session
-                .set_thinking_level(next)
-                .map_err(|e| e.to_string())?;
-            data(&json!({"level": next}))
+            match session.cycle_thinking_level().map_err(|e| e.to_string())? {
+                Some(level) => data(&json!({ "level": level })),
+                None => data(&Value::Null),
+            }
         }
         RpcCommand::GetAvailableThinkingLevels => {
-            let levels = match session.model() {
-                Some(m) => m.supported_thinking_levels(),
-                None => ModelThinkingLevel::ALL.to_vec(),
-            };
-            data(&json!({"levels": levels}))
+            data(&json!({"levels": session.available_thinking_levels()}))
         }
         RpcCommand::SetSteeringMode { mode } => {
-            let (s, a) = queue_mode(mode);
-            session.agent().update_options(|o| o.steering_mode = a);
-            lock_settings(&session).set_steering_mode(s);
+            session.set_steering_mode(queue_mode(mode));
             done()
         }
         RpcCommand::SetFollowUpMode { mode } => {
-            let (s, a) = queue_mode(mode);
-            session.agent().update_options(|o| o.follow_up_mode = a);
-            lock_settings(&session).set_follow_up_mode(s);
+            session.set_follow_up_mode(queue_mode(mode));
             done()
         }
         RpcCommand::Compact {
@@ -267,7 +238,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             data(&result)
         }
         RpcCommand::SetAutoCompaction { enabled } => {
-            lock_settings(&session).set_compaction_enabled(enabled);
+            session.set_auto_compaction_enabled(enabled);
             done()
         }
         RpcCommand::SetAutoRetry { enabled } => {
@@ -367,12 +338,6 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
     }
 }
 
-fn lock_settings(
-    session: &AgentSession,
-) -> std::sync::MutexGuard<'_, crate::config::settings::SettingsManager> {
-    session.settings().lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn replaced(shared: &Arc<Shared>, next: Option<AgentSession>) -> Outcome {
     let cancelled = next.is_none();
     if let Some(next) = next {
@@ -398,28 +363,26 @@ fn state(session: &AgentSession) -> Map<String, Value> {
     );
     m.insert("isStreaming".into(), session.is_streaming().into());
     m.insert("isCompacting".into(), session.is_compacting().into());
-    let (steering, follow_up, compaction) = {
-        let s = lock_settings(session);
-        (
-            s.steering_mode(),
-            s.follow_up_mode(),
-            s.compaction().enabled,
-        )
-    };
-    m.insert("steeringMode".into(), steering.as_str().into());
-    m.insert("followUpMode".into(), follow_up.as_str().into());
+    m.insert(
+        "steeringMode".into(),
+        session.steering_mode().as_str().into(),
+    );
+    m.insert(
+        "followUpMode".into(),
+        session.follow_up_mode().as_str().into(),
+    );
     if let Some(f) = session.session_file() {
         m.insert("sessionFile".into(), f.display().to_string().into());
     }
     m.insert("sessionId".into(), session.session_id().into());
-    let name = crate::storage::session_name(&store_of(session))
-        .ok()
-        .flatten();
-    if let Some(n) = name {
+    if let Some(n) = session.session_name() {
         m.insert("sessionName".into(), n.into());
     }
-    m.insert("autoCompactionEnabled".into(), compaction.into());
-    m.insert("messageCount".into(), session.messages().len().into());
+    m.insert(
+        "autoCompactionEnabled".into(),
+        session.auto_compaction_enabled().into(),
+    );
+    m.insert("messageCount".into(), session.message_count().into());
     m.insert(
         "pendingMessageCount".into(),
         session.pending_message_count().into(),

@@ -9,9 +9,10 @@
 //!   `{"type":"extension_error", extensionPath, event, error}`;
 //! - the extension UI is [`RpcUi`] (`extension_ui_response` records are routed to it);
 //! - end of input: the event subscription is dropped, the session is shut down
-//!   (`session_shutdown {reason:"quit"}` — pi's `runtimeHost.dispose()`), commands still in
-//!   flight are dropped, the output is flushed, and the exit status is 0. As in pi, a run still
-//!   going at end of input is aborted, and its later events are not written.
+//!   (`session_shutdown {reason:"quit"}` — pi's `runtimeHost.dispose()`: runs are aborted,
+//!   open dialogs resolve to their defaults, user commands are killed), the commands still in
+//!   flight finish and are answered, the output is flushed, and the exit status is 0. As in
+//!   pi, a run still going at end of input is aborted and its later events are not written.
 //!
 //! Not here (the binary's job): signals (SIGTERM → 143, SIGHUP → 129) and `ctx.shutdown()`.
 
@@ -123,9 +124,10 @@ where
 
     // End of input: pi's shutdown().
     shared.unsubscribe();
-    shared.ui.cancel_all();
+    shared.ui.close();
     shared.session().shutdown("quit", None).await;
-    tasks.abort_all();
+    // Runs are aborted, dialogs released and user commands killed: what is still in flight
+    // finishes now and its response is written.
     while tasks.join_next().await.is_some() {}
     out.close();
     let _ = writer_task.await;

@@ -38,6 +38,7 @@ pub struct DialogOptions {
 pub struct RpcUi {
     out: Output,
     pending: Mutex<Pending>,
+    closed: std::sync::atomic::AtomicBool,
 }
 
 fn request(id: &str, method: &str, fields: Vec<(&str, Option<Value>)>) -> Value {
@@ -75,6 +76,7 @@ impl RpcUi {
         RpcUi {
             out,
             pending: Mutex::new(HashMap::new()),
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -98,8 +100,10 @@ impl RpcUi {
         self.pending().len()
     }
 
-    /// Resolves every waiting dialog with its default (shutdown).
-    pub fn cancel_all(&self) {
+    /// Shutdown: every waiting dialog resolves to its default, and so does every later one
+    /// (without writing a request).
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         self.pending().clear();
     }
 
@@ -115,7 +119,13 @@ impl RpcUi {
         }
         let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
-        self.pending().insert(id.clone(), tx);
+        {
+            let mut pending = self.pending();
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                return None;
+            }
+            pending.insert(id.clone(), tx);
+        }
         self.out.send_value(&request(&id, method, fields));
         let timeout = async {
             match options.timeout_ms.filter(|t| *t > 0) {
