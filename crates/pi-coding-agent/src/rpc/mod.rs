@@ -10,12 +10,14 @@
 //! | [`ui`] | the extension UI sub-protocol ([`ui::RpcUi`], a [`crate::extensions::Ui`]) |
 //! | [`handlers`] | every command against the session |
 //! | [`server`] | [`run_rpc`]: the read loop, concurrency, events, lifecycle |
+//! | [`stdio`] | [`serve_stdio`]: stdin/stdout and SIGTERM/SIGHUP for the binary |
 
 pub mod commands;
 pub mod framing;
 pub mod handlers;
 pub mod output;
 pub mod server;
+pub mod stdio;
 pub mod ui;
 
 use std::sync::Arc;
@@ -29,6 +31,7 @@ use crate::extensions::ExtensionHooks;
 use crate::session::AgentSession;
 
 pub use server::run_rpc;
+pub use stdio::serve_stdio;
 
 /// The outcome of a session-replacing command: `None` when an extension cancelled it.
 pub type Replacement = Result<Option<AgentSession>, String>;
