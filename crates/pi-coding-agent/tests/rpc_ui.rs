@@ -12,7 +12,7 @@ use pi_coding_agent::extensions::events::{SessionShutdownEvent, ShutdownReason};
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::rpc::framing::LineReader;
 use pi_coding_agent::rpc::output::spawn_writer;
-use pi_coding_agent::rpc::ui::{DialogOptions, RpcUi};
+use pi_coding_agent::rpc::ui::RpcUi;
 use pi_coding_agent::rpc::{RpcRuntime, run_rpc};
 use pi_coding_agent::session::AgentSession;
 use rpc_support::start;
@@ -45,6 +45,22 @@ fn runtime(log: Log) -> RpcRuntime {
                     "{picked:?} {sure} {typed:?} {edited:?} hasUI={}",
                     ctx.has_ui()
                 ));
+                Ok(())
+            })
+        });
+        let l3 = l.clone();
+        pi.register_command("quick", None, move |_args, ctx| {
+            let l = l3.clone();
+            Box::pin(async move {
+                let ui = ctx.ui();
+                let opts = DialogOptions {
+                    timeout_ms: Some(1),
+                    signal: None,
+                };
+                let answer = ui.input_with("Quick", None, opts).await;
+                ui.set_title("pi-rs");
+                ui.set_editor_text("draft text");
+                l.lock().unwrap().push(format!("quick {answer:?}"));
                 Ok(())
             })
         });
@@ -156,8 +172,27 @@ async fn dialogs_round_trip_and_fire_and_forget_calls_are_written() {
         commands["commands"][0],
         json!({"name":"ask","description":"asks things","source":"extension","sourceInfo":{"path":"ui.ts"}})
     );
-    assert_eq!(commands["commands"][1]["name"], "boom");
-    assert!(commands["commands"][1].get("description").is_none());
+    assert_eq!(commands["commands"][1]["name"], "quick");
+    assert_eq!(commands["commands"][2]["name"], "boom");
+    assert!(commands["commands"][2].get("description").is_none());
+    assert_eq!(c.finish().await, 0);
+}
+
+#[tokio::test]
+async fn an_extension_dialog_timeout_reaches_the_client_and_resolves_to_the_default() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/quick"}"#)
+        .await;
+    let input = c.until(|v| is_request(v, "input")).await;
+    assert_eq!(input["timeout"], 1);
+    assert_eq!(input["title"], "Quick");
+    let title = c.until(|v| is_request(v, "setTitle")).await;
+    assert_eq!(title["title"], "pi-rs");
+    let text = c.until(|v| is_request(v, "set_editor_text")).await;
+    assert_eq!(text["text"], "draft text");
+    assert_eq!(c.response("p").await["success"], true);
+    assert_eq!(log.lock().unwrap()[0], "quick None");
     assert_eq!(c.finish().await, 0);
 }
 

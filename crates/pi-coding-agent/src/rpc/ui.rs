@@ -17,21 +17,12 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
 
 use super::output::Output;
+pub use crate::extensions::DialogOptions;
 use crate::extensions::{NotifyLevel, Ui};
 
 type Pending = HashMap<String, oneshot::Sender<Map<String, Value>>>;
-
-/// Options of a dialog (`{signal?, timeout?}`).
-#[derive(Clone, Debug, Default)]
-pub struct DialogOptions {
-    /// Resolve with the default after this many ms (also written as `timeout`).
-    pub timeout_ms: Option<u64>,
-    /// Resolve with the default when cancelled (checked before the request is written).
-    pub signal: Option<CancellationToken>,
-}
 
 /// The RPC user interface: writes requests to the output and routes responses back.
 #[derive(Debug)]
@@ -283,7 +274,7 @@ impl RpcUi {
     }
 }
 
-/// The extension-facing [`Ui`]: dialogs without a timeout (the trait has no options yet).
+/// The extension-facing [`Ui`].
 impl Ui for RpcUi {
     fn notify(&self, message: &str, level: NotifyLevel) {
         self.notify_with(message, Some(level));
@@ -323,5 +314,40 @@ impl Ui for RpcUi {
 
     fn set_widget(&self, key: &str, lines: Option<&[String]>) {
         self.widget(key, lines, None);
+    }
+
+    fn select_with<'a>(
+        &'a self,
+        title: &'a str,
+        options: &'a [String],
+        opts: DialogOptions,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(RpcUi::select_with(self, title, options, opts))
+    }
+
+    fn confirm_with<'a>(
+        &'a self,
+        title: &'a str,
+        message: &'a str,
+        opts: DialogOptions,
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(RpcUi::confirm_with(self, title, message, opts))
+    }
+
+    fn input_with<'a>(
+        &'a self,
+        title: &'a str,
+        placeholder: Option<&'a str>,
+        opts: DialogOptions,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(RpcUi::input_with(self, title, placeholder, opts))
+    }
+
+    fn set_title(&self, title: &str) {
+        RpcUi::set_title(self, title);
+    }
+
+    fn set_editor_text(&self, text: &str) {
+        RpcUi::set_editor_text(self, text);
     }
 }
