@@ -691,3 +691,72 @@ async fn end_of_input_mid_run_aborts_it_and_exits_zero() {
     // Nothing is written once the input ended (pi unsubscribes before disposing).
     assert!(c.position(|v| kind(v) == "agent_settled").is_none());
 }
+
+#[tokio::test]
+async fn compact_summarizes_with_the_model_and_reports_failures() {
+    use pi_coding_agent::config::settings::SettingsManager;
+    let mut m = Map::new();
+    m.insert("compaction".into(), json!({"keepRecentTokens": 1}));
+    let settings = Arc::new(Mutex::new(SettingsManager::in_memory(m)));
+    let h = harness(
+        vec![
+            text("first answer"),
+            text("second answer"),
+            text("THE SUMMARY"),
+            text("THE PREFIX"),
+        ],
+        |b| b.settings(settings),
+    );
+    let mut runtime = RpcRuntime::new(h.session.clone());
+    runtime.compaction = Some(pi_coding_agent::rpc::compact::session_compaction("/docs"));
+    let mut c = start(runtime);
+
+    // An empty session has nothing to compact.
+    let empty = c.call("c0", "compact", json!({})).await;
+    assert_eq!(empty["error"], "Nothing to compact (session too small)");
+    let end = c.until(|v| kind(v) == "compaction_end").await;
+    assert_eq!(
+        end,
+        json!({"type":"compaction_end","reason":"manual","aborted":false,"willRetry":false,
+               "errorMessage":"Compaction failed: Nothing to compact (session too small)"})
+    );
+    let start_pos = c.position(|v| kind(v) == "compaction_start").unwrap();
+    assert_eq!(
+        c.seen[start_pos],
+        json!({"type":"compaction_start","reason":"manual"})
+    );
+
+    for (id, msg) in [("p1", "one"), ("p2", "two")] {
+        c.send(&json!({"id": id, "type": "prompt", "message": msg}).to_string())
+            .await;
+        c.response(id).await;
+        c.until(|v| kind(v) == "agent_settled").await;
+    }
+    let result = c
+        .data("c1", "compact", json!({"customInstructions": "be brief"}))
+        .await;
+    assert!(
+        result["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("THE SUMMARY"),
+        "{result}"
+    );
+    assert!(result["firstKeptEntryId"].is_string());
+    assert!(result["tokensBefore"].as_u64().unwrap() > 0);
+    assert!(result.get("estimatedTokensAfter").is_some());
+    let end = c
+        .until(|v| kind(v) == "compaction_end" && v.get("result").is_some())
+        .await;
+    assert_eq!(end["result"], result);
+    let entries = c.data("e", "get_entries", json!({})).await;
+    assert_eq!(
+        entries["entries"].as_array().unwrap().last().unwrap()["type"],
+        "compaction"
+    );
+    let messages = c.data("m", "get_messages", json!({})).await;
+    assert_eq!(messages["messages"][0]["role"], "compactionSummary");
+    let again = c.call("c2", "compact", json!({})).await;
+    assert_eq!(again["error"], "Already compacted");
+    assert_eq!(c.finish().await, 0);
+}

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`framing`] | LF-only JSONL input records |
 //! | [`commands`] | one record → a command, a UI response, or an error response |
+//! | [`compact`] | manual compaction (`compact`) on the session's public API |
 //! | [`output`] | the single writer of responses, events, UI requests and `extension_error`s |
 //! | [`ui`] | the extension UI sub-protocol ([`ui::RpcUi`], a [`crate::extensions::Ui`]) |
 //! | [`handlers`] | every command against the session |
@@ -13,6 +14,7 @@
 //! | [`stdio`] | [`serve_stdio`]: stdin/stdout and SIGTERM/SIGHUP for the binary |
 
 pub mod commands;
+pub mod compact;
 pub mod framing;
 pub mod handlers;
 pub mod output;
