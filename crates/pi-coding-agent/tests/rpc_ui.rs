@@ -64,6 +64,12 @@ fn runtime(log: Log) -> RpcRuntime {
                 Ok(())
             })
         });
+        pi.register_command("quit", None, |_args, ctx| {
+            Box::pin(async move {
+                ctx.shutdown();
+                Ok(())
+            })
+        });
         pi.register_command("boom", None, |_args, _ctx| {
             Box::pin(async { Err(HandlerError::new("kaput")) })
         });
@@ -173,8 +179,9 @@ async fn dialogs_round_trip_and_fire_and_forget_calls_are_written() {
         json!({"name":"ask","description":"asks things","source":"extension","sourceInfo":{"path":"ui.ts"}})
     );
     assert_eq!(commands["commands"][1]["name"], "quick");
-    assert_eq!(commands["commands"][2]["name"], "boom");
-    assert!(commands["commands"][2].get("description").is_none());
+    assert_eq!(commands["commands"][2]["name"], "quit");
+    assert_eq!(commands["commands"][3]["name"], "boom");
+    assert!(commands["commands"][3].get("description").is_none());
     assert_eq!(c.finish().await, 0);
 }
 
@@ -194,6 +201,17 @@ async fn an_extension_dialog_timeout_reaches_the_client_and_resolves_to_the_defa
     assert_eq!(c.response("p").await["success"], true);
     assert_eq!(log.lock().unwrap()[0], "quick None");
     assert_eq!(c.finish().await, 0);
+}
+
+#[tokio::test]
+async fn ctx_shutdown_ends_the_server_with_the_input_still_open() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/quit"}"#)
+        .await;
+    assert_eq!(c.ended().await, 0);
+    assert_eq!(c.seen[0]["id"], "p");
+    assert_eq!(log.lock().unwrap().clone(), ["shutdown quit=true"]);
 }
 
 #[tokio::test]

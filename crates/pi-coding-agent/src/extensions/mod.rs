@@ -46,4 +46,4 @@ pub use extension::{
     FlagValue, FnExtension, Handler, LoadedExtension,
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
-pub use session_hooks::ExtensionHooks;
+pub use session_hooks::{ExtensionHooks, ShutdownHandler};

@@ -68,6 +68,7 @@ pub(crate) async fn handle(
             .out
             .send(error_response(id.as_ref(), Some(&Value::from(name)), &e)),
     }
+    shared.shutdown.check();
 }
 
 fn store_of(session: &AgentSession) -> std::sync::MutexGuard<'_, SessionStore> {

@@ -14,11 +14,17 @@
 //!   flight finish and are answered, the output is flushed, and the exit status is 0. As in
 //!   pi, a run still going at end of input is aborted and its later events are not written.
 //!
-//! Not here (the binary's job): signals (SIGTERM → 143, SIGHUP → 129) and `ctx.shutdown()`.
+//! - `ctx.shutdown()` (with extension hooks): the same shutdown, at once when the session is
+//!   idle, else after the next command or at the next `agent_settled`.
+//!
+//! Signals (SIGTERM → 143, SIGHUP → 129) are [`super::stdio`]'s.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use super::RpcRuntime;
@@ -27,7 +33,23 @@ use super::framing::LineReader;
 use super::handlers;
 use super::output::{Output, spawn_writer};
 use super::ui::RpcUi;
-use crate::session::{AgentSession, SessionSubscription};
+use crate::session::{AgentSession, AgentSessionEvent, SessionSubscription};
+
+/// `ctx.shutdown()`: requested by an extension, carried out by the read loop.
+#[derive(Default)]
+pub(crate) struct ShutdownFlag {
+    requested: AtomicBool,
+    now: Notify,
+}
+
+impl ShutdownFlag {
+    /// Wakes the read loop if a shutdown was requested (after a command, at `agent_settled`).
+    pub fn check(&self) {
+        if self.requested.load(Ordering::SeqCst) {
+            self.now.notify_one();
+        }
+    }
+}
 
 /// State shared by the read loop and the command tasks.
 pub(crate) struct Shared {
@@ -36,6 +58,7 @@ pub(crate) struct Shared {
     subscription: Mutex<Option<SessionSubscription>>,
     pub out: Output,
     pub ui: Arc<RpcUi>,
+    pub shutdown: Arc<ShutdownFlag>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -51,8 +74,12 @@ impl Shared {
     /// Writes every event of `session` (json-mode projection).
     fn subscribe(&self, session: &AgentSession) {
         let out = self.out.clone();
+        let shutdown = Arc::clone(&self.shutdown);
         let sub = session.subscribe(move |event| {
             out.send(event.to_json_line());
+            if matches!(event, AgentSessionEvent::AgentSettled) {
+                shutdown.check();
+            }
             Ok(())
         });
         if let Some(old) = lock(&self.subscription).replace(sub) {
@@ -87,11 +114,19 @@ where
     let runtime = runtime.into();
     let (out, writer_task) = spawn_writer(writer);
     let ui = Arc::new(RpcUi::new(out.clone()));
+    let shutdown = Arc::new(ShutdownFlag::default());
     if let Some(ext) = &runtime.extensions {
         ext.runner().set_ui(ui.clone());
         let o = out.clone();
         ext.runner()
             .on_error(Arc::new(move |record| o.send(record.rpc_record())));
+        let (flag, session) = (Arc::clone(&shutdown), runtime.session.clone());
+        ext.set_shutdown_handler(Arc::new(move || {
+            flag.requested.store(true, Ordering::SeqCst);
+            if session.is_idle() {
+                flag.check();
+            }
+        }));
     }
     let session = runtime.session.clone();
     let shared = Arc::new(Shared {
@@ -100,12 +135,20 @@ where
         subscription: Mutex::new(None),
         out: out.clone(),
         ui,
+        shutdown,
     });
     shared.subscribe(&session);
 
     let mut lines = LineReader::new(reader);
     let mut tasks = JoinSet::new();
-    while let Ok(Some(line)) = lines.next_line().await {
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => line,
+                _ => break,
+            },
+            () = shared.shutdown.now.notified() => break,
+        };
         match parse_line(&line) {
             Incoming::Invalid(response) => shared.out.send(response),
             Incoming::UiResponse { id, response } => {
@@ -122,7 +165,7 @@ where
         while tasks.try_join_next().is_some() {}
     }
 
-    // End of input: pi's shutdown().
+    // End of input or `ctx.shutdown()`: pi's shutdown().
     shared.unsubscribe();
     shared.ui.close();
     shared.session().shutdown("quit", None).await;

@@ -116,6 +116,13 @@ impl Client {
         self.seen.iter().position(pred)
     }
 
+    /// Reads the output to its end with the input still open (the server ended by itself),
+    /// and returns the exit status.
+    pub async fn ended(&mut self) -> i32 {
+        while self.read_one().await.is_some() {}
+        self.server.take().unwrap().await.unwrap()
+    }
+
     /// Closes the input (EOF), reads the rest of the output, and returns the exit status.
     pub async fn finish(&mut self) -> i32 {
         self.input = None;
