@@ -6,6 +6,7 @@
 //! hold the session strongly once [`ExtensionHooks::attach`]ed (the session holds the hooks),
 //! so the link is dropped again on `session_shutdown` or [`ExtensionHooks::detach`].
 
+use crate::storage::SessionEntry;
 use futures::future::BoxFuture;
 use pi_agent_core::{
     AfterToolCallResult, AgentEvent, AgentMessage, AgentTool, BeforeToolCallResult, HookError,
@@ -726,6 +727,45 @@ impl SessionHooks for ExtensionHooks {
                     .await;
                 self.pump();
             }
+        })
+    }
+
+    fn session_compact(
+        &self,
+        entry: SessionEntry,
+        reason: crate::session::CompactionReason,
+        will_retry: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.runner
+                .emit(ev::SessionCompactEvent {
+                    compaction_entry: entry,
+                    from_extension: false,
+                    reason,
+                    will_retry,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
+    fn session_compact_failed(
+        &self,
+        reason: crate::session::CompactionReason,
+        error_message: Option<String>,
+        aborted: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.runner
+                .emit(ev::SessionCompactFailedEvent {
+                    reason,
+                    error_message,
+                    aborted,
+                    will_retry: false,
+                    from_extension: false,
+                })
+                .await;
+            self.pump();
         })
     }
 

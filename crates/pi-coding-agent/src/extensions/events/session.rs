@@ -187,17 +187,8 @@ impl ExtensionEvent for SessionBeforeForkEvent {
     type Output = ForkResult;
 }
 
-/// Why a compaction runs (`manual | threshold | overflow`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CompactReason {
-    /// `/compact` or `compact()`.
-    Manual,
-    /// The context crossed the threshold.
-    Threshold,
-    /// The provider reported a context overflow.
-    Overflow,
-}
+/// Why a compaction runs (`manual | threshold | overflow`): the session's own type.
+pub use crate::session::CompactionReason as CompactReason;
 
 /// `session_before_compact {preparation, branchEntries, customInstructions?, reason,
 /// willRetry, signal}`.
