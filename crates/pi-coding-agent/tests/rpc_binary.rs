@@ -241,3 +241,21 @@ async fn end_of_input_right_after_a_prompt_exits_zero() {
         json!({"id":"p","type":"response","command":"prompt","success":true})
     );
 }
+
+#[tokio::test]
+async fn sigterm_and_sighup_end_rpc_mode_with_143_and_129() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+        let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+        // Serving: the handlers are installed before the first command is read.
+        pi.data("s", "get_state", json!({})).await;
+        let pid = pi.child.id().unwrap() as i32;
+        // SAFETY: signalling our own child.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = tokio::time::timeout(Duration::from_secs(60), pi.child.wait())
+            .await
+            .expect("pi did not exit")
+            .unwrap();
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+    }
+}
