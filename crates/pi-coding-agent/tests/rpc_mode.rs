@@ -545,7 +545,6 @@ async fn commands_without_their_runtime_seam_are_errors() {
         ("2", "switch_session", json!({"sessionPath": "/x.jsonl"})),
         ("3", "fork", json!({"entryId": "abc"})),
         ("4", "clone", json!({})),
-        ("5", "compact", json!({})),
     ] {
         let r = c.call(id, kind, fields).await;
         assert_eq!(r["success"], false, "{r}");
@@ -705,11 +704,13 @@ async fn compact_summarizes_with_the_model_and_reports_failures() {
             text("THE SUMMARY"),
             text("THE PREFIX"),
         ],
-        |b| b.settings(settings),
+        |b| {
+            b.settings(settings).compactor(Arc::new(
+                pi_coding_agent::compaction::auto::AutoCompactor::new(),
+            ))
+        },
     );
-    let mut runtime = RpcRuntime::new(h.session.clone());
-    runtime.compaction = Some(pi_coding_agent::rpc::compact::session_compaction("/docs"));
-    let mut c = start(runtime);
+    let mut c = start(h.session.clone());
 
     // An empty session has nothing to compact.
     let empty = c.call("c0", "compact", json!({})).await;

@@ -229,15 +229,10 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::Compact {
             custom_instructions,
-        } => {
-            let c = shared
-                .runtime
-                .compaction
-                .clone()
-                .ok_or_else(|| missing("compact"))?;
-            let result = c.compact(session, custom_instructions).await?;
-            data(&result)
-        }
+        } => match shared.runtime.compaction.clone() {
+            Some(c) => data(&c.compact(session, custom_instructions).await?),
+            None => data(&session.compact(custom_instructions).await?),
+        },
         RpcCommand::SetAutoCompaction { enabled } => {
             session.set_auto_compaction_enabled(enabled);
             done()

@@ -4,17 +4,17 @@
 //!
 //! | module | concept |
 //! |---|---|
+//! | [`binary`] | `pi --mode rpc`: the session from the command line, then [`serve_stdio`] |
 //! | [`framing`] | LF-only JSONL input records |
 //! | [`commands`] | one record → a command, a UI response, or an error response |
-//! | [`compact`] | manual compaction (`compact`) on the session's public API |
 //! | [`output`] | the single writer of responses, events, UI requests and `extension_error`s |
 //! | [`ui`] | the extension UI sub-protocol ([`ui::RpcUi`], a [`crate::extensions::Ui`]) |
 //! | [`handlers`] | every command against the session |
 //! | [`server`] | [`run_rpc`]: the read loop, concurrency, events, lifecycle |
 //! | [`stdio`] | [`serve_stdio`]: stdin/stdout and SIGTERM/SIGHUP for the binary |
 
+pub mod binary;
 pub mod commands;
-pub mod compact;
 pub mod framing;
 pub mod handlers;
 pub mod output;
@@ -92,7 +92,7 @@ pub struct RpcRuntime {
     pub models: Option<ModelSource>,
     /// Session replacement.
     pub host: Option<Arc<dyn SessionHost>>,
-    /// Manual compaction.
+    /// Replaces the session's own manual compaction ([`AgentSession::compact`]).
     pub compaction: Option<Arc<dyn ManualCompaction>>,
     /// Prompt templates (`get_commands`).
     pub templates: Vec<PromptTemplate>,
