@@ -214,8 +214,7 @@ pub fn run(
     eprintln!("== side by side: {}", w.name);
     if let Err(why) = run_once(rs, w, rt) {
         return Outcome::Skipped(format!(
-            "{} cannot run this workload yet ({why})",
-            rs.display()
+            "target/release/pi cannot run this workload yet ({why})"
         ));
     }
     let ts = ts.and_then(|p| {
