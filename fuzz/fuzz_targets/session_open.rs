@@ -1,6 +1,6 @@
 //! `SessionStore::open` on arbitrary file bytes, then everything a resume reads.
 //!
-//! Properties: no panic; an opened store's entries, context and tree can be read; a store
+//! Properties: no panic; an opened store's context, tree, labels and name can be read; a store
 //! that opened accepts an append, and the file then reopens with that entry as its leaf.
 #![no_main]
 
@@ -17,10 +17,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let _ = store.entries();
-    let _ = build_session_context(&store);
-    let _ = get_tree(&store);
-    let _ = pi_coding_agent::storage::labels(&store);
-    let _ = pi_coding_agent::storage::session_name(&store);
+    build_session_context(&store).expect("the context of an opened store builds");
+    get_tree(&store).expect("the tree of an opened store builds");
+    pi_coding_agent::storage::labels(&store).expect("labels of an opened store");
+    pi_coding_agent::storage::session_name(&store).expect("name of an opened store");
     let before = store.len();
     let id = store
         .append(EntryKind::SessionInfo {

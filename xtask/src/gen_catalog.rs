@@ -8,28 +8,21 @@
 //! `ModelRuntime` without models.json, offline, in a throw-away agent directory. A path to a
 //! `models.generated.js` (which exports `MODELS`) is accepted too.
 //!
-//! Only models whose `api` is one of the four wire APIs pi-rs implements are kept, in the
-//! reference's provider and model order, one model per line (numbers spelled as JavaScript
-//! spells them) so diffs of the catalog stay readable.
+//! Every model is kept — also those on wire APIs pi-rs does not implement (Bedrock, Mistral,
+//! Codex, …) — because model resolution must see what the reference sees (`--model sonnet`
+//! resolves to an `amazon-bedrock` model there). Models come in the reference's provider and
+//! model order, one per line (numbers spelled as JavaScript spells them) so diffs stay
+//! readable.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-/// Wire APIs whose models enter the catalog.
-const APIS: [&str; 4] = [
-    "anthropic-messages",
-    "openai-completions",
-    "openai-responses",
-    "google-generative-ai",
-];
-
-/// The ES module Node runs: argv[1] = module path, argv[2] = JSON array of APIs.
+/// The ES module Node runs: argv[1] = module path.
 const EXTRACT_JS: &str = r#"
 const { pathToFileURL } = await import("node:url");
 const mod = await import(pathToFileURL(process.argv[1]).href);
-const apis = new Set(JSON.parse(process.argv[2]));
 let all = [];
 if (mod.ModelRuntime) {
   const runtime = await mod.ModelRuntime.create({ modelsPath: null, refreshOnCreate: false });
@@ -37,7 +30,7 @@ if (mod.ModelRuntime) {
 } else {
   for (const models of Object.values(mod.MODELS)) all.push(...Object.values(models));
 }
-process.stdout.write(JSON.stringify(all.filter((m) => apis.has(m.api))));
+process.stdout.write(JSON.stringify(all));
 "#;
 
 fn peer_dir() -> PathBuf {
@@ -105,7 +98,6 @@ pub fn run(arg: Option<&str>) -> Result<(), String> {
             module.display()
         ));
     }
-    let apis = serde_json::to_string(&APIS).map_err(|e| e.to_string())?;
     let node = node_binary(&module);
     // ModelRuntime.create opens auth.json in the agent dir: give it a throw-away one.
     let scratch = std::env::temp_dir().join(format!("pi-gen-catalog-{}", std::process::id()));
@@ -117,7 +109,6 @@ pub fn run(arg: Option<&str>) -> Result<(), String> {
         .arg("-e")
         .arg(EXTRACT_JS)
         .arg(&module)
-        .arg(apis)
         .output()
         .map_err(|e| format!("failed to run {}: {e}", node.display()))?;
     let _ = std::fs::remove_dir_all(&scratch);

@@ -11,7 +11,8 @@
 //! SSE chunking-invariance lives in `tests/sse.rs`, the Anthropic/Google read-boundary
 //! property in `tests/mapper_fuzz.rs`.
 
-mod common;
+mod anthropic_google_support;
+use anthropic_google_support as common;
 
 use common::data;
 use pi_ai::providers::openai_completions::OpenAiCompletions;

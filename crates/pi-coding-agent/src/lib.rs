@@ -12,9 +12,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The pi-coding-agent release whose behaviour this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.85.0";
 
+pub mod cli;
 pub mod compaction;
 pub mod config;
+pub mod extensions;
 pub mod messages;
+pub mod modes;
+pub mod rpc;
 pub mod session;
 pub mod storage;
 pub mod tools;

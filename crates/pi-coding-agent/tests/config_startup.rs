@@ -162,3 +162,112 @@ fn provider_default_models_from_the_real_catalog() {
     assert_eq!(r.model.unwrap().provider, "groq");
     assert_eq!(r.thinking_level, ModelThinkingLevel::Low);
 }
+
+#[test]
+fn fuzzy_search_matches_the_reference() {
+    // Goldens: the TS pi's `--list-models <query>` with the same five keys.
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = AgentPaths::new(tmp.path().join("agent"));
+    let registry = ModelRegistry::load(&paths).with_env_key_lookup(five_env_keys);
+    let cases = [
+        (
+            "opus",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-opus.txt"
+            )),
+        ),
+        (
+            "gemini flash",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-gemini_flash.txt"
+            )),
+        ),
+        (
+            "o4",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-o4.txt"
+            )),
+        ),
+        (
+            "kimi/k2",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/config/list-models-q-kimi_k2.txt"
+            )),
+        ),
+    ];
+    for (query, golden) in cases {
+        let out = pi_coding_agent::config::list_models::list_models(
+            &registry,
+            Some(query),
+            Path::new("/d"),
+        );
+        assert_eq!(out.stdout, golden, "query {query:?}");
+    }
+}
+
+#[test]
+fn cli_resolution_over_the_real_catalog_matches_the_reference() {
+    // Goldens: the TS pi's `resolveCliModel` (bundle build) with the same five keys.
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = AgentPaths::new(tmp.path().join("agent"));
+    let registry = ModelRegistry::load(&paths).with_env_key_lookup(five_env_keys);
+    let cases: [(&str, &str, Option<ModelThinkingLevel>, Option<&str>); 12] = [
+        (
+            "sonnet",
+            "amazon-bedrock/us.anthropic.claude-sonnet-5",
+            None,
+            None,
+        ),
+        (
+            "opus:high",
+            "amazon-bedrock/us.anthropic.claude-opus-5",
+            Some(ModelThinkingLevel::High),
+            None,
+        ),
+        ("gpt-4o", "openai/gpt-4o", None, None),
+        ("anthropic/haiku", "anthropic/claude-haiku-4-5", None, None),
+        (
+            "openai/gpt-4o:extended",
+            "openai/gpt-4o:extended",
+            None,
+            Some(
+                "Model \"gpt-4o:extended\" not found for provider \"openai\". Using custom model id.",
+            ),
+        ),
+        ("flash", "vercel-ai-gateway/zai/glm-5.3-flash", None, None),
+        (
+            "gpt-oss",
+            "cloudflare-ai-gateway/workers-ai/@cf/openai/gpt-oss-20b",
+            None,
+            None,
+        ),
+        ("claude-haiku-4-5", "anthropic/claude-haiku-4-5", None, None),
+        (
+            "kimi",
+            "cloudflare-ai-gateway/workers-ai/@cf/moonshotai/kimi-k2.7-code",
+            None,
+            None,
+        ),
+        ("openrouter/auto", "openrouter/auto", None, None),
+        ("groq/llama", "groq/llama-3.3-70b-versatile", None, None),
+        (
+            "o3:low",
+            "openrouter/openai/o3:batch",
+            Some(ModelThinkingLevel::Low),
+            None,
+        ),
+    ];
+    for (pattern, expected, level, warning) in cases {
+        let r = resolve_cli_model(None, Some(pattern), None, &registry);
+        let m = r
+            .model
+            .unwrap_or_else(|| panic!("{pattern}: {:?}", r.error));
+        assert_eq!(format!("{}/{}", m.provider, m.id), expected, "{pattern}");
+        assert_eq!(r.thinking_level, level, "{pattern}");
+        assert_eq!(r.warning.as_deref(), warning, "{pattern}");
+    }
+}

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_ai::testkit::{ReplayServer, Reply};
 use pi_ai::{InputKind, Model, ModelCost};
+use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::config::settings::SettingsManager;
 use pi_coding_agent::session::{AgentSession, AuthSource, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
@@ -46,14 +47,19 @@ fn provider_for(api: &str) -> (&'static str, &'static str) {
 }
 
 fn replay_model(api: &str, base_url: &str) -> Model {
+    replay_model_named(api, base_url, "replay-model")
+}
+
+/// The harness's models: `replay-model`, and `replay-thinker` (reasoning).
+fn replay_model_named(api: &str, base_url: &str, id: &str) -> Model {
     let (provider, suffix) = provider_for(api);
     Model {
-        id: "replay-model".into(),
-        name: "replay-model".into(),
+        id: id.into(),
+        name: id.into(),
         api: api.into(),
         provider: provider.into(),
         base_url: format!("{base_url}{suffix}"),
-        reasoning: false,
+        reasoning: id == "replay-thinker",
         input: vec![InputKind::Text],
         cost: ModelCost {
             input: 3.0,
@@ -73,6 +79,9 @@ fn register_wire_apis() {
     register_api(Arc::new(
         pi_ai::providers::openai_completions::OpenAiCompletions,
     ));
+    register_api(Arc::new(
+        pi_ai::providers::openai_responses::OpenAiResponses,
+    ));
 }
 
 /// The harness's normalization (`run_pi.py`): numeric `timestamp` → `<TIMESTAMP_MS>`, the
@@ -82,6 +91,7 @@ struct Normalizer {
     ids: HashMap<String, String>,
     uuid: regex::Regex,
     iso: regex::Regex,
+    google_call_id: regex::Regex,
 }
 
 impl Normalizer {
@@ -95,6 +105,7 @@ impl Normalizer {
             .unwrap(),
             iso: regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}[:\-]\d{2}[:\-]\d{2}(?:[.\-]\d+)?Z?")
                 .unwrap(),
+            google_call_id: regex::Regex::new(r"\b([A-Za-z0-9_-]+?)_1\d{12}_(\d+)\b").unwrap(),
         }
     }
 
@@ -126,7 +137,11 @@ impl Normalizer {
                 }
                 let s = s.replace(&self.cwd, "<CWD>");
                 let s = self.uuid.replace_all(&s, "<UUID>");
-                self.iso.replace_all(&s, "<ISO_TIME>").into_owned().into()
+                let s = self.iso.replace_all(&s, "<ISO_TIME>");
+                self.google_call_id
+                    .replace_all(&s, "${1}_<NOW>_${2}")
+                    .into_owned()
+                    .into()
             }
             other => other,
         }
@@ -189,30 +204,41 @@ async fn run_scenario(name: &str) -> Run {
         SessionStore::in_memory(&cwd.display().to_string())
     };
     let settings = script["settings"].as_object().cloned().unwrap_or_default();
-    let tool_names: Vec<String> = match script["args"].as_array() {
-        Some(a) if a.len() == 2 && a[0] == "--tools" => a[1]
-            .as_str()
-            .unwrap()
-            .split(',')
-            .map(str::to_owned)
-            .collect(),
-        _ => ["read", "bash", "edit", "write"]
+    let args: Vec<&str> = script["args"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| *a == name)
+            .and_then(|i| args.get(i + 1).copied())
+    };
+    let tool_names: Vec<String> = match flag("--tools") {
+        Some(list) => list.split(',').map(str::to_owned).collect(),
+        None => ["read", "bash", "edit", "write"]
             .map(str::to_owned)
             .to_vec(),
     };
+    let thinking = flag("--thinking").and_then(pi_ai::ModelThinkingLevel::parse);
     let tools = tool_names
         .iter()
         .filter_map(|n| create_builtin_tool(n, &cwd, &BuiltinToolOptions::default()))
         .collect();
 
     let api = script["api"].as_str().unwrap_or("anthropic-messages");
-    let session = AgentSession::builder()
-        .model(replay_model(api, &server.base_url()))
+    let model_id = script["model"].as_str().unwrap_or("replay-model");
+    let mut builder = AgentSession::builder();
+    if let Some(level) = thinking {
+        builder = builder.thinking_level(level);
+    }
+    let session = builder
+        .model(replay_model_named(api, &server.base_url(), model_id))
         .settings(Arc::new(Mutex::new(SettingsManager::in_memory(settings))))
         .store(Arc::new(Mutex::new(store)))
         .tools(tools)
         .system_prompt("You are a test assistant.")
         .auth(Arc::new(Key))
+        .compactor(Arc::new(AutoCompactor::new()))
         .build()
         .unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -275,12 +301,38 @@ fn kinds(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// Parallel tools finish in whatever order they finish (pi's too: `tool_execution_end`
+/// follows each pipeline's completion, seed 000 §7): a run of consecutive
+/// `tool_execution_end` records is compared in `toolCallId` order.
+fn canonical_tool_ends(mut events: Vec<Value>) -> Vec<Value> {
+    let mut i = 0;
+    while i < events.len() {
+        let mut j = i;
+        while j < events.len() && events[j]["type"] == "tool_execution_end" {
+            j += 1;
+        }
+        if j > i + 1 {
+            events[i..j].sort_by(|a, b| {
+                a["toolCallId"]
+                    .as_str()
+                    .unwrap_or("")
+                    .cmp(b["toolCallId"].as_str().unwrap_or(""))
+            });
+        }
+        i = j.max(i + 1);
+    }
+    events
+}
+
 /// Compares record by record, reporting the first difference readably.
 fn assert_same_events(name: &str, actual: &[Value]) {
     let expected: Vec<Value> = golden(name, "expected_stdout.jsonl")
         .into_iter()
         .skip(1)
         .collect();
+    let expected = canonical_tool_ends(expected);
+    let actual = canonical_tool_ends(actual.to_vec());
+    let actual = actual.as_slice();
     assert_eq!(kinds(actual), kinds(&expected), "{name}: event order");
     for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
         assert_eq!(
@@ -343,3 +395,103 @@ async fn session_tool_read_writes_the_golden_session_file() {
         assert_eq!(a, e, "session line {}", i + 1);
     }
 }
+
+#[tokio::test]
+async fn compaction_auto_matches_the_golden_events_and_session_file() {
+    let run = run_scenario("compaction_auto").await;
+    assert_eq!(run.requests, 3, "tool use, big usage, one summary request");
+    assert_same_events("compaction_auto", &run.events);
+    let expected: Vec<Value> = golden("compaction_auto", "expected_session.jsonl")
+        .into_iter()
+        .skip(1)
+        .collect();
+    assert_eq!(run.session_lines.len(), expected.len());
+    for (i, (a, e)) in run.session_lines.iter().zip(&expected).enumerate() {
+        assert_eq!(a, e, "session line {}", i + 1);
+    }
+}
+
+/// Rewrites the request body and records the response status.
+#[derive(Default)]
+struct ProviderHooks(Mutex<Vec<String>>);
+
+impl pi_coding_agent::session::SessionHooks for ProviderHooks {
+    fn before_provider_request(
+        &self,
+        mut payload: Value,
+    ) -> futures::future::BoxFuture<'_, Option<Value>> {
+        payload["metadata"] = serde_json::json!({"user_id": "from-hook"});
+        Box::pin(async move { Some(payload) })
+    }
+    fn after_provider_response(
+        &self,
+        status: u16,
+        headers: Vec<(String, String)>,
+    ) -> futures::future::BoxFuture<'_, ()> {
+        let ct = headers
+            .iter()
+            .find(|(k, _)| k == "content-type")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        self.0.lock().unwrap().push(format!("{status} {ct}"));
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn provider_request_and_response_hooks_reach_the_wire() {
+    let dir = scenario_dir("text_anthropic");
+    let replies = Reply::load_script(&dir.join("script.json")).unwrap();
+    let (_addr, server) = ReplayServer::start(replies).await.unwrap();
+    let hooks = Arc::new(ProviderHooks::default());
+    let session = AgentSession::builder()
+        .model(replay_model("anthropic-messages", &server.base_url()))
+        .auth(Arc::new(Key))
+        .hooks(hooks.clone())
+        .build()
+        .unwrap();
+    session
+        .prompt("Say hello", PromptOptions::default())
+        .await
+        .unwrap();
+    let body = server.requests()[0].body_json().unwrap();
+    assert_eq!(body["metadata"]["user_id"], "from-hook");
+    let seen = hooks.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].starts_with("200 text/event-stream"), "{seen:?}");
+}
+
+macro_rules! golden_scenario {
+    ($test:ident, $name:literal, $requests:literal) => {
+        #[tokio::test]
+        async fn $test() {
+            let run = run_scenario($name).await;
+            assert_same_events($name, &run.events);
+            assert_eq!(run.requests, $requests);
+        }
+    };
+}
+
+golden_scenario!(text_google_matches_the_golden_events, "text_google", 1);
+golden_scenario!(
+    text_openai_completions_matches_the_golden_events,
+    "text_openai_completions",
+    1
+);
+golden_scenario!(
+    text_openai_responses_matches_the_golden_events,
+    "text_openai_responses",
+    1
+);
+golden_scenario!(
+    thinking_anthropic_matches_the_golden_events,
+    "thinking_anthropic",
+    1
+);
+golden_scenario!(tool_bash_matches_the_golden_events, "tool_bash", 2);
+golden_scenario!(tool_edit_matches_the_golden_events, "tool_edit", 2);
+golden_scenario!(
+    tool_invalid_args_matches_the_golden_events,
+    "tool_invalid_args",
+    2
+);

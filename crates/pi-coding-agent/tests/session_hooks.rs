@@ -504,3 +504,55 @@ async fn a_compactor_continuation_runs_again_before_settling() {
     assert_eq!(kinds.iter().filter(|k| **k == "agent_settled").count(), 1);
     assert_eq!(kinds.last(), Some(&"agent_settled"));
 }
+
+#[derive(Default)]
+struct Lifecycle(Log);
+
+impl SessionHooks for Lifecycle {
+    fn session_start(&self, reason: &str, previous: Option<String>) -> BoxFuture<'_, ()> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("session_start:{reason}:{previous:?}"));
+        Box::pin(async {})
+    }
+    fn session_shutdown(&self, reason: &str, target: Option<String>) -> BoxFuture<'_, ()> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("session_shutdown:{reason}:{target:?}"));
+        Box::pin(async {})
+    }
+    fn agent_event(&self, event: Arc<AgentEvent>, _turn: TurnInfo) -> BoxFuture<'_, ()> {
+        if event.kind() == "agent_start" {
+            self.0.lock().unwrap().push("agent_start".into());
+        }
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn bind_and_shutdown_reach_the_hooks_and_detach_the_session() {
+    let hooks = Arc::new(Lifecycle::default());
+    let h = harness(vec![text("a"), text("b")], |b| b.hooks(hooks.clone()));
+    h.session.bind_hooks("startup", None).await;
+    h.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session.shutdown("quit", None).await;
+    assert_eq!(
+        hooks.0.lock().unwrap().clone(),
+        [
+            "session_start:startup:None",
+            "agent_start",
+            "session_shutdown:quit:None"
+        ]
+    );
+    // Detached: the agent no longer reaches the session, its hooks or its listeners.
+    let before = h.events().len();
+    h.session.agent().prompt("direct").await.unwrap();
+    assert_eq!(h.events().len(), before);
+    assert_eq!(hooks.0.lock().unwrap().len(), 3);
+    assert_eq!(h.store.lock().unwrap().len(), 4);
+}

@@ -1,249 +1,20 @@
-//! In-process `AgentSession` behaviour on the faux provider: retry (ports of pi's
-//! `agent-session-retry.test.ts`), concurrency and queues (`agent-session-concurrent.test.ts`),
-//! injected messages, preflight refusals, listener failures and `agent_settled`.
+//! In-process `AgentSession` behaviour on the faux provider: concurrency and queues (ports of
+//! pi's `agent-session-concurrent.test.ts`), injected messages, preflight refusals, listener
+//! failures and `agent_settled`.
 
 mod session_support;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use pi_agent_core::{AgentMessage, HookError};
 use pi_ai::{Message, StopReason, UserContent};
 use pi_coding_agent::session::{
-    AgentSession, AgentSessionEvent, AuthSource, CustomMessageOptions, CustomMessageSpec,
-    DeliverAs, PromptOptions, SessionError, StreamingBehavior, UserMessageOptions,
+    AgentSession, AgentSessionEvent, CustomMessageOptions, CustomMessageSpec, DeliverAs,
+    PromptOptions, SessionError, StreamingBehavior, UserMessageOptions,
 };
 use serde_json::json;
 use session_support::*;
-
-fn retry_events(h: &Harness) -> Vec<String> {
-    h.events()
-        .iter()
-        .filter_map(|e| match e {
-            AgentSessionEvent::AutoRetryStart {
-                attempt, delay_ms, ..
-            } => Some(format!("start:{attempt}:{delay_ms}")),
-            AgentSessionEvent::AutoRetryEnd {
-                success,
-                attempt,
-                final_error,
-            } => Some(format!(
-                "end:{success}:{attempt}:{}",
-                final_error.clone().unwrap_or_default()
-            )),
-            AgentSessionEvent::AgentEnd { will_retry, .. } => {
-                Some(format!("agent_end:{will_retry}"))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-#[tokio::test]
-async fn retries_after_a_transient_error_and_succeeds() {
-    let h = harness(vec![error("overloaded_error"), text("Success")], |b| {
-        b.settings(settings(
-            json!({"enabled": true, "maxRetries": 3, "baseDelayMs": 1}),
-        ))
-    });
-    h.session
-        .prompt("Test", PromptOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(h.faux.call_count(), 2);
-    assert_eq!(
-        retry_events(&h),
-        [
-            "agent_end:true",
-            "start:1:1",
-            "end:true:1:",
-            "agent_end:false"
-        ]
-    );
-    assert!(!h.session.is_retrying());
-    assert_eq!(h.session.retry_attempt(), 0);
-    // The failed assistant left the agent state but stays in the file.
-    let roles: Vec<_> = h
-        .session
-        .messages()
-        .iter()
-        .map(|m| m.role().to_owned())
-        .collect();
-    assert_eq!(roles, ["user", "assistant"]);
-    let stored: Vec<_> = h
-        .stored_assistants()
-        .iter()
-        .map(|a| a.stop_reason)
-        .collect();
-    assert_eq!(stored, [StopReason::Error, StopReason::Stop]);
-    // auto_retry_end lands before the retried run's turn_end; agent_settled is last and once.
-    let kinds = h.kinds();
-    let end = kinds.iter().position(|k| *k == "auto_retry_end").unwrap();
-    assert_eq!(kinds[end + 1], "turn_end");
-    assert_eq!(kinds.last(), Some(&"agent_settled"));
-    assert_eq!(kinds.iter().filter(|k| **k == "agent_settled").count(), 1);
-}
-
-#[tokio::test]
-async fn exhausts_max_retries_and_emits_failure() {
-    let h = harness(vec![error("503 service unavailable"); 4], |b| {
-        b.settings(settings(json!({"maxRetries": 2, "baseDelayMs": 1})))
-    });
-    h.session
-        .prompt("Test", PromptOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(h.faux.call_count(), 3);
-    assert_eq!(
-        retry_events(&h),
-        [
-            "agent_end:true",
-            "start:1:1",
-            "agent_end:true",
-            "start:2:2",
-            "agent_end:false",
-            "end:false:2:503 service unavailable"
-        ]
-    );
-    assert!(!h.session.is_retrying());
-    assert_eq!(h.session.retry_attempt(), 0);
-}
-
-#[tokio::test]
-async fn retry_delays_double_from_the_base_delay() {
-    let h = harness(
-        vec![error("overloaded"), error("overloaded"), text("ok")],
-        |b| b.settings(settings(json!({"baseDelayMs": 3}))),
-    );
-    h.session
-        .prompt("Test", PromptOptions::default())
-        .await
-        .unwrap();
-    let starts: Vec<_> = h
-        .events()
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentSessionEvent::AutoRetryStart {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error_message,
-            } => Some((attempt, max_attempts, delay_ms, error_message)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        starts,
-        [
-            (1, 3, 3, "overloaded".to_owned()),
-            (2, 3, 6, "overloaded".to_owned())
-        ]
-    );
-}
-
-#[tokio::test]
-async fn non_retryable_errors_and_disabled_retry_do_not_retry() {
-    let h = harness(vec![error("invalid request: bad field"), text("x")], |b| {
-        b.settings(settings(json!({"baseDelayMs": 1})))
-    });
-    h.session
-        .prompt("Test", PromptOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(h.faux.call_count(), 1);
-    assert_eq!(retry_events(&h), ["agent_end:false"]);
-
-    let h = harness(vec![error("overloaded"), text("x")], |b| {
-        b.settings(settings(json!({"enabled": false, "baseDelayMs": 1})))
-    });
-    h.session
-        .prompt("Test", PromptOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(h.faux.call_count(), 1);
-    assert_eq!(retry_events(&h), ["agent_end:false"]);
-}
-
-#[tokio::test]
-async fn abort_during_the_retry_sleep_cancels_the_retry() {
-    let h = harness(vec![error("overloaded"), text("never")], |b| {
-        b.settings(settings(json!({"baseDelayMs": 600000})))
-    });
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let tx = Mutex::new(Some(tx));
-    h.session.subscribe(move |e| {
-        if let AgentSessionEvent::AutoRetryStart { .. } = e
-            && let Some(tx) = tx.lock().unwrap().take()
-        {
-            let _ = tx.send(());
-        }
-        Ok(())
-    });
-    let session = h.session.clone();
-    let run = tokio::spawn(async move { session.prompt("Test", PromptOptions::default()).await });
-    rx.await.unwrap();
-    assert!(h.session.is_retrying());
-    h.session.abort().await;
-    run.await.unwrap().unwrap();
-    assert_eq!(h.faux.call_count(), 1);
-    assert_eq!(
-        retry_events(&h),
-        [
-            "agent_end:true",
-            "start:1:600000",
-            "end:false:1:Retry cancelled"
-        ]
-    );
-    assert!(h.session.is_idle());
-    assert_eq!(h.kinds().last(), Some(&"agent_settled"));
-}
-
-/// A tool that blocks until released.
-struct Gate(Arc<tokio::sync::Semaphore>, Arc<tokio::sync::Notify>);
-
-impl pi_agent_core::AgentTool for Gate {
-    fn name(&self) -> &str {
-        "gate"
-    }
-    fn label(&self) -> &str {
-        "Gate"
-    }
-    fn description(&self) -> &str {
-        "Waits"
-    }
-    fn parameters(&self) -> &serde_json::Value {
-        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-        S.get_or_init(|| json!({"type":"object"}))
-    }
-    fn execute<'a>(
-        &'a self,
-        _id: &'a str,
-        _args: serde_json::Value,
-        _cancel: tokio_util::sync::CancellationToken,
-        _on_update: Option<pi_agent_core::ToolUpdateFn>,
-    ) -> futures::future::BoxFuture<
-        'a,
-        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
-    > {
-        Box::pin(async move {
-            self.1.notify_one();
-            let _permit = self.0.acquire().await;
-            Ok(pi_agent_core::AgentToolResult::text("opened", None))
-        })
-    }
-}
-
-fn gate_call() -> pi_ai::providers::faux::FauxStep {
-    use pi_ai::providers::faux::*;
-    faux_assistant_message(
-        vec![faux_tool_call("gate", serde_json::Map::new(), Some("g1"))],
-        FauxMessageOptions {
-            stop_reason: Some(StopReason::ToolUse),
-            ..Default::default()
-        },
-    )
-    .into()
-}
 
 #[tokio::test]
 async fn prompt_while_streaming_is_refused_and_queued_with_a_streaming_behavior() {
@@ -382,13 +153,6 @@ async fn clear_queue_returns_and_empties_both_queues() {
         .await
         .unwrap();
     assert_eq!(h.faux.call_count(), 1);
-}
-
-struct NoKey;
-impl AuthSource for NoKey {
-    fn has_auth(&self, _provider: &str) -> bool {
-        false
-    }
 }
 
 #[tokio::test]
@@ -578,26 +342,4 @@ async fn tool_round_trip_persists_in_order_and_settles_once() {
     assert_eq!(kinds.iter().filter(|k| **k == "turn_start").count(), 2);
     assert_eq!(&kinds[kinds.len() - 2..], ["agent_end", "agent_settled"]);
     assert!(h.session.is_idle());
-}
-
-#[tokio::test]
-async fn thinking_level_and_session_name_events() {
-    let h = harness(vec![], |b| b);
-    // The faux model does not reason: every level clamps to off (no change, no event).
-    h.session
-        .set_thinking_level(pi_ai::ModelThinkingLevel::High)
-        .unwrap();
-    assert!(h.kinds().is_empty());
-    h.session.set_session_name("My\r\nsession ").unwrap();
-    assert_eq!(
-        serde_json::to_value(h.events().last().unwrap()).unwrap(),
-        json!({"type":"session_info_changed","name":"My session"})
-    );
-    h.session
-        .append_custom_entry("ext", Some(json!({"k": 1})))
-        .unwrap();
-    let last = serde_json::to_value(h.events().last().unwrap()).unwrap();
-    assert_eq!(last["type"], "entry_appended");
-    assert_eq!(last["entry"]["customType"], "ext");
-    assert_eq!(last["entry"]["data"], json!({"k": 1}));
 }

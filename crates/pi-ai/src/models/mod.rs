@@ -1,8 +1,10 @@
 //! The built-in model catalog and per-provider API-key environment variables.
 //!
 //! Mirrors pi-ai's `MODELS` catalog as the reference `pi` 0.85.0 binary sees it (its bundle
-//! carries its own copy of the catalog; restricted to the four wire APIs pi-rs implements) and
-//! pi-ai 0.85.1 `env-api-keys.js`. The catalog is data: `catalog.json`, generated from the
+//! carries its own copy of the catalog) and pi-ai 0.85.1 `env-api-keys.js`. The catalog holds
+//! every built-in model, also those on wire APIs pi-rs does not implement
+//! ([`is_implemented_api`]), so that model resolution picks what the reference picks. The
+//! catalog is data: `catalog.json`, generated from the
 //! installed reference by `cargo xtask gen-catalog`, embedded with `include_str!` and parsed
 //! once on first use.
 
@@ -47,6 +49,18 @@ fn catalog() -> &'static Catalog {
             }
         }
     })
+}
+
+/// Whether pi-rs implements a wire API (the four of [`crate::types::api`]).
+pub fn is_implemented_api(api: &str) -> bool {
+    use crate::types::api;
+    [
+        api::ANTHROPIC_MESSAGES,
+        api::OPENAI_COMPLETIONS,
+        api::OPENAI_RESPONSES,
+        api::GOOGLE_GENERATIVE_AI,
+    ]
+    .contains(&api)
 }
 
 /// Which reference package the catalog was generated from (e.g. `@earendil-works/pi-ai 0.85.1`).
@@ -99,24 +113,24 @@ mod tests {
     }
 
     #[test]
-    fn catalog_holds_only_the_four_wire_apis() {
-        let apis = [
-            api::ANTHROPIC_MESSAGES,
-            api::OPENAI_COMPLETIONS,
-            api::OPENAI_RESPONSES,
-            api::GOOGLE_GENERATIVE_AI,
-        ];
-        assert!(
-            builtin_models()
-                .iter()
-                .all(|m| apis.contains(&m.api.as_str()))
-        );
+    fn catalog_holds_every_api_and_marks_ours() {
+        let ours = builtin_models()
+            .iter()
+            .filter(|m| is_implemented_api(&m.api))
+            .count();
+        assert!(ours > 1000, "{ours}");
+        let bedrock = builtin_models_for("amazon-bedrock");
+        assert!(!bedrock.is_empty());
+        assert!(bedrock.iter().all(|m| m.api == "bedrock-converse-stream"));
+        assert!(!is_implemented_api("bedrock-converse-stream"));
+        assert!(is_implemented_api(api::OPENAI_RESPONSES));
     }
 
     #[test]
     fn catalog_covers_the_main_providers() {
         let providers = builtin_providers();
         for p in [
+            "amazon-bedrock",
             "anthropic",
             "openai",
             "google",

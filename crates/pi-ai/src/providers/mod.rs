@@ -19,7 +19,10 @@ use crate::sse::SseEvent;
 use crate::types::{Context, Model, StreamOptions};
 
 /// An HTTP request a wire API wants sent.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// `Debug` prints header names only: the auth header (and configured headers) carry
+/// credentials.
+#[derive(Clone, PartialEq)]
 pub struct WireRequest {
     /// Full URL.
     pub url: String,
@@ -28,6 +31,19 @@ pub struct WireRequest {
     pub headers: Vec<(String, String)>,
     /// JSON body (passed through `on_payload` by the driver before sending).
     pub body: Value,
+}
+
+impl std::fmt::Debug for WireRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WireRequest")
+            .field("url", &self.url)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("body", &self.body)
+            .finish()
+    }
 }
 
 /// Maps one response's SSE events onto the shared partial message.

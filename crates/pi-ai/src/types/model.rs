@@ -166,7 +166,9 @@ pub struct ModelCost {
 ///
 /// `compat` is kept as raw JSON; each wire API reads the flags it knows
 /// (see `providers::*::Compat`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// `Debug` prints header names only: configured header values may carry credentials.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Model {
     /// Model id sent to the provider.
@@ -206,6 +208,31 @@ pub struct Model {
     /// Per-API compatibility flags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Map<String, Value>>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("api", &self.api)
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("reasoning", &self.reasoning)
+            .field("input", &self.input)
+            .field("cost", &self.cost)
+            .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field("thinking_level_map", &self.thinking_level_map)
+            .field("sampling_params", &self.sampling_params)
+            // Names only: values may be credentials (issue 18, secrets).
+            .field(
+                "headers",
+                &self.headers.as_ref().map(|h| h.keys().collect::<Vec<_>>()),
+            )
+            .field("compat", &self.compat)
+            .finish()
+    }
 }
 
 fn default_input() -> Vec<InputKind> {

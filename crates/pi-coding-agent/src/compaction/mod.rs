@@ -12,6 +12,7 @@
 //! When and how a compaction runs inside a session (triggers, events, hooks) lives in the
 //! session layer; this module is the policy and the summary calls.
 
+pub mod auto;
 pub mod branch;
 pub mod prepare;
 pub mod prompts;

@@ -12,26 +12,7 @@ use serde_json::Value;
 /// Characters an image counts for.
 pub const IMAGE_CHARS: usize = 4800;
 
-/// Compaction settings (`compaction.*` in settings.json).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CompactionSettings {
-    /// `compaction.enabled` (true): gates automatic compaction only.
-    pub enabled: bool,
-    /// `compaction.reserveTokens` (16384).
-    pub reserve_tokens: u64,
-    /// `compaction.keepRecentTokens` (20000).
-    pub keep_recent_tokens: u64,
-}
-
-impl Default for CompactionSettings {
-    fn default() -> Self {
-        CompactionSettings {
-            enabled: true,
-            reserve_tokens: 16384,
-            keep_recent_tokens: 20000,
-        }
-    }
-}
+pub use crate::config::settings::CompactionSettings;
 
 fn js_len(s: &str) -> usize {
     s.encode_utf16().count()

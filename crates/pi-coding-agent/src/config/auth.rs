@@ -21,8 +21,8 @@ use super::lock::FileLock;
 use super::resolve_value::{EnvOverlay, resolve_config_value};
 use super::text::strip_bom;
 
-/// One stored credential.
-#[derive(Clone, Debug, PartialEq)]
+/// One stored credential. `Debug` never prints keys, tokens or variable values.
+#[derive(Clone, PartialEq)]
 pub enum Credential {
     /// `{"type":"api_key","key"?,"env"?}`; `key` is the configured (unresolved) value.
     ApiKey {
@@ -33,6 +33,22 @@ pub enum Credential {
     },
     /// `{"type":"oauth","access","refresh","expires",…}` as stored.
     OAuth(Map<String, Value>),
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Credential::ApiKey { key, env } => f
+                .debug_struct("ApiKey")
+                .field("key", &key.as_ref().map(|_| "<redacted>"))
+                .field("env", &env.as_ref().map(|e| e.keys().collect::<Vec<_>>()))
+                .finish(),
+            Credential::OAuth(map) => f
+                .debug_tuple("OAuth")
+                .field(&map.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
 }
 
 impl Credential {
@@ -102,13 +118,24 @@ pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
     Ok(map)
 }
 
-/// Credentials from `auth.json` plus run-time overrides.
-#[derive(Debug, Default)]
+/// Credentials from `auth.json` plus run-time overrides. `Debug` prints provider names only.
+#[derive(Default)]
 pub struct AuthStorage {
     path: Option<PathBuf>,
     data: Map<String, Value>,
     runtime: HashMap<String, String>,
     error: Option<String>,
+}
+
+impl std::fmt::Debug for AuthStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthStorage")
+            .field("path", &self.path)
+            .field("stored", &self.data.keys().collect::<Vec<_>>())
+            .field("runtime", &self.runtime.keys().collect::<Vec<_>>())
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 fn create_private_file(path: &Path) -> std::io::Result<()> {

@@ -1,9 +1,9 @@
 //! `AgentSession`: the product-level session around one [`Agent`].
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` (spec §1.1–1.6, §5): the session is
-//! one awaited listener on its agent ([`super::handler`]) that re-publishes every event to its
+//! one awaited listener on its agent (`handler`) that re-publishes every event to its
 //! own synchronous listeners, persists messages at `message_end`, and drives the product
-//! run: prompt preflight ([`super::run`]), auto-retry and compaction continuations, queues,
+//! run: prompt preflight (`run`), auto-retry and compaction continuations, queues,
 //! injected messages, and `agent_settled`.
 //!
 //! An [`AgentSession`] is a cheap handle (`Clone` shares it): listeners, hooks and other tasks
@@ -58,6 +58,13 @@ pub(super) struct SessionState {
     pub system_prompt_override: Option<String>,
     /// Whether a real model was chosen (else the agent holds pi's `unknown` placeholder).
     pub has_model: bool,
+    /// `bashExecution` messages deferred while a run streams.
+    pub pending_bash: Vec<AgentMessage>,
+    /// Running user commands.
+    pub bash_cancel: Vec<(u64, CancellationToken)>,
+    pub bash_next: u64,
+    /// The `--models` scope.
+    pub scoped_models: Vec<super::models::ScopedModel>,
 }
 
 pub(super) struct Inner {
@@ -68,6 +75,7 @@ pub(super) struct Inner {
     pub compactor: Arc<dyn Compactor>,
     pub auth: Arc<dyn AuthSource>,
     pub docs_dir: PathBuf,
+    pub agent_dir: Option<PathBuf>,
     pub skills: Vec<Skill>,
     pub templates: Vec<PromptTemplate>,
     pub state: Mutex<SessionState>,
@@ -89,6 +97,25 @@ impl std::fmt::Debug for AgentSession {
             .field("session_id", &self.session_id())
             .field("is_streaming", &self.is_streaming())
             .finish_non_exhaustive()
+    }
+}
+
+/// A weak handle ([`AgentSession::downgrade`]): what long-lived parts of the session itself
+/// (an extension runner, a compactor) keep, so that the session and its parts do not keep each
+/// other alive.
+#[derive(Clone, Debug)]
+pub struct WeakAgentSession(Weak<Inner>);
+
+impl WeakAgentSession {
+    /// The session, if it still exists.
+    pub fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(AgentSession::from_inner)
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").finish_non_exhaustive()
     }
 }
 
@@ -115,6 +142,11 @@ impl SessionSubscription {
 impl AgentSession {
     pub(super) fn from_inner(inner: Arc<Inner>) -> Self {
         AgentSession { inner }
+    }
+
+    /// A weak handle to this session.
+    pub fn downgrade(&self) -> WeakAgentSession {
+        WeakAgentSession(self.weak())
     }
 
     pub(super) fn weak(&self) -> Weak<Inner> {
@@ -175,6 +207,11 @@ impl AgentSession {
         &self.inner.agent
     }
 
+    /// Where API keys come from.
+    pub fn auth(&self) -> &Arc<dyn AuthSource> {
+        &self.inner.auth
+    }
+
     /// The session store (shared; lock it briefly, never across an `await`).
     pub fn store(&self) -> &Arc<Mutex<SessionStore>> {
         &self.inner.store
@@ -206,6 +243,31 @@ impl AgentSession {
     /// A copy of the transcript (custom roles included).
     pub fn messages(&self) -> Vec<AgentMessage> {
         self.inner.agent.messages()
+    }
+
+    /// `getLastAssistantText()`: the text blocks of the last assistant message (skipping
+    /// aborted ones without content), concatenated and trimmed; `None` when empty.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.inner.agent.with_state(|s| {
+            let last = s.messages.iter().rev().find_map(|m| match m {
+                AgentMessage::Llm(pi_ai::Message::Assistant(a))
+                    if !(a.stop_reason == pi_ai::StopReason::Aborted && a.content.is_empty()) =>
+                {
+                    Some(a)
+                }
+                _ => None,
+            })?;
+            let text: String = last
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    pi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let text = text.trim();
+            (!text.is_empty()).then(|| text.to_owned())
+        })
     }
 
     /// The effective system prompt (including a run's `before_agent_start` override).
@@ -320,6 +382,21 @@ impl AgentSession {
         self.wait_for_idle().await;
     }
 
+    /// `compact(customInstructions?)`: aborts the current run, then compacts the session by
+    /// hand (events `compaction_start` → `compaction_end`, and `session_compact` or
+    /// `session_compact_failed`). Errors carry pi's texts, e.g. `Already compacted` or
+    /// `Nothing to compact (session too small)`.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<String>,
+    ) -> Result<super::CompactionResult, String> {
+        self.abort().await;
+        let compactor = Arc::clone(&self.inner.compactor);
+        compactor
+            .compact_manual(self.clone(), custom_instructions)
+            .await
+    }
+
     /// Binds the hooks: awaits `session_start {reason}` (pi's `bindExtensions`; default
     /// reason `startup`).
     pub async fn bind_hooks(&self, reason: &str, previous_session_file: Option<String>) {
@@ -343,6 +420,7 @@ impl AgentSession {
     /// Aborts everything without waiting, unsubscribes from the agent, drops the listeners.
     pub fn dispose(&self) {
         self.abort_retry();
+        self.abort_bash();
         self.inner.compactor.abort();
         self.inner.agent.abort();
         if let Some(s) = lock(&self.inner.agent_subscription).take() {
@@ -363,7 +441,8 @@ impl AgentSession {
             Some(m) => m.clamp_thinking_level(level),
             None => ModelThinkingLevel::Off,
         };
-        if effective == self.thinking_level() {
+        let previous = self.thinking_level();
+        if effective == previous {
             return Ok(());
         }
         self.inner.agent.set_thinking_level(effective);
@@ -371,7 +450,43 @@ impl AgentSession {
             thinking_level: effective.as_str().to_owned(),
         })?;
         self.emit_event(&AgentSessionEvent::ThinkingLevelChanged { level: effective })
-            .map_err(SessionError::Listener)
+            .map_err(SessionError::Listener)?;
+        self.inner.hooks.thinking_level_select(effective, previous);
+        Ok(())
+    }
+
+    /// `setModel`: refuses a provider without auth (`No API key for <p>/<id>`); sets the
+    /// model, appends `model_change`, with `persist` writes `defaultProvider`/`defaultModel`,
+    /// applies the level for the switch (the settings' per-model level, else the default
+    /// level, else the current one; clamped), and awaits the `model_select` hook when the
+    /// provider or id changed.
+    ///
+    /// # Errors
+    /// No auth; store or listener failures.
+    pub async fn set_model(&self, model: Model, persist: bool) -> Result<(), SessionError> {
+        if !self.inner.auth.has_auth(&model.provider) {
+            return Err(SessionError::Refused(format!(
+                "No API key for {}/{}",
+                model.provider, model.id
+            )));
+        }
+        let previous = self.model();
+        let level = self.level_for_switch(&model);
+        self.inner.agent.set_model(model.clone());
+        self.state().has_model = true;
+        lock(&self.inner.store).append(EntryKind::ModelChange {
+            provider: model.provider.clone(),
+            model_id: model.id.clone(),
+        })?;
+        if persist {
+            lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
+        }
+        self.set_thinking_level(level)?;
+        let changed = previous.as_ref().is_none_or(|p| !p.same_as(&model));
+        if changed {
+            self.inner.hooks.model_select(model, previous, "set").await;
+        }
+        Ok(())
     }
 
     /// Sets (or, with an empty name, clears) the session name: a `session_info` entry and

@@ -43,6 +43,7 @@ pub struct AgentSessionBuilder {
     auth: Option<Arc<dyn AuthSource>>,
     stream_fn: Option<StreamFn>,
     docs_dir: PathBuf,
+    agent_dir: Option<PathBuf>,
     skills: Vec<Skill>,
     templates: Vec<PromptTemplate>,
 }
@@ -167,6 +168,12 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// The agent dir (`<agent_dir>/bin` is prefixed to `PATH` for user bash).
+    pub fn agent_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.agent_dir = Some(dir.into());
+        self
+    }
+
     /// Skills for `/skill:name` expansion.
     pub fn skills(mut self, skills: Vec<Skill>) -> Self {
         self.skills = skills;
@@ -234,7 +241,7 @@ impl AgentSessionBuilder {
         };
 
         let mut options = AgentOptions::new(stream_fn);
-        options.convert_to_llm = Arc::new(crate::messages::convert_to_llm);
+        options.convert_to_llm = super::convert::session_convert_to_llm(Arc::clone(&settings));
         options.session_id = Some(session_id);
         {
             let st = lock(&settings);
@@ -280,6 +287,7 @@ impl AgentSessionBuilder {
             compactor: self.compactor.unwrap_or_else(|| Arc::new(NoCompaction)),
             auth: self.auth.unwrap_or_else(|| Arc::new(AnyProviderAuth)),
             docs_dir: self.docs_dir,
+            agent_dir: self.agent_dir,
             skills: self.skills,
             templates: self.templates,
             state: Mutex::new(SessionState {

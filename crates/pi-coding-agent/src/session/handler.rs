@@ -250,6 +250,33 @@ impl AgentSession {
             .boxed()
         }));
 
+        let weak = self.weak();
+        options.on_payload = Some(Arc::new(move |payload: Value, _model| {
+            let weak = weak.clone();
+            async move {
+                match weak.upgrade() {
+                    Some(inner) => Ok(inner.hooks.before_provider_request(payload).await),
+                    None => Ok(None),
+                }
+            }
+            .boxed()
+        }));
+
+        let weak = self.weak();
+        options.on_response = Some(Arc::new(move |response: pi_ai::ResponseInfo, _model| {
+            let weak = weak.clone();
+            async move {
+                if let Some(inner) = weak.upgrade() {
+                    inner
+                        .hooks
+                        .after_provider_response(response.status, response.headers)
+                        .await;
+                }
+                Ok(())
+            }
+            .boxed()
+        }));
+
         let auth = Arc::clone(&self.inner.auth);
         options.get_api_key = Some(Arc::new(move |provider: String| {
             let key = auth.api_key(&provider);

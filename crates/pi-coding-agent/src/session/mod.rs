@@ -10,22 +10,32 @@
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
+//! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
+//! | [`models`] | model and thinking-level cycling |
+//! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
+//! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
 //! | [`builder`] | construction and initial entries |
 
 pub mod agent_session;
+pub mod bash;
 pub mod builder;
+pub mod convert;
 pub mod events;
 mod handler;
 pub mod hooks;
+pub mod models;
+pub mod modes;
 pub mod prompt;
 pub mod queues;
 pub mod retry;
 mod run;
+pub mod stats;
 
-pub use agent_session::{AgentSession, SessionListener, SessionSubscription};
+pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};
+pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{
@@ -33,5 +43,7 @@ pub use hooks::{
     ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, SessionHooks,
     StreamingBehavior, ToolCallEvent, ToolResultEvent, TurnInfo,
 };
+pub use models::{CycleResult, ScopedModel};
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
 pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
+pub use stats::{ContextUsage, SessionStats, TokenTotals};

@@ -190,6 +190,7 @@ impl AgentSession {
             };
         }
         // 6. Deferred messages first.
+        self.flush_pending_bash_messages()?;
         self.flush_pending_custom_messages()
             .map_err(SessionError::Listener)?;
         // 7. Model and auth.
@@ -272,7 +273,16 @@ impl AgentSession {
         &self,
         messages: Vec<AgentMessage>,
     ) -> Result<(), SessionError> {
-        self.state().run_active = true;
+        {
+            // Check and mark in one step: of two prompts racing past preflight, the second
+            // is refused instead of ending the first one's run (pi would let the agent refuse
+            // it and then settle the session while the first run still streams).
+            let mut st = self.state();
+            if st.run_active {
+                return Err(SessionError::Refused(ALREADY_PROCESSING.into()));
+            }
+            st.run_active = true;
+        }
         let result = async {
             self.inner
                 .agent
@@ -285,12 +295,14 @@ impl AgentSession {
         }
         .await;
         self.state().system_prompt_override = None;
+        let bash_flushed = self.flush_pending_bash_messages();
         let flushed = self.flush_pending_custom_messages();
         self.state().run_active = false;
         self.inner.hooks.agent_settled().await;
         let settled = self.emit_event(&AgentSessionEvent::AgentSettled);
         self.notify_idle_changed();
         result?;
+        bash_flushed?;
         flushed.map_err(SessionError::Listener)?;
         settled.map_err(SessionError::Listener)
     }

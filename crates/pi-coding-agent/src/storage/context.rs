@@ -237,7 +237,7 @@ pub fn assemble_context(branch: &[std::sync::Arc<SessionEntry>]) -> Vec<AgentMes
 
 /// Reads an entry for the context; a line that passed the index's structural check but is
 /// not a valid entry is skipped with a warning, like any corrupt line.
-fn readable(
+pub(crate) fn readable(
     store: &SessionStore,
     i: usize,
 ) -> Result<Option<std::sync::Arc<super::entry::SessionEntry>>, StoreError> {

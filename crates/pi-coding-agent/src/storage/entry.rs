@@ -304,6 +304,26 @@ impl SessionEntry {
         })
     }
 
+    /// Keeps a line that is a JSON object with string `type` and `id` but whose fields do not
+    /// fit its type (e.g. a `message` entry whose message is invalid) verbatim, as an
+    /// [`EntryKind::Unknown`] of the same `type`: it stays in the tree and is written back
+    /// unchanged, and the context skips it. `None` when the line is not such an object.
+    pub fn verbatim(line: &str) -> Option<SessionEntry> {
+        let mut map: Map<String, Value> = serde_json::from_str(line).ok()?;
+        let kind = take_string(&mut map, "type")?;
+        let id = take_string(&mut map, "id")?;
+        let parent_id = take_string(&mut map, "parentId");
+        map.shift_remove("parentId");
+        let timestamp = take_string(&mut map, "timestamp").unwrap_or_default();
+        Some(SessionEntry {
+            id,
+            parent_id,
+            timestamp,
+            kind: EntryKind::Unknown { kind },
+            extra: map,
+        })
+    }
+
     /// The stored message, for `message` entries.
     pub fn message(&self) -> Option<&AgentMessage> {
         match &self.kind {

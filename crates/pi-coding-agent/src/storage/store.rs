@@ -26,7 +26,7 @@ use std::sync::Arc;
 use pi_agent_core::AgentMessage;
 use serde_json::{Map, Value};
 
-use super::entry::{EntryKind, SESSION_VERSION, SessionEntry, SessionHeader};
+use super::entry::{EntryKind, EntryParseError, SESSION_VERSION, SessionEntry, SessionHeader};
 use super::index::{ProbedLine, probe_line};
 use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
@@ -225,6 +225,7 @@ impl SessionStore {
         let mut ends_with_newline = true;
         let mut line_no = 0usize;
         let mut legacy: Option<Vec<Map<String, Value>>> = None;
+        let mut unknown_kinds: Vec<Box<str>> = Vec::new();
         loop {
             line.clear();
             let n = reader.read_until(b'\n', &mut line).map_err(io_err(path))?;
@@ -274,15 +275,27 @@ impl SessionStore {
                     kind,
                     id,
                     parent_id,
-                } => slots.push((
-                    id,
-                    parent_id,
-                    Kind::new(&kind),
-                    Loc::File {
-                        offset: start,
-                        len: body.len() as u32,
-                    },
-                )),
+                } => {
+                    let kind = Kind::new(&kind);
+                    if let Kind::Other(name) = &kind
+                        && !unknown_kinds.contains(name)
+                    {
+                        warnings.push(format!(
+                            "{}:{line_no}: entries of unknown type \"{name}\" are kept but not used (written by a newer version?)",
+                            path.display()
+                        ));
+                        unknown_kinds.push(name.clone());
+                    }
+                    slots.push((
+                        id,
+                        parent_id,
+                        kind,
+                        Loc::File {
+                            offset: start,
+                            len: body.len() as u32,
+                        },
+                    ))
+                }
                 ProbedLine::NotAnEntry => warnings.push(format!(
                     "{}:{line_no}: skipped a record that is not a session entry",
                     path.display()
@@ -449,9 +462,23 @@ impl SessionStore {
                 file.read_exact_at(&mut buf, *offset)
                     .map_err(|e| corrupt(e.to_string()))?;
                 let text = String::from_utf8_lossy(&buf);
-                SessionEntry::parse(&text)
-                    .map(Arc::new)
-                    .map_err(|e| corrupt(format!("{e:?}")))
+                match SessionEntry::parse(&text) {
+                    Ok(e) => Ok(Arc::new(e)),
+                    // Valid JSON that does not fit its type: kept verbatim, skipped by the
+                    // context (issue 18: one bad entry must not make the session unreadable).
+                    Err(EntryParseError::Shape(why)) => match SessionEntry::verbatim(&text) {
+                        Some(e) => {
+                            tracing::warn!(
+                                "{}: entry {} at byte {offset} kept as is: {why}",
+                                path.display(),
+                                e.id
+                            );
+                            Ok(Arc::new(e))
+                        }
+                        None => Err(corrupt(why)),
+                    },
+                    Err(e) => Err(corrupt(format!("{e:?}"))),
+                }
             }
         }
     }

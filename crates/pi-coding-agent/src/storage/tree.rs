@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::context::readable;
 use super::entry::{EntryKind, SessionEntry};
 use super::store::{SessionStore, StoreError};
 
@@ -48,7 +49,10 @@ pub fn labels(store: &SessionStore) -> Result<HashMap<String, String>, StoreErro
         if kind != "label" {
             continue;
         }
-        if let EntryKind::Label { target_id, label } = &store.entry_at(i)?.kind {
+        let Some(entry) = readable(store, i)? else {
+            continue;
+        };
+        if let EntryKind::Label { target_id, label } = &entry.kind {
             match label.as_deref() {
                 Some(l) if !l.is_empty() => {
                     out.insert(target_id.clone(), l.to_owned());
@@ -67,7 +71,8 @@ pub fn session_name(store: &SessionStore) -> Result<Option<String>, StoreError> 
     let mut name = None;
     for (i, (_, _, kind)) in store.index().enumerate() {
         if kind == "session_info"
-            && let EntryKind::SessionInfo { name: n } = &store.entry_at(i)?.kind
+            && let Some(entry) = readable(store, i)?
+            && let EntryKind::SessionInfo { name: n } = &entry.kind
         {
             name = n.clone().filter(|s| !s.is_empty());
         }
@@ -105,7 +110,22 @@ pub fn get_tree(store: &SessionStore) -> Result<Vec<TreeNode>, StoreError> {
             _ => roots.push(i),
         }
     }
-    let entries: Vec<Arc<SessionEntry>> = store.entries()?;
+    // A line the index accepted but that is not JSON is shown as a bare entry of its type.
+    let entries: Vec<Arc<SessionEntry>> = (0..n)
+        .map(|i| {
+            Ok(readable(store, i)?.unwrap_or_else(|| {
+                Arc::new(SessionEntry {
+                    id: store.id_at(i).to_owned(),
+                    parent_id: store.parent_position(i).map(|p| store.id_at(p).to_owned()),
+                    timestamp: String::new(),
+                    kind: EntryKind::Unknown {
+                        kind: store.kind_at(i).to_owned(),
+                    },
+                    extra: serde_json::Map::new(),
+                })
+            }))
+        })
+        .collect::<Result<_, StoreError>>()?;
     let by_time = |a: &usize, b: &usize| entries[*a].timestamp.cmp(&entries[*b].timestamp);
     for kids in children.iter_mut() {
         kids.sort_by(by_time);

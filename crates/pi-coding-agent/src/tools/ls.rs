@@ -75,8 +75,10 @@ impl LsTool {
         if !dir.exists() {
             return Err(ToolError::new(format!("Path not found: {}", dir.display())));
         }
-        let meta = tokio::fs::metadata(&dir)
-            .await
+        // The directory work is synchronous: it is small and bounded, and it makes `ls` finish
+        // on its first poll, so a parallel batch it shares with slower tools ends
+        // deterministically (ls first), as the reference's recorded runs show.
+        let meta = std::fs::metadata(&dir)
             .map_err(|e| ToolError::new(node_message(&e, "stat", Some(&dir))))?;
         if !meta.is_dir() {
             return Err(ToolError::new(format!(
@@ -84,7 +86,7 @@ impl LsTool {
                 dir.display()
             )));
         }
-        let mut names = read_names(&dir).await.map_err(|e| {
+        let mut names = read_names(&dir).map_err(|e| {
             ToolError::new(format!(
                 "Cannot read directory: {}",
                 node_message(&e, "scandir", Some(&dir))
@@ -99,7 +101,7 @@ impl LsTool {
                 limit_reached = true;
                 break;
             }
-            match tokio::fs::metadata(dir.join(&name)).await {
+            match std::fs::metadata(dir.join(&name)) {
                 Ok(m) if m.is_dir() => results.push(format!("{name}/")),
                 Ok(_) => results.push(name),
                 Err(_) => continue,
@@ -146,11 +148,10 @@ impl LsTool {
 }
 
 /// The entry names of `dir` (lossily decoded, as Node does).
-async fn read_names(dir: &Path) -> std::io::Result<Vec<String>> {
-    let mut reader = tokio::fs::read_dir(dir).await?;
+fn read_names(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
-    while let Some(entry) = reader.next_entry().await? {
-        names.push(entry.file_name().to_string_lossy().into_owned());
+    for entry in std::fs::read_dir(dir)? {
+        names.push(entry?.file_name().to_string_lossy().into_owned());
     }
     Ok(names)
 }

@@ -163,3 +163,96 @@ impl Harness {
             .collect()
     }
 }
+
+/// A tool that blocks until released.
+pub struct Gate(
+    pub Arc<tokio::sync::Semaphore>,
+    pub Arc<tokio::sync::Notify>,
+);
+
+impl pi_agent_core::AgentTool for Gate {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn label(&self) -> &str {
+        "Gate"
+    }
+    fn description(&self) -> &str {
+        "Waits"
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: serde_json::Value,
+        _cancel: tokio_util::sync::CancellationToken,
+        _on_update: Option<pi_agent_core::ToolUpdateFn>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
+    > {
+        Box::pin(async move {
+            self.1.notify_one();
+            let _permit = self.0.acquire().await;
+            Ok(pi_agent_core::AgentToolResult::text("opened", None))
+        })
+    }
+}
+
+pub fn gate_call() -> pi_ai::providers::faux::FauxStep {
+    use pi_ai::providers::faux::*;
+    faux_assistant_message(
+        vec![faux_tool_call("gate", serde_json::Map::new(), Some("g1"))],
+        FauxMessageOptions {
+            stop_reason: Some(StopReason::ToolUse),
+            ..Default::default()
+        },
+    )
+    .into()
+}
+
+/// Waits for its cancellation.
+pub struct UntilCancelled(pub Arc<tokio::sync::Notify>);
+
+impl pi_agent_core::AgentTool for UntilCancelled {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn label(&self) -> &str {
+        "Wait"
+    }
+    fn description(&self) -> &str {
+        "Waits until cancelled"
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: serde_json::Value,
+        cancel: tokio_util::sync::CancellationToken,
+        _on_update: Option<pi_agent_core::ToolUpdateFn>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
+    > {
+        Box::pin(async move {
+            self.0.notify_one();
+            cancel.cancelled().await;
+            Err(pi_agent_core::ToolError::new("Operation aborted"))
+        })
+    }
+}
+
+/// Auth that has no provider.
+pub struct NoKey;
+impl pi_coding_agent::session::AuthSource for NoKey {
+    fn has_auth(&self, _provider: &str) -> bool {
+        false
+    }
+}

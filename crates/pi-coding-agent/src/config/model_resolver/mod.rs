@@ -247,7 +247,9 @@ fn glob_matches(glob: &str, text: &str) -> bool {
 }
 
 /// `resolveModelScopeFromModels`: patterns (exact, fuzzy, glob, `:level`) → scoped models
-/// without duplicates, in pattern order, plus warnings.
+/// without duplicates, in pattern order, plus warnings. pi scopes `--models` / `enabledModels`
+/// over the *available* models (`ModelRegistry::available`); warnings print as
+/// `Warning: <message>`.
 pub fn resolve_model_scope(
     patterns: &[String],
     models: &[&Model],

@@ -32,7 +32,7 @@ mod schema;
 pub use schema::validate_models_json;
 
 /// One entry of `models`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelDefinition {
     /// Model id (non-empty).
@@ -80,7 +80,7 @@ pub struct CostOverride {
 }
 
 /// One entry of `modelOverrides`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelOverride {
     /// Display name.
@@ -106,7 +106,7 @@ pub struct ModelOverride {
 }
 
 /// One provider of `providers`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderConfig {
     /// Display name.
@@ -129,6 +129,74 @@ pub struct ProviderConfig {
     pub models: Option<Vec<ModelDefinition>>,
     /// Per-model overrides.
     pub model_overrides: Option<Map<String, Value>>,
+}
+
+// `Debug` of the models.json records: `apiKey` and header values may be credentials, so
+// only their presence (the key) or names (headers) are printed (issue 18, secrets).
+
+fn header_names(h: &Option<Map<String, Value>>) -> Option<Vec<&String>> {
+    h.as_ref().map(|h| h.keys().collect())
+}
+
+impl std::fmt::Debug for ModelDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelDefinition")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("api", &self.api)
+            .field("base_url", &self.base_url)
+            .field("reasoning", &self.reasoning)
+            .field("thinking_level_map", &self.thinking_level_map)
+            .field("input", &self.input)
+            .field("cost", &self.cost)
+            .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field("sampling_params", &self.sampling_params)
+            .field("headers", &header_names(&self.headers))
+            .field("compat", &self.compat)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ModelOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelOverride")
+            .field("name", &self.name)
+            .field("reasoning", &self.reasoning)
+            .field("thinking_level_map", &self.thinking_level_map)
+            .field("input", &self.input)
+            .field("cost", &self.cost)
+            .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field("sampling_params", &self.sampling_params)
+            .field("headers", &header_names(&self.headers))
+            .field("compat", &self.compat)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api", &self.api)
+            .field("oauth", &self.oauth)
+            .field("headers", &header_names(&self.headers))
+            .field("compat", &self.compat)
+            .field("auth_header", &self.auth_header)
+            .field("models", &self.models)
+            // Model ids only: an override may carry headers.
+            .field(
+                "model_overrides",
+                &self
+                    .model_overrides
+                    .as_ref()
+                    .map(|m| m.keys().collect::<Vec<_>>()),
+            )
+            .finish()
+    }
 }
 
 #[derive(Deserialize)]

@@ -22,13 +22,25 @@ use super::resolve_value::{
     resolve_headers_or_throw,
 };
 
-/// Key and headers for one request.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Key and headers for one request. `Debug` prints neither the key nor header values.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct RequestAuth {
     /// The API key, when the provider has one.
     pub api_key: Option<String>,
     /// Resolved configured headers (plus `Authorization` when `authHeader` is set).
     pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for RequestAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestAuth")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 /// All models and their auth state.

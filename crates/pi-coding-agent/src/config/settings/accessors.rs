@@ -68,6 +68,17 @@ pub struct CompactionSettings {
     pub keep_recent_tokens: u64,
 }
 
+impl Default for CompactionSettings {
+    /// pi's defaults: enabled, 16384 reserved, 20000 kept.
+    fn default() -> Self {
+        CompactionSettings {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000,
+        }
+    }
+}
+
 /// `branchSummary.*`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BranchSummarySettings {

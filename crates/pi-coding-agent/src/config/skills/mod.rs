@@ -6,16 +6,15 @@
 //!   trusted `.agents/skills` of the cwd and its ancestors up to the git root (not
 //!   `~/.agents/skills`), `<agentDir>/skills`, `~/.agents/skills`, settings `skills` paths,
 //!   `--skill` paths;
-//! - in a directory: a `SKILL.md` makes it a skill root (no recursion below); otherwise direct
-//!   `*.md` children (only in a `.pi`-style root) and subdirectories (not hidden, not
-//!   `node_modules`) are searched;
+//! - in a directory: a `SKILL.md` makes it a skill root (no recursion below); otherwise `*.md`
+//!   files (directly in a `.pi`-style root; below the root of an `.agents` directory) and
+//!   subdirectories (not hidden, not `node_modules`, not ignored by `.gitignore`/`.ignore`/
+//!   `.fdignore` rules found on the way) are searched;
 //! - frontmatter `name` (default: the directory name), `description` (required, ≤ 1024),
 //!   `disable-model-invocation`; name rules produce warnings but the skill still loads;
 //! - `/skill:name args` → `<skill name="N" location="P">\nReferences are relative to D.\n\n
 //!   BODY\n</skill>` + `\n\n<args>` when args are given; an unknown name is left unchanged;
 //! - the system prompt block lists skills without `disable-model-invocation`, XML-escaped.
-//!
-//! Not mirrored: `.gitignore`/`.ignore`/`.fdignore` filtering inside skill directories.
 
 use std::path::{Path, PathBuf};
 
@@ -156,45 +155,144 @@ pub fn load_skill_from_file(path: &Path, diagnostics: &mut Vec<SkillDiagnostic>)
     })
 }
 
-/// Loads the skills under `dir`; `include_root_files` admits direct `*.md` children.
-pub fn load_skills_from_dir(
-    dir: &Path,
-    include_root_files: bool,
-) -> (Vec<Skill>, Vec<SkillDiagnostic>) {
+/// How a skill directory is searched (pi's package-manager modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkillDirMode {
+    /// `~/.pi/agent/skills`, `.pi/skills`, explicit paths: `*.md` files directly in the root
+    /// are candidates too.
+    Pi,
+    /// `.agents/skills`: `*.md` files in subdirectories (without a `SKILL.md`) are candidates,
+    /// root files are not.
+    Agents,
+}
+
+/// Loads the skills under `dir` (see [`SkillDirMode`]); `.gitignore`, `.ignore` and
+/// `.fdignore` files inside the tree exclude paths as in the reference.
+pub fn load_skills_from_dir(dir: &Path, mode: SkillDirMode) -> (Vec<Skill>, Vec<SkillDiagnostic>) {
     let mut skills = Vec::new();
     let mut diagnostics = Vec::new();
-    walk(dir, include_root_files, &mut skills, &mut diagnostics);
+    let mut walker = Walker {
+        root: dir.to_path_buf(),
+        mode,
+        patterns: Vec::new(),
+        skills: &mut skills,
+        diags: &mut diagnostics,
+    };
+    walker.walk(dir);
     (skills, diagnostics)
 }
 
-fn walk(dir: &Path, root_files: bool, skills: &mut Vec<Skill>, diags: &mut Vec<SkillDiagnostic>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<(String, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let skill_md = dir.join("SKILL.md");
-    if skill_md.is_file() {
-        if let Some(s) = load_skill_from_file(&skill_md, diags) {
-            skills.push(s);
-        }
-        return;
+const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
+
+/// pi's `prefixIgnorePattern`: a rule of a nested ignore file, made relative to the root.
+fn prefix_ignore_pattern(line: &str, prefix: &str) -> Option<String> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || (trimmed.starts_with('#') && !trimmed.starts_with("\\#")) {
+        return None;
     }
-    for (name, path) in entries {
-        if name.starts_with('.') || name == "node_modules" {
-            continue;
+    let (negated, pattern) = match line.strip_prefix('!') {
+        Some(rest) => (true, rest),
+        None => (
+            false,
+            if line.starts_with("\\!") {
+                &line[1..]
+            } else {
+                line
+            },
+        ),
+    };
+    let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
+    let prefixed = format!("{prefix}{pattern}");
+    Some(if negated {
+        format!("!{prefixed}")
+    } else {
+        prefixed
+    })
+}
+
+struct Walker<'a> {
+    root: PathBuf,
+    mode: SkillDirMode,
+    patterns: Vec<String>,
+    skills: &'a mut Vec<Skill>,
+    diags: &'a mut Vec<SkillDiagnostic>,
+}
+
+impl Walker<'_> {
+    fn add_ignore_rules(&mut self, dir: &Path) {
+        let rel = dir.strip_prefix(&self.root).unwrap_or(Path::new(""));
+        let prefix = if rel.as_os_str().is_empty() {
+            String::new()
+        } else {
+            format!("{}/", rel.to_string_lossy().replace('\\', "/"))
+        };
+        for name in IGNORE_FILE_NAMES {
+            if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
+                self.patterns.extend(
+                    text.lines()
+                        .filter_map(|l| prefix_ignore_pattern(l.trim_end_matches('\r'), &prefix)),
+                );
+            }
         }
-        if path.is_dir() {
-            walk(&path, false, skills, diags);
-        } else if root_files
-            && path.is_file()
-            && name.ends_with(".md")
-            && let Some(s) = load_skill_from_file(&path, diags)
-        {
-            skills.push(s);
+    }
+
+    fn matcher(&self) -> Option<ignore::gitignore::Gitignore> {
+        if self.patterns.is_empty() {
+            return None;
+        }
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(&self.root);
+        for p in &self.patterns {
+            let _ = builder.add_line(None, p);
+        }
+        builder.build().ok()
+    }
+
+    fn walk(&mut self, dir: &Path) {
+        self.add_ignore_rules(dir);
+        let ig = self.matcher();
+        let ignored = |path: &Path, is_dir: bool| {
+            ig.as_ref()
+                .is_some_and(|g| g.matched(path, is_dir).is_ignore())
+        };
+        let skill_md = dir.join("SKILL.md");
+        if skill_md.is_file() && !ignored(&skill_md, false) {
+            if let Some(s) = load_skill_from_file(&skill_md, self.diags) {
+                self.skills.push(s);
+            }
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<(String, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let at_root = dir == self.root;
+        for (name, path) in entries {
+            if name.starts_with('.') || name == "node_modules" {
+                continue;
+            }
+            let is_dir = path.is_dir();
+            if ignored(&path, is_dir) {
+                continue;
+            }
+            if is_dir {
+                self.walk(&path);
+                continue;
+            }
+            let md_here = match self.mode {
+                SkillDirMode::Pi => at_root,
+                SkillDirMode::Agents => !at_root,
+            };
+            if md_here
+                && path.is_file()
+                && name.ends_with(".md")
+                && let Some(s) = load_skill_from_file(&path, self.diags)
+            {
+                self.skills.push(s);
+            }
         }
     }
 }
@@ -273,20 +371,26 @@ pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
         let user_agents = src.home.join(".agents").join("skills");
         if src.project_trusted {
             add(
-                load_skills_from_dir(&src.cwd.join(CONFIG_DIR_NAME).join("skills"), true),
+                load_skills_from_dir(
+                    &src.cwd.join(CONFIG_DIR_NAME).join("skills"),
+                    SkillDirMode::Pi,
+                ),
                 &mut out,
             );
             for dir in ancestor_agents_skill_dirs(src.cwd) {
                 if dir != user_agents {
-                    add(load_skills_from_dir(&dir, false), &mut out);
+                    add(load_skills_from_dir(&dir, SkillDirMode::Agents), &mut out);
                 }
             }
         }
         add(
-            load_skills_from_dir(&src.agent_dir.join("skills"), true),
+            load_skills_from_dir(&src.agent_dir.join("skills"), SkillDirMode::Pi),
             &mut out,
         );
-        add(load_skills_from_dir(&user_agents, false), &mut out);
+        add(
+            load_skills_from_dir(&user_agents, SkillDirMode::Agents),
+            &mut out,
+        );
     }
     let explicit: Vec<&String> = if src.no_skills {
         src.cli_paths.iter().collect()
@@ -303,7 +407,7 @@ pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
         if !path.exists() {
             out.diagnostics.push(warn("skill path does not exist"));
         } else if path.is_dir() {
-            add(load_skills_from_dir(&path, true), &mut out);
+            add(load_skills_from_dir(&path, SkillDirMode::Pi), &mut out);
         } else if path.is_file() && path.extension().is_some_and(|e| e == "md") {
             let mut diags = Vec::new();
             match load_skill_from_file(&path, &mut diags) {

@@ -26,14 +26,21 @@ fn skill_root_stops_recursion_and_root_md_files_load() {
     write(&d.join("nodesc.md"), "just text");
     write(&d.join(".hidden/SKILL.md"), &skill_md("hidden", "H"));
     write(&d.join("node_modules/x/SKILL.md"), &skill_md("nm", "X"));
-    let (skills, diags) = load_skills_from_dir(&d, true);
+    let (skills, diags) = load_skills_from_dir(&d, SkillDirMode::Pi);
     let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
     // A loose file without `name` is named after its directory, as in the reference.
     assert_eq!(names, vec!["alpha", "beta", "skills"]);
     assert!(diags.is_empty(), "{diags:?}");
-    // Without root files (`.agents` style) the loose file is skipped.
-    let (skills, _) = load_skills_from_dir(&d, false);
-    assert_eq!(skills.len(), 2);
+    // `.agents` style: root files are skipped, but `.md` files in subdirectories count.
+    write(
+        &d.join("group/extra.md"),
+        "---\nname: extra\ndescription: e\n---\nbody",
+    );
+    let (skills, _) = load_skills_from_dir(&d, SkillDirMode::Agents);
+    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["alpha", "beta", "extra"]);
+    let (skills, _) = load_skills_from_dir(&d, SkillDirMode::Pi);
+    assert!(skills.iter().all(|s| s.name != "extra"));
 }
 
 #[test]
@@ -43,7 +50,7 @@ fn name_defaults_to_directory_and_validation_warnings() {
     write(&d.join("my-dir/SKILL.md"), "---\ndescription: x\n---\nb");
     write(&d.join("Bad_Name/SKILL.md"), "---\ndescription: x\n---\nb");
     write(&d.join("nodesc/SKILL.md"), "---\nname: nodesc\n---\nb");
-    let (skills, diags) = load_skills_from_dir(&d, true);
+    let (skills, diags) = load_skills_from_dir(&d, SkillDirMode::Pi);
     let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["Bad_Name", "my-dir"]);
     let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
@@ -181,4 +188,29 @@ fn skill_command_expansion() {
         "/skill:nope x"
     );
     assert_eq!(expand_skill_command("hello", &skills).unwrap(), "hello");
+}
+
+#[test]
+fn ignore_files_exclude_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("skills");
+    write(&d.join("keep/SKILL.md"), &skill_md("keep", "K"));
+    write(&d.join("drop/SKILL.md"), &skill_md("drop", "D"));
+    write(&d.join("group/inner/SKILL.md"), &skill_md("inner", "I"));
+    write(&d.join("group/other/SKILL.md"), &skill_md("other", "O"));
+    write(&d.join(".gitignore"), "drop/\n# comment\n");
+    write(&d.join("group/.ignore"), "/inner\n");
+    let (skills, _) = load_skills_from_dir(&d, SkillDirMode::Pi);
+    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["other", "keep"]);
+}
+
+#[test]
+fn ignore_pattern_prefixing() {
+    assert_eq!(prefix_ignore_pattern("/a", "x/").as_deref(), Some("x/a"));
+    assert_eq!(prefix_ignore_pattern("!b", "x/").as_deref(), Some("!x/b"));
+    assert_eq!(prefix_ignore_pattern("# c", ""), None);
+    assert_eq!(prefix_ignore_pattern("   ", ""), None);
+    assert_eq!(prefix_ignore_pattern("\\#d", "").as_deref(), Some("\\#d"));
+    assert_eq!(prefix_ignore_pattern("\\!e", "p/").as_deref(), Some("p/!e"));
 }

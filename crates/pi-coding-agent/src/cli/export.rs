@@ -1,0 +1,48 @@
+//! `pi --export <session.jsonl> [output.html]`.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/export-html/index.js` (`exportFromFile`): the input
+//! resolves against the working directory (`~` expanded); a missing input is
+//! `File not found: <abs>`; the default output is `pi-session-<input name without .jsonl>.html`
+//! relative to the working directory, printed as `Exported to: <output>` as given.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::paths::{expand_tilde, resolve_path};
+use crate::storage::SessionStore;
+use crate::storage::export::export_html;
+use crate::tools::path::lexical_normalize;
+
+/// Exports `input` as HTML and returns the output path as pi prints it; the error is the text
+/// after `Error: `.
+pub fn export_from_file(input: &str, output: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
+    let resolved = lexical_normalize(&resolve_path(input, cwd));
+    if !resolved.exists() {
+        return Err(format!("File not found: {}", resolved.display()));
+    }
+    let store = SessionStore::open(&resolved, &cwd.to_string_lossy()).map_err(|e| e.to_string())?;
+    let output = match output {
+        Some(o) => expand_tilde(o),
+        None => {
+            let name = resolved
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+            PathBuf::from(format!("pi-session-{stem}.html"))
+        }
+    };
+    let target = if output.is_absolute() {
+        output.clone()
+    } else {
+        cwd.join(&output)
+    };
+    if target.parent().is_some_and(|dir| !dir.is_dir()) {
+        // Node's writeFileSync message for a missing directory, with the path as given.
+        return Err(format!(
+            "ENOENT: no such file or directory, open '{}'",
+            output.display()
+        ));
+    }
+    export_html(&store, Some(&target)).map_err(|e| e.to_string())?;
+    Ok(output)
+}

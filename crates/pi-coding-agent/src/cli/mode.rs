@@ -1,0 +1,126 @@
+//! Which mode a run uses, and the seam where the modes plug in.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `main.js` (`resolveAppMode`, spec §6.1): `--mode rpc` →
+//! rpc; `--mode json` → json (terminal or not); `-p`, or stdin or stdout not a terminal →
+//! print; otherwise the interactive TUI, which pi-rs does not have.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::args::{Args, OutputMode};
+use super::input::InitialMessage;
+
+/// The mode a run ends up in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppMode {
+    /// The TUI (not available in pi-rs: [`INTERACTIVE_NOT_AVAILABLE`]).
+    Interactive,
+    /// Print mode with text output (§6.2).
+    Print,
+    /// Print mode with JSONL event output (§6.3).
+    Json,
+    /// JSONL commands on stdin, responses and events on stdout (§6.4).
+    Rpc,
+}
+
+impl AppMode {
+    /// `interactive`, `print`, `json`, `rpc`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AppMode::Interactive => "interactive",
+            AppMode::Print => "print",
+            AppMode::Json => "json",
+            AppMode::Rpc => "rpc",
+        }
+    }
+}
+
+/// pi's `resolveAppMode(parsed, stdin.isTTY, stdout.isTTY)`.
+pub fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) -> AppMode {
+    match args.mode {
+        Some(OutputMode::Rpc) => AppMode::Rpc,
+        Some(OutputMode::Json) => AppMode::Json,
+        _ if args.print || !stdin_is_tty || !stdout_is_tty => AppMode::Print,
+        _ => AppMode::Interactive,
+    }
+}
+
+/// Printed (stderr, exit 1) where pi would start its TUI: both ends are terminals without
+/// `-p`/`--mode json|rpc`, or `-r/--resume` (the TUI session picker) was given.
+pub const INTERACTIVE_NOT_AVAILABLE: &str = "Error: interactive mode is not available in pi-rs \
+     yet; run `pi -p \"<prompt>\"` (or add --mode json or --mode rpc) instead";
+
+/// Everything a non-interactive mode needs from the command line.
+#[derive(Clone, Debug)]
+pub struct ModeRequest {
+    /// The parsed command line (`messages` still holds every message; use `initial`).
+    pub args: Args,
+    /// [`AppMode::Print`], [`AppMode::Json`] or [`AppMode::Rpc`].
+    pub mode: AppMode,
+    /// The process's working directory.
+    pub cwd: PathBuf,
+    /// The agent directory (`PI_CODING_AGENT_DIR` or `~/.pi/agent`).
+    pub agent_dir: PathBuf,
+    /// `--offline` or `PI_OFFLINE` set: no network access at startup.
+    pub offline: bool,
+    /// The first prompt (stdin + files + first message) and the prompts after it; empty in
+    /// rpc mode.
+    pub initial: InitialMessage,
+}
+
+/// Runs a non-interactive mode to completion and returns the exit status.
+///
+/// Print and json modes run on the session layer ([`crate::modes`]); rpc mode is not
+/// implemented yet and reports so on stderr (exit 1).
+pub fn run_mode(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    match request.mode {
+        AppMode::Print | AppMode::Json => crate::modes::run_print_or_json(request, stdout, stderr),
+        mode => {
+            let _ = writeln!(
+                stderr,
+                "Error: pi-rs cannot run the {} mode yet",
+                mode.name()
+            );
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(print: bool, mode: Option<OutputMode>) -> Args {
+        Args {
+            print,
+            mode,
+            ..Args::default()
+        }
+    }
+
+    #[test]
+    fn mode_table() {
+        use AppMode::*;
+        let cases = [
+            // (print, --mode, stdin tty, stdout tty) -> mode
+            ((false, None, true, true), Interactive),
+            ((false, Some(OutputMode::Text), true, true), Interactive),
+            ((true, None, true, true), Print),
+            ((true, Some(OutputMode::Text), true, true), Print),
+            ((false, None, false, true), Print),
+            ((false, None, true, false), Print),
+            ((false, None, false, false), Print),
+            ((false, Some(OutputMode::Json), true, true), Json),
+            ((true, Some(OutputMode::Json), false, false), Json),
+            ((false, Some(OutputMode::Rpc), true, true), Rpc),
+            ((true, Some(OutputMode::Rpc), false, true), Rpc),
+        ];
+        for ((print, mode, i, o), want) in cases {
+            assert_eq!(
+                resolve_app_mode(&args(print, mode), i, o),
+                want,
+                "{print} {mode:?} {i} {o}"
+            );
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! Automatic compaction inside a session: the `Compactor` the session layer calls.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession` compaction (spec §3.2, §3.5, §3.6, §2.4):
+//! - after each low-level run and before each prompt, a context overflow (or a recoverable
+//!   length stop) of the current model triggers an overflow compaction that drops the failed
+//!   assistant from the context and retries once (a second overflow fails with pi's exhausted
+//!   message); otherwise crossing `contextWindow − reserveTokens` triggers a threshold
+//!   compaction;
+//! - between turns, once tool results are in, the same threshold check runs on the context;
+//! - events: `compaction_start {reason}`, then `compaction_end {reason, result?, aborted,
+//!   willRetry, errorMessage?}`; the summary call's retries emit the
+//!   `summarization_retry_*` events.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use pi_agent_core::{AgentContext, AgentEvent, AgentMessage};
+use pi_ai::{AssistantMessage, Message, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use super::branch::branch_of;
+use super::prepare::prepare_compaction;
+use super::summarize::{SummarizationRetryEvent, Summarizer, SummaryRetry};
+use super::tokens::{
+    CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
+};
+use crate::session::hooks::{CheckPhase, Compactor};
+use crate::session::{
+    AgentSession, AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource,
+};
+use crate::storage::context::iso_to_ms;
+use crate::storage::{EntryKind, SessionEntry, build_session_context};
+
+/// `compaction_end.errorMessage` when overflow recovery already ran once.
+pub const OVERFLOW_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+/// The same for a length stop.
+pub const LENGTH_EXHAUSTED: &str =
+    "Truncated response recovery failed after one compact-and-retry attempt.";
+
+/// The session's automatic compaction.
+#[derive(Debug, Default)]
+pub struct AutoCompactor {
+    /// Overflow recovery already attempted in this run.
+    overflow_attempted: AtomicBool,
+    compacting: AtomicBool,
+    manual: AtomicBool,
+    cancel: Mutex<Option<CancellationToken>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl AutoCompactor {
+    /// A compactor with no recovery attempted yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn settings(session: &AgentSession) -> CompactionSettings {
+        lock(session.settings()).compaction()
+    }
+
+    /// The root → leaf entries and the latest compaction's time (ms) on that branch.
+    fn branch(session: &AgentSession) -> (Vec<Arc<SessionEntry>>, Option<i64>) {
+        let store = lock(session.store());
+        let branch = match store.leaf_id() {
+            Some(leaf) => branch_of(&store, leaf).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let latest = branch
+            .iter()
+            .rev()
+            .find(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+            .map(|e| iso_to_ms(&e.timestamp));
+        (branch, latest)
+    }
+
+    fn emit(session: &AgentSession, event: AgentSessionEvent) {
+        if let Err(e) = session.emit_event(&event) {
+            tracing::warn!("a session listener failed on a compaction event: {e}");
+        }
+    }
+
+    fn end_failed(
+        session: &AgentSession,
+        reason: CompactionReason,
+        aborted: bool,
+        error: Option<String>,
+    ) {
+        Self::emit(
+            session,
+            AgentSessionEvent::CompactionEnd {
+                reason,
+                result: None,
+                aborted,
+                will_retry: false,
+                error_message: if aborted { None } else { error },
+            },
+        );
+    }
+
+    /// Runs one automatic compaction; `true` when a compaction entry was applied.
+    async fn run(
+        &self,
+        session: &AgentSession,
+        reason: CompactionReason,
+        will_retry: bool,
+    ) -> bool {
+        // Automatic: failures before `compaction_start` are silent.
+        let Some(model) = session.model() else {
+            return false;
+        };
+        if !session.auth().has_auth(&model.provider) {
+            return false;
+        }
+        let (branch, _) = Self::branch(session);
+        if prepare_compaction(&branch, Self::settings(session)).is_err() {
+            return false;
+        }
+        self.execute(session, reason, will_retry, None)
+            .await
+            .is_ok()
+    }
+
+    /// `compaction_start`, the summary, the entry, `compaction_end`, then the
+    /// `session_compact` / `session_compact_failed` hook. Every failure after the start is
+    /// reported as pi reports it for `reason` and returned as `Err(original error)`.
+    async fn execute(
+        &self,
+        session: &AgentSession,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+    ) -> Result<CompactionResult, String> {
+        let cancel = CancellationToken::new();
+        *lock(&self.cancel) = Some(cancel.clone());
+        self.compacting.store(true, Ordering::SeqCst);
+        if reason == CompactionReason::Manual {
+            self.manual.store(true, Ordering::SeqCst);
+        }
+        Self::emit(session, AgentSessionEvent::CompactionStart { reason });
+        let outcome = self
+            .summarize_and_apply(session, reason, will_retry, custom_instructions, &cancel)
+            .await;
+        self.compacting.store(false, Ordering::SeqCst);
+        self.manual.store(false, Ordering::SeqCst);
+        *lock(&self.cancel) = None;
+        match outcome {
+            Ok((result, entry)) => {
+                Self::emit(
+                    session,
+                    AgentSessionEvent::CompactionEnd {
+                        reason,
+                        result: Some(result.clone()),
+                        aborted: false,
+                        will_retry,
+                        error_message: None,
+                    },
+                );
+                session
+                    .hooks()
+                    .session_compact(entry, reason, will_retry)
+                    .await;
+                Ok(result)
+            }
+            Err(error) => {
+                let aborted = cancel.is_cancelled() || error == "Compaction cancelled";
+                let message = match reason {
+                    CompactionReason::Manual => format!("Compaction failed: {error}"),
+                    CompactionReason::Overflow => {
+                        format!("Context overflow recovery failed: {error}")
+                    }
+                    CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
+                };
+                let message = (!aborted).then_some(message);
+                Self::end_failed(session, reason, aborted, message.clone());
+                session
+                    .hooks()
+                    .session_compact_failed(reason, message, aborted)
+                    .await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn summarize_and_apply(
+        &self,
+        session: &AgentSession,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<(CompactionResult, SessionEntry), String> {
+        let model = session
+            .model()
+            .ok_or_else(|| "No model selected".to_owned())?;
+        if !session.auth().has_auth(&model.provider) {
+            return Err(format!("No API key found for {}.", model.provider));
+        }
+        let settings = Self::settings(session);
+        let (branch, _) = Self::branch(session);
+        let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
+        let retry = lock(session.settings()).retry();
+        let events_session = session.clone();
+        let summarizer = Summarizer {
+            model: model.clone(),
+            stream: session.agent().options().stream_fn.clone(),
+            api_key: session.auth().api_key(&model.provider),
+            headers: Vec::new(),
+            thinking_level: session.thinking_level(),
+            session_id: None,
+            signal: cancel.clone(),
+            retry: SummaryRetry {
+                enabled: retry.enabled,
+                max_retries: retry.max_retries,
+                base_delay_ms: retry.base_delay_ms,
+            },
+            on_retry: Some(Arc::new(move |e| {
+                let event = match e {
+                    SummarizationRetryEvent::Scheduled {
+                        attempt,
+                        max_attempts,
+                        delay_ms,
+                        error_message,
+                    } => AgentSessionEvent::SummarizationRetryScheduled {
+                        attempt,
+                        max_attempts,
+                        delay_ms,
+                        error_message,
+                    },
+                    SummarizationRetryEvent::AttemptStart { .. } => {
+                        AgentSessionEvent::SummarizationRetryAttemptStart {
+                            source: SummarizationSource::Compaction(reason),
+                        }
+                    }
+                    SummarizationRetryEvent::Finished { .. } => {
+                        AgentSessionEvent::SummarizationRetryFinished
+                    }
+                };
+                Self::emit(&events_session, event);
+            })),
+        };
+        let result = summarizer
+            .compact(&prep, custom_instructions.as_deref())
+            .await;
+        if cancel.is_cancelled() {
+            return Err("Compaction cancelled".into());
+        }
+        let result = result?;
+        let usage = result.usage.and_then(|u| serde_json::to_value(u).ok());
+        let entry = {
+            let mut store = lock(session.store());
+            let id = store
+                .append(EntryKind::Compaction {
+                    summary: result.summary.clone(),
+                    first_kept_entry_id: result.first_kept_entry_id.clone(),
+                    tokens_before: result.tokens_before,
+                    details: Some(result.details.clone()),
+                    usage: usage.clone(),
+                    from_hook: Some(false),
+                })
+                .map_err(|e| e.to_string())?;
+            store.get(&id).map_err(|e| e.to_string())?
+        };
+        let rebuilt = {
+            let store = lock(session.store());
+            build_session_context(&store).map(|c| c.messages)
+        };
+        let mut messages = rebuilt.map_err(|e| e.to_string())?;
+        if will_retry
+            && matches!(
+                messages.last(),
+                Some(AgentMessage::Llm(Message::Assistant(a)))
+                    if matches!(a.stop_reason, StopReason::Error | StopReason::Length)
+            )
+        {
+            messages.pop();
+        }
+        let after: u64 = messages.iter().map(estimate_tokens).sum();
+        session.agent().set_messages(messages);
+        Ok((
+            CompactionResult {
+                summary: result.summary,
+                first_kept_entry_id: result.first_kept_entry_id,
+                tokens_before: result.tokens_before,
+                estimated_tokens_after: Some(after),
+                usage,
+                details: Some(result.details),
+            },
+            (*entry).clone(),
+        ))
+    }
+
+    async fn check_message(
+        &self,
+        session: AgentSession,
+        message: AssistantMessage,
+        phase: CheckPhase,
+    ) -> bool {
+        let settings = Self::settings(&session);
+        if !settings.enabled {
+            return false;
+        }
+        if phase == CheckPhase::AfterRun && message.stop_reason == StopReason::Aborted {
+            return false;
+        }
+        let (_, latest_compaction) = Self::branch(&session);
+        if latest_compaction.is_some_and(|t| message.timestamp <= t) {
+            return false;
+        }
+        let Some(model) = session.model() else {
+            return false;
+        };
+        let same_model = message.provider == model.provider && message.model == model.id;
+        let overflow = same_model
+            && pi_ai::overflow::is_context_overflow(&message, Some(model.context_window));
+        let length_recovery = same_model
+            && message.stop_reason == StopReason::Length
+            && model.max_tokens > 0
+            && message.usage.output < model.max_tokens;
+        if overflow || length_recovery {
+            if message.stop_reason == StopReason::Stop {
+                // Silent overflow: compact, never retry.
+                self.run(&session, CompactionReason::Overflow, false).await;
+                return false;
+            }
+            if self.overflow_attempted.swap(true, Ordering::SeqCst) {
+                let message = Some(
+                    if overflow {
+                        OVERFLOW_EXHAUSTED
+                    } else {
+                        LENGTH_EXHAUSTED
+                    }
+                    .to_owned(),
+                );
+                Self::end_failed(&session, CompactionReason::Overflow, false, message.clone());
+                session
+                    .hooks()
+                    .session_compact_failed(CompactionReason::Overflow, message, false)
+                    .await;
+                return false;
+            }
+            // Drop the failed assistant from the context (it stays in the file).
+            let mut messages = session.agent().messages();
+            if matches!(
+                messages.last(),
+                Some(AgentMessage::Llm(Message::Assistant(_)))
+            ) {
+                messages.pop();
+                session.agent().set_messages(messages);
+            }
+            return self.run(&session, CompactionReason::Overflow, true).await
+                && phase == CheckPhase::AfterRun;
+        }
+        let tokens =
+            if message.stop_reason == StopReason::Error || context_tokens(&message.usage) == 0 {
+                let estimate = estimate_context_tokens(&session.agent().messages());
+                // An estimate anchored on an assistant older than the latest compaction is stale.
+                let stale = match (estimate.last_usage_index, latest_compaction) {
+                (Some(i), Some(t)) => session.agent().messages().get(i).is_some_and(
+                    |m| matches!(m, AgentMessage::Llm(Message::Assistant(a)) if a.timestamp <= t),
+                ),
+                _ => false,
+            };
+                if stale {
+                    return false;
+                }
+                estimate.tokens
+            } else {
+                context_tokens(&message.usage)
+            };
+        if should_compact(tokens, model.context_window, &settings) {
+            self.run(&session, CompactionReason::Threshold, false).await;
+        }
+        false
+    }
+}
+
+impl Compactor for AutoCompactor {
+    fn check(
+        &self,
+        session: AgentSession,
+        message: AssistantMessage,
+        phase: CheckPhase,
+    ) -> BoxFuture<'_, bool> {
+        Box::pin(self.check_message(session, message, phase))
+    }
+
+    fn before_next_turn(
+        &self,
+        session: AgentSession,
+        context: Arc<AgentContext>,
+    ) -> BoxFuture<'_, Option<Vec<AgentMessage>>> {
+        Box::pin(async move {
+            let settings = Self::settings(&session);
+            let model = session.model()?;
+            let estimate = estimate_context_tokens(&context.messages);
+            if !should_compact(estimate.tokens, model.context_window, &settings) {
+                return None;
+            }
+            if self.run(&session, CompactionReason::Threshold, false).await {
+                Some(session.agent().messages())
+            } else {
+                None
+            }
+        })
+    }
+
+    fn observe(&self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageStart { message } if message.role() == "user" => {
+                self.overflow_attempted.store(false, Ordering::SeqCst);
+            }
+            AgentEvent::MessageEnd { message } => {
+                if let AgentMessage::Llm(Message::Assistant(a)) = message
+                    && !matches!(a.stop_reason, StopReason::Error | StopReason::Length)
+                {
+                    self.overflow_attempted.store(false, Ordering::SeqCst);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn is_compacting(&self) -> bool {
+        self.compacting.load(Ordering::SeqCst)
+    }
+
+    fn is_manual_compacting(&self) -> bool {
+        self.manual.load(Ordering::SeqCst)
+    }
+
+    fn compact_manual(
+        &self,
+        session: AgentSession,
+        custom_instructions: Option<String>,
+    ) -> BoxFuture<'_, Result<CompactionResult, String>> {
+        Box::pin(async move {
+            self.execute(
+                &session,
+                CompactionReason::Manual,
+                false,
+                custom_instructions,
+            )
+            .await
+        })
+    }
+
+    fn abort(&self) {
+        if let Some(c) = lock(&self.cancel).as_ref() {
+            c.cancel();
+        }
+    }
+}

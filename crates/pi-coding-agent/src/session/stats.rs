@@ -1,0 +1,206 @@
+//! Session statistics and context usage (RPC `get_session_stats`, footers).
+//!
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession.getSessionStats` / `getContextUsage`
+//! (spec §1.10): statistics scan **all** entries (every branch); token totals add assistant
+//! usage, tool-result `usage` and compaction / branch-summary `usage`; the context estimate is
+//! unknown (`tokens: null`) after a compaction until an assistant answered with real usage.
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{AssistantContent, Message, StopReason, Usage};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::agent_session::{AgentSession, lock};
+use crate::compaction::tokens::{context_tokens, estimate_context_tokens};
+use crate::storage::EntryKind;
+use crate::storage::context::path_to_leaf;
+
+/// `{tokens, contextWindow, percent}`; `tokens`/`percent` are `null` while unknown.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    /// Estimated context tokens.
+    pub tokens: Option<u64>,
+    /// The model's window.
+    pub context_window: u64,
+    /// `tokens / contextWindow · 100`.
+    pub percent: Option<f64>,
+}
+
+/// `{input, output, cacheRead, cacheWrite, total}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenTotals {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache-read tokens.
+    pub cache_read: u64,
+    /// Cache-write tokens.
+    pub cache_write: u64,
+    /// The sum of the four.
+    pub total: u64,
+}
+
+/// `getSessionStats()`'s result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStats {
+    /// The session file (omitted in memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+    /// The session id.
+    pub session_id: String,
+    /// `user` message entries.
+    pub user_messages: u64,
+    /// `assistant` message entries.
+    pub assistant_messages: u64,
+    /// Tool calls in assistant messages.
+    pub tool_calls: u64,
+    /// `toolResult` message entries.
+    pub tool_results: u64,
+    /// All `message` entries.
+    pub total_messages: u64,
+    /// Token totals.
+    pub tokens: TokenTotals,
+    /// Total cost.
+    pub cost: f64,
+    /// [`AgentSession::context_usage`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsage>,
+}
+
+#[derive(Default)]
+struct Totals {
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cost: f64,
+}
+
+impl Totals {
+    fn add(&mut self, u: &Usage) {
+        self.input += u.input;
+        self.output += u.output;
+        self.cache_read += u.cache_read;
+        self.cache_write += u.cache_write;
+        self.cost += u.cost.total;
+    }
+
+    /// A stored `usage` object (compaction / branch summary): missing fields count 0.
+    fn add_json(&mut self, v: &Value) {
+        let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        self.input += n("input");
+        self.output += n("output");
+        self.cache_read += n("cacheRead");
+        self.cache_write += n("cacheWrite");
+        self.cost += v
+            .get("cost")
+            .and_then(|c| c.get("total"))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+    }
+}
+
+impl AgentSession {
+    /// `getContextUsage()`: `None` without a model or with a window ≤ 0.
+    pub fn context_usage(&self) -> Option<ContextUsage> {
+        let window = self.model()?.context_window;
+        if window == 0 {
+            return None;
+        }
+        let unknown = {
+            let store = lock(&self.inner.store);
+            let path = path_to_leaf(&store);
+            match path.iter().rposition(|&i| store.kind_at(i) == "compaction") {
+                None => false,
+                Some(c) => !path[c + 1..].iter().rev().any(|&i| {
+                    store.kind_at(i) == "message"
+                        && store.entry_at(i).ok().is_some_and(|e| {
+                            matches!(e.message(), Some(AgentMessage::Llm(Message::Assistant(a)))
+                                if !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error)
+                                    && context_tokens(&a.usage) > 0)
+                        })
+                }),
+            }
+        };
+        if unknown {
+            return Some(ContextUsage {
+                tokens: None,
+                context_window: window,
+                percent: None,
+            });
+        }
+        let tokens = self
+            .inner
+            .agent
+            .with_state(|s| estimate_context_tokens(&s.messages).tokens);
+        Some(ContextUsage {
+            tokens: Some(tokens),
+            context_window: window,
+            percent: Some(tokens as f64 / window as f64 * 100.0),
+        })
+    }
+
+    /// `getSessionStats()`.
+    ///
+    /// # Errors
+    /// Stored entries cannot be read back.
+    pub fn session_stats(&self) -> Result<SessionStats, crate::storage::StoreError> {
+        let mut stats = SessionStats {
+            session_file: self.session_file().map(|p| p.display().to_string()),
+            session_id: self.session_id(),
+            user_messages: 0,
+            assistant_messages: 0,
+            tool_calls: 0,
+            tool_results: 0,
+            total_messages: 0,
+            tokens: TokenTotals::default(),
+            cost: 0.0,
+            context_usage: None,
+        };
+        let mut totals = Totals::default();
+        let entries = lock(&self.inner.store).entries()?;
+        for entry in entries {
+            match &entry.kind {
+                EntryKind::Compaction { usage: Some(u), .. }
+                | EntryKind::BranchSummary { usage: Some(u), .. } => totals.add_json(u),
+                EntryKind::Message { message } => {
+                    stats.total_messages += 1;
+                    match message {
+                        AgentMessage::Llm(Message::User(_)) => stats.user_messages += 1,
+                        AgentMessage::Llm(Message::ToolResult(r)) => {
+                            stats.tool_results += 1;
+                            if let Some(u) = &r.usage {
+                                totals.add(u);
+                            }
+                        }
+                        AgentMessage::Llm(Message::Assistant(a)) => {
+                            stats.assistant_messages += 1;
+                            stats.tool_calls += a
+                                .content
+                                .iter()
+                                .filter(|c| matches!(c, AssistantContent::ToolCall(_)))
+                                .count() as u64;
+                            totals.add(&a.usage);
+                        }
+                        AgentMessage::Custom(_) => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        stats.tokens = TokenTotals {
+            input: totals.input,
+            output: totals.output,
+            cache_read: totals.cache_read,
+            cache_write: totals.cache_write,
+            total: totals.input + totals.output + totals.cache_read + totals.cache_write,
+        };
+        stats.cost = totals.cost;
+        stats.context_usage = self.context_usage();
+        Ok(stats)
+    }
+}

@@ -1,0 +1,390 @@
+//! The `pi` command line through the real binary: parsing rules, error texts and exit codes
+//! as pi 0.85.0 prints them (each expected text was checked against the installed reference).
+
+mod support {
+    pub mod pi_bin;
+}
+
+use support::pi_bin::{Output, Sandbox, write};
+
+const INTERACTIVE: &str = "Error: interactive mode is not available in pi-rs yet; run `pi -p \
+                           \"<prompt>\"` (or add --mode json or --mode rpc) instead\n";
+
+fn run(args: &[&str]) -> Output {
+    Sandbox::new().run(args)
+}
+
+/// Exit 1 with exactly `stderr` and nothing on stdout.
+fn assert_fails(out: &Output, stderr: &str) {
+    assert_eq!(out.stderr, stderr, "{out:?}");
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.stdout, "", "{out:?}");
+}
+
+/// The command line was accepted: no start-up error, the run went on to a mode.
+fn assert_accepted(out: &Output) {
+    for bad in [
+        "Unknown option",
+        "requires",
+        "not supported",
+        "File not found",
+        "Hint:",
+    ] {
+        assert!(!out.stderr.contains(bad), "{out:?}");
+    }
+}
+
+#[test]
+fn bundled_short_flags_are_unknown_options() {
+    assert_fails(&run(&["-pc", "hi"]), "Error: Unknown option: -pc\n");
+    assert_fails(&run(&["-p", "hi", "-x"]), "Error: Unknown option: -x\n");
+}
+
+#[test]
+fn unknown_long_options_are_listed_together() {
+    assert_fails(&run(&["--foo", "hi"]), "Error: Unknown option: --foo\n");
+    assert_fails(
+        &run(&["--foo", "--bar", "-p", "hi"]),
+        "Error: Unknown options: --foo, --bar\n",
+    );
+    assert_fails(
+        &run(&["--provider=x", "-p", "hi"]),
+        "Error: Unknown option: --provider\n",
+    );
+    // A value option at the very end has no value and becomes an unknown option.
+    assert_fails(
+        &run(&["-p", "hi", "--model"]),
+        "Error: Unknown option: --model\n",
+    );
+}
+
+#[test]
+fn short_option_errors_and_missing_values_win_over_unknown_long_options() {
+    assert_fails(
+        &run(&["--foo", "-x", "-p", "hi"]),
+        "Error: Unknown option: -x\n",
+    );
+    assert_fails(
+        &run(&["--foo", "--name"]),
+        "Error: --name requires a value\n",
+    );
+    assert_fails(&run(&["-n"]), "Error: --name requires a value\n");
+    assert_fails(
+        &run(&["-x", "--name"]),
+        "Error: Unknown option: -x\nError: --name requires a value\n",
+    );
+}
+
+#[test]
+fn a_bad_thinking_level_only_warns() {
+    let out = run(&["--thinking", "bogus", "--version"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout, format!("{}\n", pi_coding_agent::VERSION));
+    assert_eq!(
+        out.stderr,
+        "Warning: Invalid thinking level \"bogus\". Valid values: off, minimal, low, medium, high, \
+         xhigh, max\n"
+    );
+    let out = run(&["--thinking", "bogus", "-x"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .starts_with("Warning: Invalid thinking level \"bogus\".")
+    );
+    assert!(out.stderr.ends_with("\nError: Unknown option: -x\n"));
+}
+
+#[test]
+fn version_and_help_come_before_unknown_long_options() {
+    for flag in ["--version", "-v"] {
+        let out = run(&["--foo", flag]);
+        assert_eq!(
+            (out.code, out.stdout.as_str()),
+            (0, format!("{}\n", pi_coding_agent::VERSION).as_str())
+        );
+        assert_eq!(out.stderr, "");
+    }
+    let out = run(&["--help", "--foo"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert!(
+        out.stdout
+            .contains("Usage:\n  pi [options] [--] [@files...] [messages...]")
+    );
+}
+
+/// Every option of pi 0.85.0's `--help`, in both spellings, appears in ours.
+#[test]
+fn help_lists_every_option() {
+    let out = run(&["-h"]);
+    assert_eq!(out.code, 0);
+    for opt in [
+        "--provider",
+        "--model",
+        "--api-key",
+        "--system-prompt",
+        "--append-system-prompt",
+        "--mode",
+        "--print, -p",
+        "--continue, -c",
+        "--resume, -r",
+        "--session ",
+        "--session-id",
+        "--fork",
+        "--session-dir",
+        "--no-session",
+        "--name, -n",
+        "--models",
+        "--no-tools, -nt",
+        "--no-builtin-tools, -nbt",
+        "--tools, -t",
+        "--exclude-tools, -xt",
+        "--thinking",
+        "--extension, -e",
+        "--no-extensions, -ne",
+        "--skill",
+        "--no-skills, -ns",
+        "--prompt-template",
+        "--no-prompt-templates, -np",
+        "--theme",
+        "--use-theme",
+        "--no-themes",
+        "--no-context-files, -nc",
+        "--export",
+        "--list-models",
+        "--verbose",
+        "--tui-mode",
+        "--approve, -a",
+        "--no-approve, -na",
+        "--offline",
+        "--help, -h",
+        "--version, -v",
+        "\n  --  ",
+    ] {
+        assert!(out.stdout.contains(opt), "help lacks {opt:?}");
+    }
+}
+
+#[test]
+fn double_dash_ends_options() {
+    let out = run(&["-p", "hi", "--", "--foo", "-x", "--help"]);
+    assert_eq!(out.code, 1, "no model is configured: {out:?}");
+    assert_accepted(&out);
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn every_option_with_a_value_is_accepted() {
+    let sb = Sandbox::new();
+    write(&sb.work().join("sys.md"), "system");
+    let out = sb.run(&[
+        "-p",
+        "--provider",
+        "p",
+        "--model",
+        "m",
+        "--api-key",
+        "k",
+        "--system-prompt",
+        "sys.md",
+        "--append-system-prompt",
+        "a",
+        "--mode",
+        "text",
+        "--no-session",
+        "--session-dir",
+        "s",
+        "-n",
+        "name",
+        "--models",
+        "a,b",
+        "-nt",
+        "-nbt",
+        "-t",
+        "read",
+        "-xt",
+        "bash",
+        "--thinking",
+        "high",
+        "-ne",
+        "--skill",
+        "sk",
+        "-ns",
+        "--prompt-template",
+        "pt",
+        "-np",
+        "--theme",
+        "t",
+        "--use-theme",
+        "dark",
+        "--no-themes",
+        "--tui-mode",
+        "regular",
+        "-nc",
+        "--verbose",
+        "-a",
+        "-na",
+        "--offline",
+        "-c",
+        "hello",
+    ]);
+    assert_accepted(&out);
+    assert_eq!(out.code, 1, "{out:?}");
+}
+
+#[test]
+fn resume_needs_the_interactive_mode() {
+    assert_fails(&run(&["-r"]), INTERACTIVE);
+    assert_fails(&run(&["--resume", "-p", "hi"]), INTERACTIVE);
+}
+
+#[test]
+fn extensions_fail_with_the_reference_shape() {
+    let sb = Sandbox::new();
+    let abs = sb.work().join("ext.ts");
+    let expected = format!(
+        "Error: Failed to load extension \"{}\": extensions are not supported by pi-rs yet\n\
+         Hint: Start without extensions using \"pi -ne\".\n",
+        abs.display()
+    );
+    assert_fails(&sb.run(&["-e", "./ext.ts", "-p", "hi"]), &expected);
+    assert_fails(
+        &sb.run(&["-ne", "--extension", "sub/../ext.ts", "-p", "hi"]),
+        &expected,
+    );
+    // Unknown options come first, then the extension errors, then the hint.
+    let both = sb.run(&["--foo", "-e", "ext.ts", "-p", "hi"]);
+    assert_fails(&both, &format!("Error: Unknown option: --foo\n{expected}"));
+}
+
+#[test]
+fn reference_subcommands_are_not_supported() {
+    for cmd in [
+        "install",
+        "remove",
+        "uninstall",
+        "update",
+        "list",
+        "config",
+        "auth",
+    ] {
+        assert_fails(
+            &run(&[cmd, "x"]),
+            &format!("Error: pi-rs does not support '{cmd}' yet\n"),
+        );
+    }
+    // Only as the first argument: after -p it is the prompt.
+    assert_accepted(&run(&["-p", "list"]));
+}
+
+#[test]
+fn missing_files_fail_before_unknown_options() {
+    let sb = Sandbox::new();
+    let abs = sb.work().join("missing.txt");
+    let expected = format!("Error: File not found: {}\n", abs.display());
+    assert_fails(&sb.run(&["-p", "--foo", "@missing.txt"]), &expected);
+    assert_fails(&sb.run(&["@missing.txt", "hi"]), &expected);
+    write(&sb.work().join("there.txt"), "x");
+    assert_accepted(&sb.run(&["@there.txt", "hi"]));
+}
+
+#[test]
+fn file_arguments_are_refused_in_rpc_mode() {
+    assert_fails(
+        &run(&["--mode", "rpc", "@f.txt"]),
+        "Error: @file arguments are not supported in RPC mode\n",
+    );
+}
+
+#[test]
+fn session_flag_conflicts() {
+    assert_fails(
+        &run(&["--fork", "x", "--session", "y", "-c", "-r", "--no-session"]),
+        "Error: --fork cannot be combined with --session, --continue, --resume, --no-session\n",
+    );
+    assert_fails(
+        &run(&["--session-id", "abc", "-c"]),
+        "Error: --session-id cannot be combined with --continue\n",
+    );
+    assert_fails(
+        &run(&["--session-id", "-bad-", "-p", "hi"]),
+        "Error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', \
+         and '.', and start and end with an alphanumeric character\n",
+    );
+    assert_fails(
+        &run(&["--name", "  ", "-p", "hi"]),
+        "Error: --name requires a non-empty value\n",
+    );
+}
+
+#[test]
+fn list_models_prints_the_reference_table() {
+    let sb = Sandbox::new();
+    write(
+        &sb.agent().join("models.json"),
+        r#"{"providers":{"local":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
+        "apiKey":"x","models":[{"id":"m-small","contextWindow":8192,"maxTokens":2048},
+        {"id":"big","reasoning":true,"input":["text","image"],"contextWindow":200000,
+        "maxTokens":64000}]}}}"#,
+    );
+    let all = sb.run(&["--list-models"]);
+    assert_eq!(
+        (all.code, all.stdout.as_str(), all.stderr.as_str()),
+        (
+            0,
+            "provider  model    context  max-out  thinking  images\n\
+             local     big      200K     64K      yes       yes   \n\
+             local     m-small  8.2K     2.0K     no        no    \n",
+            ""
+        )
+    );
+    let some = sb.run(&["--list-models", "big"]);
+    assert_eq!(
+        some.stdout,
+        "provider  model  context  max-out  thinking  images\nlocal     big    200K     64K      yes       yes   \n"
+    );
+    let none = sb.run(&["--list-models", "zzz"]);
+    assert_eq!(
+        (none.code, none.stdout.as_str()),
+        (0, "No models matching \"zzz\"\n")
+    );
+    let empty = run(&["--list-models"]);
+    assert_eq!(empty.code, 0);
+    assert!(
+        empty.stdout.starts_with("No models available. "),
+        "{empty:?}"
+    );
+}
+
+#[test]
+fn export_writes_html_next_to_the_caller() {
+    let sb = Sandbox::new();
+    write(
+        &sb.work().join("s1.jsonl"),
+        "{\"type\":\"session\",\"version\":3,\"id\":\"0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000\",\
+         \"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n\
+         {\"type\":\"message\",\"id\":\"a1b2c3d4\",\"parentId\":null,\"timestamp\":\
+         \"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hello export\",\
+         \"timestamp\":1}}\n",
+    );
+    let out = sb.run(&["--export", "s1.jsonl"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "Exported to: pi-session-s1.html\n", "")
+    );
+    let html = std::fs::read_to_string(sb.work().join("pi-session-s1.html")).unwrap();
+    assert!(html.contains("hello export"));
+    let named = sb.run(&["--export", "s1.jsonl", "named.html"]);
+    assert_eq!(named.stdout, "Exported to: named.html\n");
+    assert!(sb.work().join("named.html").is_file());
+    assert_fails(
+        &sb.run(&["--export", "s1.jsonl", "out/x.html"]),
+        "Error: ENOENT: no such file or directory, open 'out/x.html'\n",
+    );
+    assert_fails(
+        &sb.run(&["--export", "nope.jsonl"]),
+        &format!(
+            "Error: File not found: {}\n",
+            sb.work().join("nope.jsonl").display()
+        ),
+    );
+}

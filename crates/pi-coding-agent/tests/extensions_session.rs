@@ -1,0 +1,282 @@
+//! End-to-end: extensions registered on an `AgentSession` over the faux provider, through
+//! the `SessionHooks` seam — input, before_agent_start, context, tool_call (block and
+//! failure), tool_result, message_end (spec §1.4–1.5, §2.2–2.3).
+
+mod extensions_rig;
+mod session_support;
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{AssistantContent, Message, UserContent};
+use pi_coding_agent::extensions::events::*;
+use pi_coding_agent::extensions::*;
+use pi_coding_agent::session::{AgentSessionEvent, PromptOptions};
+use serde_json::json;
+
+use extensions_rig::*;
+use session_support::{echo_call, text};
+
+#[tokio::test]
+async fn input_rewrites_the_prompt_or_handles_it_without_the_model() {
+    let seen = log();
+    let r = rig(
+        vec![seen_by_model(seen.clone(), "ok")],
+        vec![ext("quick-input.ts", |pi| {
+            pi.on::<InputEvent, _>(|e, ctx| {
+                Box::pin(async move {
+                    if let Some(rest) = e.text.strip_prefix("?quick ") {
+                        return Ok(Some(InputResult::Transform {
+                            text: format!("Kurze Antwort: {rest}"),
+                            images: None,
+                        }));
+                    }
+                    if e.text == "ping" {
+                        ctx.ui().notify("pong", NotifyLevel::Info);
+                        return Ok(Some(InputResult::Handled));
+                    }
+                    Ok(None)
+                })
+            });
+            Ok(())
+        })],
+    );
+    r.session
+        .prompt("ping", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(r.faux.call_count(), 0);
+    r.session
+        .prompt("?quick hello world", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        entries(&seen),
+        ["base prompt|user:Kurze Antwort: hello world|"]
+    );
+    assert_eq!(
+        stored(&r),
+        ["user:Kurze Antwort: hello world", "assistant:ok"]
+    );
+}
+
+#[tokio::test]
+async fn before_agent_start_injects_a_message_and_replaces_the_system_prompt_for_the_run() {
+    let seen = log();
+    let r = rig(
+        vec![
+            seen_by_model(seen.clone(), "one"),
+            seen_by_model(seen.clone(), "two"),
+        ],
+        vec![ext("inject.ts", |pi| {
+            pi.on::<BeforeAgentStartEvent, _>(|e, _| {
+                Box::pin(async move {
+                    if e.prompt != "first" {
+                        return Ok(None);
+                    }
+                    Ok(Some(BeforeAgentStartResult {
+                        message: Some(CustomMessageSpec {
+                            custom_type: "my-context".into(),
+                            content: json!("Current time is now"),
+                            display: true,
+                            details: None,
+                        }),
+                        system_prompt: Some(format!("{}\n\nAnswer in German.", e.system_prompt)),
+                    }))
+                })
+            });
+            Ok(())
+        })],
+    );
+    r.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    r.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    let seen = entries(&seen);
+    assert_eq!(
+        seen[0],
+        "base prompt\n\nAnswer in German.|user:first,user:Current time is now|"
+    );
+    assert!(
+        seen[1].starts_with("base prompt|"),
+        "override lasts one run: {}",
+        seen[1]
+    );
+    assert_eq!(
+        stored(&r),
+        [
+            "user:first",
+            "custom_message",
+            "assistant:one",
+            "user:second",
+            "assistant:two"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn context_filters_what_the_model_sees_without_touching_the_history() {
+    let seen = log();
+    let r = rig(
+        vec![
+            seen_by_model(seen.clone(), "a1"),
+            seen_by_model(seen.clone(), "a2"),
+        ],
+        vec![ext("last-only.ts", |pi| {
+            pi.on::<ContextEvent, _>(|e, _| {
+                Box::pin(async move {
+                    let last = e.messages.last().cloned();
+                    Ok(Some(ContextResult {
+                        messages: last.into_iter().collect(),
+                    }))
+                })
+            });
+            Ok(())
+        })],
+    );
+    r.session
+        .prompt("q1", PromptOptions::default())
+        .await
+        .unwrap();
+    r.session
+        .prompt("q2", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(entries(&seen)[1], "base prompt|user:q2|");
+    assert_eq!(r.session.messages().len(), 4);
+    assert_eq!(
+        stored(&r),
+        ["user:q1", "assistant:a1", "user:q2", "assistant:a2"]
+    );
+}
+
+fn guard_bash() -> Box<dyn Extension> {
+    ext("guard.ts", |pi| {
+        pi.on::<ToolCallEvent, _>(|e, _| {
+            Box::pin(async move {
+                let t = e.input["text"].as_str().unwrap_or_default().to_owned();
+                if t.contains("rm -rf") {
+                    return Ok(Some(ToolCallResult::block(
+                        "Recursive deletion is disabled.",
+                    )));
+                }
+                if t == "explode" {
+                    return Err("policy check failed".into());
+                }
+                e.input["text"] = json!(format!("checked {t}"));
+                Ok(None)
+            })
+        });
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn tool_call_blocks_fails_closed_and_rewrites_input() {
+    let r = rig(
+        vec![
+            echo_call("c1", "rm -rf /"),
+            echo_call("c2", "explode"),
+            echo_call("c3", "hi"),
+            text("done"),
+        ],
+        vec![guard_bash()],
+    );
+    r.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&r),
+        [
+            "user:go",
+            "assistant:",
+            "toolResult:Recursive deletion is disabled.",
+            "assistant:",
+            "toolResult:policy check failed",
+            "assistant:",
+            "toolResult:echo:checked hi",
+            "assistant:done"
+        ]
+    );
+    let errors: Vec<bool> = r
+        .session
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::Llm(Message::ToolResult(t)) => Some(t.is_error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors, [true, true, false]);
+}
+
+#[tokio::test]
+async fn tool_result_patches_the_result_and_message_end_replaces_the_assistant() {
+    let r = rig(
+        vec![echo_call("c1", "x"), text("final answer")],
+        vec![ext("rewrite.ts", |pi| {
+            pi.on::<ToolResultEvent, _>(|e, _| {
+                Box::pin(async move {
+                    Ok(Some(ToolResultPatch {
+                        content: Some(vec![UserContent::text(format!(
+                            "[{}] patched",
+                            e.tool_name
+                        ))]),
+                        details: Some(json!({"patched": true})),
+                        ..Default::default()
+                    }))
+                })
+            });
+            pi.on::<MessageEndEvent, _>(|e, _| {
+                Box::pin(async move {
+                    let AgentMessage::Llm(Message::Assistant(a)) = &e.message else {
+                        return Ok(None);
+                    };
+                    if a.content.is_empty()
+                        || message_text(&Message::Assistant(a.clone())).is_empty()
+                    {
+                        return Ok(None);
+                    }
+                    let mut a = a.clone();
+                    a.content = vec![AssistantContent::text("redacted")];
+                    Ok(Some(MessageEndResult {
+                        message: Message::Assistant(a).into(),
+                    }))
+                })
+            });
+            Ok(())
+        })],
+    );
+    r.session
+        .prompt("go", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&r),
+        [
+            "user:go",
+            "assistant:",
+            "toolResult:[echo] patched",
+            "assistant:redacted"
+        ]
+    );
+    let details = r.session.messages().iter().find_map(|m| match m {
+        AgentMessage::Llm(Message::ToolResult(t)) => t.details.clone(),
+        _ => None,
+    });
+    assert_eq!(details, Some(json!({"patched": true})));
+    let last_end = r.events.lock().unwrap().iter().rev().find_map(|e| match e {
+        AgentSessionEvent::Agent(a) => match &**a {
+            pi_agent_core::AgentEvent::MessageEnd { message } => Some(message.clone()),
+            _ => None,
+        },
+        _ => None,
+    });
+    match last_end {
+        Some(AgentMessage::Llm(m)) => assert_eq!(message_text(&m), "redacted"),
+        other => panic!("no assistant message_end: {other:?}"),
+    }
+}
