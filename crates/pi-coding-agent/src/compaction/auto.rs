@@ -63,18 +63,32 @@ impl AutoCompactor {
     }
 
     /// The root → leaf entries and the latest compaction's time (ms) on that branch.
-    fn branch(session: &AgentSession) -> (Vec<Arc<SessionEntry>>, Option<i64>) {
+    fn branch(session: &AgentSession) -> Vec<Arc<SessionEntry>> {
         let store = lock(session.store());
-        let branch = match store.leaf_id() {
+        match store.leaf_id() {
             Some(leaf) => branch_of(&store, leaf).unwrap_or_default(),
             None => Vec::new(),
-        };
-        let latest = branch
-            .iter()
-            .rev()
-            .find(|e| matches!(e.kind, EntryKind::Compaction { .. }))
-            .map(|e| iso_to_ms(&e.timestamp));
-        (branch, latest)
+        }
+    }
+
+    /// The time (ms) of the latest compaction on the current branch. Walks the index only and
+    /// reads that one entry: the checks run before every prompt and after every run, and a
+    /// resumed session may hold a hundred thousand entries.
+    fn latest_compaction_ms(session: &AgentSession) -> Option<i64> {
+        let store = lock(session.store());
+        let mut cur = store.leaf_position();
+        let mut steps = 0usize;
+        while let Some(i) = cur {
+            if store.kind_at(i) == "compaction" {
+                return store.entry_at(i).ok().map(|e| iso_to_ms(&e.timestamp));
+            }
+            steps += 1;
+            if steps > store.len() {
+                return None; // a cycle
+            }
+            cur = store.parent_position(i);
+        }
+        None
     }
 
     fn emit(session: &AgentSession, event: AgentSessionEvent) {
@@ -115,7 +129,7 @@ impl AutoCompactor {
         if !session.auth().has_auth(&model.provider) {
             return false;
         }
-        let (branch, _) = Self::branch(session);
+        let branch = Self::branch(session);
         if prepare_compaction(&branch, Self::settings(session)).is_err() {
             return false;
         }
@@ -200,7 +214,7 @@ impl AutoCompactor {
             return Err(format!("No API key found for {}.", model.provider));
         }
         let settings = Self::settings(session);
-        let (branch, _) = Self::branch(session);
+        let branch = Self::branch(session);
         let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
         let retry = lock(session.settings()).retry();
         let events_session = session.clone();
@@ -306,7 +320,7 @@ impl AutoCompactor {
         if phase == CheckPhase::AfterRun && message.stop_reason == StopReason::Aborted {
             return false;
         }
-        let (_, latest_compaction) = Self::branch(&session);
+        let latest_compaction = Self::latest_compaction_ms(&session);
         if latest_compaction.is_some_and(|t| message.timestamp <= t) {
             return false;
         }
