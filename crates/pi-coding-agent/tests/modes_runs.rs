@@ -221,7 +221,7 @@ async fn continue_session_and_fork_pick_the_right_files() {
     assert_eq!((code, out.as_str()), (0, "A4\n"));
     let files = env.session_files();
     assert_eq!(files.len(), 2);
-    let forked = files.iter().find(|f| **f != PathBuf::from(&src)).unwrap();
+    let forked = files.iter().find(|f| f.as_path() != Path::new(&src)).unwrap();
     let header = &records(forked)[0];
     assert_eq!(header["parentSession"], src.as_str());
     assert_ne!(header["id"], "first-session");
