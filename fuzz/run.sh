@@ -11,14 +11,15 @@ cd "$(dirname "$0")"
 RUNS=${RUNS:-10000000}
 SECS=${SECONDS_PER_TARGET:-600}
 export RUSTC_BOOTSTRAP=1
+FUZZ_TARGET_DIR=${FUZZ_TARGET_DIR:-target}
 mkdir -p logs
 python3 seed.py >/dev/null
 for t in "$@"; do
   mkdir -p "corpus/$t" "artifacts/$t"
   start=$(date +%s)
-  nice -n 10 cargo fuzz run -s none -O "$t" "corpus/$t" -- \
+  nice -n 10 cargo fuzz run -s none -O --target-dir "$FUZZ_TARGET_DIR" "$t" "corpus/$t" -- \
     -runs="$RUNS" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
+    -max_len="${MAX_LEN:-8192}" -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
     >"logs/$t.log" 2>&1
   rc=$?
   end=$(date +%s)

@@ -4,4 +4,4 @@
 use libfuzzer_sys::fuzz_target;
 use pi_ai::providers::openai_responses::OpenAiResponses;
 
-fuzz_target!(|data: &[u8]| pi_rs_fuzz::fuzz_mapper(&openai_responses::OpenAiResponses, data));
+fuzz_target!(|data: &[u8]| pi_rs_fuzz::fuzz_mapper(&OpenAiResponses, data));

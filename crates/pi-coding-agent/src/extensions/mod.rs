@@ -19,6 +19,7 @@
 //! | [`errors`] | handler errors, `{extensionPath, event, error}` records, the error channel per mode |
 
 pub mod api;
+pub mod config_hooks;
 pub mod context;
 pub mod dispatch;
 pub mod errors;
@@ -31,6 +32,7 @@ pub mod session_hooks;
 pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,
 };
+pub use config_hooks::RunnerTrustAnswer;
 pub use context::{ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
 pub use dispatch::{
     DiscoveredPath, DiscoveredResources, MESSAGE_END_ROLE_ERROR, ToolCallOutcome,

@@ -32,8 +32,8 @@ const MESSAGE_EVENTS: [&str; 6] = [
 
 /// Scratch state of one open pi block.
 struct OpenBlock {
-    /// Anthropic's block `index`.
-    wire_index: u64,
+    /// Anthropic's block `index` (`None` when the event had none).
+    wire_index: Option<u64>,
     /// Index into `partial.content`.
     content_index: usize,
     /// Raw argument JSON of a tool call.
@@ -76,8 +76,9 @@ impl AnthropicMapper {
         self.usage_model.as_ref().unwrap_or(&self.model)
     }
 
+    /// The open block with this wire index; a missing index matches a block started without
+    /// one, as pi's `undefined === undefined` lookup does.
     fn find_open(&self, wire_index: Option<u64>) -> Option<usize> {
-        let wire_index = wire_index?;
         self.open.iter().position(|b| b.wire_index == wire_index)
     }
 
@@ -181,13 +182,11 @@ impl AnthropicMapper {
             m.content.push(content);
             m.content.len() - 1
         });
-        if let Some(wire_index) = wire_index {
-            self.open.push(OpenBlock {
-                wire_index,
-                content_index,
-                args,
-            });
-        }
+        self.open.push(OpenBlock {
+            wire_index,
+            content_index,
+            args,
+        });
         let partial = self.partial.clone();
         out.push(match kind {
             "text" => Ev::TextStart {
@@ -289,6 +288,11 @@ impl AnthropicMapper {
         let Some(slot) = self.find_open(count(event.get("index"))) else {
             return;
         };
+        self.close_block(slot, out);
+    }
+
+    /// Ends the open block at `slot` (its `*_end` event; a tool call gets its final parse).
+    fn close_block(&mut self, slot: usize, out: &mut Vec<Ev>) {
         let block = self.open.remove(slot);
         let content_index = block.content_index;
         let final_args = block.args.map(|b| b.parse_final());
@@ -468,14 +472,11 @@ impl StreamMapper for AnthropicMapper {
             }
             _ => {}
         }
-        // Blocks the server never stopped are closed, so every `*_start` has its `*_end`.
-        while let Some(first) = self.open.first() {
-            let index = serde_json::json!({ "index": first.wire_index });
-            let before = self.open.len();
-            self.block_stop(&index, out);
-            if self.open.len() == before {
-                self.open.remove(0);
-            }
+        // A block whose `content_block_stop` never came (a malformed stream; the API always
+        // sends it) is closed here, as the `StreamMapper` contract requires on success: pi
+        // 0.85.1 would finish without its `*_end` (and without a final argument parse).
+        while !self.open.is_empty() {
+            self.close_block(0, out);
         }
         if let Some(transformations) = self.input_transformations.take().filter(|t| !t.is_empty()) {
             let details = transformations

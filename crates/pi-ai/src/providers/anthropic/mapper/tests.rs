@@ -395,6 +395,77 @@ fn input_transformations_become_a_diagnostic() {
     );
 }
 
+/// Regression (fuzz target `mapper_anthropic`, issue 18): a `content_block_stop` for an index
+/// that was never opened left the real block open through a successful end, so its `text_end`
+/// never came. Blocks still open at a successful end are closed in order; a tool call gets its
+/// final argument parse.
+#[test]
+fn blocks_left_open_by_a_malformed_stream_are_closed_at_a_successful_end() {
+    let r = run(&[
+        start(json!({"input_tokens": 1})),
+        block_start(0, json!({"type": "text", "text": ""})),
+        block_delta(0, json!({"type": "text_delta", "text": "Hi"})),
+        block_stop(5),
+        block_start(
+            1,
+            json!({"type": "tool_use", "id": "t1", "name": "read", "input": {}}),
+        ),
+        block_delta(
+            1,
+            json!({"type": "input_json_delta", "partial_json": "{\"path\":\"a\"}"}),
+        ),
+        delta("tool_use", json!({"output_tokens": 2})),
+        stop(),
+    ]);
+    assert_eq!(r.result, Ok(()));
+    let ends: Vec<(usize, &str)> = r
+        .events
+        .iter()
+        .filter(|e| e.kind().ends_with("_end"))
+        .map(|e| (e.content_index().unwrap(), e.kind()))
+        .collect();
+    assert_eq!(ends, [(0, "text_end"), (1, "toolcall_end")]);
+    match r.events.last() {
+        Some(Ev::ToolcallEnd { tool_call, .. }) => {
+            assert_eq!(tool_call.arguments["path"], "a")
+        }
+        other => panic!("{other:?}"),
+    }
+    // On failure open blocks get no end (ordering rule 5): unchanged.
+    let r = run(&[
+        start(json!({"input_tokens": 1})),
+        block_start(0, json!({"type": "text", "text": ""})),
+        delta("end_turn", json!({"output_tokens": 2})),
+    ]);
+    assert!(r.result.is_err());
+    assert!(r.events.iter().all(|e| !e.kind().ends_with("_end")));
+}
+
+/// Regression (fuzz target `mapper_anthropic`): a block started without an `index` was never
+/// tracked, so nothing could end it. It is tracked like any other; events without an index
+/// reach it (pi's lookup compares `undefined === undefined`), and a successful end closes it.
+#[test]
+fn a_block_started_without_an_index_is_tracked_and_closed() {
+    let no_index = |event: &str, data: serde_json::Value| sse(event, data);
+    let r = run(&[
+        start(json!({"input_tokens": 1})),
+        no_index(
+            "content_block_start",
+            json!({"type": "content_block_start", "content_block": {"type": "text", "text": ""}}),
+        ),
+        no_index(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Hi"}}),
+        ),
+        delta("end_turn", json!({"output_tokens": 2})),
+        stop(),
+    ]);
+    assert_eq!(r.result, Ok(()));
+    let kinds: Vec<&str> = r.events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["text_start", "text_delta", "text_end"]);
+    assert_eq!(r.message.content.len(), 1);
+}
+
 #[test]
 fn oauth_mode_maps_claude_code_tool_names_back() {
     let events = [
