@@ -104,6 +104,8 @@ async fn drive(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Wr
         tokio::select! {
             biased;
             sig = next_signal(&mut signals) => {
+                // Events emitted before the signal are out, as pi's synchronous writes are.
+                drain(&mut rx, stdout);
                 return on_signal(sig, &session);
             }
             Some(line) = rx.recv() => write_line(stdout, &line),
