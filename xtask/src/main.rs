@@ -6,6 +6,7 @@ mod bench;
 mod demo;
 mod gen_catalog;
 mod gen_session;
+mod interop;
 
 const HELP: &str = "\
 cargo xtask <command>
@@ -20,6 +21,9 @@ Commands:
                       The main job offline: builds pi, serves recorded real provider
                       replies from a local replay server, runs a tool round trip on real
                       files; no API key, no network
+  interop [--ts <pi>] [--pi <pi>]
+                      A pi-rs session continued by the TypeScript pi, then resumed by
+                      pi-rs (needs the TS pi; see docs/sessions.md)
   gen-session <out> [--mb N] [--cwd DIR]
                       Generate a large pi v3 session file (default 100 MiB)
   gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         },
         Some("bench") => report("bench", bench::run(&rest())),
         Some("demo") => report("demo", demo::run(&rest())),
+        Some("interop") => report("interop", interop::run_interop(&rest())),
         Some("gen-session") => report("gen-session", gen_session::run(&rest())),
         Some(other) => {
             eprintln!("unknown xtask command: {other}\n\n{HELP}");

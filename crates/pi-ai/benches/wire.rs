@@ -48,8 +48,14 @@ fn delta(i: usize) -> String {
 
 /// The arguments of tool call `k` as JSON text (~4 KB).
 fn tool_args(k: usize) -> String {
-    let content: String = (0..170).map(delta).collect();
-    json!({"path": format!("src/file{k}.rs"), "content": &content[..4000]}).to_string()
+    let mut content = String::with_capacity(4100);
+    let mut i = 0;
+    while content.len() < 4000 {
+        content.push_str(&delta(i));
+        i += 1;
+    }
+    content.truncate(4000);
+    json!({"path": format!("src/file{k}.rs"), "content": content}).to_string()
 }
 
 fn fragments(args: &str) -> impl Iterator<Item = &str> {

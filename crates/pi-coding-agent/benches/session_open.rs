@@ -6,8 +6,9 @@
 //! `storage::build_session_context` and reports its wall times and `VmHWM` (peak resident
 //! set, from `/proc/self/status`). The parent prints every run and one summary line:
 //!
-//! `pi-bench-result session_open runs=N open_ms=M rebuild_ms=M total_ms=M peak_rss_kib=K entries=E messages=C`
-//! (medians over the runs).
+//! `pi-bench-result session_open runs=N open_ms=M rebuild_ms=M total_ms=M cpu_ms=M peak_rss_kib=K entries=E messages=C`
+//! (medians over the runs; `cpu_ms` is the user + system CPU time of open + rebuild, the
+//! figure that does not depend on how loaded the machine is).
 //!
 //! Run: `cargo xtask gen-session /tmp/s.jsonl --mb 100` then
 //! `cargo bench -p pi-coding-agent --bench session_open -- --session /tmp/s.jsonl --runs 5`.
@@ -24,9 +25,23 @@ use pi_coding_agent::storage::{SessionStore, build_session_context};
 struct Run {
     open_ms: f64,
     rebuild_ms: f64,
+    cpu_ms: f64,
     peak_rss_kib: u64,
     entries: usize,
     messages: usize,
+}
+
+/// User + system CPU time of this process so far, in ms (the machine may be loaded: wall
+/// time then overstates what the work costs).
+fn cpu_ms() -> f64 {
+    // SAFETY: an all-zero `rusage` is valid; `getrusage` only writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid out pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return f64::NAN;
+    }
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    ms(usage.ru_utime) + ms(usage.ru_stime)
 }
 
 fn peak_rss_kib() -> u64 {
@@ -42,6 +57,7 @@ fn peak_rss_kib() -> u64 {
 
 /// The child: measure once and print `key=value` pairs.
 fn child(path: &str) -> ExitCode {
+    let cpu0 = cpu_ms();
     let t0 = Instant::now();
     let store = match SessionStore::open(Path::new(path), ".") {
         Ok(s) => s,
@@ -59,8 +75,9 @@ fn child(path: &str) -> ExitCode {
         }
     };
     let t2 = Instant::now();
+    let cpu = cpu_ms() - cpu0;
     println!(
-        "open_ms={} rebuild_ms={} peak_rss_kib={} entries={} messages={}",
+        "open_ms={} rebuild_ms={} cpu_ms={cpu} peak_rss_kib={} entries={} messages={}",
         (t1 - t0).as_secs_f64() * 1e3,
         (t2 - t1).as_secs_f64() * 1e3,
         peak_rss_kib(),
@@ -77,6 +94,7 @@ fn parse_run(line: &str) -> Option<Run> {
         match k {
             "open_ms" => run.open_ms = v.parse().ok()?,
             "rebuild_ms" => run.rebuild_ms = v.parse().ok()?,
+            "cpu_ms" => run.cpu_ms = v.parse().ok()?,
             "peak_rss_kib" => run.peak_rss_kib = v.parse().ok()?,
             "entries" => run.entries = v.parse().ok()?,
             "messages" => run.messages = v.parse().ok()?,
@@ -156,10 +174,11 @@ fn main() -> ExitCode {
     let open = median(all.iter().map(|r| r.open_ms).collect());
     let rebuild = median(all.iter().map(|r| r.rebuild_ms).collect());
     let total = median(all.iter().map(|r| r.open_ms + r.rebuild_ms).collect());
+    let cpu = median(all.iter().map(|r| r.cpu_ms).collect());
     let rss = median(all.iter().map(|r| r.peak_rss_kib as f64).collect());
     let last = all.last().copied().unwrap_or_default();
     println!(
-        "pi-bench-result session_open runs={runs} open_ms={open:.2} rebuild_ms={rebuild:.2} total_ms={total:.2} peak_rss_kib={rss:.0} entries={} messages={}",
+        "pi-bench-result session_open runs={runs} open_ms={open:.2} rebuild_ms={rebuild:.2} total_ms={total:.2} cpu_ms={cpu:.2} peak_rss_kib={rss:.0} entries={} messages={}",
         last.entries, last.messages
     );
     ExitCode::SUCCESS

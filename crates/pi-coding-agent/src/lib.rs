@@ -18,6 +18,7 @@ pub mod config;
 pub mod extensions;
 pub mod messages;
 pub mod modes;
+pub mod rpc;
 pub mod session;
 pub mod storage;
 pub mod tools;

@@ -3,7 +3,7 @@
 //!
 //! The sandbox has no credentials, so a run that reaches a mode ends at its first prompt with
 //! pi's no-key refusal; [`reached_mode`] tells the modes apart by what they wrote before it
-//! (json mode: the session header line) and reads rpc mode's not-implemented line.
+//! (json mode: the session header line); rpc mode ends at end of input (exit 0, no output).
 
 mod support {
     pub mod pi_bin;
@@ -60,6 +60,14 @@ fn run(args: &[&str], stdin: End, stdout: End, input: &str) -> Output {
         End::Null => Stdio::null(),
     });
     let mut child = cmd.spawn().unwrap();
+    // On a terminal stdin, `input` is typed at the master (`\x04` at a line start is EOF).
+    if matches!(stdin, End::Tty) && !input.is_empty() {
+        master
+            .try_clone()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
     // The command keeps its copies of the slave open; the master sees EOF only when the
     // child's are the last ones.
     drop(cmd);
@@ -90,11 +98,14 @@ fn run(args: &[&str], stdin: End, stdout: End, input: &str) -> Output {
 }
 
 /// The mode `run_mode` was entered with: print mode writes only the no-key refusal (stderr,
-/// exit 1), json mode writes the session header line first, rpc mode reports that it is not
-/// implemented yet.
+/// exit 1), json mode writes the session header line first, rpc mode waits for commands and
+/// exits 0 without a word at end of input.
 fn reached_mode(out: &Output) -> Option<String> {
     if let Some(rest) = out.stderr.split("cannot run the ").nth(1) {
         return Some(rest.split(' ').next()?.to_owned());
+    }
+    if out.code == 0 && out.stderr.is_empty() && out.stdout.is_empty() {
+        return Some("rpc".into());
     }
     if out.code != 1
         || !out
@@ -143,7 +154,7 @@ fn json_and_rpc_modes_hold_on_terminals_and_pipes() {
     for (stdin, stdout) in [(End::Tty, End::Tty), (End::Null, End::Pipe)] {
         let json = run(&["--mode", "json", "hello"], stdin, stdout, "");
         assert_eq!(reached_mode(&json).as_deref(), Some("json"), "{json:?}");
-        let rpc = run(&["--mode", "rpc"], stdin, stdout, "");
+        let rpc = run(&["--mode", "rpc"], stdin, stdout, "\x04");
         assert_eq!(reached_mode(&rpc).as_deref(), Some("rpc"), "{rpc:?}");
     }
 }

@@ -89,6 +89,8 @@ fn overflow_now() -> pi_ai::providers::faux::FauxStep {
                 ..Default::default()
             },
         );
+        // A real response arrives at least a millisecond after the compaction it follows.
+        std::thread::sleep(std::time::Duration::from_millis(2));
         m.timestamp = pi_ai::now_ms();
         Ok(m)
     })

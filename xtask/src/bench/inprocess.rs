@@ -55,6 +55,8 @@ pub struct SessionOpen {
     pub rebuild_ms: f64,
     /// Both, ms.
     pub total_ms: f64,
+    /// User + system CPU time of both, ms.
+    pub cpu_ms: f64,
     /// Peak RSS of the child (`VmHWM`), KiB.
     pub peak_rss_kib: f64,
     /// Entries indexed.
@@ -234,6 +236,7 @@ pub fn parse_session_open(line: &str) -> Option<SessionOpen> {
             "open_ms" => r.open_ms = n,
             "rebuild_ms" => r.rebuild_ms = n,
             "total_ms" => r.total_ms = n,
+            "cpu_ms" => r.cpu_ms = n,
             "peak_rss_kib" => r.peak_rss_kib = n,
             "entries" => r.entries = n as u64,
             "messages" => r.messages = n as u64,

@@ -29,7 +29,8 @@ struct Options {
     runs: Option<usize>,
     /// The TS pi (default `$PI_REFERENCE`, else `~/.cache/pi-reference/bin/pi`).
     ts: Option<PathBuf>,
-    /// Use the existing `target/release/pi` instead of building it.
+    /// Use the existing `target/release/pi` instead of building it (beware: after a
+    /// `cargo bench` of `pi-coding-agent` that file is a bench-profile build).
     no_build: bool,
     /// Skip the side-by-side workloads.
     skip_side_by_side: bool,
@@ -176,7 +177,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !o.no_build {
         build_pi(&root)?;
     }
-    let rs = target.join("release").join("pi");
+    // Measure a copy: `cargo bench` rebuilds `target/release/pi` in the bench profile (cargo
+    // builds a package's binaries for its benches), which would change the binary under test.
+    let built = target.join("release").join("pi");
+    let rs = work.join("pi");
+    let _ = std::fs::remove_file(&rs);
+    if built.is_file() {
+        std::fs::copy(&built, &rs).map_err(|e| format!("copy {}: {e}", built.display()))?;
+    }
+    let binary = std::fs::metadata(&rs).ok().map(|m| m.len());
     let session = session_file(&work)?;
     let ts = ts_pi(&o);
 
@@ -194,7 +203,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             let outcome = if rs.is_file() {
                 workloads::run(&w, &rs, ts.as_deref().map_err(Clone::clone), runs, &rt)
             } else {
-                workloads::Outcome::Skipped(format!("{} does not exist", rs.display()))
+                workloads::Outcome::Skipped(format!("{} does not exist", built.display()))
             };
             side_rows.push(report::side_by_side_row(
                 describe(&w.name),
@@ -223,7 +232,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         report::inprocess_rows(&bench, &open)
     };
 
-    let binary = std::fs::metadata(&rs).ok().map(|m| m.len());
     println!(
         "\n== pi-rs vs TS pi (medians of {runs} alternating runs; ratios are the figures of record)"
     );
@@ -232,8 +240,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     print!("{}", report::text_table(&inproc_rows));
     if let Some(size) = binary {
         println!(
-            "\nbinary: {} = {:.2} MiB",
-            rs.display(),
+            "\nbinary: {} = {size} bytes ({:.2} MiB)",
+            built.display(),
             size as f64 / 1048576.0
         );
     }
@@ -302,8 +310,8 @@ fn render_docs(
     });
     if !side.is_empty() {
         s.push_str(&format!(
-            "\n## Side by side with the TS pi 0.85.0\n\nWall time and peak RSS (`wait4` \
-             `ru_maxrss`) of the whole process; medians of {runs} runs per program after one \
+            "\n## Side by side with the TS pi 0.85.0\n\nWall time and peak RSS (the \
+             child's `VmHWM` at exit, read under `ptrace`) of the whole process; medians of {runs} runs per program after one \
              warm-up each, the two programs alternating.\n\n{}",
             report::markdown_table(side)
         ));

@@ -214,8 +214,7 @@ pub fn run(
     eprintln!("== side by side: {}", w.name);
     if let Err(why) = run_once(rs, w, rt) {
         return Outcome::Skipped(format!(
-            "{} cannot run this workload yet ({why})",
-            rs.display()
+            "target/release/pi cannot run this workload yet ({why})"
         ));
     }
     let ts = ts.and_then(|p| {
@@ -240,6 +239,10 @@ pub fn run(
 }
 
 /// An Anthropic SSE body answering with `deltas` text deltas of `delta_len` bytes each.
+///
+/// The usage it reports stays small (1,000 output tokens): a realistic count for 2 MB
+/// (~500k tokens) exceeds the replay models' 128k context window and makes pi compact the
+/// session after the answer, a second request this workload does not script.
 pub fn long_answer_sse(deltas: usize, delta_len: usize) -> Vec<u8> {
     let mut s = String::with_capacity(deltas * (delta_len + 120) + 1024);
     let mut event = |name: &str, data: Value| {
@@ -275,7 +278,7 @@ pub fn long_answer_sse(deltas: usize, delta_len: usize) -> Vec<u8> {
     );
     event(
         "message_delta",
-        json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":500000}}),
+        json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1000}}),
     );
     event("message_stop", json!({"type":"message_stop"}));
     s.into_bytes()

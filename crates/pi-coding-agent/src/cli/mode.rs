@@ -75,6 +75,7 @@ pub struct ModeRequest {
 pub fn run_mode(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
     match request.mode {
         AppMode::Print | AppMode::Json => crate::modes::run_print_or_json(request, stdout, stderr),
+        AppMode::Rpc => crate::rpc::binary::run_rpc_mode(request, stderr),
         mode => {
             let _ = writeln!(
                 stderr,

@@ -33,7 +33,7 @@ pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,
 };
 pub use config_hooks::RunnerTrustAnswer;
-pub use context::{ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
+pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
 pub use dispatch::{
     DiscoveredPath, DiscoveredResources, MESSAGE_END_ROLE_ERROR, ToolCallOutcome,
     blocking_failure_text,
@@ -46,4 +46,4 @@ pub use extension::{
     FlagValue, FnExtension, Handler, LoadedExtension,
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
-pub use session_hooks::ExtensionHooks;
+pub use session_hooks::{ExtensionHooks, ShutdownHandler};

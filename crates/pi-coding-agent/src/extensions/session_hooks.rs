@@ -74,7 +74,11 @@ pub struct ExtensionHooks {
     subscription: Mutex<Option<s::SessionSubscription>>,
     all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
     executor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    shutdown_handler: Mutex<Option<ShutdownHandler>>,
 }
+
+/// What `ctx.shutdown()` does in a mode that honours it (RPC).
+pub type ShutdownHandler = Arc<dyn Fn() + Send + Sync>;
 
 impl ExtensionHooks {
     /// Hooks for `runner`; pass them to `AgentSession::builder().hooks(…)`, then
@@ -86,7 +90,16 @@ impl ExtensionHooks {
             subscription: Mutex::new(None),
             all_tools: Mutex::new(Vec::new()),
             executor: Mutex::new(None),
+            shutdown_handler: Mutex::new(None),
         })
+    }
+
+    /// Installs what `ctx.shutdown()` does (RPC mode: shut down after the current command or
+    /// at the next `agent_settled`). Without a handler the request is a no-op (print, json).
+    pub fn set_shutdown_handler(&self, handler: ShutdownHandler) {
+        if let Ok(mut h) = self.shutdown_handler.lock() {
+            *h = Some(handler);
+        }
     }
 
     /// The runner.
@@ -238,13 +251,14 @@ impl ExtensionHooks {
         let previous = chain.take();
         let runner = self.runner.clone();
         let all_tools = self.all_tools.lock().map(|t| t.clone()).unwrap_or_default();
+        let shutdown = self.shutdown_handler.lock().ok().and_then(|h| h.clone());
         *chain = Some(handle.spawn(async move {
             if let Some(p) = previous {
                 let _ = p.await;
             }
             let mut all_tools = all_tools;
             for r in requests {
-                execute(&session, &runner, &mut all_tools, r).await;
+                execute(&session, &runner, &mut all_tools, shutdown.as_ref(), r).await;
             }
         }));
     }
@@ -255,6 +269,7 @@ async fn execute(
     session: &AgentSession,
     runner: &ExtensionRunner,
     all_tools: &mut Vec<Arc<dyn AgentTool>>,
+    shutdown: Option<&ShutdownHandler>,
     request: ExtensionRequest,
 ) {
     let failed = |path: &str, event: &str, error: String| {
@@ -346,9 +361,14 @@ async fn execute(
             }
         }
         ExtensionRequest::Abort => session.abort().await,
-        // Print/json modes: `shutdown()` is a no-op; the modes that support it watch for
-        // the request themselves. Manual compaction is not wired to the session yet.
-        ExtensionRequest::Shutdown | ExtensionRequest::Compact { .. } => {}
+        // Print/json modes install no handler: `shutdown()` is a no-op there.
+        ExtensionRequest::Shutdown => {
+            if let Some(h) = shutdown {
+                h();
+            }
+        }
+        // Manual compaction is not wired to the session yet.
+        ExtensionRequest::Compact { .. } => {}
     }
 }
 

@@ -1,0 +1,50 @@
+//! `pi --mode rpc` in the binary: the session from the command line, then RPC on
+//! stdin/stdout.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `main.js` → `runRpcMode` (spec §6.4, §6.5): start-up errors
+//! print `Error: …` on stderr and exit 1 (as in the other modes, [`crate::modes::setup`]);
+//! otherwise [`serve_stdio`] runs until end of input (0), SIGTERM (143) or SIGHUP (129).
+//! Nothing is written to stdout before the first command.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::{RpcRuntime, serve_stdio};
+use crate::cli::ModeRequest;
+use crate::config::paths::AgentPaths;
+use crate::config::registry::ModelRegistry;
+
+/// Runs RPC mode for `request`; returns the exit status.
+pub fn run_rpc_mode(request: ModeRequest, stderr: &mut dyn Write) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = writeln!(stderr, "Error: {e}");
+            return 1;
+        }
+    };
+    let code = runtime.block_on(async {
+        let setup = match crate::modes::setup::build_session(&request, stderr) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = writeln!(stderr, "{}", e.line());
+                return 1;
+            }
+        };
+        let mut rpc = RpcRuntime::new(setup.session);
+        // The available-models snapshot (models whose provider has auth), as pi's
+        // `modelRuntime.getAvailableSnapshot()`.
+        let registry = ModelRegistry::load(&AgentPaths::new(request.agent_dir.clone()));
+        rpc.models = Some(Arc::new(move || {
+            registry.available().into_iter().cloned().collect()
+        }));
+        serve_stdio(rpc).await
+    });
+    // A tool may still be blocked after a signal: do not wait for it.
+    runtime.shutdown_background();
+    code
+}

@@ -1,0 +1,261 @@
+//! `pi --mode rpc` through the real binary over pipes, against the test kit's replay server
+//! (spec §6.4). `PI_RPC_BIN` runs the same checks against another binary (the TypeScript
+//! reference passes them).
+
+mod support {
+    pub mod conformance;
+}
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use pi_ai::testkit::{ReplayServer, Reply};
+use pi_coding_agent::rpc::framing::LineReader;
+use serde_json::{Value, json};
+use support::conformance::data_dir;
+use support::conformance::run::{models_json, pi_env};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+fn pi_bin() -> PathBuf {
+    std::env::var_os("PI_RPC_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_pi")))
+}
+
+struct Rpc {
+    _root: tempfile::TempDir,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: LineReader<ChildStdout>,
+    seen: Vec<Value>,
+}
+
+impl Rpc {
+    /// `pi --mode rpc --no-session --provider replay-openai --model replay-model` in a fresh
+    /// root whose models.json points at `base_url`.
+    fn start(base_url: &str, extra: &[&str]) -> Rpc {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path().canonicalize().unwrap();
+        for sub in ["agent", "home", "tmp", "work"] {
+            std::fs::create_dir(r.join(sub)).unwrap();
+        }
+        std::fs::write(
+            r.join("agent/models.json"),
+            serde_json::to_string_pretty(&models_json(base_url)).unwrap(),
+        )
+        .unwrap();
+        let mut cmd = Command::new(pi_bin());
+        cmd.args([
+            "--mode",
+            "rpc",
+            "--provider",
+            "replay-openai",
+            "--model",
+            "replay-model",
+        ])
+        .args(extra)
+        .current_dir(r.join("work"))
+        .env_clear()
+        .envs(pi_env(&r, &json!({})))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = LineReader::new(child.stdout.take().unwrap());
+        Rpc {
+            _root: root,
+            child,
+            stdin,
+            stdout,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, v: Value) {
+        self.raw(format!("{v}\n").as_bytes()).await;
+    }
+
+    /// The next record; `None` at end of output (a 60 s guard against hangs).
+    async fn next(&mut self) -> Option<Value> {
+        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
+            .await
+            .expect("no output for 60 s")
+            .unwrap()?;
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        self.seen.push(v.clone());
+        Some(v)
+    }
+
+    async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(v) = self.seen.iter().find(|v| pred(v)) {
+            return v.clone();
+        }
+        loop {
+            let v = self.next().await.expect("output ended");
+            if pred(&v) {
+                return v;
+            }
+        }
+    }
+
+    async fn call(&mut self, id: &str, kind: &str, fields: Value) -> Value {
+        let mut v = fields;
+        v["id"] = id.into();
+        v["type"] = kind.into();
+        self.send(v).await;
+        self.until(|r| r["type"] == "response" && r["id"] == id)
+            .await
+    }
+
+    async fn data(&mut self, id: &str, kind: &str, fields: Value) -> Value {
+        let r = self.call(id, kind, fields).await;
+        assert_eq!(r["success"], true, "{r}");
+        r.get("data").cloned().unwrap_or(Value::Null)
+    }
+
+    /// Closes stdin, reads the output to its end, returns the exit status.
+    async fn finish(&mut self) -> i32 {
+        self.stdin = None;
+        while self.next().await.is_some() {}
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("pi did not exit")
+            .unwrap();
+        status.code().unwrap_or(-1)
+    }
+}
+
+fn sse(scenario: &str, file: &str) -> Vec<u8> {
+    std::fs::read(data_dir().join(scenario).join(file)).unwrap()
+}
+
+#[tokio::test]
+async fn commands_events_and_bad_lines_through_the_binary() {
+    let (_addr, server) = ReplayServer::start(vec![Reply::sse(sse(
+        "text_openai_completions",
+        "01-text.sse",
+    ))])
+    .await
+    .unwrap();
+    let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+
+    // Bad lines of every kind (no `null`: the reference crashes on it).
+    pi.raw(b"\n{bad\n5\n{\"id\":7}\n{\"id\":\"u\",\"type\":\"nope\"}\n")
+        .await;
+    let state = pi.data("s", "get_state", json!({})).await;
+    assert_eq!(state["model"]["id"], "replay-model");
+    assert_eq!(state["model"]["provider"], "replay-openai");
+    assert_eq!(state["thinkingLevel"], "off");
+    assert_eq!(state["isStreaming"], false);
+    assert_eq!(state["messageCount"], 0);
+    let parse = pi.seen.iter().filter(|v| v["command"] == "parse").count();
+    assert_eq!(parse, 2);
+    assert!(pi.seen.contains(
+        &json!({"type":"response","success":false,"error":"Unknown command: undefined"})
+    ));
+    assert!(pi.seen.contains(
+        &json!({"id":7,"type":"response","success":false,"error":"Unknown command: undefined"})
+    ));
+    assert!(pi.seen.contains(&json!({"id":"u","type":"response","command":"nope","success":false,"error":"Unknown command: nope"})));
+
+    // A prompt and queries interleaved with its events.
+    pi.send(json!({"id":"p","type":"prompt","message":"Say hello"}))
+        .await;
+    pi.send(json!({"id":"q","type":"get_state"})).await;
+    let settled = pi.until(|v| v["type"] == "agent_settled").await;
+    assert_eq!(settled, json!({"type":"agent_settled"}));
+    let p = pi.seen.iter().position(|v| v["id"] == "p").unwrap();
+    let start = pi
+        .seen
+        .iter()
+        .position(|v| v["type"] == "agent_start")
+        .unwrap();
+    assert!(p < start);
+    let end = pi
+        .until(|v| v["type"] == "message_end" && v["message"]["role"] == "assistant")
+        .await;
+    assert_eq!(
+        end["message"]["content"][0]["text"],
+        "Hello from chat completions!"
+    );
+    assert_eq!(
+        pi.data("t", "get_last_assistant_text", json!({})).await,
+        json!({"text": "Hello from chat completions!"})
+    );
+    let messages = pi.data("m", "get_messages", json!({})).await;
+    assert_eq!(messages["messages"].as_array().unwrap().len(), 2);
+    let stats = pi.data("st", "get_session_stats", json!({})).await;
+    assert_eq!(stats["assistantMessages"], 1);
+    assert_eq!(stats["tokens"]["input"], 30);
+
+    let bash = pi.data("b", "bash", json!({"command": "echo hi"})).await;
+    assert_eq!(
+        bash,
+        json!({"output":"hi\n","exitCode":0,"cancelled":false,"truncated":false})
+    );
+    let chunk = pi.until(|v| v["type"] == "bash_execution_update").await;
+    assert_eq!(
+        chunk,
+        json!({"type":"bash_execution_update","id":"b","delta":"hi\n"})
+    );
+
+    let empty = pi.call("n", "set_session_name", json!({"name": " "})).await;
+    assert_eq!(empty["error"], "Session name cannot be empty");
+    let levels = pi
+        .data("l", "get_available_thinking_levels", json!({}))
+        .await;
+    assert_eq!(levels, json!({"levels": ["off"]}));
+    let cycled = pi.data("cm", "cycle_model", json!({})).await;
+    assert_eq!(cycled["model"]["id"], "replay-thinker");
+    assert_eq!(cycled["isScoped"], false);
+    let fork = pi.data("f", "get_fork_messages", json!({})).await;
+    assert_eq!(fork["messages"][0]["text"], "Say hello");
+
+    assert_eq!(pi.finish().await, 0);
+}
+
+#[tokio::test]
+async fn end_of_input_right_after_a_prompt_exits_zero() {
+    let (_addr, server) = ReplayServer::start(vec![Reply::sse(sse(
+        "text_openai_completions",
+        "01-text.sse",
+    ))])
+    .await
+    .unwrap();
+    let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+    pi.send(json!({"id":"p","type":"prompt","message":"hi"}))
+        .await;
+    assert_eq!(pi.finish().await, 0);
+    assert_eq!(
+        pi.seen[0],
+        json!({"id":"p","type":"response","command":"prompt","success":true})
+    );
+}
+
+#[tokio::test]
+async fn sigterm_and_sighup_end_rpc_mode_with_143_and_129() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+        let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+        // Serving: the handlers are installed before the first command is read.
+        pi.data("s", "get_state", json!({})).await;
+        let pid = pi.child.id().unwrap() as i32;
+        // SAFETY: signalling our own child.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = tokio::time::timeout(Duration::from_secs(60), pi.child.wait())
+            .await
+            .expect("pi did not exit")
+            .unwrap();
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+    }
+}
