@@ -548,6 +548,70 @@ async fn updates_overlap_are_joined_before_after_tool_call_and_late_ones_dropped
     );
 }
 
+/// Sends `count` updates and records, after each, whether a listener already saw it.
+struct Reporter {
+    count: usize,
+    log: Log,
+}
+
+impl AgentTool for Reporter {
+    fn name(&self) -> &str {
+        "r"
+    }
+    fn label(&self) -> &str {
+        "r"
+    }
+    fn description(&self) -> &str {
+        "reports"
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type": "object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: serde_json::Value,
+        _cancel: tokio_util::sync::CancellationToken,
+        on_update: Option<pi_agent_core::ToolUpdateFn>,
+    ) -> futures::future::BoxFuture<'a, Result<AgentToolResult, pi_agent_core::ToolError>> {
+        Box::pin(async move {
+            let update = on_update.expect("updates are wired");
+            for i in 0..self.count {
+                update(AgentToolResult::text(format!("u{i}"), None));
+                let seen = self.log.lock().unwrap().last() == Some(&format!("u{i}"));
+                push(&self.log, format!("seen {seen}"));
+            }
+            Ok(AgentToolResult::text("done", None))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listeners_see_each_update_before_on_update_returns_in_order() {
+    // pi's emit runs each listener up to its first await at once: a listener recording an
+    // update synchronously has done so when `onUpdate` returns, so updates stay in order.
+    let log: Log = Arc::default();
+    let script = Scripted::new(vec![tool_reply(&[("1", "r", json!({}))]), text_reply("ok")]);
+    let tool = Reporter {
+        count: 20,
+        log: Arc::clone(&log),
+    };
+    let agent = agent_with(&script, vec![Arc::new(tool)]);
+    let l = Arc::clone(&log);
+    agent.subscribe(move |e, _| {
+        if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = &*e {
+            push(&l, result_text(partial_result));
+        }
+        async { Ok(()) }
+    });
+    agent.prompt("go").await.unwrap();
+    let want: Vec<String> = (0..20)
+        .flat_map(|i| [format!("u{i}"), "seen true".to_owned()])
+        .collect();
+    assert_eq!(*log.lock().unwrap(), want);
+}
+
 fn push(log: &Log, s: impl Into<String>) {
     log.lock().unwrap().push(s.into());
 }

@@ -223,7 +223,7 @@ async fn continue_session_and_fork_pick_the_right_files() {
     assert_eq!(files.len(), 2);
     let forked = files
         .iter()
-        .find(|f| f.as_path() != std::path::Path::new(&src))
+        .find(|f| f.as_path() != Path::new(&src))
         .unwrap();
     let header = &records(forked)[0];
     assert_eq!(header["parentSession"], src.as_str());
@@ -306,5 +306,37 @@ async fn an_unknown_model_is_a_startup_error_before_any_output() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "Error: Model \"replay-x/nothing\" not found. Use --list-models to see available models.\n"
+    );
+}
+
+#[test]
+fn a_fresh_machine_gets_pis_no_key_line_and_our_help() {
+    let root = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["-p", "hello"])
+        .current_dir(root.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", root.path())
+        .env("PI_CODING_AGENT_DIR", root.path().join("agent"))
+        .env("PI_OFFLINE", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .unwrap();
+    let (readme, providers) = (repo.join("README.md"), repo.join("docs/providers.md"));
+    assert!(readme.is_file() && providers.is_file());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "No API key found for the selected model.\n\nSet the provider's API key in the environment (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY) or pass --api-key, or add a local OpenAI-compatible server (Ollama, llama.cpp, vLLM) to models.json. See:\n  {}\n  {}\n",
+            readme.display(),
+            providers.display()
+        )
     );
 }

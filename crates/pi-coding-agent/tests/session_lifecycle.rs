@@ -178,7 +178,7 @@ async fn no_key_refusals_name_the_provider_or_the_selected_model() {
     assert_eq!(
         err.to_string(),
         format!(
-            "No API key found for {provider}.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /docs/providers.md\n  /docs/models.md"
+            "No API key found for {provider}.\n\nSet the provider's API key in the environment (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY) or pass --api-key, or add a local OpenAI-compatible server (Ollama, llama.cpp, vLLM) to models.json. See:\n  /README.md\n  /docs/providers.md"
         )
     );
     assert!(!ok.load(Ordering::SeqCst));
@@ -192,7 +192,7 @@ async fn no_key_refusals_name_the_provider_or_the_selected_model() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("No API key found for the selected model.\n\nUse /login")
+            .starts_with("No API key found for the selected model.\n\nSet the provider's API key")
     );
     assert!(!session.is_streaming());
 }

@@ -2,12 +2,15 @@
 //!
 //! Mirrors pi-agent-core 0.85.1 `executePreparedToolCall`'s `acceptingUpdates` flag and
 //! `updateEvents` list (spec §4.5 "Execution", seed §3): while the gate is open each update
-//! starts its delivery at once (as a tokio task, so deliveries may overlap each other and the
-//! tool); closing the gate drops later updates; [`UpdateGate::close_and_join`] awaits every
+//! starts its delivery at once — polled once in place (so listeners see updates in emission
+//! order, as pi's synchronous emit gives), the rest as a tokio task (so deliveries may overlap
+//! each other and the tool); closing the gate drops later updates; [`UpdateGate::close_and_join`] awaits every
 //! started delivery and returns the first failure. Finished deliveries are reaped whenever a
 //! new one starts, so the gate holds only deliveries still in flight.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -70,7 +73,25 @@ impl UpdateGate {
             None => true,
         });
         s.failure = failure;
-        s.running.push(runtime.spawn(make()));
+        let runtime = runtime.clone();
+        drop(s);
+        // pi's emit runs every listener up to its first `await` at once, so consecutive
+        // updates reach listeners in order: poll the delivery once here (outside the lock, in
+        // case a listener starts another update); only what is left runs as a task.
+        let mut delivery = make();
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        let first = std::panic::catch_unwind(AssertUnwindSafe(|| delivery.poll_unpin(&mut cx)));
+        let mut s = self.lock();
+        match first {
+            Ok(Poll::Pending) => s.running.push(runtime.spawn(delivery)),
+            Ok(Poll::Ready(Ok(()))) => {}
+            Ok(Poll::Ready(Err(e))) => {
+                s.failure.get_or_insert(e);
+            }
+            Err(payload) => {
+                s.failure.get_or_insert(HookError(panic_message(payload)));
+            }
+        }
     }
 
     /// Closes the gate and awaits every started delivery; the first failure wins.

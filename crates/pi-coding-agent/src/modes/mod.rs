@@ -104,6 +104,8 @@ async fn drive(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Wr
         tokio::select! {
             biased;
             sig = next_signal(&mut signals) => {
+                // Events emitted before the signal are out, as pi's synchronous writes are.
+                drain(&mut rx, stdout);
                 return on_signal(sig, &session);
             }
             Some(line) = rx.recv() => write_line(stdout, &line),
@@ -146,12 +148,15 @@ async fn next_signal(signals: &mut Option<Signals>) -> Terminate {
     }
 }
 
-/// Kills the tools' process groups, lets a session append in progress finish and keeps
-/// later ones out, then exits (SIGINT: dies of the signal). Nothing more is written.
+/// Lets a session append in progress finish and keeps later ones out, kills the tools'
+/// process groups, then exits (SIGINT: dies of the signal). Nothing more is written.
+///
+/// The store's lock is taken before the kill: a killed tool's result could otherwise be
+/// appended between the kill and the exit.
 fn on_signal(sig: Terminate, session: &AgentSession) -> i32 {
-    signals::kill_children();
     let store = session.store().clone();
     let guard = signals::settle_store(&store);
+    signals::kill_children();
     if sig == Terminate::Int {
         signals::die_of_sigint();
     }

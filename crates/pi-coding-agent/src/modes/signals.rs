@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::storage::SessionStore;
-use crate::tools::bash::executor::kill_tracked_process_groups;
+use crate::tools::bash::executor::{kill_process_group, kill_tracked_process_groups};
 
 /// A terminating signal the modes handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,9 +73,34 @@ pub fn settle_store(store: &Mutex<SessionStore>) -> MutexGuard<'_, SessionStore>
     store.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Kills every tool process group still running.
+/// Kills every tool process group still running: the tracked ones, and the group of every
+/// direct child process (a shell whose spawn has not returned yet is not tracked yet; tool
+/// shells lead their own group, so killing a child's group kills its whole tree; a child
+/// that leads no group is killed alone).
 pub fn kill_children() {
     kill_tracked_process_groups();
+    for pid in direct_children() {
+        kill_process_group(Some(pid));
+    }
+}
+
+/// The pids whose parent is this process (Linux `/proc`; empty elsewhere).
+fn direct_children() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // `pid (comm) state ppid …`; comm may contain spaces and parentheses.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(|p| p == me))
+                    .unwrap_or(false)
+            })
+        })
+        .collect()
 }
 
 /// Restores SIGINT's default action and raises it: the process dies of the signal (its

@@ -145,7 +145,7 @@ mod tests {
         let docs = Path::new("/pkg/docs");
         assert_eq!(
             no_api_key("anthropic", docs),
-            "No API key found for anthropic.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /pkg/docs/providers.md\n  /pkg/docs/models.md"
+            "No API key found for anthropic.\n\nSet the provider's API key in the environment (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY) or pass --api-key, or add a local OpenAI-compatible server (Ollama, llama.cpp, vLLM) to models.json. See:\n  /pkg/README.md\n  /pkg/docs/providers.md"
         );
         assert!(
             no_api_key("unknown", docs).starts_with("No API key found for the selected model.\n\n")

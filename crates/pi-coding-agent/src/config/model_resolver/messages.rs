@@ -31,17 +31,31 @@ pub fn format_no_model_selected(docs_dir: &Path) -> String {
     )
 }
 
+/// The lines after `No API key found for …` (pi-rs's own: pi's point at its TUI's `/login`):
+/// how to give pi-rs a key or a local server, and where it is documented
+/// (`<docs_dir>/../README.md`, `<docs_dir>/providers.md`).
+pub fn api_key_help(docs_dir: &Path) -> String {
+    let readme = docs_dir
+        .parent()
+        .map_or_else(|| docs_dir.join("README.md"), |p| p.join("README.md"));
+    format!(
+        "Set the provider's API key in the environment (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, \
+         GEMINI_API_KEY) or pass --api-key, or add a local OpenAI-compatible server (Ollama, \
+         llama.cpp, vLLM) to models.json. See:\n  {}\n  {}",
+        readme.display(),
+        docs_dir.join("providers.md").display()
+    )
+}
+
 /// `No API key found for <provider>.\n\n<help>`; with no resolved model (`None`, pi's
-/// `"unknown"` provider) the provider reads `the selected model`.
+/// `"unknown"` provider) the provider reads `the selected model`. The first line is pi's
+/// verbatim; the help is [`api_key_help`].
 pub fn format_no_api_key_found(provider: Option<&str>, docs_dir: &Path) -> String {
     let who = match provider {
         None | Some("unknown") => "the selected model",
         Some(p) => p,
     };
-    format!(
-        "No API key found for {who}.\n\n{}",
-        provider_login_help(docs_dir)
-    )
+    format!("No API key found for {who}.\n\n{}", api_key_help(docs_dir))
 }
 
 #[cfg(test)]
@@ -53,7 +67,7 @@ mod tests {
         let d = Path::new("/pkg/docs");
         assert_eq!(
             format_no_api_key_found(Some("anthropic"), d),
-            "No API key found for anthropic.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /pkg/docs/providers.md\n  /pkg/docs/models.md"
+            "No API key found for anthropic.\n\nSet the provider's API key in the environment (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY) or pass --api-key, or add a local OpenAI-compatible server (Ollama, llama.cpp, vLLM) to models.json. See:\n  /pkg/README.md\n  /pkg/docs/providers.md"
         );
         assert!(
             format_no_api_key_found(None, d)
