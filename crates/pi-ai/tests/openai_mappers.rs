@@ -597,3 +597,26 @@ fn responses_items_left_open_are_closed_at_a_successful_end() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Regression (fuzz target `mapper_openai_responses`, second run): a second
+/// `response.output_item.added` at the same output index replaced the first item's slot, so
+/// the first block was never ended. The replaced item is ended when the new one starts.
+#[test]
+fn responses_a_replaced_item_is_ended() {
+    let added = json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "message", "id": "msg_1", "content": []}});
+    let o = responses(&[
+        created(),
+        added.clone(),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hel"}),
+        added,
+        json!({"type": "response.output_item.done", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "content": [{"type": "output_text", "text": "Hello"}]}}),
+        completed(json!({})),
+    ]);
+    assert_eq!(o.result, Ok(()));
+    assert_eq!(
+        kinds(&o.events),
+        ["text_start[0]", "text_delta[0]", "text_start[1]", "text_end[0]", "text_end[1]"]
+    );
+}

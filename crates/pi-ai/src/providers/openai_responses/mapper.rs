@@ -112,7 +112,11 @@ impl ResponsesMapper {
             }
             _ => return None,
         };
-        self.slots.insert(oi, slot.clone());
+        // A second item at the same output index replaces the first: end that one (pi 0.85.1
+        // would leave it open).
+        if let Some(replaced) = self.slots.insert(oi, slot.clone()) {
+            self.close_slot(replaced, out);
+        }
         Some(slot)
     }
 
@@ -552,37 +556,40 @@ impl ResponsesMapper {
             Slot::Thinking(i) | Slot::Text(i) | Slot::Tool(i, _) => *i,
         });
         for slot in open {
-            let slot_index = match &slot {
-                Slot::Thinking(i) | Slot::Text(i) | Slot::Tool(i, _) => *i,
-            };
-            let partial = self.partial.clone();
-            let event = self
-                .partial
-                .update(|m| match (slot, m.content.get_mut(slot_index)) {
-                    (Slot::Thinking(i), Some(AssistantContent::Thinking(t))) => {
-                        Some(Ev::ThinkingEnd {
-                            content_index: i,
-                            content: t.thinking.clone(),
-                            partial,
-                        })
-                    }
-                    (Slot::Text(i), Some(AssistantContent::Text(t))) => Some(Ev::TextEnd {
-                        content_index: i,
-                        content: t.text.clone(),
-                        partial,
-                    }),
-                    (Slot::Tool(i, scratch), Some(AssistantContent::ToolCall(tc))) => {
-                        tc.arguments = scratch.value();
-                        Some(Ev::ToolcallEnd {
-                            content_index: i,
-                            tool_call: tc.clone(),
-                            partial,
-                        })
-                    }
-                    _ => None,
-                });
-            out.extend(event);
+            self.close_slot(slot, out);
         }
+    }
+
+    /// Ends one item's block (its `*_end` with what streamed).
+    fn close_slot(&mut self, slot: Slot, out: &mut Vec<Ev>) {
+        let slot_index = match &slot {
+            Slot::Thinking(i) | Slot::Text(i) | Slot::Tool(i, _) => *i,
+        };
+        let partial = self.partial.clone();
+        let event = self
+            .partial
+            .update(|m| match (slot, m.content.get_mut(slot_index)) {
+                (Slot::Thinking(i), Some(AssistantContent::Thinking(t))) => Some(Ev::ThinkingEnd {
+                    content_index: i,
+                    content: t.thinking.clone(),
+                    partial,
+                }),
+                (Slot::Text(i), Some(AssistantContent::Text(t))) => Some(Ev::TextEnd {
+                    content_index: i,
+                    content: t.text.clone(),
+                    partial,
+                }),
+                (Slot::Tool(i, scratch), Some(AssistantContent::ToolCall(tc))) => {
+                    tc.arguments = scratch.value();
+                    Some(Ev::ToolcallEnd {
+                        content_index: i,
+                        tool_call: tc.clone(),
+                        partial,
+                    })
+                }
+                _ => None,
+            });
+        out.extend(event);
     }
 }
 
