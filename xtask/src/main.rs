@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 mod bench;
+mod demo;
 mod gen_catalog;
 mod gen_session;
 
@@ -15,6 +16,10 @@ Commands:
         [--skip-side-by-side] [--skip-inprocess] [--no-docs]
                       Performance suite: pi-rs vs the TS pi side by side, in-process
                       benchmarks; prints a table and writes docs/benchmarks.md
+  demo [--no-build] [--pi <path>]
+                      The main job offline: builds pi, serves recorded real provider
+                      replies from a local replay server, runs a tool round trip on real
+                      files; no API key, no network
   gen-session <out> [--mb N] [--cwd DIR]
                       Generate a large pi v3 session file (default 100 MiB)
   gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
             }
         },
         Some("bench") => report("bench", bench::run(&rest())),
+        Some("demo") => report("demo", demo::run(&rest())),
         Some("gen-session") => report("gen-session", gen_session::run(&rest())),
         Some(other) => {
             eprintln!("unknown xtask command: {other}\n\n{HELP}");

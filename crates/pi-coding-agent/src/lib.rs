@@ -17,6 +17,8 @@ pub mod compaction;
 pub mod config;
 pub mod extensions;
 pub mod messages;
+pub mod modes;
+pub mod rpc;
 pub mod session;
 pub mod storage;
 pub mod tools;

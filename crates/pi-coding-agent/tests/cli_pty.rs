@@ -1,8 +1,9 @@
 //! Mode selection through the real binary with terminals (pseudo-terminals), pipes and
 //! `/dev/null` on stdin and stdout (pi 0.85.0 `resolveAppMode`, spec §6.1).
 //!
-//! Until the session layer lands, `run_mode` reports the mode it was asked to run
-//! ("cannot run the <mode> mode yet"); [`reached_mode`] reads that line.
+//! The sandbox has no credentials, so a run that reaches a mode ends at its first prompt with
+//! pi's no-key refusal; [`reached_mode`] tells the modes apart by what they wrote before it
+//! (json mode: the session header line) and reads rpc mode's not-implemented line.
 
 mod support {
     pub mod pi_bin;
@@ -88,10 +89,25 @@ fn run(args: &[&str], stdin: End, stdout: End, input: &str) -> Output {
     result
 }
 
-/// The mode `run_mode` was entered with, from its not-implemented line.
+/// The mode `run_mode` was entered with: print mode writes only the no-key refusal (stderr,
+/// exit 1), json mode writes the session header line first, rpc mode reports that it is not
+/// implemented yet.
 fn reached_mode(out: &Output) -> Option<String> {
-    let rest = out.stderr.split("cannot run the ").nth(1)?;
-    Some(rest.split(' ').next()?.to_owned())
+    if let Some(rest) = out.stderr.split("cannot run the ").nth(1) {
+        return Some(rest.split(' ').next()?.to_owned());
+    }
+    if out.code != 1
+        || !out
+            .stderr
+            .starts_with("No API key found for the selected model.\n")
+    {
+        return None;
+    }
+    if out.stdout.is_empty() {
+        return Some("print".into());
+    }
+    let header: serde_json::Value = serde_json::from_str(out.stdout.lines().next()?).ok()?;
+    (header["type"] == "session" && out.stdout.lines().count() == 1).then(|| "json".into())
 }
 
 fn is_interactive_notice(out: &Output) -> bool {

@@ -1,11 +1,8 @@
 //! The conformance scenarios against our `pi` binary, compared with the TypeScript pi's
 //! goldens (`tests/data/conformance/<scenario>/expected/`).
 //!
-//! Behind the cargo feature `conformance` until the session layer and the print/json modes
-//! exist: `cargo test -p pi-coding-agent --features conformance --test conformance`.
-//! `PI_CONFORMANCE_BIN=<path>` runs another binary instead (the TypeScript reference, say, to
-//! check the harness itself).
-#![cfg(feature = "conformance")]
+//! Part of the default `cargo test`. `PI_CONFORMANCE_BIN=<path>` runs another binary instead
+//! (the TypeScript reference, say, to check the harness itself).
 
 mod support {
     pub mod conformance;

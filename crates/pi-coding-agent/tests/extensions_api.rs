@@ -548,3 +548,29 @@ fn the_event_bus_delivers_synchronously_and_isolates_failing_subscribers() {
     assert_eq!(entries(&l).last().map(String::as_str), Some("c:2"));
     assert_eq!(entries(&l).len(), 3);
 }
+
+#[test]
+fn re_registering_a_command_or_flag_in_one_extension_replaces_it_in_place() {
+    let r = ExtensionRunner::builder("/p")
+        .extension(FnExtension::new("a.ts", |pi| {
+            pi.register_command("one", Some("first".into()), |_, _| {
+                Box::pin(async { Ok(()) })
+            });
+            pi.register_command("two", None, |_, _| Box::pin(async { Ok(()) }));
+            pi.register_command("one", Some("second".into()), |_, _| {
+                Box::pin(async { Ok(()) })
+            });
+            pi.register_flag("f", FlagType::Boolean, None, Some("first".into()))?;
+            pi.register_flag("f", FlagType::String, None, Some("second".into()))
+        }))
+        .build();
+    let cmds: Vec<String> = r
+        .commands()
+        .iter()
+        .map(|c| format!("{}={:?}", c.invocation_name, c.spec.description))
+        .collect();
+    assert_eq!(cmds, ["one=Some(\"second\")", "two=None"]);
+    let flags = r.flags();
+    assert_eq!(flags.len(), 1);
+    assert_eq!(flags[0].kind, FlagType::String);
+}

@@ -1,10 +1,7 @@
 //! The 25 recorded real provider streams (vendored by pi-ai) through our `pi` binary in json
 //! mode, checked as `conformance/check_streams.py` does (see `support/streams.rs`).
 //!
-//! Behind the cargo feature `conformance` until the session layer and the json mode exist:
-//! `cargo test -p pi-coding-agent --features conformance --test streams`;
-//! `PI_CONFORMANCE_BIN=<path>` runs another binary instead.
-#![cfg(feature = "conformance")]
+//! Part of the default `cargo test`; `PI_CONFORMANCE_BIN=<path>` runs another binary instead.
 
 mod support {
     pub mod conformance;

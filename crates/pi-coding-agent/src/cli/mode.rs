@@ -70,16 +70,20 @@ pub struct ModeRequest {
 
 /// Runs a non-interactive mode to completion and returns the exit status.
 ///
-/// This is the seam for the session layer (`AgentSession`): print, json and rpc modes are
-/// wired here once it exists. Until then every mode reports that it is not implemented on
-/// stderr and returns 1.
-pub fn run_mode(request: ModeRequest, _stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
-    let _ = writeln!(
-        stderr,
-        "Error: pi-rs cannot run the {} mode yet: the session layer is not implemented",
-        request.mode.name()
-    );
-    1
+/// Print and json modes run on the session layer ([`crate::modes`]); rpc mode is not
+/// implemented yet and reports so on stderr (exit 1).
+pub fn run_mode(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    match request.mode {
+        AppMode::Print | AppMode::Json => crate::modes::run_print_or_json(request, stdout, stderr),
+        mode => {
+            let _ = writeln!(
+                stderr,
+                "Error: pi-rs cannot run the {} mode yet",
+                mode.name()
+            );
+            1
+        }
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ pub struct AutoCompactor {
     /// Overflow recovery already attempted in this run.
     overflow_attempted: AtomicBool,
     compacting: AtomicBool,
+    manual: AtomicBool,
     cancel: Mutex<Option<CancellationToken>>,
 }
 
@@ -107,22 +108,100 @@ impl AutoCompactor {
         reason: CompactionReason,
         will_retry: bool,
     ) -> bool {
+        // Automatic: failures before `compaction_start` are silent.
         let Some(model) = session.model() else {
             return false;
         };
         if !session.auth().has_auth(&model.provider) {
             return false;
         }
-        let settings = Self::settings(session);
         let (branch, _) = Self::branch(session);
-        let Ok(prep) = prepare_compaction(&branch, settings) else {
+        if prepare_compaction(&branch, Self::settings(session)).is_err() {
             return false;
-        };
+        }
+        self.execute(session, reason, will_retry, None)
+            .await
+            .is_ok()
+    }
+
+    /// `compaction_start`, the summary, the entry, `compaction_end`, then the
+    /// `session_compact` / `session_compact_failed` hook. Every failure after the start is
+    /// reported as pi reports it for `reason` and returned as `Err(original error)`.
+    async fn execute(
+        &self,
+        session: &AgentSession,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+    ) -> Result<CompactionResult, String> {
         let cancel = CancellationToken::new();
         *lock(&self.cancel) = Some(cancel.clone());
         self.compacting.store(true, Ordering::SeqCst);
+        if reason == CompactionReason::Manual {
+            self.manual.store(true, Ordering::SeqCst);
+        }
         Self::emit(session, AgentSessionEvent::CompactionStart { reason });
+        let outcome = self
+            .summarize_and_apply(session, reason, will_retry, custom_instructions, &cancel)
+            .await;
+        self.compacting.store(false, Ordering::SeqCst);
+        self.manual.store(false, Ordering::SeqCst);
+        *lock(&self.cancel) = None;
+        match outcome {
+            Ok((result, entry)) => {
+                Self::emit(
+                    session,
+                    AgentSessionEvent::CompactionEnd {
+                        reason,
+                        result: Some(result.clone()),
+                        aborted: false,
+                        will_retry,
+                        error_message: None,
+                    },
+                );
+                session
+                    .hooks()
+                    .session_compact(entry, reason, will_retry)
+                    .await;
+                Ok(result)
+            }
+            Err(error) => {
+                let aborted = cancel.is_cancelled() || error == "Compaction cancelled";
+                let message = match reason {
+                    CompactionReason::Manual => format!("Compaction failed: {error}"),
+                    CompactionReason::Overflow => {
+                        format!("Context overflow recovery failed: {error}")
+                    }
+                    CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
+                };
+                let message = (!aborted).then_some(message);
+                Self::end_failed(session, reason, aborted, message.clone());
+                session
+                    .hooks()
+                    .session_compact_failed(reason, message, aborted)
+                    .await;
+                Err(error)
+            }
+        }
+    }
 
+    async fn summarize_and_apply(
+        &self,
+        session: &AgentSession,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<(CompactionResult, SessionEntry), String> {
+        let model = session
+            .model()
+            .ok_or_else(|| "No model selected".to_owned())?;
+        if !session.auth().has_auth(&model.provider) {
+            return Err(format!("No API key found for {}.", model.provider));
+        }
+        let settings = Self::settings(session);
+        let (branch, _) = Self::branch(session);
+        let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
         let retry = lock(session.settings()).retry();
         let events_session = session.clone();
         let summarizer = Summarizer {
@@ -163,77 +242,55 @@ impl AutoCompactor {
                 Self::emit(&events_session, event);
             })),
         };
-        let outcome = summarizer.compact(&prep, None).await;
-        let applied = match outcome {
-            _ if cancel.is_cancelled() => {
-                Self::end_failed(session, reason, true, None);
-                false
-            }
-            Err(e) => {
-                let prefix = match reason {
-                    CompactionReason::Overflow => "Context overflow recovery failed",
-                    _ => "Auto-compaction failed",
-                };
-                Self::end_failed(session, reason, false, Some(format!("{prefix}: {e}")));
-                false
-            }
-            Ok(result) => {
-                let usage = result.usage.and_then(|u| serde_json::to_value(u).ok());
-                let appended = lock(session.store()).append(EntryKind::Compaction {
+        let result = summarizer
+            .compact(&prep, custom_instructions.as_deref())
+            .await;
+        if cancel.is_cancelled() {
+            return Err("Compaction cancelled".into());
+        }
+        let result = result?;
+        let usage = result.usage.and_then(|u| serde_json::to_value(u).ok());
+        let entry = {
+            let mut store = lock(session.store());
+            let id = store
+                .append(EntryKind::Compaction {
                     summary: result.summary.clone(),
                     first_kept_entry_id: result.first_kept_entry_id.clone(),
                     tokens_before: result.tokens_before,
                     details: Some(result.details.clone()),
                     usage: usage.clone(),
                     from_hook: Some(false),
-                });
-                match appended {
-                    Err(e) => {
-                        Self::end_failed(session, reason, false, Some(e.to_string()));
-                        false
-                    }
-                    Ok(_) => {
-                        let rebuilt = {
-                            let store = lock(session.store());
-                            build_session_context(&store).map(|c| c.messages)
-                        };
-                        let mut messages = rebuilt.unwrap_or_default();
-                        if will_retry
-                            && matches!(
-                                messages.last(),
-                                Some(AgentMessage::Llm(Message::Assistant(a)))
-                                    if matches!(a.stop_reason, StopReason::Error | StopReason::Length)
-                            )
-                        {
-                            messages.pop();
-                        }
-                        let after: u64 = messages.iter().map(estimate_tokens).sum();
-                        session.agent().set_messages(messages);
-                        Self::emit(
-                            session,
-                            AgentSessionEvent::CompactionEnd {
-                                reason,
-                                result: Some(CompactionResult {
-                                    summary: result.summary,
-                                    first_kept_entry_id: result.first_kept_entry_id,
-                                    tokens_before: result.tokens_before,
-                                    estimated_tokens_after: Some(after),
-                                    usage,
-                                    details: Some(result.details),
-                                }),
-                                aborted: false,
-                                will_retry,
-                                error_message: None,
-                            },
-                        );
-                        true
-                    }
-                }
-            }
+                })
+                .map_err(|e| e.to_string())?;
+            store.get(&id).map_err(|e| e.to_string())?
         };
-        self.compacting.store(false, Ordering::SeqCst);
-        *lock(&self.cancel) = None;
-        applied
+        let rebuilt = {
+            let store = lock(session.store());
+            build_session_context(&store).map(|c| c.messages)
+        };
+        let mut messages = rebuilt.map_err(|e| e.to_string())?;
+        if will_retry
+            && matches!(
+                messages.last(),
+                Some(AgentMessage::Llm(Message::Assistant(a)))
+                    if matches!(a.stop_reason, StopReason::Error | StopReason::Length)
+            )
+        {
+            messages.pop();
+        }
+        let after: u64 = messages.iter().map(estimate_tokens).sum();
+        session.agent().set_messages(messages);
+        Ok((
+            CompactionResult {
+                summary: result.summary,
+                first_kept_entry_id: result.first_kept_entry_id,
+                tokens_before: result.tokens_before,
+                estimated_tokens_after: Some(after),
+                usage,
+                details: Some(result.details),
+            },
+            (*entry).clone(),
+        ))
     }
 
     async fn check_message(
@@ -270,19 +327,19 @@ impl AutoCompactor {
                 return false;
             }
             if self.overflow_attempted.swap(true, Ordering::SeqCst) {
-                Self::end_failed(
-                    &session,
-                    CompactionReason::Overflow,
-                    false,
-                    Some(
-                        if overflow {
-                            OVERFLOW_EXHAUSTED
-                        } else {
-                            LENGTH_EXHAUSTED
-                        }
-                        .to_owned(),
-                    ),
+                let message = Some(
+                    if overflow {
+                        OVERFLOW_EXHAUSTED
+                    } else {
+                        LENGTH_EXHAUSTED
+                    }
+                    .to_owned(),
                 );
+                Self::end_failed(&session, CompactionReason::Overflow, false, message.clone());
+                session
+                    .hooks()
+                    .session_compact_failed(CompactionReason::Overflow, message, false)
+                    .await;
                 return false;
             }
             // Drop the failed assistant from the context (it stays in the file).
@@ -369,6 +426,26 @@ impl Compactor for AutoCompactor {
 
     fn is_compacting(&self) -> bool {
         self.compacting.load(Ordering::SeqCst)
+    }
+
+    fn is_manual_compacting(&self) -> bool {
+        self.manual.load(Ordering::SeqCst)
+    }
+
+    fn compact_manual(
+        &self,
+        session: AgentSession,
+        custom_instructions: Option<String>,
+    ) -> BoxFuture<'_, Result<CompactionResult, String>> {
+        Box::pin(async move {
+            self.execute(
+                &session,
+                CompactionReason::Manual,
+                false,
+                custom_instructions,
+            )
+            .await
+        })
     }
 
     fn abort(&self) {

@@ -138,7 +138,11 @@ struct QueueInner {
 }
 
 impl RequestQueue {
+    /// Queues `request`; a stale queue drops it.
     pub(crate) fn push(&self, request: ExtensionRequest) {
+        if self.is_stale() {
+            return;
+        }
         if let Ok(mut q) = self.inner.queue.lock() {
             q.push_back(request);
         }

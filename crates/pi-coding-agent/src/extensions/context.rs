@@ -27,6 +27,16 @@ pub enum NotifyLevel {
     Error,
 }
 
+/// Options of a dialog (pi's `{signal?, timeout?}`): when the timeout passes or the signal
+/// fires, the dialog resolves to its default (`None`; `confirm` → `false`).
+#[derive(Clone, Debug, Default)]
+pub struct DialogOptions {
+    /// Milliseconds until the dialog gives up (`None` or 0: never).
+    pub timeout_ms: Option<u64>,
+    /// Cancels the dialog.
+    pub signal: Option<CancellationToken>,
+}
+
 /// The user interface extensions talk to (`ctx.ui`). Every method has the no-UI default:
 /// dialogs resolve at once (`None`; `confirm` → `false`), everything else does nothing.
 pub trait Ui: Send + Sync {
@@ -70,6 +80,42 @@ pub trait Ui: Send + Sync {
 
     /// Sets (`Some`) or clears (`None`) the widget lines under `key`.
     fn set_widget(&self, _key: &str, _lines: Option<&[String]>) {}
+
+    /// [`Ui::select`] with a timeout and a cancel signal (default: ignores them).
+    fn select_with<'a>(
+        &'a self,
+        title: &'a str,
+        options: &'a [String],
+        _opts: DialogOptions,
+    ) -> BoxFuture<'a, Option<String>> {
+        self.select(title, options)
+    }
+
+    /// [`Ui::confirm`] with a timeout and a cancel signal (default: ignores them).
+    fn confirm_with<'a>(
+        &'a self,
+        title: &'a str,
+        message: &'a str,
+        _opts: DialogOptions,
+    ) -> BoxFuture<'a, bool> {
+        self.confirm(title, message)
+    }
+
+    /// [`Ui::input`] with a timeout and a cancel signal (default: ignores them).
+    fn input_with<'a>(
+        &'a self,
+        title: &'a str,
+        placeholder: Option<&'a str>,
+        _opts: DialogOptions,
+    ) -> BoxFuture<'a, Option<String>> {
+        self.input(title, placeholder)
+    }
+
+    /// Sets the terminal/window title.
+    fn set_title(&self, _title: &str) {}
+
+    /// Replaces the editor's text (also pi's `pasteToEditor`).
+    fn set_editor_text(&self, _text: &str) {}
 }
 
 /// The UI of modes without one (print, json): every call is a no-op.
@@ -208,6 +254,44 @@ impl UiHandle {
     pub async fn editor(&self, title: &str, prefill: Option<&str>) -> Option<String> {
         let _span = self.guard(UiPromptKind::Editor, Some(title));
         self.ui.editor(title, prefill).await
+    }
+
+    /// [`Ui::select_with`] inside a `select` prompt span.
+    pub async fn select_with(
+        &self,
+        title: &str,
+        options: &[String],
+        opts: DialogOptions,
+    ) -> Option<String> {
+        let _span = self.guard(UiPromptKind::Select, Some(title));
+        self.ui.select_with(title, options, opts).await
+    }
+
+    /// [`Ui::confirm_with`] inside a `confirm` prompt span.
+    pub async fn confirm_with(&self, title: &str, message: &str, opts: DialogOptions) -> bool {
+        let _span = self.guard(UiPromptKind::Confirm, Some(title));
+        self.ui.confirm_with(title, message, opts).await
+    }
+
+    /// [`Ui::input_with`] inside an `input` prompt span.
+    pub async fn input_with(
+        &self,
+        title: &str,
+        placeholder: Option<&str>,
+        opts: DialogOptions,
+    ) -> Option<String> {
+        let _span = self.guard(UiPromptKind::Input, Some(title));
+        self.ui.input_with(title, placeholder, opts).await
+    }
+
+    /// [`Ui::set_title`].
+    pub fn set_title(&self, title: &str) {
+        self.ui.set_title(title);
+    }
+
+    /// [`Ui::set_editor_text`].
+    pub fn set_editor_text(&self, text: &str) {
+        self.ui.set_editor_text(text);
     }
 
     /// [`Ui::set_status`].

@@ -180,7 +180,9 @@ impl ExtensionApi<'_> {
         self.ext.tools.push(tool);
     }
 
-    /// `pi.registerCommand(name, {description, handler})`.
+    /// `pi.registerCommand(name, {description, handler})`. Registering a name again in the
+    /// same extension replaces the earlier command in place; across extensions duplicates
+    /// get numbered invocation names ([`ExtensionRunner::commands`](super::ExtensionRunner::commands)).
     pub fn register_command<F>(
         &mut self,
         name: impl Into<String>,
@@ -192,14 +194,17 @@ impl ExtensionApi<'_> {
             + Sync
             + 'static,
     {
-        let name = name.into();
-        self.ext.commands.retain(|c| c.name != name);
-        self.ext.commands.push(CommandSpec {
-            name,
+        let spec = CommandSpec {
+            name: name.into(),
             description,
             handler: Arc::new(handler),
             extension_path: self.ext.path.clone(),
-        });
+        };
+        // pi keeps commands in a `Map`: re-registering replaces in place.
+        match self.ext.commands.iter_mut().find(|c| c.name == spec.name) {
+            Some(slot) => *slot = spec,
+            None => self.ext.commands.push(spec),
+        }
     }
 
     /// `pi.registerFlag(name, {type, default?, description?})`.
@@ -223,14 +228,17 @@ impl ExtensionApi<'_> {
                 d.type_name()
             )));
         }
-        self.ext.flags.retain(|f| f.name != name);
-        self.ext.flags.push(FlagSpec {
+        let spec = FlagSpec {
             name,
             kind,
             default,
             description,
             extension_path: self.ext.path.clone(),
-        });
+        };
+        match self.ext.flags.iter_mut().find(|f| f.name == spec.name) {
+            Some(slot) => *slot = spec,
+            None => self.ext.flags.push(spec),
+        }
         Ok(())
     }
 

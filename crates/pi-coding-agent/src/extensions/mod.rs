@@ -19,6 +19,7 @@
 //! | [`errors`] | handler errors, `{extensionPath, event, error}` records, the error channel per mode |
 
 pub mod api;
+pub mod config_hooks;
 pub mod context;
 pub mod dispatch;
 pub mod errors;
@@ -31,7 +32,8 @@ pub mod session_hooks;
 pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,
 };
-pub use context::{ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
+pub use config_hooks::RunnerTrustAnswer;
+pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
 pub use dispatch::{
     DiscoveredPath, DiscoveredResources, MESSAGE_END_ROLE_ERROR, ToolCallOutcome,
     blocking_failure_text,
@@ -44,4 +46,4 @@ pub use extension::{
     FlagValue, FnExtension, Handler, LoadedExtension,
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
-pub use session_hooks::ExtensionHooks;
+pub use session_hooks::{ExtensionHooks, ShutdownHandler};

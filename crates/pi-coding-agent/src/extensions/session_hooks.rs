@@ -6,6 +6,7 @@
 //! hold the session strongly once [`ExtensionHooks::attach`]ed (the session holds the hooks),
 //! so the link is dropped again on `session_shutdown` or [`ExtensionHooks::detach`].
 
+use crate::storage::SessionEntry;
 use futures::future::BoxFuture;
 use pi_agent_core::{
     AfterToolCallResult, AgentEvent, AgentMessage, AgentTool, BeforeToolCallResult, HookError,
@@ -73,7 +74,11 @@ pub struct ExtensionHooks {
     subscription: Mutex<Option<s::SessionSubscription>>,
     all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
     executor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    shutdown_handler: Mutex<Option<ShutdownHandler>>,
 }
+
+/// What `ctx.shutdown()` does in a mode that honours it (RPC).
+pub type ShutdownHandler = Arc<dyn Fn() + Send + Sync>;
 
 impl ExtensionHooks {
     /// Hooks for `runner`; pass them to `AgentSession::builder().hooks(…)`, then
@@ -85,7 +90,16 @@ impl ExtensionHooks {
             subscription: Mutex::new(None),
             all_tools: Mutex::new(Vec::new()),
             executor: Mutex::new(None),
+            shutdown_handler: Mutex::new(None),
         })
+    }
+
+    /// Installs what `ctx.shutdown()` does (RPC mode: shut down after the current command or
+    /// at the next `agent_settled`). Without a handler the request is a no-op (print, json).
+    pub fn set_shutdown_handler(&self, handler: ShutdownHandler) {
+        if let Ok(mut h) = self.shutdown_handler.lock() {
+            *h = Some(handler);
+        }
     }
 
     /// The runner.
@@ -118,31 +132,82 @@ impl ExtensionHooks {
         }
     }
 
-    /// `session_info_changed` and `thinking_level_select` are ext-emitted without
-    /// awaiting when the session announces the change (pi: `setSessionName`,
-    /// `setThinkingLevel`).
+    /// `session_info_changed` is ext-emitted without awaiting when the session announces a
+    /// new name (pi: `setSessionName`).
     fn forward_session_events(&self, session: &AgentSession) -> s::SessionSubscription {
         let runner = self.runner.clone();
-        let previous = Mutex::new(session.thinking_level());
         session.subscribe(move |event| {
-            match event {
-                s::AgentSessionEvent::SessionInfoChanged { name } => {
-                    runner.emit_detached(ev::SessionInfoChangedEvent { name: name.clone() });
-                }
-                s::AgentSessionEvent::ThinkingLevelChanged { level } => {
-                    let previous_level = previous
-                        .lock()
-                        .map(|mut p| std::mem::replace(&mut *p, *level))
-                        .unwrap_or(*level);
-                    runner.emit_detached(ev::ThinkingLevelSelectEvent {
-                        level: *level,
-                        previous_level,
-                    });
-                }
-                _ => {}
+            if let s::AgentSessionEvent::SessionInfoChanged { name } = event {
+                runner.emit_detached(ev::SessionInfoChangedEvent { name: name.clone() });
             }
             Ok(())
         })
+    }
+
+    /// pi's `bindExtensions`: attaches `session`, awaits `session_start {reason}`
+    /// ([`AgentSession::bind_hooks`]), then `resources_discover {cwd, reason}` (`reload` for a
+    /// reload, else `startup`). Returns the discovered paths; when there are any, the caller
+    /// reloads skills/templates with them and rebuilds the system prompt.
+    pub async fn bind(
+        &self,
+        session: &AgentSession,
+        reason: &str,
+        previous_session_file: Option<String>,
+    ) -> super::DiscoveredResources {
+        self.attach(session);
+        session.bind_hooks(reason, previous_session_file).await;
+        let discover_reason = if reason == "reload" {
+            ev::ResourcesDiscoverReason::Reload
+        } else {
+            ev::ResourcesDiscoverReason::Startup
+        };
+        let found = self
+            .runner
+            .emit_resources_discover(ev::ResourcesDiscoverEvent {
+                cwd: self.runner.context().cwd().display().to_string(),
+                reason: discover_reason,
+            })
+            .await;
+        self.pump();
+        found
+    }
+
+    /// A user command (`!cmd`, `!!cmd`, RPC `bash`) with the `user_bash` hook: the first
+    /// handler result is recorded as if the session had run the command; otherwise the
+    /// session runs it ([`AgentSession::execute_bash`]). Mirrors pi's interactive
+    /// `handleBashCommand` and RPC `bash`.
+    ///
+    /// # Errors
+    /// As [`AgentSession::execute_bash`] / [`AgentSession::record_bash_result`].
+    pub async fn user_bash(
+        &self,
+        session: &AgentSession,
+        command: &str,
+        options: s::ExecuteBashOptions,
+        on_chunk: impl FnMut(&str),
+    ) -> Result<crate::tools::bash::user::BashResult, s::SessionError> {
+        let exclude = options.exclude_from_context;
+        if self.runner.has_handlers::<ev::UserBashEvent>() {
+            let cwd = session
+                .store()
+                .lock()
+                .map(|st| st.header().cwd.clone())
+                .unwrap_or_default();
+            let answer = self
+                .runner
+                .emit_user_bash(ev::UserBashEvent {
+                    command: command.to_owned(),
+                    exclude_from_context: exclude.unwrap_or(false),
+                    cwd,
+                })
+                .await;
+            self.pump();
+            if let Some(answer) = answer {
+                session.record_bash_result(command, &answer.result, exclude)?;
+                return Ok(answer.result);
+            }
+        }
+        session.execute_bash(command, options, on_chunk).await
     }
 
     /// Drops the link to the session (and invalidates captured `pi` handles).
@@ -168,30 +233,32 @@ impl ExtensionHooks {
 
     /// Hands the queued requests to a task that runs them in order after the earlier ones
     /// (never inside the hook: a request may start a run).
+    /// Without an attached session (or outside a Tokio runtime) the requests stay queued.
     fn pump(&self) {
-        let requests = self.runner.take_requests();
-        if requests.is_empty() {
-            return;
-        }
         let Some(session) = self.session.lock().ok().and_then(|s| s.clone()) else {
             return;
         };
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        let requests = self.runner.take_requests();
+        if requests.is_empty() {
+            return;
+        }
         let Ok(mut chain) = self.executor.lock() else {
             return;
         };
         let previous = chain.take();
         let runner = self.runner.clone();
         let all_tools = self.all_tools.lock().map(|t| t.clone()).unwrap_or_default();
+        let shutdown = self.shutdown_handler.lock().ok().and_then(|h| h.clone());
         *chain = Some(handle.spawn(async move {
             if let Some(p) = previous {
                 let _ = p.await;
             }
             let mut all_tools = all_tools;
             for r in requests {
-                execute(&session, &runner, &mut all_tools, r).await;
+                execute(&session, &runner, &mut all_tools, shutdown.as_ref(), r).await;
             }
         }));
     }
@@ -202,6 +269,7 @@ async fn execute(
     session: &AgentSession,
     runner: &ExtensionRunner,
     all_tools: &mut Vec<Arc<dyn AgentTool>>,
+    shutdown: Option<&ShutdownHandler>,
     request: ExtensionRequest,
 ) {
     let failed = |path: &str, event: &str, error: String| {
@@ -293,9 +361,14 @@ async fn execute(
             }
         }
         ExtensionRequest::Abort => session.abort().await,
-        // Print/json modes: `shutdown()` is a no-op; the modes that support it watch for
-        // the request themselves. Manual compaction is not wired to the session yet.
-        ExtensionRequest::Shutdown | ExtensionRequest::Compact { .. } => {}
+        // Print/json modes install no handler: `shutdown()` is a no-op there.
+        ExtensionRequest::Shutdown => {
+            if let Some(h) = shutdown {
+                h();
+            }
+        }
+        // Manual compaction is not wired to the session yet.
+        ExtensionRequest::Compact { .. } => {}
     }
 }
 
@@ -626,6 +699,104 @@ impl SessionHooks for ExtensionHooks {
             }
             self.detach();
         })
+    }
+
+    fn before_provider_request(
+        &self,
+        payload: serde_json::Value,
+    ) -> BoxFuture<'_, Option<serde_json::Value>> {
+        Box::pin(async move {
+            if !self.runner.has_handlers::<ev::BeforeProviderRequestEvent>() {
+                return None;
+            }
+            let out = self.runner.emit_before_provider_request(payload).await;
+            self.pump();
+            Some(out)
+        })
+    }
+
+    fn after_provider_response(
+        &self,
+        status: u16,
+        headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.runner.has_handlers::<ev::AfterProviderResponseEvent>() {
+                self.runner
+                    .emit(ev::AfterProviderResponseEvent { status, headers })
+                    .await;
+                self.pump();
+            }
+        })
+    }
+
+    fn session_compact(
+        &self,
+        entry: SessionEntry,
+        reason: crate::session::CompactionReason,
+        will_retry: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.runner
+                .emit(ev::SessionCompactEvent {
+                    compaction_entry: entry,
+                    from_extension: false,
+                    reason,
+                    will_retry,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
+    fn session_compact_failed(
+        &self,
+        reason: crate::session::CompactionReason,
+        error_message: Option<String>,
+        aborted: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.runner
+                .emit(ev::SessionCompactFailedEvent {
+                    reason,
+                    error_message,
+                    aborted,
+                    will_retry: false,
+                    from_extension: false,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
+    fn model_select(
+        &self,
+        model: Model,
+        previous: Option<Model>,
+        source: &str,
+    ) -> BoxFuture<'_, ()> {
+        let source = match source {
+            "cycle" => ev::ModelSelectSource::Cycle,
+            "restore" => ev::ModelSelectSource::Restore,
+            _ => ev::ModelSelectSource::Set,
+        };
+        Box::pin(async move {
+            self.runner
+                .emit(ev::ModelSelectEvent {
+                    model,
+                    previous_model: previous,
+                    source,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
+    fn thinking_level_select(&self, level: ModelThinkingLevel, previous: ModelThinkingLevel) {
+        self.runner.emit_detached(ev::ThinkingLevelSelectEvent {
+            level,
+            previous_level: previous,
+        });
     }
 
     fn report_error(&self, error: s::ExtensionErrorInfo) {

@@ -382,6 +382,21 @@ impl AgentSession {
         self.wait_for_idle().await;
     }
 
+    /// `compact(customInstructions?)`: aborts the current run, then compacts the session by
+    /// hand (events `compaction_start` → `compaction_end`, and `session_compact` or
+    /// `session_compact_failed`). Errors carry pi's texts, e.g. `Already compacted` or
+    /// `Nothing to compact (session too small)`.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<String>,
+    ) -> Result<super::CompactionResult, String> {
+        self.abort().await;
+        let compactor = Arc::clone(&self.inner.compactor);
+        compactor
+            .compact_manual(self.clone(), custom_instructions)
+            .await
+    }
+
     /// Binds the hooks: awaits `session_start {reason}` (pi's `bindExtensions`; default
     /// reason `startup`).
     pub async fn bind_hooks(&self, reason: &str, previous_session_file: Option<String>) {

@@ -251,6 +251,28 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
+    /// `session_compact {compactionEntry, fromExtension, reason, willRetry}`: after a
+    /// compaction entry was written (and after `compaction_end`).
+    fn session_compact(
+        &self,
+        _entry: crate::storage::SessionEntry,
+        _reason: super::CompactionReason,
+        _will_retry: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    /// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false,
+    /// fromExtension}` (spec §2.4): after the failed `compaction_end`, awaited.
+    fn session_compact_failed(
+        &self,
+        _reason: super::CompactionReason,
+        _error_message: Option<String>,
+        _aborted: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// `before_provider_request {payload}`: a replacement request body (chained), or `None`
     /// to send it unchanged.
     fn before_provider_request(&self, _payload: Value) -> BoxFuture<'_, Option<Value>> {
@@ -341,6 +363,15 @@ pub trait Compactor: Send + Sync {
 
     /// Aborts a running compaction (part of [`AgentSession::abort`]).
     fn abort(&self) {}
+
+    /// A manual compaction (`compact(instructions?)`); the default compactor has none.
+    fn compact_manual(
+        &self,
+        _session: AgentSession,
+        _custom_instructions: Option<String>,
+    ) -> BoxFuture<'_, Result<super::CompactionResult, String>> {
+        Box::pin(async { Err("Compaction is not available".to_owned()) })
+    }
 }
 
 /// A compactor that never compacts.

@@ -187,17 +187,8 @@ impl ExtensionEvent for SessionBeforeForkEvent {
     type Output = ForkResult;
 }
 
-/// Why a compaction runs (`manual | threshold | overflow`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CompactReason {
-    /// `/compact` or `compact()`.
-    Manual,
-    /// The context crossed the threshold.
-    Threshold,
-    /// The provider reported a context overflow.
-    Overflow,
-}
+/// Why a compaction runs (`manual | threshold | overflow`): the session's own type.
+pub use crate::session::CompactionReason as CompactReason;
 
 /// `session_before_compact {preparation, branchEntries, customInstructions?, reason,
 /// willRetry, signal}`.
@@ -260,6 +251,67 @@ pub struct SessionCompactFailedEvent {
     pub will_retry: bool,
     /// Whether extension-supplied content was in use.
     pub from_extension: bool,
+}
+
+/// pi's text when an overflow recovery already compacted and retried once.
+pub const OVERFLOW_RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// pi's text when a truncated (`length`) response recovery already compacted and retried.
+pub const TRUNCATION_RECOVERY_EXHAUSTED: &str =
+    "Truncated response recovery failed after one compact-and-retry attempt.";
+
+impl SessionCompactFailedEvent {
+    /// A failed manual `compact()` (spec §2.4): `aborted` when the error is
+    /// `Compaction cancelled` or an abort (`is_abort`); `errorMessage` is
+    /// `Compaction failed: <error>` only when not aborted.
+    pub fn manual(error: &str, is_abort: bool, from_extension: bool) -> Self {
+        let aborted = is_abort || error == "Compaction cancelled";
+        SessionCompactFailedEvent {
+            reason: CompactReason::Manual,
+            error_message: (!aborted).then(|| format!("Compaction failed: {error}")),
+            aborted,
+            will_retry: false,
+            from_extension,
+        }
+    }
+
+    /// A failed automatic compaction after `compaction_start` (spec §2.4): `error: None`
+    /// means cancelled or aborted; otherwise `errorMessage` is
+    /// `Context overflow recovery failed: <error>` (overflow) or
+    /// `Auto-compaction failed: <error>` (threshold).
+    pub fn automatic(reason: CompactReason, error: Option<&str>, from_extension: bool) -> Self {
+        let error_message = error.map(|e| match reason {
+            CompactReason::Overflow => format!("Context overflow recovery failed: {e}"),
+            _ => format!("Auto-compaction failed: {e}"),
+        });
+        SessionCompactFailedEvent {
+            reason,
+            aborted: error_message.is_none(),
+            error_message,
+            will_retry: false,
+            from_extension,
+        }
+    }
+
+    /// Exhausted overflow recovery (no new `compaction_start`): reason `overflow`, not
+    /// aborted, not from an extension, with [`TRUNCATION_RECOVERY_EXHAUSTED`] for a `length`
+    /// stop, else [`OVERFLOW_RECOVERY_EXHAUSTED`].
+    pub fn recovery_exhausted(length_stop: bool) -> Self {
+        SessionCompactFailedEvent {
+            reason: CompactReason::Overflow,
+            error_message: Some(
+                if length_stop {
+                    TRUNCATION_RECOVERY_EXHAUSTED
+                } else {
+                    OVERFLOW_RECOVERY_EXHAUSTED
+                }
+                .to_owned(),
+            ),
+            aborted: false,
+            will_retry: false,
+            from_extension: false,
+        }
+    }
 }
 
 /// `session_shutdown.reason`.

@@ -1,0 +1,25 @@
+//! Json mode (spec §6.3): the session header line, then every session event in the
+//! json-mode projection, ending with `agent_settled`.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `modes/print-mode.js` with `mode: "json"`: the stored
+//! session header object comes first (also with `--no-session`), each event is written as
+//! it is emitted (`message_update` without `partial` and with `usage`; `toolcall_start`
+//! with the call's `id` and `toolName`; see [`AgentSessionEvent::to_json_mode`]). The exit
+//! status is 0 even when the final assistant message failed.
+
+use super::output::LineSender;
+use crate::session::{AgentSession, AgentSessionEvent};
+
+/// The first stdout line: the session header as stored (`{"type":"session","version":3,…}`).
+pub fn header_line(session: &AgentSession) -> String {
+    let store = session.store().lock().unwrap_or_else(|e| e.into_inner());
+    pi_ai::json::to_string(store.header()).unwrap_or_default()
+}
+
+/// Subscribes a listener sending every event's json line to `lines`.
+pub fn forward_events(session: &AgentSession, lines: LineSender) {
+    session.subscribe(move |event: &AgentSessionEvent| {
+        let _ = lines.send(event.to_json_line());
+        Ok(())
+    });
+}

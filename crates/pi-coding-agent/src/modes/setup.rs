@@ -1,0 +1,373 @@
+//! From the parsed command line to a built [`AgentSession`].
+//!
+//! Mirrors the session half of pi-coding-agent 0.85.0 `main.js` and `core/sdk.js`
+//! (`createAgentSession`), spec §1.1, §1.7, §4.9, §8:
+//! 1. start-up migrations of old layouts;
+//! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; no
+//!    prompt outside the TUI), then the settings with project settings only when trusted;
+//! 3. the session store ([`super::store::open_store`]; pi resolves it before the model, so
+//!    a missing session wins over a bad model);
+//! 4. the model registry (`models.json`, `auth.json`, environment);
+//! 5. the `--models` / `enabledModels` scope and the `--provider` / `--model` resolution (an
+//!    unresolvable model is a start-up error), `--api-key` for the chosen model's provider;
+//! 6. the session's model and thinking level ([`choose_session_model`]);
+//! 7. the active built-in tools (`--tools`, `--no-tools`, `--no-builtin-tools`,
+//!    `--exclude-tools`, settings `defaultTools`);
+//! 8. context files, skills, templates and the system prompt;
+//! 9. the session itself and `--name`.
+//!
+//! Warnings go to the caller's stderr as `Warning: …`; errors come back as a
+//! [`SetupError`] (the caller prints its line and exits 1).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use pi_agent_core::AgentTool;
+use pi_ai::{InputKind, Model, ModelThinkingLevel};
+
+use super::store::open_store;
+use crate::cli::ModeRequest;
+use crate::cli::startup::docs_dir;
+use crate::compaction::auto::AutoCompactor;
+use crate::config::migrations::run_migrations;
+use crate::config::model_resolver::{
+    API_KEY_REQUIRES_MODEL, SessionModelInputs, choose_session_model, parse_thinking_level,
+    resolve_cli_model, resolve_model_scope,
+};
+use crate::config::paths::{AgentPaths, home_dir};
+use crate::config::registry::ModelRegistry;
+use crate::config::resources::{ResourceOptions, Resources};
+use crate::config::settings::SettingsManager;
+use crate::config::system_prompt::{DocsPaths, SystemPromptOptions, build_system_prompt};
+use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
+use crate::session::hooks::Compactor;
+use crate::session::{AgentSession, RegistryAuth};
+use crate::storage::build_session_context;
+use crate::storage::context::path_to_leaf;
+use crate::tools::bash::SessionEnv;
+use crate::tools::bash::{BASH_PROMPT_SNIPPET, BashToolOptions};
+use crate::tools::read::ReadToolOptions;
+use crate::tools::{BuiltinToolOptions, create_builtin_tool, initial_active_tool_names};
+
+/// The one-line tool summaries our system prompt lists (prose for the model: ours).
+fn tool_snippet(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "read" => "Read file contents (text and images)",
+        "bash" => BASH_PROMPT_SNIPPET,
+        "edit" => "Make exact text replacements in a file",
+        "write" => "Create or overwrite a file",
+        "ls" => "List directory contents",
+        _ => return None,
+    })
+}
+
+/// Why the session could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetupError {
+    /// Printed as `Error: <text>`.
+    Error(String),
+    /// Printed verbatim (pi's `No session found matching '<X>'`).
+    Plain(String),
+}
+
+impl SetupError {
+    /// The stderr line (without its newline).
+    pub fn line(&self) -> String {
+        match self {
+            SetupError::Error(t) => format!("Error: {t}"),
+            SetupError::Plain(t) => t.clone(),
+        }
+    }
+}
+
+impl From<String> for SetupError {
+    fn from(text: String) -> Self {
+        SetupError::Error(text)
+    }
+}
+
+/// A built session and what the modes need beside it.
+pub struct SessionSetup {
+    /// The session, ready for prompts.
+    pub session: AgentSession,
+}
+
+fn warn(stderr: &mut dyn Write, message: &str) {
+    let _ = writeln!(stderr, "Warning: {message}");
+}
+
+/// The compaction coordinator the binary uses (threshold and overflow auto-compaction).
+fn compactor() -> Arc<dyn Compactor> {
+    Arc::new(AutoCompactor::new())
+}
+
+/// Builds the session for `request` (see the module docs for the order).
+///
+/// # Errors
+/// A session that cannot be found ([`SetupError::Plain`]), opened or written; a model that
+/// cannot be resolved (`Model "x" not found. …`, `Unknown provider "p". …`); `--api-key`
+/// without a model.
+pub fn build_session(
+    request: &ModeRequest,
+    stderr: &mut dyn Write,
+) -> Result<SessionSetup, SetupError> {
+    let args = &request.args;
+    let cwd = request.cwd.as_path();
+    let agent_dir = request.agent_dir.as_path();
+    let paths = AgentPaths::new(agent_dir.to_path_buf());
+    let home = home_dir();
+    run_migrations(agent_dir, cwd);
+
+    let default_trust = SettingsManager::load(cwd, agent_dir, false).default_project_trust();
+    let trust = resolve_project_trusted(
+        TrustInputs {
+            cwd,
+            home: &home,
+            trust_override: args.project_trust_override,
+            default_trust,
+            hook: None,
+            prompt: None,
+        },
+        &TrustStore::new(agent_dir),
+    );
+    for d in &trust.diagnostics {
+        warn(stderr, d);
+    }
+    let mut settings = SettingsManager::load(cwd, agent_dir, trust.trusted);
+    for e in settings.drain_errors() {
+        warn(stderr, &e.diagnostic());
+    }
+
+    // pi resolves the session before the model: a missing session wins over a bad model.
+    let store = open_store(request, &settings, &paths, stderr)?;
+
+    let mut registry = ModelRegistry::load(&paths);
+    if let Some(e) = registry.error() {
+        warn(stderr, &e);
+    }
+
+    let patterns = args.models.clone().or_else(|| settings.enabled_models());
+    let scoped = match &patterns {
+        Some(p) => {
+            let (scoped, diagnostics) = resolve_model_scope(p, &registry.available());
+            for d in diagnostics {
+                warn(stderr, &d.message);
+            }
+            scoped
+        }
+        None => Vec::new(),
+    };
+    let cli_thinking = args.thinking.as_deref().and_then(parse_thinking_level);
+    let cli = resolve_cli_model(
+        args.provider.as_deref(),
+        args.model.as_deref(),
+        cli_thinking,
+        &registry,
+    );
+    if let Some(e) = cli.error {
+        return Err(e.into());
+    }
+    if let Some(w) = &cli.warning {
+        warn(stderr, w);
+    }
+
+    let (has_existing, session_model, session_thinking) = {
+        let s = store.lock().unwrap_or_else(|e| e.into_inner());
+        for w in s.warnings() {
+            warn(stderr, w);
+        }
+        let context = build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
+        let has_thinking = path_to_leaf(&s)
+            .into_iter()
+            .any(|i| s.kind_at(i) == "thinking_level_change");
+        (
+            !context.messages.is_empty(),
+            context.model,
+            has_thinking
+                .then(|| parse_thinking_level(&context.thinking_level))
+                .flatten(),
+        )
+    };
+
+    let explicit_model = cli.model.clone().or_else(|| {
+        (!has_existing)
+            .then(|| scoped.first().map(|s| s.model.clone()))
+            .flatten()
+    });
+    let explicit_level = cli_thinking.or(cli.thinking_level).or_else(|| {
+        (cli.model.is_none() && !has_existing)
+            .then(|| scoped.first().and_then(|s| s.thinking_level))
+            .flatten()
+    });
+    if let Some(key) = &args.api_key {
+        let Some(m) = &explicit_model else {
+            return Err(API_KEY_REQUIRES_MODEL.to_owned().into());
+        };
+        registry.auth_mut().set_runtime_api_key(&m.provider, key);
+    }
+    let levels = settings.all_model_thinking_levels();
+    let choice = choose_session_model(
+        &SessionModelInputs {
+            model: explicit_model,
+            thinking_level: explicit_level,
+            has_existing_session: has_existing,
+            session_model: session_model
+                .as_ref()
+                .map(|(p, id)| (p.as_str(), id.as_str())),
+            session_thinking_level: session_thinking,
+            default_provider: settings.default_provider(),
+            default_model_id: settings.default_model(),
+            default_thinking_level: settings.default_thinking_level(),
+            model_thinking_levels: &levels,
+        },
+        &registry,
+    );
+    if let Some(msg) = &choice.fallback_message {
+        warn(stderr, msg);
+    }
+
+    let docs = docs_dir();
+    let slot: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
+    let (tool_names, tools) = build_tools(request, &settings, &choice.model, &slot);
+
+    let resources = Resources::load(&ResourceOptions {
+        cwd: cwd.to_path_buf(),
+        agent_dir: agent_dir.to_path_buf(),
+        home,
+        project_trusted: trust.trusted,
+        settings_skill_paths: settings.skill_paths(),
+        settings_prompt_paths: settings.prompt_template_paths(),
+        cli_skill_paths: args.skills.clone(),
+        cli_prompt_paths: args.prompt_templates.clone(),
+        no_skills: args.no_skills,
+        no_prompt_templates: args.no_prompt_templates,
+        no_context_files: args.no_context_files,
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+    });
+    for w in &resources.warnings {
+        warn(stderr, w);
+    }
+    let package = docs.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let docs_paths = DocsPaths {
+        readme: package.join("README.md"),
+        docs: docs.clone(),
+        examples: package.join("examples"),
+    };
+    let snippets: Vec<(String, String)> = tool_names
+        .iter()
+        .filter_map(|n| tool_snippet(n).map(|s| (n.clone(), s.to_owned())))
+        .collect();
+    let system_prompt = build_system_prompt(&SystemPromptOptions {
+        custom_prompt: resources.prompts.system_prompt.as_deref(),
+        selected_tools: Some(&tool_names),
+        tool_snippets: &snippets,
+        prompt_guidelines: &[],
+        append_system_prompt: resources.prompts.append_system_prompt.as_deref(),
+        cwd,
+        context_files: &resources.context_files,
+        skills: &resources.skills.skills,
+        docs: &docs_paths,
+    });
+
+    let settings = Arc::new(Mutex::new(settings));
+    let mut builder = AgentSession::builder()
+        .thinking_level(choice.thinking_level)
+        .settings(settings)
+        .store(store)
+        .tools(tools)
+        .system_prompt(system_prompt)
+        .compactor(compactor())
+        .auth(Arc::new(RegistryAuth(Arc::new(RwLock::new(registry)))))
+        .docs_dir(docs)
+        .agent_dir(agent_dir)
+        .skills(resources.skills.skills.clone())
+        .prompt_templates(resources.templates.clone());
+    if let Some(m) = choice.model {
+        builder = builder.model(m);
+    }
+    let session = builder
+        .build()
+        .map_err(|e| SetupError::Error(e.to_string()))?;
+    let _ = slot.set(session.clone());
+    if let Some(name) = &args.name {
+        session
+            .set_session_name(crate::cli::args::trim_js(name))
+            .map_err(|e| SetupError::Error(e.to_string()))?;
+    }
+    Ok(SessionSetup { session })
+}
+
+/// The active tool names and tools. Tools read the session's live state (model, thinking
+/// level, file) through `slot`, filled once the session exists.
+fn build_tools(
+    request: &ModeRequest,
+    settings: &SettingsManager,
+    model: &Option<Model>,
+    slot: &Arc<OnceLock<AgentSession>>,
+) -> (Vec<String>, Vec<Arc<dyn AgentTool>>) {
+    let args = &request.args;
+    let exclude = args.exclude_tools.clone().unwrap_or_default();
+    let names = if args.no_builtin_tools && args.tools.is_none() {
+        Vec::new()
+    } else {
+        initial_active_tool_names(
+            args.tools.as_deref(),
+            args.no_tools,
+            settings.default_tools().as_deref(),
+            &exclude,
+        )
+    };
+    let fallback_images = model
+        .as_ref()
+        .is_some_and(|m| m.input.contains(&InputKind::Image));
+    let images_slot = Arc::clone(slot);
+    let env_slot = Arc::clone(slot);
+    let options = BuiltinToolOptions {
+        read: ReadToolOptions {
+            auto_resize_images: settings.image_auto_resize(),
+            model_supports_images: model.as_ref().map(|_| {
+                Arc::new(move || match images_slot.get().and_then(|s| s.model()) {
+                    Some(m) => m.input.contains(&InputKind::Image),
+                    None => fallback_images,
+                }) as crate::tools::read::ImageSupportFn
+            }),
+        },
+        bash: BashToolOptions {
+            command_prefix: settings.shell_command_prefix().map(str::to_owned),
+            shell_path: settings.shell_path(),
+            agent_dir: Some(request.agent_dir.clone()),
+            session_env: Some(Arc::new(move || session_env(env_slot.get()))),
+            temp_dir: None,
+        },
+    };
+    let mut active = Vec::new();
+    let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+    for name in names {
+        if let Some(tool) = create_builtin_tool(&name, &request.cwd, &options) {
+            tools.push(tool);
+            active.push(name);
+        }
+    }
+    (active, tools)
+}
+
+/// The `PI_*` variables of the bash tool from the live session.
+fn session_env(session: Option<&AgentSession>) -> SessionEnv {
+    let Some(s) = session else {
+        return SessionEnv::default();
+    };
+    let model = s.model();
+    SessionEnv {
+        session_id: s.session_id(),
+        session_file: s.session_file().map(|p| p.display().to_string()),
+        provider: model.as_ref().map(|m| m.provider.clone()),
+        model: model.as_ref().map(|m| m.id.clone()),
+        reasoning_level: Some(thinking_name(s.thinking_level()).to_owned()),
+    }
+}
+
+fn thinking_name(level: ModelThinkingLevel) -> &'static str {
+    level.as_str()
+}

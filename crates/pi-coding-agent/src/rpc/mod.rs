@@ -1,0 +1,132 @@
+//! RPC mode (`pi --mode rpc`): JSONL commands in, responses and events out.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/` (spec §6.4 and its Corrections box).
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`framing`] | LF-only JSONL input records |
+//! | [`commands`] | one record → a command, a UI response, or an error response |
+//! | [`compact`] | manual compaction (`compact`) on the session's public API |
+//! | [`output`] | the single writer of responses, events, UI requests and `extension_error`s |
+//! | [`ui`] | the extension UI sub-protocol ([`ui::RpcUi`], a [`crate::extensions::Ui`]) |
+//! | [`handlers`] | every command against the session |
+//! | [`server`] | [`run_rpc`]: the read loop, concurrency, events, lifecycle |
+//! | [`stdio`] | [`serve_stdio`]: stdin/stdout and SIGTERM/SIGHUP for the binary |
+
+pub mod commands;
+pub mod compact;
+pub mod framing;
+pub mod handlers;
+pub mod output;
+pub mod server;
+pub mod stdio;
+pub mod ui;
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use pi_ai::Model;
+
+use crate::config::skills::Skill;
+use crate::config::templates::PromptTemplate;
+use crate::extensions::ExtensionHooks;
+use crate::session::AgentSession;
+
+pub use server::run_rpc;
+pub use stdio::serve_stdio;
+
+/// The outcome of a session-replacing command: `None` when an extension cancelled it.
+pub type Replacement = Result<Option<AgentSession>, String>;
+
+/// The outcome of `fork`: the new session (`None`: cancelled) and the forked user text.
+pub type ForkReplacement = Result<(Option<AgentSession>, String), String>;
+
+/// Session replacement (pi's runtime host): `new_session`, `switch_session`, `fork`,
+/// `clone`. The host tears the current session down (`session_shutdown`) and builds, binds
+/// and returns the next one; the RPC server then re-subscribes to it.
+pub trait SessionHost: Send + Sync {
+    /// `newSession({parentSession?})`.
+    fn new_session(
+        &self,
+        current: AgentSession,
+        parent_session: Option<String>,
+    ) -> BoxFuture<'_, Replacement>;
+
+    /// `switchSession(path)`.
+    fn switch_session(&self, current: AgentSession, path: String) -> BoxFuture<'_, Replacement>;
+
+    /// `fork(entryId, {position})`: `at == false` forks before a user message (and returns
+    /// its text), `at == true` clones at the entry (`clone` passes the leaf).
+    fn fork(
+        &self,
+        current: AgentSession,
+        entry_id: String,
+        at: bool,
+    ) -> BoxFuture<'_, ForkReplacement>;
+}
+
+/// Manual compaction (`compact {customInstructions?}`): the `CompactionResult` as JSON.
+pub trait ManualCompaction: Send + Sync {
+    /// Runs a manual compaction of `session`.
+    fn compact(
+        &self,
+        session: AgentSession,
+        custom_instructions: Option<String>,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>>;
+}
+
+/// The available-models snapshot (models whose provider has auth), in registry order.
+pub type ModelSource = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
+
+/// Everything RPC mode drives: the session and the optional runtime seams. Only `session`
+/// is required; a command whose seam is missing answers with an error naming it.
+#[derive(Clone)]
+pub struct RpcRuntime {
+    /// The session (replaced by session-replacing commands).
+    pub session: AgentSession,
+    /// The extension hooks the session was built with: UI, `extension_error`, commands,
+    /// `user_bash`.
+    pub extensions: Option<Arc<ExtensionHooks>>,
+    /// Available models (`get_available_models`, `set_model`, `cycle_model`); default: the
+    /// session's current model.
+    pub models: Option<ModelSource>,
+    /// Session replacement.
+    pub host: Option<Arc<dyn SessionHost>>,
+    /// Manual compaction.
+    pub compaction: Option<Arc<dyn ManualCompaction>>,
+    /// Prompt templates (`get_commands`).
+    pub templates: Vec<PromptTemplate>,
+    /// Skills (`get_commands`).
+    pub skills: Vec<Skill>,
+}
+
+impl std::fmt::Debug for RpcRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RpcRuntime")
+            .field("session", &self.session)
+            .field("extensions", &self.extensions.is_some())
+            .field("host", &self.host.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RpcRuntime {
+    /// A runtime with only a session.
+    pub fn new(session: AgentSession) -> Self {
+        RpcRuntime {
+            session,
+            extensions: None,
+            models: None,
+            host: None,
+            compaction: None,
+            templates: Vec::new(),
+            skills: Vec::new(),
+        }
+    }
+}
+
+impl From<AgentSession> for RpcRuntime {
+    fn from(session: AgentSession) -> Self {
+        RpcRuntime::new(session)
+    }
+}

@@ -1,0 +1,68 @@
+//! The RPC output channel: every record (responses, events, UI requests, extension errors)
+//! goes through one queue to one writer task, so records never interleave mid-line.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `serializeJsonLine` + `writeRawStdout`: one compact JSON
+//! record and a LF per line; the writer flushes after each record.
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// A cheap, cloneable handle to the writer task. Sending after the writer ended is a no-op.
+#[derive(Clone, Debug)]
+pub struct Output {
+    tx: mpsc::UnboundedSender<Option<String>>,
+}
+
+impl Output {
+    /// Queues one record (JSON text without LF).
+    pub fn send(&self, line: String) {
+        let _ = self.tx.send(Some(line));
+    }
+
+    /// Ends the writer after the records queued so far (later records are dropped).
+    pub fn close(&self) {
+        let _ = self.tx.send(None);
+    }
+
+    /// Queues a JSON value as one record (numbers spelled as JavaScript writes them).
+    pub fn send_value(&self, value: &serde_json::Value) {
+        if let Ok(line) = pi_ai::json::to_string(value) {
+            self.send(line);
+        }
+    }
+}
+
+/// Starts the writer: records sent to the returned [`Output`] are written to `writer`, each
+/// followed by LF and a flush. The task ends (after writing everything queued before) at
+/// [`Output::close`], once every `Output` clone is dropped, or at the first write error.
+pub fn spawn_writer<W>(writer: W) -> (Output, tokio::task::JoinHandle<()>)
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<Option<String>>();
+    let task = tokio::spawn(async move {
+        let mut writer = writer;
+        'outer: while let Some(Some(mut line)) = rx.recv().await {
+            line.push('\n');
+            if writer.write_all(line.as_bytes()).await.is_err() {
+                return;
+            }
+            // Drain what is already queued before flushing (fewer syscalls under load).
+            while let Ok(more) = rx.try_recv() {
+                let Some(mut more) = more else {
+                    break 'outer;
+                };
+                more.push('\n');
+                if writer.write_all(more.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            if writer.flush().await.is_err() {
+                return;
+            }
+        }
+        let _ = writer.flush().await;
+        let _ = writer.shutdown().await;
+    });
+    (Output { tx }, task)
+}

@@ -1,0 +1,275 @@
+//! Compaction inside a session on the faux provider: overflow recovery (once, then
+//! exhausted), manual compaction, and the extension-facing hooks.
+
+mod session_support;
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use pi_coding_agent::compaction::auto::{AutoCompactor, OVERFLOW_EXHAUSTED};
+use pi_coding_agent::config::settings::SettingsManager;
+use pi_coding_agent::session::{AgentSessionEvent, CompactionReason, PromptOptions, SessionHooks};
+use pi_coding_agent::storage::SessionEntry;
+use serde_json::json;
+use session_support::*;
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<String>>);
+
+impl SessionHooks for Recorder {
+    fn session_compact(
+        &self,
+        entry: SessionEntry,
+        reason: CompactionReason,
+        will_retry: bool,
+    ) -> BoxFuture<'_, ()> {
+        self.0.lock().unwrap().push(format!(
+            "compact:{}:{reason:?}:{will_retry}",
+            entry.kind.type_name()
+        ));
+        Box::pin(async {})
+    }
+    fn session_compact_failed(
+        &self,
+        reason: CompactionReason,
+        error_message: Option<String>,
+        aborted: bool,
+    ) -> BoxFuture<'_, ()> {
+        self.0.lock().unwrap().push(format!(
+            "failed:{reason:?}:{aborted}:{}",
+            error_message.unwrap_or_default()
+        ));
+        Box::pin(async {})
+    }
+}
+
+fn compaction_settings() -> Arc<Mutex<SettingsManager>> {
+    let v = json!({"retry": {"enabled": false}, "compaction": {"keepRecentTokens": 1}});
+    let serde_json::Value::Object(m) = v else {
+        unreachable!()
+    };
+    Arc::new(Mutex::new(SettingsManager::in_memory(m)))
+}
+
+fn compaction_events(h: &Harness) -> Vec<String> {
+    h.events()
+        .iter()
+        .filter_map(|e| match e {
+            AgentSessionEvent::CompactionStart { reason } => Some(format!("start:{reason:?}")),
+            AgentSessionEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => Some(format!(
+                "end:{reason:?}:{}:{aborted}:{will_retry}:{}",
+                result.is_some(),
+                error_message.clone().unwrap_or_default()
+            )),
+            AgentSessionEvent::AgentEnd { will_retry, .. } => {
+                Some(format!("agent_end:{will_retry}"))
+            }
+            AgentSessionEvent::AgentSettled => Some("settled".into()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An overflow error stamped when it is requested (fixed faux messages carry the time the
+/// script was written, which is older than any compaction of the run).
+fn overflow_now() -> pi_ai::providers::faux::FauxStep {
+    use pi_ai::providers::faux::{FauxMessageOptions, FauxStep, faux_assistant_message};
+    FauxStep::factory(|_, _, _, _| {
+        let mut m = faux_assistant_message(
+            vec![],
+            FauxMessageOptions {
+                stop_reason: Some(pi_ai::StopReason::Error),
+                error_message: Some(OVERFLOW.into()),
+                ..Default::default()
+            },
+        );
+        // A real response arrives at least a millisecond after the compaction it follows.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        m.timestamp = pi_ai::now_ms();
+        Ok(m)
+    })
+}
+
+const OVERFLOW: &str = "prompt is too long: 213462 tokens > 200000 maximum";
+
+#[tokio::test]
+async fn overflow_compacts_and_retries_once() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = rec.clone();
+    let h = harness(
+        vec![
+            text("one"),
+            error(OVERFLOW),
+            text("SUMMARY"),
+            text("recovered"),
+        ],
+        |b| {
+            b.settings(compaction_settings())
+                .compactor(Arc::new(AutoCompactor::new()))
+                .hooks(hooks)
+        },
+    );
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        h.faux.call_count(),
+        4,
+        "answer, overflow, summary, retried answer"
+    );
+    assert_eq!(
+        compaction_events(&h),
+        [
+            "agent_end:false",
+            "settled",
+            "agent_end:false",
+            "start:Overflow",
+            "end:Overflow:true:false:true:",
+            "agent_end:false",
+            "settled"
+        ]
+    );
+    assert_eq!(
+        h.session.last_assistant_text().as_deref(),
+        Some("recovered")
+    );
+    // The context was rebuilt from the summary: the failed assistant is not resent.
+    let roles: Vec<String> = h
+        .session
+        .messages()
+        .iter()
+        .map(|m| m.role().to_owned())
+        .collect();
+    assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
+    assert_eq!(*rec.0.lock().unwrap(), ["compact:compaction:Overflow:true"]);
+    // The failed assistant stays in the file.
+    assert!(
+        h.entry_kinds()
+            .iter()
+            .filter(|k| k.contains("assistant"))
+            .count()
+            >= 3
+    );
+}
+
+#[tokio::test]
+async fn a_second_overflow_fails_with_the_exhausted_text() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = rec.clone();
+    let h = harness(
+        vec![
+            text("one"),
+            error(OVERFLOW),
+            text("SUMMARY"),
+            overflow_now(),
+        ],
+        |b| {
+            b.settings(compaction_settings())
+                .compactor(Arc::new(AutoCompactor::new()))
+                .hooks(hooks)
+        },
+    );
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    let events = compaction_events(&h);
+    assert_eq!(
+        events[events.len() - 3..],
+        [
+            "agent_end:false".to_owned(),
+            format!("end:Overflow:false:false:false:{OVERFLOW_EXHAUSTED}"),
+            "settled".to_owned()
+        ]
+    );
+    assert_eq!(
+        *rec.0.lock().unwrap(),
+        [
+            "compact:compaction:Overflow:true".to_owned(),
+            format!("failed:Overflow:false:{OVERFLOW_EXHAUSTED}")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn manual_compaction_on_a_tiny_session_fails_with_the_reference_texts() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = rec.clone();
+    let h = harness(vec![text("one")], |b| {
+        b.compactor(Arc::new(AutoCompactor::new())).hooks(hooks)
+    });
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    let err = h.session.compact(None).await.unwrap_err();
+    assert_eq!(err, "Nothing to compact (session too small)");
+    let events = compaction_events(&h);
+    assert_eq!(
+        events[events.len() - 2..],
+        [
+            "start:Manual".to_owned(),
+            "end:Manual:false:false:false:Compaction failed: Nothing to compact (session too small)"
+                .to_owned()
+        ]
+    );
+    assert_eq!(
+        *rec.0.lock().unwrap(),
+        ["failed:Manual:false:Compaction failed: Nothing to compact (session too small)"]
+    );
+}
+
+#[tokio::test]
+async fn manual_compaction_summarizes_and_rebuilds_the_context() {
+    let h = harness(
+        vec![text("one"), text("two"), text("SUMMARY"), text("PREFIX")],
+        |b| {
+            b.settings(compaction_settings())
+                .compactor(Arc::new(AutoCompactor::new()))
+        },
+    );
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    let result = h
+        .session
+        .compact(Some("focus on tests".into()))
+        .await
+        .unwrap();
+    assert!(result.summary.starts_with("SUMMARY"), "{}", result.summary);
+    assert!(
+        result
+            .summary
+            .ends_with("**Turn Context (split turn):**\n\nPREFIX"),
+        "{}",
+        result.summary
+    );
+    let roles: Vec<String> = h
+        .session
+        .messages()
+        .iter()
+        .map(|m| m.role().to_owned())
+        .collect();
+    assert_eq!(roles[0], "compactionSummary");
+    assert!(h.entry_kinds().iter().any(|k| k.starts_with("compaction")));
+}

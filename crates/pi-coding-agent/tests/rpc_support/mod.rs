@@ -1,0 +1,132 @@
+//! An in-process RPC client over `tokio::io::duplex`, driving `run_rpc`.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use pi_coding_agent::rpc::framing::LineReader;
+use pi_coding_agent::rpc::{RpcRuntime, run_rpc};
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, DuplexStream};
+use tokio::task::JoinHandle;
+
+/// The client end: writes commands, reads records.
+pub struct Client {
+    input: Option<DuplexStream>,
+    output: LineReader<DuplexStream>,
+    /// Every record read so far, in order.
+    pub seen: Vec<Value>,
+    cursor: usize,
+    server: Option<JoinHandle<i32>>,
+}
+
+/// Starts `run_rpc(runtime)` and returns its client.
+pub fn start(runtime: impl Into<RpcRuntime>) -> Client {
+    let (client_in, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, client_out) = tokio::io::duplex(1 << 20);
+    let runtime = runtime.into();
+    let server = tokio::spawn(async move { run_rpc(runtime, server_in, server_out).await });
+    Client {
+        input: Some(client_in),
+        output: LineReader::new(client_out),
+        seen: Vec::new(),
+        cursor: 0,
+        server: Some(server),
+    }
+}
+
+impl Client {
+    /// Writes raw bytes.
+    pub async fn raw(&mut self, bytes: &[u8]) {
+        let input = self.input.as_mut().expect("input open");
+        input.write_all(bytes).await.unwrap();
+        input.flush().await.unwrap();
+    }
+
+    /// Writes one line (LF added).
+    pub async fn send(&mut self, line: &str) {
+        self.raw(format!("{line}\n").as_bytes()).await;
+    }
+
+    /// Reads one more record (a guard of 20 s against hangs, not a timing assertion).
+    async fn read_one(&mut self) -> Option<Value> {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.output.next_line())
+            .await
+            .expect("no output for 20 s")
+            .unwrap()?;
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        self.seen.push(v.clone());
+        Some(v)
+    }
+
+    /// The first record (read or already seen, not yet taken) matching `pred`; records before
+    /// it stay in `seen`.
+    pub async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            while self.cursor < self.seen.len() {
+                let v = &self.seen[self.cursor];
+                self.cursor += 1;
+                if pred(v) {
+                    return v.clone();
+                }
+            }
+            self.read_one().await.expect("output ended");
+        }
+    }
+
+    /// The response with this `id` (searching everything seen, then reading on).
+    pub async fn response(&mut self, id: &str) -> Value {
+        if let Some(v) = self
+            .seen
+            .iter()
+            .find(|v| v["type"] == "response" && v["id"] == id)
+        {
+            return v.clone();
+        }
+        loop {
+            let v = self.read_one().await.expect("output ended");
+            if v["type"] == "response" && v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// Sends `{"id":id,"type":kind,…fields}` and returns its response.
+    pub async fn call(&mut self, id: &str, kind: &str, fields: Value) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("id".into(), id.into());
+        m.insert("type".into(), kind.into());
+        if let Value::Object(f) = fields {
+            m.extend(f);
+        }
+        self.send(&Value::Object(m).to_string()).await;
+        self.response(id).await
+    }
+
+    /// The data of a successful response.
+    pub async fn data(&mut self, id: &str, kind: &str, fields: Value) -> Value {
+        let r = self.call(id, kind, fields).await;
+        assert_eq!(r["success"], true, "{r}");
+        assert_eq!(r["command"], kind, "{r}");
+        r.get("data").cloned().unwrap_or(Value::Null)
+    }
+
+    /// Index in `seen` of the first record matching `pred`.
+    pub fn position(&self, pred: impl Fn(&Value) -> bool) -> Option<usize> {
+        self.seen.iter().position(pred)
+    }
+
+    /// Reads the output to its end with the input still open (the server ended by itself),
+    /// and returns the exit status.
+    pub async fn ended(&mut self) -> i32 {
+        while self.read_one().await.is_some() {}
+        self.server.take().unwrap().await.unwrap()
+    }
+
+    /// Closes the input (EOF), reads the rest of the output, and returns the exit status.
+    pub async fn finish(&mut self) -> i32 {
+        self.input = None;
+        while self.read_one().await.is_some() {}
+        self.server.take().unwrap().await.unwrap()
+    }
+}

@@ -1,0 +1,399 @@
+//! The extension UI sub-protocol and `extension_error` records of RPC mode (spec §6.4), in
+//! process: an extension on the session asks through `ctx.ui`, the test answers as the RPC
+//! client; `RpcUi`'s timeouts and cancellation directly.
+
+mod rpc_support;
+mod session_support;
+
+use std::sync::{Arc, Mutex};
+
+use pi_ai::providers::faux::{FauxOptions, FauxProvider};
+use pi_coding_agent::extensions::events::{SessionShutdownEvent, ShutdownReason};
+use pi_coding_agent::extensions::*;
+use pi_coding_agent::rpc::framing::LineReader;
+use pi_coding_agent::rpc::output::spawn_writer;
+use pi_coding_agent::rpc::ui::RpcUi;
+use pi_coding_agent::rpc::{RpcRuntime, run_rpc};
+use pi_coding_agent::session::AgentSession;
+use rpc_support::start;
+use serde_json::{Map, Value, json};
+use session_support::Echo;
+use tokio_util::sync::CancellationToken;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// A session with one extension: `/ask` walks through every dialog and fire-and-forget call,
+/// `/boom` fails; `session_shutdown` is logged.
+fn runtime(log: Log) -> RpcRuntime {
+    let faux = FauxProvider::new(FauxOptions::default());
+    let l = log.clone();
+    let extension = FnExtension::new("ui.ts", move |pi: &mut ExtensionApi<'_>| {
+        let l1 = l.clone();
+        pi.register_command("ask", Some("asks things".into()), move |_args, ctx| {
+            let l = l1.clone();
+            Box::pin(async move {
+                let ui = ctx.ui();
+                let picked = ui.select("Pick", &["a".into(), "b".into()]).await;
+                let sure = ui.confirm("Sure?", "Really").await;
+                let typed = ui.input("Name", Some("your name")).await;
+                let edited = ui.editor("Edit", Some("draft")).await;
+                ui.notify("done", NotifyLevel::Warning);
+                ui.set_status("k", Some("busy"));
+                ui.set_status("k", None);
+                ui.set_widget("w", Some(&["line".to_owned()]));
+                l.lock().unwrap().push(format!(
+                    "{picked:?} {sure} {typed:?} {edited:?} hasUI={}",
+                    ctx.has_ui()
+                ));
+                Ok(())
+            })
+        });
+        let l3 = l.clone();
+        pi.register_command("quick", None, move |_args, ctx| {
+            let l = l3.clone();
+            Box::pin(async move {
+                let ui = ctx.ui();
+                let opts = DialogOptions {
+                    timeout_ms: Some(1),
+                    signal: None,
+                };
+                let answer = ui.input_with("Quick", None, opts).await;
+                ui.set_title("pi-rs");
+                ui.set_editor_text("draft text");
+                l.lock().unwrap().push(format!("quick {answer:?}"));
+                Ok(())
+            })
+        });
+        pi.register_command("quit", None, |_args, ctx| {
+            Box::pin(async move {
+                ctx.shutdown();
+                Ok(())
+            })
+        });
+        pi.register_command("boom", None, |_args, _ctx| {
+            Box::pin(async { Err(HandlerError::new("kaput")) })
+        });
+        let l2 = l.clone();
+        pi.on::<SessionShutdownEvent, _>(move |e, _ctx| {
+            let l = l2.clone();
+            let quit = e.reason == ShutdownReason::Quit;
+            Box::pin(async move {
+                l.lock().unwrap().push(format!("shutdown quit={quit}"));
+                Ok(None)
+            })
+        });
+        Ok(())
+    });
+    let runner = ExtensionRunner::builder("/tmp")
+        .mode(Mode::Rpc)
+        .extension(extension)
+        .build();
+    let hooks = ExtensionHooks::new(runner.clone());
+    let f = faux.clone();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .tools(vec![Arc::new(Echo)])
+        .stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o)))
+        .hooks(hooks.clone())
+        .build()
+        .unwrap();
+    hooks.attach(&session);
+    let mut rt = RpcRuntime::new(session);
+    rt.extensions = Some(hooks);
+    rt
+}
+
+fn is_request(v: &Value, method: &str) -> bool {
+    v["type"] == "extension_ui_request" && v["method"] == method
+}
+
+#[tokio::test]
+async fn dialogs_round_trip_and_fire_and_forget_calls_are_written() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/ask"}"#)
+        .await;
+
+    let select = c.until(|v| is_request(v, "select")).await;
+    assert_eq!(select["title"], "Pick");
+    assert_eq!(select["options"], json!(["a", "b"]));
+    assert!(select.get("timeout").is_none());
+    let id = select["id"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 36, "a UUID");
+    // A response for an unknown id is ignored.
+    c.send(r#"{"type":"extension_ui_response","id":"nobody","value":"x"}"#)
+        .await;
+    c.send(&json!({"type":"extension_ui_response","id":id,"value":"b"}).to_string())
+        .await;
+
+    let confirm = c.until(|v| is_request(v, "confirm")).await;
+    assert_eq!(confirm["message"], "Really");
+    c.send(
+        &json!({"type":"extension_ui_response","id":confirm["id"],"confirmed":true}).to_string(),
+    )
+    .await;
+
+    let input = c.until(|v| is_request(v, "input")).await;
+    assert_eq!(input["placeholder"], "your name");
+    c.send(&json!({"type":"extension_ui_response","id":input["id"],"cancelled":true}).to_string())
+        .await;
+
+    let editor = c.until(|v| is_request(v, "editor")).await;
+    assert_eq!(
+        editor,
+        json!({"type":"extension_ui_request","id":editor["id"],"method":"editor","title":"Edit","prefill":"draft"})
+    );
+    c.send(&json!({"type":"extension_ui_response","id":editor["id"],"value":"final"}).to_string())
+        .await;
+
+    let notify = c.until(|v| is_request(v, "notify")).await;
+    assert_eq!(notify["message"], "done");
+    assert_eq!(notify["notifyType"], "warning");
+    let status = c.until(|v| is_request(v, "setStatus")).await;
+    assert_eq!(
+        (status["statusKey"].clone(), status["statusText"].clone()),
+        (json!("k"), json!("busy"))
+    );
+    let cleared = c.until(|v| is_request(v, "setStatus")).await;
+    assert!(cleared.get("statusText").is_none());
+    let widget = c.until(|v| is_request(v, "setWidget")).await;
+    assert_eq!(widget["widgetKey"], "w");
+    assert_eq!(widget["widgetLines"], json!(["line"]));
+
+    let r = c.response("p").await;
+    assert_eq!(r["success"], true);
+    assert_eq!(
+        log.lock().unwrap()[0],
+        "Some(\"b\") true None Some(\"final\") hasUI=true"
+    );
+    // No response records for UI responses.
+    assert!(
+        !c.seen
+            .iter()
+            .any(|v| v["type"] == "response" && v["id"] != "p")
+    );
+
+    let commands = c.data("g", "get_commands", json!({})).await;
+    assert_eq!(
+        commands["commands"][0],
+        json!({"name":"ask","description":"asks things","source":"extension","sourceInfo":{"path":"ui.ts"}})
+    );
+    assert_eq!(commands["commands"][1]["name"], "quick");
+    assert_eq!(commands["commands"][2]["name"], "quit");
+    assert_eq!(commands["commands"][3]["name"], "boom");
+    assert!(commands["commands"][3].get("description").is_none());
+    assert_eq!(c.finish().await, 0);
+}
+
+#[tokio::test]
+async fn an_extension_dialog_timeout_reaches_the_client_and_resolves_to_the_default() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/quick"}"#)
+        .await;
+    let input = c.until(|v| is_request(v, "input")).await;
+    assert_eq!(input["timeout"], 1);
+    assert_eq!(input["title"], "Quick");
+    let title = c.until(|v| is_request(v, "setTitle")).await;
+    assert_eq!(title["title"], "pi-rs");
+    let text = c.until(|v| is_request(v, "set_editor_text")).await;
+    assert_eq!(text["text"], "draft text");
+    assert_eq!(c.response("p").await["success"], true);
+    assert_eq!(log.lock().unwrap()[0], "quick None");
+    assert_eq!(c.finish().await, 0);
+}
+
+#[tokio::test]
+async fn ctx_shutdown_ends_the_server_with_the_input_still_open() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/quit"}"#)
+        .await;
+    assert_eq!(c.ended().await, 0);
+    assert_eq!(c.seen[0]["id"], "p");
+    assert_eq!(log.lock().unwrap().clone(), ["shutdown quit=true"]);
+}
+
+#[tokio::test]
+async fn a_failing_command_becomes_an_extension_error_record() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/boom"}"#)
+        .await;
+    let err = c.until(|v| v["type"] == "extension_error").await;
+    assert_eq!(
+        err,
+        json!({"type":"extension_error","extensionPath":"command:boom","event":"command","error":"kaput"})
+    );
+    assert_eq!(c.response("p").await["success"], true);
+    assert_eq!(c.finish().await, 0);
+}
+
+#[tokio::test]
+async fn end_of_input_emits_session_shutdown_quit_and_releases_open_dialogs() {
+    let log: Log = Arc::default();
+    let mut c = start(runtime(log.clone()));
+    c.send(r#"{"id":"p","type":"prompt","message":"/ask"}"#)
+        .await;
+    c.until(|v| is_request(v, "select")).await;
+    assert_eq!(c.finish().await, 0);
+    let log = log.lock().unwrap().clone();
+    assert!(log.contains(&"shutdown quit=true".to_owned()), "{log:?}");
+}
+
+// ----- RpcUi directly ---------------------------------------------------------------------
+
+struct Ui {
+    ui: Arc<RpcUi>,
+    out: LineReader<tokio::io::DuplexStream>,
+}
+
+fn ui() -> Ui {
+    let (w, r) = tokio::io::duplex(1 << 16);
+    let (out, _task) = spawn_writer(w);
+    Ui {
+        ui: Arc::new(RpcUi::new(out)),
+        out: LineReader::new(r),
+    }
+}
+
+impl Ui {
+    async fn next(&mut self) -> Value {
+        serde_json::from_str(&self.out.next_line().await.unwrap().unwrap()).unwrap()
+    }
+}
+
+fn response(fields: Value) -> Map<String, Value> {
+    match fields {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn select_confirm_and_input_resolve_to_the_default_on_timeout() {
+    let mut u = ui();
+    let timeout = DialogOptions {
+        timeout_ms: Some(5000),
+        signal: None,
+    };
+    assert_eq!(
+        u.ui.select_with("t", &["x".into()], timeout.clone()).await,
+        None
+    );
+    let req = u.next().await;
+    assert_eq!(req["method"], "select");
+    assert_eq!(req["timeout"], 5000);
+    assert!(!u.ui.confirm_with("t", "m", timeout.clone()).await);
+    assert_eq!(u.next().await["timeout"], 5000);
+    assert_eq!(u.ui.input_with("t", None, timeout).await, None);
+    let input = u.next().await;
+    assert!(input.get("placeholder").is_none());
+    assert_eq!(u.ui.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn an_aborted_signal_resolves_without_a_request() {
+    let mut u = ui();
+    let signal = CancellationToken::new();
+    signal.cancel();
+    let opts = DialogOptions {
+        timeout_ms: None,
+        signal: Some(signal),
+    };
+    assert_eq!(u.ui.select_with("t", &[], opts.clone()).await, None);
+    assert!(!u.ui.confirm_with("t", "m", opts).await);
+    // The next record is the one written after: no request for the aborted dialogs.
+    u.ui.set_title("T");
+    assert_eq!(u.next().await["method"], "setTitle");
+}
+
+#[tokio::test]
+async fn a_signal_aborting_a_waiting_dialog_gives_the_default() {
+    let mut u = ui();
+    let signal = CancellationToken::new();
+    let (ui, s) = (u.ui.clone(), signal.clone());
+    let task = tokio::spawn(async move {
+        ui.input_with(
+            "t",
+            Some("p"),
+            DialogOptions {
+                timeout_ms: None,
+                signal: Some(s),
+            },
+        )
+        .await
+    });
+    assert_eq!(u.next().await["method"], "input");
+    signal.cancel();
+    assert_eq!(task.await.unwrap(), None);
+    assert_eq!(u.ui.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn responses_resolve_confirm_and_editor() {
+    let mut u = ui();
+    let ui = u.ui.clone();
+    let confirm =
+        tokio::spawn(async move { ui.confirm_with("t", "m", DialogOptions::default()).await });
+    let req = u.next().await;
+    assert!(req.get("timeout").is_none());
+    assert!(u.ui.resolve(&req["id"], response(json!({"confirmed": true}))));
+    assert!(confirm.await.unwrap());
+
+    let ui = u.ui.clone();
+    let cancelled =
+        tokio::spawn(async move { ui.confirm_with("t", "m", DialogOptions::default()).await });
+    let req = u.next().await;
+    assert!(u.ui.resolve(
+        &req["id"],
+        response(json!({"cancelled": true, "confirmed": true}))
+    ));
+    assert!(!cancelled.await.unwrap());
+    assert!(
+        !u.ui.resolve(&req["id"], response(json!({}))),
+        "already answered"
+    );
+
+    let ui = u.ui.clone();
+    let editor = tokio::spawn(async move { ui.editor_text("E", None).await });
+    let req = u.next().await;
+    assert_eq!(
+        req,
+        json!({"type":"extension_ui_request","id":req["id"],"method":"editor","title":"E"})
+    );
+    assert!(u.ui.resolve(&req["id"], response(json!({"value": "text"}))));
+    assert_eq!(editor.await.unwrap(), Some("text".into()));
+
+    u.ui.set_editor_text("abc");
+    let r = u.next().await;
+    assert_eq!(r["method"], "set_editor_text");
+    assert_eq!(r["text"], "abc");
+    u.ui.widget("w", None, Some("belowEditor"));
+    let r = u.next().await;
+    assert!(r.get("widgetLines").is_none());
+    assert_eq!(r["widgetPlacement"], "belowEditor");
+}
+
+#[tokio::test]
+async fn run_rpc_accepts_a_bare_session() {
+    let faux = FauxProvider::new(FauxOptions::default());
+    let f = faux.clone();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o)))
+        .build()
+        .unwrap();
+    let (mut client_in, server_in) = tokio::io::duplex(1024);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    use tokio::io::AsyncWriteExt;
+    client_in
+        .write_all(b"{\"id\":1,\"type\":\"abort\"}\n")
+        .await
+        .unwrap();
+    drop(client_in);
+    assert_eq!(run_rpc(session, server_in, server_out).await, 0);
+    let mut r = LineReader::new(client_out);
+    let line: Value = serde_json::from_str(&r.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(line["command"], "abort");
+}
