@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let mut fed = 0;
     for piece in chunk_sizes(text.as_bytes(), seed) {
         // Cut at char boundaries: extend the piece to the next boundary.
-        let mut end = fed + piece.len();
+        let mut end = (fed + piece.len()).min(text.len());
         while end < text.len() && !text.is_char_boundary(end) {
             end += 1;
         }

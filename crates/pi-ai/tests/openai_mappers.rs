@@ -568,3 +568,55 @@ fn responses_item_done_without_added_creates_the_slot() {
     assert_eq!(kinds(&o.events), ["text_start[0]", "text_end[0]"]);
     assert_eq!(o.message.text(), "late");
 }
+
+/// Regression (fuzz target `mapper_openai_responses`, issue 18): items whose
+/// `response.output_item.done` never came stayed open through a successful end. They are
+/// closed in content order; a tool call gets the arguments that streamed.
+#[test]
+fn responses_items_left_open_are_closed_at_a_successful_end() {
+    let o = responses(&[
+        created(),
+        json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "content": []}}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hi"}),
+        json!({"type": "response.output_item.added", "output_index": 1,
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 1,
+            "delta": "{\"command\":\"ls\"}"}),
+        completed(json!({})),
+    ]);
+    assert_eq!(o.result, Ok(()));
+    let ends: Vec<String> = kinds(&o.events)
+        .into_iter()
+        .filter(|k| k.contains("_end"))
+        .collect();
+    assert_eq!(ends, ["text_end[0]", "toolcall_end[1]"]);
+    assert_eq!(o.message.text(), "Hi");
+    match &o.message.content[1] {
+        AssistantContent::ToolCall(tc) => assert_eq!(tc.arguments["command"], "ls"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Regression (fuzz target `mapper_openai_responses`, second run): a second
+/// `response.output_item.added` at the same output index replaced the first item's slot, so
+/// the first block was never ended. The replaced item is ended when the new one starts.
+#[test]
+fn responses_a_replaced_item_is_ended() {
+    let added = json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "message", "id": "msg_1", "content": []}});
+    let o = responses(&[
+        created(),
+        added.clone(),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hel"}),
+        added,
+        json!({"type": "response.output_item.done", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "content": [{"type": "output_text", "text": "Hello"}]}}),
+        completed(json!({})),
+    ]);
+    assert_eq!(o.result, Ok(()));
+    assert_eq!(
+        kinds(&o.events),
+        ["text_start[0]", "text_delta[0]", "text_start[1]", "text_end[0]", "text_end[1]"]
+    );
+}

@@ -183,7 +183,13 @@ fn probe(line: &[u8]) -> R<ProbedLine> {
                     let (raw, esc) = s.string()?;
                     *slot = Some(decode(raw, esc).ok_or("invalid string")?);
                 }
-                _ => s.value()?,
+                // A repeated key wins over earlier ones, as in `JSON.parse` and serde_json:
+                // a later non-string value clears the field.
+                (Some(slot), _) => {
+                    *slot = None;
+                    s.value()?;
+                }
+                (None, _) => s.value()?,
             }
             s.ws();
             match s.peek() {
@@ -270,6 +276,32 @@ mod tests {
             probe_line(br#"{"type":"a","id":"b","x":[1}"#),
             ProbedLine::Corrupt(_)
         ));
+    }
+
+    /// Regression (fuzz target `session_line`, issue 18): with a repeated key the index kept
+    /// the first string value while the full parse (and pi's `JSON.parse`) keeps the last.
+    #[test]
+    fn a_repeated_key_keeps_its_last_value() {
+        assert_eq!(
+            probe_line(br#"{"type":"label","id":"a2","parentId":"a1","parentId":false}"#),
+            ProbedLine::Entry {
+                kind: "label".into(),
+                id: "a2".into(),
+                parent_id: None
+            }
+        );
+        assert_eq!(
+            probe_line(br#"{"type":"label","id":"a2","parentId":null,"parentId":"a9"}"#),
+            ProbedLine::Entry {
+                kind: "label".into(),
+                id: "a2".into(),
+                parent_id: Some("a9".into())
+            }
+        );
+        assert_eq!(
+            probe_line(br#"{"type":"label","id":"a2","id":7}"#),
+            ProbedLine::NotAnEntry
+        );
     }
 
     #[test]

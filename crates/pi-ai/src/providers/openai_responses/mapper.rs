@@ -112,7 +112,11 @@ impl ResponsesMapper {
             }
             _ => return None,
         };
-        self.slots.insert(oi, slot.clone());
+        // A second item at the same output index replaces the first: end that one (pi 0.85.1
+        // would leave it open).
+        if let Some(replaced) = self.slots.insert(oi, slot.clone()) {
+            self.close_slot(replaced, out);
+        }
         Some(slot)
     }
 
@@ -517,7 +521,7 @@ impl StreamMapper for ResponsesMapper {
 
     /// No terminal event → `OpenAI Responses stream ended before a terminal response event`;
     /// still pending → `… without a stop reason`; an error stop → its message.
-    fn on_end(&mut self, _out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
         if !self.saw_terminal {
             return Err(
                 "OpenAI Responses stream ended before a terminal response event".to_owned(),
@@ -533,8 +537,59 @@ impl StreamMapper for ResponsesMapper {
             StopReason::Aborted | StopReason::Error => {
                 Err(error.unwrap_or_else(|| "An unknown error occurred".to_owned()))
             }
-            _ => Ok(()),
+            _ => {
+                self.close_open_slots(out);
+                Ok(())
+            }
         }
+    }
+}
+
+impl ResponsesMapper {
+    /// Ends the items whose `response.output_item.done` never came (a malformed stream), in
+    /// content order, so every `*_start` has its `*_end` on success (pi 0.85.1 would finish
+    /// without them): text and thinking keep what streamed, a tool call gets its arguments
+    /// parsed from what streamed.
+    fn close_open_slots(&mut self, out: &mut Vec<Ev>) {
+        let mut open: Vec<Slot> = self.slots.drain().map(|(_, s)| s).collect();
+        open.sort_by_key(|s| match s {
+            Slot::Thinking(i) | Slot::Text(i) | Slot::Tool(i, _) => *i,
+        });
+        for slot in open {
+            self.close_slot(slot, out);
+        }
+    }
+
+    /// Ends one item's block (its `*_end` with what streamed).
+    fn close_slot(&mut self, slot: Slot, out: &mut Vec<Ev>) {
+        let slot_index = match &slot {
+            Slot::Thinking(i) | Slot::Text(i) | Slot::Tool(i, _) => *i,
+        };
+        let partial = self.partial.clone();
+        let event = self
+            .partial
+            .update(|m| match (slot, m.content.get_mut(slot_index)) {
+                (Slot::Thinking(i), Some(AssistantContent::Thinking(t))) => Some(Ev::ThinkingEnd {
+                    content_index: i,
+                    content: t.thinking.clone(),
+                    partial,
+                }),
+                (Slot::Text(i), Some(AssistantContent::Text(t))) => Some(Ev::TextEnd {
+                    content_index: i,
+                    content: t.text.clone(),
+                    partial,
+                }),
+                (Slot::Tool(i, scratch), Some(AssistantContent::ToolCall(tc))) => {
+                    tc.arguments = scratch.value();
+                    Some(Ev::ToolcallEnd {
+                        content_index: i,
+                        tool_call: tc.clone(),
+                        partial,
+                    })
+                }
+                _ => None,
+            });
+        out.extend(event);
     }
 }
 
