@@ -617,6 +617,12 @@ fn responses_a_replaced_item_is_ended() {
     assert_eq!(o.result, Ok(()));
     assert_eq!(
         kinds(&o.events),
-        ["text_start[0]", "text_delta[0]", "text_start[1]", "text_end[0]", "text_end[1]"]
+        [
+            "text_start[0]",
+            "text_delta[0]",
+            "text_start[1]",
+            "text_end[0]",
+            "text_end[1]"
+        ]
     );
 }
