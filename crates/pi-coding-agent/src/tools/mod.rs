@@ -124,6 +124,8 @@ pub fn create_builtin_tool(
         "edit" => Arc::new(EditTool::new(cwd)),
         "write" => Arc::new(WriteTool::new(cwd)),
         "ls" => Arc::new(LsTool::new(cwd)),
+        "grep" => Arc::new(grep::GrepTool::new(cwd)),
+        "find" => Arc::new(find::FindTool::new(cwd)),
         _ => return None,
     })
 }
@@ -172,6 +174,17 @@ pub(crate) fn js_number(n: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_built_in_name_creates_its_tool() {
+        let cwd = std::env::temp_dir();
+        for name in ALL_TOOL_NAMES {
+            let tool = create_builtin_tool(name, &cwd, &BuiltinToolOptions::default())
+                .unwrap_or_else(|| panic!("{name} is not created"));
+            assert_eq!(tool.name(), name);
+        }
+        assert!(create_builtin_tool("powershell", &cwd, &BuiltinToolOptions::default()).is_none());
+    }
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
