@@ -273,3 +273,86 @@ async fn manual_compaction_summarizes_and_rebuilds_the_context() {
     assert_eq!(roles[0], "compactionSummary");
     assert!(h.entry_kinds().iter().any(|k| k.starts_with("compaction")));
 }
+
+/// `session_before_compact`: cancels, or supplies its own summary.
+struct BeforeCompact {
+    cancel: bool,
+}
+
+impl SessionHooks for BeforeCompact {
+    fn session_before_compact(
+        &self,
+        preparation: pi_coding_agent::compaction::CompactionPreparation,
+        _branch_entries: Vec<SessionEntry>,
+        _custom_instructions: Option<String>,
+        _reason: CompactionReason,
+        _will_retry: bool,
+        _signal: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'_, Option<pi_coding_agent::session::hooks::BeforeCompactDecision>> {
+        let decision = pi_coding_agent::session::hooks::BeforeCompactDecision {
+            cancel: self.cancel,
+            compaction: (!self.cancel).then(|| pi_coding_agent::compaction::CompactionResult {
+                summary: "from the extension".into(),
+                first_kept_entry_id: preparation.first_kept_entry_id.clone(),
+                tokens_before: preparation.tokens_before,
+                usage: None,
+                details: json!({"custom": true}),
+            }),
+        };
+        Box::pin(async move { Some(decision) })
+    }
+}
+
+#[tokio::test]
+async fn an_extension_can_cancel_a_compaction() {
+    let h = harness(vec![text("one"), text("two")], |b| {
+        b.settings(compaction_settings())
+            .compactor(Arc::new(AutoCompactor::new()))
+            .hooks(Arc::new(BeforeCompact { cancel: true }))
+    });
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        h.session.compact(None).await.unwrap_err(),
+        "Compaction cancelled"
+    );
+    let events = compaction_events(&h);
+    assert_eq!(events.last().unwrap(), "end:Manual:false:true:false:");
+    assert_eq!(h.faux.call_count(), 2, "no summary request");
+    assert!(!h.entry_kinds().iter().any(|k| k.starts_with("compaction")));
+}
+
+#[tokio::test]
+async fn an_extension_can_supply_the_summary() {
+    let h = harness(vec![text("one"), text("two")], |b| {
+        b.settings(compaction_settings())
+            .compactor(Arc::new(AutoCompactor::new()))
+            .hooks(Arc::new(BeforeCompact { cancel: false }))
+    });
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    h.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    let result = h.session.compact(None).await.unwrap();
+    assert_eq!(result.summary, "from the extension");
+    assert_eq!(h.faux.call_count(), 2, "no summary request");
+    let store = h.store.lock().unwrap();
+    let entries = store.entries().unwrap();
+    let c = entries
+        .iter()
+        .find(|e| e.kind.type_name() == "compaction")
+        .unwrap();
+    let line = c.to_line();
+    assert!(line.contains(r#""summary":"from the extension""#), "{line}");
+    assert!(line.contains(r#""fromHook":true"#), "{line}");
+}

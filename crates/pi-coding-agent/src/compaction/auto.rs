@@ -25,7 +25,7 @@ use super::summarize::{SummarizationRetryEvent, Summarizer, SummaryRetry};
 use super::tokens::{
     CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
-use crate::session::hooks::{CheckPhase, Compactor};
+use crate::session::hooks::{BeforeCompactDecision, CheckPhase, Compactor};
 use crate::session::{
     AgentSession, AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource,
 };
@@ -256,9 +256,30 @@ impl AutoCompactor {
                 Self::emit(&events_session, event);
             })),
         };
-        let result = summarizer
-            .compact(&prep, custom_instructions.as_deref())
+        let decision = session
+            .hooks()
+            .session_before_compact(
+                prep.clone(),
+                branch.iter().map(|e| (**e).clone()).collect(),
+                custom_instructions.clone(),
+                reason,
+                will_retry,
+                cancel.clone(),
+            )
             .await;
+        let (result, from_hook) = match decision {
+            Some(d) if d.cancel => return Err("Compaction cancelled".into()),
+            Some(BeforeCompactDecision {
+                compaction: Some(supplied),
+                ..
+            }) => (Ok(supplied), true),
+            _ => (
+                summarizer
+                    .compact(&prep, custom_instructions.as_deref())
+                    .await,
+                false,
+            ),
+        };
         if cancel.is_cancelled() {
             return Err("Compaction cancelled".into());
         }
@@ -273,7 +294,7 @@ impl AutoCompactor {
                     tokens_before: result.tokens_before,
                     details: Some(result.details.clone()),
                     usage: usage.clone(),
-                    from_hook: Some(false),
+                    from_hook: Some(from_hook),
                 })
                 .map_err(|e| e.to_string())?;
             store.get(&id).map_err(|e| e.to_string())?

@@ -730,6 +730,35 @@ impl SessionHooks for ExtensionHooks {
         })
     }
 
+    fn session_before_compact(
+        &self,
+        preparation: crate::compaction::CompactionPreparation,
+        branch_entries: Vec<SessionEntry>,
+        custom_instructions: Option<String>,
+        reason: crate::session::CompactionReason,
+        will_retry: bool,
+        signal: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'_, Option<crate::session::hooks::BeforeCompactDecision>> {
+        Box::pin(async move {
+            let decision = self
+                .runner
+                .emit_before(ev::SessionBeforeCompactEvent {
+                    preparation,
+                    branch_entries,
+                    custom_instructions,
+                    reason,
+                    will_retry,
+                    signal,
+                })
+                .await;
+            self.pump();
+            decision.map(|d| crate::session::hooks::BeforeCompactDecision {
+                cancel: d.cancel,
+                compaction: d.compaction,
+            })
+        })
+    }
+
     fn session_compact(
         &self,
         entry: SessionEntry,

@@ -18,6 +18,7 @@ use pi_agent_core::{
 use pi_ai::{AssistantMessage, ImageContent, Model, ModelThinkingLevel, Usage};
 use serde_json::Value;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 use super::AgentSession;
 
@@ -251,6 +252,22 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
+    /// `session_before_compact {preparation, branchEntries, customInstructions?, reason,
+    /// willRetry, signal}`: before a compaction summarizes; may cancel it
+    /// (`Compaction cancelled`) or supply the result (then written with `fromHook: true`).
+    #[allow(clippy::too_many_arguments)]
+    fn session_before_compact(
+        &self,
+        _preparation: crate::compaction::CompactionPreparation,
+        _branch_entries: Vec<crate::storage::SessionEntry>,
+        _custom_instructions: Option<String>,
+        _reason: super::CompactionReason,
+        _will_retry: bool,
+        _signal: CancellationToken,
+    ) -> BoxFuture<'_, Option<BeforeCompactDecision>> {
+        Box::pin(async { None })
+    }
+
     /// `session_compact {compactionEntry, fromExtension, reason, willRetry}`: after a
     /// compaction entry was written (and after `compaction_end`).
     fn session_compact(
@@ -320,6 +337,15 @@ pub enum CheckPhase {
     BeforePrompt,
     /// After a low-level run (aborted messages are skipped; `true` continues the run).
     AfterRun,
+}
+
+/// What `session_before_compact` handlers decided.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BeforeCompactDecision {
+    /// Cancel the compaction.
+    pub cancel: bool,
+    /// Use this result instead of the default summary.
+    pub compaction: Option<crate::compaction::CompactionResult>,
 }
 
 /// The compaction seam (spec §3.2). The session passes itself (a cheap handle) so the
