@@ -51,6 +51,26 @@ fn compaction_settings() -> Arc<Mutex<SettingsManager>> {
     Arc::new(Mutex::new(SettingsManager::in_memory(m)))
 }
 
+/// A session with automatic compaction (`keepRecentTokens: 1`, retries off) and `hooks`,
+/// after the prompts `first` and `second`.
+async fn after_two_prompts(
+    steps: Vec<pi_ai::providers::faux::FauxStep>,
+    hooks: Arc<dyn SessionHooks>,
+) -> Harness {
+    let h = harness(steps, |b| {
+        b.settings(compaction_settings())
+            .compactor(Arc::new(AutoCompactor::new()))
+            .hooks(hooks)
+    });
+    for prompt in ["first", "second"] {
+        h.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+    }
+    h
+}
+
 fn compaction_events(h: &Harness) -> Vec<String> {
     h.events()
         .iter()
@@ -102,27 +122,16 @@ const OVERFLOW: &str = "prompt is too long: 213462 tokens > 200000 maximum";
 async fn overflow_compacts_and_retries_once() {
     let rec = Arc::new(Recorder::default());
     let hooks = rec.clone();
-    let h = harness(
+    let h = after_two_prompts(
         vec![
             text("one"),
             error(OVERFLOW),
             text("SUMMARY"),
             text("recovered"),
         ],
-        |b| {
-            b.settings(compaction_settings())
-                .compactor(Arc::new(AutoCompactor::new()))
-                .hooks(hooks)
-        },
-    );
-    h.session
-        .prompt("first", PromptOptions::default())
-        .await
-        .unwrap();
-    h.session
-        .prompt("second", PromptOptions::default())
-        .await
-        .unwrap();
+        hooks,
+    )
+    .await;
     assert_eq!(
         h.faux.call_count(),
         4,
@@ -167,27 +176,16 @@ async fn overflow_compacts_and_retries_once() {
 async fn a_second_overflow_fails_with_the_exhausted_text() {
     let rec = Arc::new(Recorder::default());
     let hooks = rec.clone();
-    let h = harness(
+    let h = after_two_prompts(
         vec![
             text("one"),
             error(OVERFLOW),
             text("SUMMARY"),
             overflow_now(),
         ],
-        |b| {
-            b.settings(compaction_settings())
-                .compactor(Arc::new(AutoCompactor::new()))
-                .hooks(hooks)
-        },
-    );
-    h.session
-        .prompt("first", PromptOptions::default())
-        .await
-        .unwrap();
-    h.session
-        .prompt("second", PromptOptions::default())
-        .await
-        .unwrap();
+        hooks,
+    )
+    .await;
     let events = compaction_events(&h);
     assert_eq!(
         events[events.len() - 3..],
@@ -305,19 +303,11 @@ impl SessionHooks for BeforeCompact {
 
 #[tokio::test]
 async fn an_extension_can_cancel_a_compaction() {
-    let h = harness(vec![text("one"), text("two")], |b| {
-        b.settings(compaction_settings())
-            .compactor(Arc::new(AutoCompactor::new()))
-            .hooks(Arc::new(BeforeCompact { cancel: true }))
-    });
-    h.session
-        .prompt("first", PromptOptions::default())
-        .await
-        .unwrap();
-    h.session
-        .prompt("second", PromptOptions::default())
-        .await
-        .unwrap();
+    let h = after_two_prompts(
+        vec![text("one"), text("two")],
+        Arc::new(BeforeCompact { cancel: true }),
+    )
+    .await;
     assert_eq!(
         h.session.compact(None).await.unwrap_err(),
         "Compaction cancelled"
@@ -330,19 +320,11 @@ async fn an_extension_can_cancel_a_compaction() {
 
 #[tokio::test]
 async fn an_extension_can_supply_the_summary() {
-    let h = harness(vec![text("one"), text("two")], |b| {
-        b.settings(compaction_settings())
-            .compactor(Arc::new(AutoCompactor::new()))
-            .hooks(Arc::new(BeforeCompact { cancel: false }))
-    });
-    h.session
-        .prompt("first", PromptOptions::default())
-        .await
-        .unwrap();
-    h.session
-        .prompt("second", PromptOptions::default())
-        .await
-        .unwrap();
+    let h = after_two_prompts(
+        vec![text("one"), text("two")],
+        Arc::new(BeforeCompact { cancel: false }),
+    )
+    .await;
     let result = h.session.compact(None).await.unwrap();
     assert_eq!(result.summary, "from the extension");
     assert_eq!(h.faux.call_count(), 2, "no summary request");
