@@ -5,24 +5,15 @@ use pi_ai::providers::WireApi;
 use pi_ai::providers::openai_completions::{OpenAiCompletions, normalize_tool_call_id};
 use pi_ai::providers::openai_responses::OpenAiResponses;
 use pi_ai::types::{
-    AssistantContent, AssistantMessage, CacheRetention, Context, ImageContent, InputKind, Message,
-    Model, StopReason, StreamOptions, ThinkingContent, ThinkingLevel, Tool, ToolCall,
-    ToolResultMessage, UserContent, UserMessage, UserMessageContent,
+    AssistantContent, AssistantMessage, CacheRetention, ImageContent, InputKind, Message, Model,
+    StopReason, StreamOptions, ThinkingContent, ThinkingLevel, Tool, UserContent, UserMessage,
+    UserMessageContent,
 };
 use serde_json::{Value, json};
 
-fn model(api: &str, provider: &str, base_url: &str, id: &str) -> Model {
-    Model {
-        id: id.into(),
-        name: id.into(),
-        api: api.into(),
-        provider: provider.into(),
-        base_url: base_url.into(),
-        max_tokens: 4096,
-        context_window: 128_000,
-        ..Default::default()
-    }
-}
+#[allow(dead_code)]
+mod openai_request_support;
+use openai_request_support::*;
 
 fn chat(provider: &str, base_url: &str) -> Model {
     model("openai-completions", provider, base_url, "m")
@@ -31,65 +22,6 @@ fn chat(provider: &str, base_url: &str) -> Model {
 fn with_compat(mut m: Model, compat: Value) -> Model {
     m.compat = compat.as_object().cloned();
     m
-}
-
-fn user(text: &str) -> Message {
-    Message::User(UserMessage {
-        content: UserMessageContent::Text(text.into()),
-        timestamp: 0,
-    })
-}
-
-fn ctx(messages: Vec<Message>) -> Context {
-    Context {
-        system_prompt: Some("SYS".into()),
-        messages,
-        tools: None,
-    }
-}
-
-fn body(api: &dyn WireApi, m: &Model, c: &Context, o: &StreamOptions) -> Value {
-    api.build_request(m, c, o, "sk-test").unwrap().body
-}
-
-fn header(api: &dyn WireApi, m: &Model, o: &StreamOptions, name: &str) -> Option<String> {
-    let r = api
-        .build_request(m, &ctx(vec![user("hi")]), o, "sk-test")
-        .unwrap();
-    r.headers
-        .iter()
-        .rev()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.clone())
-}
-
-fn assistant(model: &Model, content: Vec<AssistantContent>) -> Message {
-    let mut a = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-    a.content = content;
-    a.stop_reason = StopReason::Stop;
-    Message::Assistant(a)
-}
-
-fn tool_result(id: &str, name: &str, content: Vec<UserContent>) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: name.into(),
-        content,
-        ..Default::default()
-    })
-}
-
-fn call(id: &str, name: &str, args: Value) -> AssistantContent {
-    AssistantContent::ToolCall(ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: args.as_object().cloned().unwrap_or_default(),
-        ..Default::default()
-    })
-}
-
-fn opts() -> StreamOptions {
-    StreamOptions::default()
 }
 
 // ---------------------------------------------------------------- common
