@@ -9,7 +9,13 @@
 //!
 //! Nothing is queued: a delivery is a plain `async` call chain, so a slow listener delays the
 //! next listener and the producer (back-pressure instead of buffering).
+//!
+//! Cost: the list is copy-on-write (`Arc<[..]>`, rebuilt by `add`/`remove`), so a delivery
+//! takes one lock to snapshot it and then walks the snapshot without locking, as long as the
+//! set's version did not move; after a change during the delivery it continues from the live
+//! list (one lock per listener), which gives the `Set` semantics above.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
@@ -26,16 +32,22 @@ pub type Listener = Arc<
         + Sync,
 >;
 
-/// The ordered set of listeners. Ids increase with insertion, so the list is sorted by id.
+/// `(id, listener)` pairs sorted by id (ids increase with insertion).
+type Entries = Arc<[(u64, Listener)]>;
+
+/// The ordered set of listeners.
 #[derive(Default)]
 pub struct ListenerSet {
     inner: Mutex<Inner>,
+    /// Bumped (under the lock) by every `add`/`remove`: a delivery whose snapshot carries the
+    /// current version knows the snapshot equals the live list.
+    version: AtomicU64,
 }
 
 #[derive(Default)]
 struct Inner {
     next_id: u64,
-    entries: Vec<(u64, Listener)>,
+    entries: Entries,
 }
 
 impl std::fmt::Debug for ListenerSet {
@@ -51,25 +63,38 @@ impl ListenerSet {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a listener at the end; returns its id.
+    /// Installs a new list; the caller holds the lock.
+    fn replace(&self, g: &mut Inner, entries: Vec<(u64, Listener)>) {
+        g.entries = entries.into();
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Adds a listener at the end; returns its id. O(listeners) (copy-on-write).
     pub fn add(&self, listener: Listener) -> u64 {
         let mut g = self.lock();
         g.next_id += 1;
         let id = g.next_id;
-        g.entries.push((id, listener));
+        let mut entries = Vec::with_capacity(g.entries.len() + 1);
+        entries.extend(g.entries.iter().cloned());
+        entries.push((id, listener));
+        self.replace(&mut g, entries);
         id
     }
 
-    /// Removes a listener; `false` if it was already gone.
+    /// Removes a listener; `false` if it was already gone. O(listeners) (copy-on-write).
     pub fn remove(&self, id: u64) -> bool {
         let mut g = self.lock();
-        match g.entries.binary_search_by_key(&id, |(i, _)| *i) {
-            Ok(pos) => {
-                g.entries.remove(pos);
-                true
-            }
-            Err(_) => false,
+        if g.entries.binary_search_by_key(&id, |(i, _)| *i).is_err() {
+            return false;
         }
+        let entries = g
+            .entries
+            .iter()
+            .filter(|(i, _)| *i != id)
+            .cloned()
+            .collect();
+        self.replace(&mut g, entries);
+        true
     }
 
     /// Number of listeners.
@@ -82,7 +107,13 @@ impl ListenerSet {
         self.len() == 0
     }
 
-    /// The first listener inserted after `after` (JS `Set` iteration step).
+    /// The current list and its version.
+    fn snapshot(&self) -> (Entries, u64) {
+        let g = self.lock();
+        (Arc::clone(&g.entries), self.version.load(Ordering::Acquire))
+    }
+
+    /// The first listener inserted after `after` in the live list (JS `Set` iteration step).
     fn next_after(&self, after: u64) -> Option<(u64, Listener)> {
         let g = self.lock();
         let pos = match g.entries.binary_search_by_key(&(after + 1), |(i, _)| *i) {
@@ -98,7 +129,22 @@ impl ListenerSet {
         event: Arc<AgentEvent>,
         signal: &CancellationToken,
     ) -> Result<(), ListenerError> {
+        let (snapshot, version) = self.snapshot();
+        // Fast path: walk the snapshot while nobody subscribed or unsubscribed.
         let mut after = 0;
+        for (id, listener) in snapshot.iter() {
+            if self.version.load(Ordering::Acquire) != version {
+                break;
+            }
+            after = *id;
+            let ev = Arc::clone(&event);
+            let sig = signal.clone();
+            guarded(move || listener(ev, sig)).await?;
+        }
+        if self.version.load(Ordering::Acquire) == version {
+            return Ok(());
+        }
+        // The set changed during this delivery: continue from the live list.
         while let Some((id, listener)) = self.next_after(after) {
             after = id;
             let ev = Arc::clone(&event);

@@ -36,7 +36,14 @@ impl EventSink {
         if event.is_terminal() {
             self.finished = true;
         }
-        self.tx.send(event).await.is_ok()
+        // `reserve` then `send`: the event is moved once, into the channel's slot.
+        match self.tx.reserve().await {
+            Ok(permit) => {
+                permit.send(event);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Whether a terminal event was pushed.
@@ -56,7 +63,8 @@ impl EventSink {
 pub struct AssistantMessageEventStream {
     rx: mpsc::Receiver<AssistantMessageEvent>,
     finished: bool,
-    last_partial: Option<AssistantMessage>,
+    /// The live accumulator of the events seen so far (a handle, O(1) to keep).
+    last_partial: Option<crate::event::PartialMessage>,
     _cancel_on_drop: Option<DropGuard>,
 }
 
@@ -112,29 +120,32 @@ impl AssistantMessageEventStream {
 
     /// The next event; `None` after the terminal event or when the producer vanished.
     pub async fn next_event(&mut self) -> Option<AssistantMessageEvent> {
-        if self.finished {
-            return None;
-        }
-        let ev = self.rx.recv().await;
-        self.observe(ev.as_ref());
-        ev
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
 
-    fn observe(&mut self, ev: Option<&AssistantMessageEvent>) {
-        match ev {
-            Some(e) if e.is_terminal() => {
-                self.finished = true;
-                self.rx.close();
-            }
-            Some(e) => {
-                if self.last_partial.is_none()
-                    && let Some(p) = e.partial()
-                {
-                    self.last_partial = Some(p.read().clone());
-                }
-            }
-            None => self.finished = true,
+    /// Polls for the next event, keeping the terminal bookkeeping and the partial's handle.
+    fn poll_event(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<AssistantMessageEvent>> {
+        if self.finished {
+            return Poll::Ready(None);
         }
+        let polled = self.rx.poll_recv(cx);
+        if let Poll::Ready(ev) = &polled {
+            match ev {
+                Some(e) if e.is_terminal() => {
+                    self.finished = true;
+                    self.rx.close();
+                }
+                Some(e) => {
+                    if self.last_partial.is_none()
+                        && let Some(p) = e.partial()
+                    {
+                        self.last_partial = Some(p.clone());
+                    }
+                }
+                None => self.finished = true,
+            }
+        }
+        polled
     }
 
     /// Drains the stream and returns the final message (`done.message` or `error.error`).
@@ -154,8 +165,8 @@ impl AssistantMessageEventStream {
             }
         }
         let mut m = last
-            .map(|p| p.snapshot())
             .or(self.last_partial.take())
+            .map(|p| p.snapshot())
             .unwrap_or_default();
         m.stop_reason = StopReason::Error;
         m.error_message = Some("Stream ended without a terminal event".into());
@@ -167,22 +178,6 @@ impl Stream for AssistantMessageEventStream {
     type Item = AssistantMessageEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        if self.finished {
-            return Poll::Ready(None);
-        }
-        let polled = self.rx.poll_recv(cx);
-        if let Poll::Ready(ev) = &polled {
-            let ev = ev.as_ref();
-            // Only the terminal bookkeeping matters here; avoid snapshotting partials per event.
-            match ev {
-                Some(e) if e.is_terminal() => {
-                    self.finished = true;
-                    self.rx.close();
-                }
-                None => self.finished = true,
-                _ => {}
-            }
-        }
-        polled
+        self.poll_event(cx)
     }
 }

@@ -150,6 +150,14 @@ impl Drop for RunGuard {
 /// The agent's event sink: reduce the state, then await every listener in order.
 struct AgentSink {
     inner: Arc<Inner>,
+    /// What a delivery needs, shared by the per-event futures (one reference-count increment
+    /// per event instead of a `CancellationToken` clone, which locks the token's tree).
+    delivery: Arc<Delivery>,
+}
+
+/// The listeners and the run's signal they receive.
+struct Delivery {
+    listeners: Arc<ListenerSet>,
     token: CancellationToken,
 }
 
@@ -159,10 +167,9 @@ impl EventSink for AgentSink {
             *lock(&self.inner.ending_replacement) = None;
         }
         lock(&self.inner.state).reduce(&event);
-        let listeners = Arc::clone(&self.inner.listeners);
-        let token = self.token.clone();
         let event = Arc::new(event);
-        Box::pin(async move { listeners.deliver(event, &token).await })
+        let delivery = Arc::clone(&self.delivery);
+        Box::pin(async move { delivery.listeners.deliver(event, &delivery.token).await })
     }
 
     fn take_message_end_replacement(&self) -> Option<AgentMessage> {
@@ -565,7 +572,10 @@ impl Agent {
         };
         let sink: Arc<dyn EventSink> = Arc::new(AgentSink {
             inner: Arc::clone(&self.inner),
-            token: token.clone(),
+            delivery: Arc::new(Delivery {
+                listeners: Arc::clone(&self.inner.listeners),
+                token: token.clone(),
+            }),
         });
         (context, config, sink, o.stream_fn)
     }
