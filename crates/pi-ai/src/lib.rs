@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod event;
+mod event_queue;
 mod js_regex;
 pub mod json;
 pub mod models;
