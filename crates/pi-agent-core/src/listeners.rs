@@ -7,8 +7,9 @@
 //! receives the event. There is no per-listener catch: the first failure (an `Err` or a
 //! panic) stops the delivery of that event and is returned.
 //!
-//! Nothing is queued: a delivery is a plain `async` call chain, so a slow listener delays the
-//! next listener and the producer (back-pressure instead of buffering).
+//! Nothing is queued: a delivery ([`Delivery`]) is a future that calls one listener and awaits
+//! it before calling the next, so a slow listener delays the next listener and the producer
+//! (back-pressure instead of buffering).
 //!
 //! Cost: the list is copy-on-write (`Arc<[..]>`, rebuilt by `add`/`remove`), so a delivery
 //! takes one lock to snapshot it and then walks the snapshot without locking, as long as the
@@ -35,6 +36,9 @@ pub type Listener = Arc<
         + Send
         + Sync,
 >;
+
+/// What a listener returns.
+type ListenerFuture = BoxFuture<'static, Result<(), ListenerError>>;
 
 /// `(id, listener)` pairs sorted by id (ids increase with insertion).
 type Entries = Arc<[(u64, Listener)]>;
@@ -171,7 +175,7 @@ pub struct Delivery {
     /// Whether the set changed during the delivery (walking the live list from then on).
     live: bool,
     /// The future of the listener being awaited.
-    pending: Option<BoxFuture<'static, Result<(), ListenerError>>>,
+    pending: Option<ListenerFuture>,
     done: bool,
 }
 
@@ -187,24 +191,24 @@ impl std::fmt::Debug for Delivery {
 
 impl Delivery {
     /// Calls the next listener (JS `Set` order); `None` when there is none left.
-    fn call_next(
-        &mut self,
-    ) -> Option<Result<BoxFuture<'static, Result<(), ListenerError>>, ListenerError>> {
+    fn call_next(&mut self) -> Option<Result<ListenerFuture, ListenerError>> {
         if !self.live && self.set.version.load(Ordering::Acquire) != self.version {
             self.live = true;
         }
-        let (id, listener) = if self.live {
-            self.set.next_after(self.after)?
+        let live;
+        let listener = if self.live {
+            let (id, listener) = self.set.next_after(self.after)?;
+            self.after = id;
+            live = listener;
+            &live
         } else {
-            let (id, l) = self.snapshot.get(self.next)?;
+            let (id, listener) = self.snapshot.get(self.next)?;
             self.next += 1;
-            (*id, Arc::clone(l))
+            self.after = *id;
+            listener
         };
-        self.after = id;
-        let (event, signal) = (
-            Arc::clone(&self.event),
-            CancellationToken::clone(&self.signal),
-        );
+        let event = Arc::clone(&self.event);
+        let signal = CancellationToken::clone(&self.signal);
         Some(
             catch_unwind(AssertUnwindSafe(|| listener(event, signal)))
                 .map_err(|p| HookError(panic_message(p))),
