@@ -323,7 +323,7 @@ impl Agent {
     /// [`Agent::subscribe_listener`] for an async closure.
     pub fn subscribe<F, Fut>(&self, f: F) -> Subscription
     where
-        F: Fn(Arc<AgentEvent>, CancellationToken) -> Fut + Send + Sync + 'static,
+        F: Fn(Arc<AgentEvent>, &CancellationToken) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), ListenerError>> + Send + 'static,
     {
         self.subscribe_listener(Arc::new(move |e, s| Box::pin(f(e, s))))
