@@ -5,7 +5,8 @@
 //! summary with the serialized conversation, `maxTokens` of 80 % (50 % for a turn prefix) of
 //! `reserveTokens`, the session's thinking level for reasoning models, `cacheRetention: none`
 //! and a fresh routing session id; transient failures are retried with the session retry
-//! policy, reported through [`SummarizationRetryEvent`]s.
+//! policy, reported through [`SummarizationRetryEvent`]s. pi-rs's own addition: every request
+//! is fitted to `contextWindow − maxTokens` ([`super::fit`], `docs/compaction.md`).
 
 use std::sync::Arc;
 use std::time::Duration;
