@@ -673,3 +673,65 @@ async fn an_error_message_is_measured_by_the_last_successful_usage() {
         .await;
     assert_eq!(compaction_starts(&h), ["Threshold"]);
 }
+
+// ----- agent-session-compaction.test.ts (network there; the faux provider here) ---------
+
+#[tokio::test]
+async fn a_manual_compaction_persists_and_the_session_stays_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Mutex::new(SessionStore::create(dir.path(), "/w", None)));
+    let faux = FauxProvider::new(FauxOptions::default());
+    faux.set_responses(vec![
+        text("4"),
+        text("6"),
+        text("SUMMARY"),
+        text("PREFIX"),
+        text("Rome"),
+    ]);
+    let f = faux.clone();
+    let session = pi_coding_agent::session::AgentSession::builder()
+        .model(faux.model())
+        .store(store.clone())
+        .system_prompt("base prompt")
+        .stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o)))
+        .settings(session_settings(json!({
+            "retry": {"enabled": false}, "compaction": {"keepRecentTokens": 1}
+        })))
+        .compactor(Arc::new(AutoCompactor::new()))
+        .build()
+        .unwrap();
+    for p in ["What is 2+2?", "What is 3+3?"] {
+        session.prompt(p, PromptOptions::default()).await.unwrap();
+    }
+    let result = session.compact(None).await.unwrap();
+    assert!(result.tokens_before > 0);
+    assert_eq!(session.messages()[0].role(), "compactionSummary");
+    // Still usable.
+    session
+        .prompt("What is the capital of Italy?", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(session.last_assistant_text().as_deref(), Some("Rome"));
+    // One compaction entry on disk, with a summary, a kept entry and the tokens before.
+    let path = store.lock().unwrap().path().unwrap().to_owned();
+    let reopened = SessionStore::open(&path, "/w").unwrap();
+    let compactions: Vec<_> = entries(&reopened)
+        .into_iter()
+        .filter(|e| e.kind.type_name() == "compaction")
+        .collect();
+    assert_eq!(compactions.len(), 1);
+    let EntryKind::Compaction {
+        summary,
+        first_kept_entry_id,
+        tokens_before,
+        ..
+    } = &compactions[0].kind
+    else {
+        unreachable!()
+    };
+    assert_eq!(summary, &result.summary);
+    assert!(reopened.contains(first_kept_entry_id));
+    assert_eq!(*tokens_before, result.tokens_before);
+    let (_, first_summary) = context_roles_and_first_summary(&reopened);
+    assert_eq!(first_summary.as_deref(), Some(result.summary.as_str()));
+}
