@@ -798,6 +798,44 @@ impl SessionHooks for ExtensionHooks {
         })
     }
 
+    fn session_before_tree(
+        &self,
+        preparation: s::tree::TreePreparation,
+        signal: CancellationToken,
+    ) -> BoxFuture<'_, Option<s::tree::TreeResult>> {
+        Box::pin(async move {
+            let decision = self
+                .runner
+                .emit_before(ev::SessionBeforeTreeEvent {
+                    preparation,
+                    signal,
+                })
+                .await;
+            self.pump();
+            decision
+        })
+    }
+
+    fn session_tree(
+        &self,
+        new_leaf_id: Option<String>,
+        old_leaf_id: Option<String>,
+        summary_entry: Option<SessionEntry>,
+        from_extension: Option<bool>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.runner
+                .emit(ev::SessionTreeEvent {
+                    new_leaf_id,
+                    old_leaf_id,
+                    summary_entry,
+                    from_extension,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
     fn model_select(
         &self,
         model: Model,

@@ -290,6 +290,30 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
+    /// `session_before_tree {preparation, signal}` (spec §1.9): before a tree navigation
+    /// summarizes or moves the leaf; may cancel it, supply the summary, or override the
+    /// instructions and the label. `signal` is cancelled by `abort_branch_summary`.
+    fn session_before_tree(
+        &self,
+        _preparation: super::tree::TreePreparation,
+        _signal: CancellationToken,
+    ) -> BoxFuture<'_, Option<super::tree::TreeResult>> {
+        Box::pin(async { None })
+    }
+
+    /// `session_tree {newLeafId, oldLeafId, summaryEntry?, fromExtension?}`: after a tree
+    /// navigation moved the leaf and rebuilt the messages (`fromExtension` only with a
+    /// summary entry).
+    fn session_tree(
+        &self,
+        _new_leaf_id: Option<String>,
+        _old_leaf_id: Option<String>,
+        _summary_entry: Option<crate::storage::SessionEntry>,
+        _from_extension: Option<bool>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// `before_provider_request {payload}`: a replacement request body (chained), or `None`
     /// to send it unchanged.
     fn before_provider_request(&self, _payload: Value) -> BoxFuture<'_, Option<Value>> {
