@@ -581,9 +581,104 @@ async fn file_operations_of_the_branch_are_listed_in_the_summary_and_details() {
         other => panic!("{other:?}"),
     }
     // Tool results are left out of the conversation; the call is shown.
-    let prompt_text = &seen.lock().unwrap()[0].prompt;
+    let prompt_text = seen.lock().unwrap()[0].prompt.clone();
     assert!(prompt_text.contains("[Assistant tool calls]: read(path=\"src/lib.rs\")"));
     assert!(!prompt_text.contains("[Tool result]"), "{prompt_text}");
+
+    // Leaving a branch that holds that summary carries its file lists over (pi-written
+    // summaries only).
+    h.faux
+        .append_responses(vec![text("ok"), summary_reply(&seen, "Again.")]);
+    prompt(&h.session, "anything else?").await;
+    let r = h
+        .session
+        .navigate_tree(&ids.assistants[0], summarize())
+        .await
+        .unwrap();
+    match &r.summary_entry.unwrap().kind {
+        EntryKind::BranchSummary {
+            summary, details, ..
+        } => {
+            assert_eq!(
+                summary,
+                &format!("{PREAMBLE}Again.\n\n<read-files>\nsrc/lib.rs\n</read-files>")
+            );
+            assert_eq!(
+                details.as_ref().unwrap(),
+                &json!({"readFiles": ["src/lib.rs"], "modifiedFiles": []})
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn only_the_newest_messages_within_the_reserve_budget_are_summarized() {
+    let seen: SeenLog = Arc::default();
+    let mut settings = serde_json::Map::new();
+    // Faux models have a 128 000-token window: 2 tokens are left for the branch.
+    settings.insert("branchSummary".into(), json!({"reserveTokens": 127_998}));
+    let settings = Arc::new(Mutex::new(
+        pi_coding_agent::config::settings::SettingsManager::in_memory(settings),
+    ));
+    let h = harness(vec![text("4"), text("6"), summary_reply(&seen, "S")], |b| {
+        b.settings(settings)
+    });
+    prompt(&h.session, "What is 2+2?").await;
+    prompt(&h.session, "What is 3+3?").await;
+    let ids = Ids::of(&h.store.lock().unwrap());
+    h.session
+        .navigate_tree(&ids.assistants[0], summarize())
+        .await
+        .unwrap();
+    // `6` (1 token) fits, `What is 3+3?` (3 more) does not.
+    assert_eq!(
+        seen.lock().unwrap()[0].prompt,
+        format!("<conversation>\n[Assistant]: 6\n</conversation>\n\n{BRANCH_SUMMARY_PROMPT}")
+    );
+}
+
+#[test]
+fn older_summaries_still_fit_while_the_total_is_under_90_percent_of_the_budget() {
+    use pi_coding_agent::compaction::branch::prepare_branch_entries;
+    let branch = |user_text: &str| {
+        let mut s = SessionStore::in_memory("/tmp");
+        branch_with_summary(&mut s, None, "x".repeat(40), None, None, None).unwrap();
+        s.append(user(user_text)).unwrap();
+        s.entries().unwrap()
+    };
+    // Budget 10: the user message (1 token) fits; the summary (10) would exceed it, but 1 is
+    // under 90 % of 10, so it is kept anyway.
+    let (messages, _, tokens) = prepare_branch_entries(&branch("abcd"), 10);
+    assert_eq!(messages.len(), 2);
+    assert_eq!(tokens, 11);
+    // With 9 tokens already taken (not under 9.0) the summary is dropped.
+    let (messages, _, tokens) = prepare_branch_entries(&branch(&"y".repeat(36)), 10);
+    assert_eq!(messages.len(), 1);
+    assert_eq!(tokens, 9);
+}
+
+#[tokio::test]
+async fn a_summary_that_calls_a_tool_is_an_error() {
+    let mut args = serde_json::Map::new();
+    args.insert("path".into(), "x".into());
+    let call = faux_assistant_message(
+        vec![faux_tool_call("read", args, Some("c1"))],
+        FauxMessageOptions {
+            stop_reason: Some(StopReason::ToolUse),
+            ..Default::default()
+        },
+    );
+    let (h, ids) = two_turns(vec![call.into()]).await;
+    let err = h
+        .session
+        .navigate_tree(&ids.assistants[0], summarize())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Branch summarization attempted to call a tool"
+    );
 }
 
 #[tokio::test]
