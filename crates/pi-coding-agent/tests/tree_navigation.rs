@@ -246,6 +246,29 @@ async fn summarizing_without_a_model_is_refused() {
     assert_eq!(session.leaf_id(), None);
 }
 
+#[tokio::test]
+async fn summarizing_without_an_api_key_is_refused_with_the_login_help() {
+    let mut store = SessionStore::in_memory("/tmp");
+    let u1 = store.append(user("one")).unwrap();
+    store.append(user("two")).unwrap();
+    let faux = pi_ai::providers::faux::FauxProvider::default();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .store(Arc::new(Mutex::new(store)))
+        .auth(Arc::new(session_support::NoKey))
+        .docs_dir("/pkg/docs")
+        .build()
+        .unwrap();
+    let err = session.navigate_tree(&u1, summarize()).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("No API key found for faux.\n\nSet the provider's API key"),
+        "{err}"
+    );
+    assert_eq!(faux.call_count(), 0);
+    assert!(!session.is_compacting());
+}
+
 // ----- navigation without a summary -----------------------------------------------------------
 
 #[tokio::test]
