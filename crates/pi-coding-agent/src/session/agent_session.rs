@@ -376,8 +376,8 @@ impl AgentSession {
         }
     }
 
-    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle.
-    /// Queues are kept.
+    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle
+    /// (spec §1.5). Queues are kept.
     pub async fn abort(&self) {
         self.abort_retry();
         self.inner.compactor.abort();
