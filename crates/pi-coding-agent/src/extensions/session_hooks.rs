@@ -701,6 +701,49 @@ impl SessionHooks for ExtensionHooks {
         })
     }
 
+    fn session_before_switch(
+        &self,
+        reason: &str,
+        target_session_file: Option<String>,
+    ) -> BoxFuture<'_, bool> {
+        let reason = match reason {
+            "resume" => ev::SwitchReason::Resume,
+            _ => ev::SwitchReason::New,
+        };
+        Box::pin(async move {
+            if !self.runner.has_handlers::<ev::SessionBeforeSwitchEvent>() {
+                return false;
+            }
+            let result = self
+                .runner
+                .emit_before(ev::SessionBeforeSwitchEvent {
+                    reason,
+                    target_session_file,
+                })
+                .await;
+            self.pump();
+            result.is_some_and(|r| r.cancel)
+        })
+    }
+
+    fn session_before_fork(&self, entry_id: &str, position: &str) -> BoxFuture<'_, bool> {
+        let event = ev::SessionBeforeForkEvent {
+            entry_id: entry_id.to_owned(),
+            position: match position {
+                "at" => ev::ForkPosition::At,
+                _ => ev::ForkPosition::Before,
+            },
+        };
+        Box::pin(async move {
+            if !self.runner.has_handlers::<ev::SessionBeforeForkEvent>() {
+                return false;
+            }
+            let result = self.runner.emit_before(event).await;
+            self.pump();
+            result.is_some_and(|r| r.cancel)
+        })
+    }
+
     fn before_provider_request(
         &self,
         payload: serde_json::Value,

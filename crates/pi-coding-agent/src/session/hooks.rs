@@ -252,6 +252,25 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
+    /// `session_before_switch {reason, targetSessionFile?}` before a session replacement
+    /// (`reason` is `"new"` or `"resume"`; the target is the file being resumed): `true`
+    /// cancels the replacement (pi: a handler returned `{cancel: true}`). Awaited by
+    /// [`crate::runtime::RuntimeHost`].
+    fn session_before_switch(
+        &self,
+        _reason: &str,
+        _target_session_file: Option<String>,
+    ) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+
+    /// `session_before_fork {entryId, position}` before a fork (`position` is `"before"`:
+    /// at the parent of a user message, or `"at"`: keeping the entry, i.e. clone): `true`
+    /// cancels it. Awaited by [`crate::runtime::RuntimeHost`].
+    fn session_before_fork(&self, _entry_id: &str, _position: &str) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+
     /// `session_before_compact {preparation, branchEntries, customInstructions?, reason,
     /// willRetry, signal}`: before a compaction summarizes; may cancel it
     /// (`Compaction cancelled`) or supply the result (then written with `fromHook: true`).
