@@ -149,8 +149,7 @@ fn clean_run() -> Vec<String> {
         let agent = agent_on(&faux);
         let labels = recorder(&agent);
         agent.prompt("go").await.unwrap();
-        let labels = labels.lock().unwrap().clone();
-        labels
+        labels.lock().unwrap().clone()
     })
 }
 
