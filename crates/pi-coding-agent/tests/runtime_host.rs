@@ -7,8 +7,12 @@ mod session_support;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::AgentMessage;
-use pi_ai::providers::faux::{FauxOptions, FauxProvider};
+use futures::future::BoxFuture;
+use pi_agent_core::{AgentMessage, AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+use pi_ai::StopReason;
+use pi_ai::providers::faux::{
+    FauxMessageOptions, FauxOptions, FauxProvider, FauxStep, faux_assistant_message, faux_tool_call,
+};
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::runtime::{
@@ -19,8 +23,56 @@ use pi_coding_agent::storage::SessionStore;
 use serde::Serialize;
 use serde_json::{Value, json};
 use session_support::{Echo, text};
+use tokio_util::sync::CancellationToken;
 
 type Log = Arc<Mutex<Vec<Value>>>;
+
+/// A tool that signals its start and runs until cancelled.
+struct Wait(Arc<tokio::sync::Notify>);
+
+impl AgentTool for Wait {
+    fn name(&self) -> &str {
+        "wait"
+    }
+    fn label(&self) -> &str {
+        "Wait"
+    }
+    fn description(&self) -> &str {
+        "Waits until aborted"
+    }
+    fn parameters(&self) -> &Value {
+        static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object","properties":{}}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: Value,
+        cancel: CancellationToken,
+        _on_update: Option<ToolUpdateFn>,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        Box::pin(async move {
+            self.0.notify_one();
+            cancel.cancelled().await;
+            Ok(AgentToolResult::text("tool aborted", None))
+        })
+    }
+}
+
+fn wait_call() -> FauxStep {
+    faux_assistant_message(
+        vec![faux_tool_call(
+            "wait",
+            serde_json::Map::new(),
+            Some("call_wait"),
+        )],
+        FauxMessageOptions {
+            stop_reason: Some(StopReason::ToolUse),
+            ..Default::default()
+        },
+    )
+    .into()
+}
 
 /// Which event the recording extension cancels next (once).
 type Cancel = Arc<Mutex<Option<&'static str>>>;
@@ -55,6 +107,8 @@ struct Fixture {
     cancel: Cancel,
     dir: tempfile::TempDir,
     builds: Arc<Mutex<usize>>,
+    /// Notified when the `wait` tool starts.
+    started: Arc<tokio::sync::Notify>,
 }
 
 /// A factory that builds every session on the faux provider with a fresh runner holding the
@@ -64,8 +118,10 @@ fn factory(
     log: &Log,
     cancel: &Cancel,
     builds: &Arc<Mutex<usize>>,
+    started: &Arc<tokio::sync::Notify>,
 ) -> SessionFactory {
     let (faux, log, cancel, builds) = (faux.clone(), log.clone(), cancel.clone(), builds.clone());
+    let started = started.clone();
     Arc::new(move |target: SessionTarget| {
         *builds.lock().unwrap() += 1;
         let (l, c) = (log.clone(), cancel.clone());
@@ -86,7 +142,7 @@ fn factory(
         let session = AgentSession::builder()
             .model(faux.model())
             .store(Arc::new(Mutex::new(target.store)))
-            .tools(vec![Arc::new(Echo)])
+            .tools(vec![Arc::new(Echo), Arc::new(Wait(started.clone()))])
             .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
             .hooks(hooks.clone())
             .build()
@@ -106,6 +162,7 @@ async fn fixture(in_memory: bool) -> Fixture {
         Arc::new(Mutex::new(None)),
         Arc::new(Mutex::new(0)),
     );
+    let started = Arc::new(tokio::sync::Notify::new());
     let cwd = dir.path().display().to_string();
     let store = if in_memory {
         SessionStore::in_memory(&cwd)
@@ -113,7 +170,7 @@ async fn fixture(in_memory: bool) -> Fixture {
         SessionStore::create(&dir.path().join("sessions"), &cwd, None)
     };
     let host = RuntimeHost::start(
-        factory(&faux, &log, &cancel, &builds),
+        factory(&faux, &log, &cancel, &builds, &started),
         SessionTarget {
             store,
             cwd: dir.path().to_path_buf(),
@@ -128,6 +185,7 @@ async fn fixture(in_memory: bool) -> Fixture {
         cancel,
         dir,
         builds,
+        started,
     }
 }
 
@@ -559,4 +617,37 @@ async fn dispose_emits_session_shutdown_quit() {
         f.take_log(),
         vec![json!({"type":"session_shutdown","reason":"quit"})]
     );
+}
+
+#[tokio::test]
+async fn the_outgoing_run_settles_before_the_replacement() {
+    let f = fixture(false).await;
+    f.prompt("hello", "hi").await;
+    let first = f.file().unwrap();
+    f.host.new_session(None).await.unwrap();
+    let outgoing = f.host.session();
+    f.faux.set_responses(vec![wait_call()]);
+    let run = {
+        let s = outgoing.clone();
+        tokio::spawn(async move { s.prompt("start the tool", PromptOptions::default()).await })
+    };
+    f.started.notified().await;
+    assert!(!f.host.switch_session(Path::new(&first)).await.unwrap());
+    run.await.unwrap().unwrap();
+    assert_eq!(f.file().unwrap(), first);
+    // The interrupted tool call has its result on file instead of dangling.
+    let file = outgoing.session_file().unwrap();
+    let store = SessionStore::open(&file, "/").unwrap();
+    let roles: Vec<String> = store
+        .entries()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.message().map(|m| m.role().to_owned()))
+        .collect();
+    // (The interrupted run then ends with one more, failed assistant turn; spec Corrections.)
+    assert_eq!(roles[..3], ["user", "assistant", "toolResult"]);
+    let entries = store.entries().unwrap();
+    let messages: Vec<_> = entries.iter().filter_map(|e| e.message()).collect();
+    let result = serde_json::to_value(messages[2]).unwrap();
+    assert_eq!(result["content"][0]["text"], "tool aborted");
 }

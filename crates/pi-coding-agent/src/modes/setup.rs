@@ -16,6 +16,10 @@
 //! 8. context files, skills, templates and the system prompt;
 //! 9. the session itself and `--name`.
 //!
+//! Steps 1–5 are fixed for the run; steps 6–9 depend on the store and its cwd and are
+//! reused, as [`SessionSetup::factory`], for every session replacement (pi's runtime factory,
+//! [`crate::runtime`]).
+//!
 //! Warnings go to the caller's stderr as `Warning: …`; errors come back as a
 //! [`SetupError`] (the caller prints its line and exits 1).
 

@@ -44,6 +44,7 @@ pub type ForkReplacement = Result<(Option<AgentSession>, String), String>;
 /// Session replacement (pi's runtime host): `new_session`, `switch_session`, `fork`,
 /// `clone`. The host tears the current session down (`session_shutdown`) and builds, binds
 /// and returns the next one; the RPC server then re-subscribes to it.
+/// [`crate::runtime::RuntimeHost`] is the implementation the binary uses.
 pub trait SessionHost: Send + Sync {
     /// `newSession({parentSession?})`.
     fn new_session(
