@@ -19,6 +19,7 @@
 //! the slowest cases wait about a second.
 
 mod support {
+    pub mod anthropic_sse;
     pub mod binary_rig;
 }
 
@@ -27,10 +28,8 @@ use std::path::Path;
 use pi_ai::testkit::{ReplayServer, Reply, SseBuilder};
 use pi_coding_agent::storage::{SessionStore, build_session_context};
 use serde_json::{Value, json};
-use support::binary_rig::{
-    Rig, Run, anthropic_error, anthropic_text, anthropic_text_unfinished, file_records,
-    provider_for,
-};
+use support::anthropic_sse::{anthropic_error, anthropic_text, anthropic_text_unfinished};
+use support::binary_rig::{Rig, Run, file_records, provider_for};
 
 const ANTHROPIC: &str = "anthropic-messages";
 const COMPLETIONS: &str = "openai-completions";
