@@ -143,6 +143,15 @@ fn unauthorized() -> Reply {
     anthropic_error(401, "authentication_error", "invalid x-api-key")
 }
 
+/// Writes one rpc command line.
+async fn send(stdin: &mut tokio::process::ChildStdin, command: Value) {
+    stdin
+        .write_all(format!("{command}\n").as_bytes())
+        .await
+        .unwrap();
+    stdin.flush().await.unwrap();
+}
+
 /// Drives `pi --mode rpc`: a prompt to `agent_settled`, then state, messages and stats
 /// requests, then end of input. Returns everything printed.
 async fn rpc_run(rig: &Rig, args: &[&str]) -> Run {
@@ -152,11 +161,11 @@ async fn rpc_run(rig: &Rig, args: &[&str]) -> Run {
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut stdout = String::new();
-    let mut send = async |v: Value| {
-        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
-        stdin.flush().await.unwrap();
-    };
-    send(json!({"id": "p", "type": "prompt", "message": "hi"})).await;
+    send(
+        &mut stdin,
+        json!({"id": "p", "type": "prompt", "message": "hi"}),
+    )
+    .await;
     loop {
         let line = tokio::time::timeout(RUN_LIMIT, lines.next_line())
             .await
@@ -175,9 +184,8 @@ async fn rpc_run(rig: &Rig, args: &[&str]) -> Run {
         "get_session_stats",
         "get_entries",
     ] {
-        send(json!({"id": kind, "type": kind})).await;
+        send(&mut stdin, json!({"id": kind, "type": kind})).await;
     }
-    drop(send);
     drop(stdin);
     while let Some(line) = tokio::time::timeout(RUN_LIMIT, lines.next_line())
         .await
