@@ -82,6 +82,8 @@ pub struct SseParser {
     reconnection_ms: Option<u64>,
     /// Comment lines seen.
     comments: u64,
+    /// A non-blank line was completed since the last blank line.
+    tail_lines: bool,
 }
 
 impl SseParser {
@@ -146,6 +148,14 @@ impl SseParser {
         };
     }
 
+    /// Whether the input since the last blank line holds anything but whitespace (complete
+    /// lines or an unterminated one): the stream would end inside an event. Call before
+    /// [`Self::finish`]. The Google SDK fails such a stream (`Incomplete JSON segment at the
+    /// end`) where this parser would flush the event.
+    pub fn has_unterminated_event(&self) -> bool {
+        self.tail_lines || !self.line.iter().all(u8::is_ascii_whitespace)
+    }
+
     /// Number of comment lines (`:` …, e.g. OpenRouter's `: OPENROUTER PROCESSING` keep-alives)
     /// seen so far. Callers need not treat them as activity specially: every byte read is
     /// activity for an idle timeout.
@@ -167,8 +177,12 @@ impl SseParser {
             raw = raw.strip_prefix(BOM).unwrap_or(raw);
         }
         if raw.is_empty() {
+            self.tail_lines = false;
             self.dispatch(out);
             return;
+        }
+        if !raw.iter().all(u8::is_ascii_whitespace) {
+            self.tail_lines = true;
         }
         if raw[0] == b':' {
             self.comments += 1;

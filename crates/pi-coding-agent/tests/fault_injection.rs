@@ -554,6 +554,12 @@ async fn google_invalid_json_is_not_retried() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn google_wrong_content_type_is_an_incomplete_segment_not_retried() {
+    let error = "Incomplete JSON segment at the end";
+    check(GOOGLE, vec![html_page()], &[error], Policy::Final).await;
+}
+
 // ---- Exit codes of print mode ----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

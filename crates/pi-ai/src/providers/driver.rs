@@ -17,7 +17,9 @@
 //!    (`idle_timeout_ms`, default 300 000 ms, 0 = off) or a body cut → `terminated`.
 //!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
 //!    does.
-//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`.
+//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`; a body
+//!    ending inside an event fails with [`WireApi::unterminated_event_text`] when the API
+//!    has one (Google).
 //! 7. Any failure → `error` with the partial content, usage so far and `errorMessage`;
 //!    stopReason `aborted` when the caller's token is cancelled, else `error`. Failures
 //!    before `start` yield a lone `error`.
@@ -319,6 +321,11 @@ impl Run {
             }
         }
         drop(response);
+        if let Some(text) = self.api.unterminated_event_text()
+            && parser.has_unterminated_event()
+        {
+            return Err(text.to_owned());
+        }
         parser.finish(&mut events);
         if !self.map_events(&mut events, mapper, &mut out).await? {
             return Ok(());
