@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -27,6 +28,35 @@ pub const PROVIDERS: [(&str, &str, &str); 4] = [
     ("openai-responses", "replay-responses", "/v1"),
     ("google-generative-ai", "replay-google", "/v1beta"),
 ];
+
+/// How many cases of one test binary may drive `pi` at once (see [`slot`]).
+const SLOTS: usize = 4;
+
+static BUSY: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+/// A claim on one of [`SLOTS`]; released when dropped.
+pub struct Slot(());
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *BUSY.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        FREED.notify_one();
+    }
+}
+
+/// Waits for a free slot. The test harness starts every test of a file at once; cases that
+/// rely on real-time limits (idle and request timeouts of a second) claim a slot first, so a
+/// 2-core machine never runs dozens of debug `pi` processes side by side and starves them
+/// past those limits.
+pub fn slot() -> Slot {
+    let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
+    while *busy >= SLOTS {
+        busy = FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
+    }
+    *busy += 1;
+    Slot(())
+}
 
 /// The binary under test (`PI_RIG_BIN`, else this crate's `pi`).
 pub fn pi_bin() -> PathBuf {
