@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod event;
+pub mod js_json_error;
 mod js_regex;
 pub mod json;
 pub mod models;
