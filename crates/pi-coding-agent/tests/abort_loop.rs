@@ -8,6 +8,8 @@
 //! random delay or inside the listener of a random event. Checked per iteration:
 //!
 //! - every `*_start` has its `*_end` in order, `agent_settled` follows `agent_end` once;
+//! - a long command (a second of `sleep`) caught running by the abort (less than 0.9 s after
+//!   its `execute` began) ends with `…Command aborted`: killed, not waited for;
 //! - no bash command starts after the abort (the only tool start after it is the batch's first
 //!   call, ended at once with `Operation aborted`, as pi's sweep does);
 //! - after `agent_settled` no process of the run is alive: none in the process groups the
@@ -30,7 +32,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use pi_agent_core::{AgentEvent, AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
@@ -98,6 +100,27 @@ struct Observed {
     late_executions: Mutex<Vec<String>>,
     /// Bash executions that began.
     executions: AtomicUsize,
+    /// When the abort was requested.
+    abort_at: Mutex<Option<Instant>>,
+    /// `(tool call id, command, when execute began)` of every bash execution.
+    started: Mutex<Vec<(String, String, Instant)>>,
+}
+
+impl Observed {
+    /// Records that the abort is being requested (just before requesting it).
+    fn mark_abort(&self) {
+        self.abort_at
+            .lock()
+            .unwrap()
+            .get_or_insert_with(Instant::now);
+        self.aborted.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Commands that run for at least a second: aborted within 0.9 s of their start they were
+/// certainly still running, so their result must be `…Command aborted`.
+fn is_long(command: &str) -> bool {
+    command == COMMANDS[0] || command == COMMANDS[1]
 }
 
 /// The real bash tool, recording when each execution begins.
@@ -130,6 +153,11 @@ impl AgentTool for ObservedBash {
         on_update: Option<ToolUpdateFn>,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         self.observed.executions.fetch_add(1, Ordering::SeqCst);
+        self.observed.started.lock().unwrap().push((
+            tool_call_id.to_owned(),
+            args["command"].as_str().unwrap_or("").to_owned(),
+            Instant::now(),
+        ));
         if self.observed.aborted.load(Ordering::SeqCst) || cancel.is_cancelled() {
             self.observed
                 .late_executions
@@ -436,7 +464,7 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
             _ => false,
         };
         if hit && let Some(s) = s.upgrade() {
-            obs.aborted.store(true, Ordering::SeqCst);
+            obs.mark_abort();
             // A listener is synchronous: abort the agent (the session waits for idle).
             s.agent().abort();
         }
@@ -447,7 +475,7 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(at_ms)).await;
             if let Some(s) = s.upgrade().filter(|s| s.is_streaming()) {
-                obs.aborted.store(true, Ordering::SeqCst);
+                obs.mark_abort();
                 s.abort().await;
             }
         })
@@ -505,6 +533,23 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
             return Err(format!(
                 "{scenario}: {id} started after the abort and was not aborted"
             ));
+        }
+    }
+
+    // A long command the abort caught running was aborted, not waited for.
+    if let Some(abort_at) = *observed.abort_at.lock().unwrap() {
+        let ends = observed.end_texts.lock().unwrap();
+        for (id, command, began) in observed.started.lock().unwrap().iter() {
+            let running = abort_at > *began && abort_at - *began < Duration::from_millis(900);
+            if !(running && is_long(command)) {
+                continue;
+            }
+            let text = ends.iter().find(|(i, _)| i == id).map(|(_, t)| t.as_str());
+            if !text.is_some_and(|t| t.ends_with("Command aborted")) {
+                return Err(format!(
+                    "{scenario}: {id} ({command}) was running at the abort but ended {text:?}"
+                ));
+            }
         }
     }
 
