@@ -16,7 +16,8 @@
 //!    [`StreamMapper`]. A gap between chunks longer than the idle limit
 //!    (`idle_timeout_ms`, default 300 000 ms, 0 = off) or a body cut → `terminated`.
 //!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
-//!    does.
+//!    does. An event past the parser's limit ([`crate::sse::DEFAULT_MAX_EVENT_BYTES`], 64 MiB;
+//!    pi has none) ends it with the [`crate::sse::SseError`] text, after the events before it.
 //! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`; a body
 //!    ending inside an event fails with [`WireApi::unterminated_event_text`] when the API
 //!    has one (Google).
@@ -311,14 +312,16 @@ impl Run {
                 _ = self.token.cancelled() => return Err(self.api.abort_text().to_owned()),
                 chunk = next_chunk(&mut response, idle) => chunk,
             };
-            match chunk {
+            let fed = match chunk {
                 Chunk::Data(bytes) => parser.feed(&bytes, &mut events),
                 Chunk::End => break,
                 Chunk::Failed => return Err(TERMINATED.to_owned()),
-            }
+            };
+            // Events completed before an oversized one are delivered first.
             if !self.map_events(&mut events, mapper, &mut out).await? {
                 return Ok(());
             }
+            fed.map_err(|e| e.to_string())?;
         }
         drop(response);
         if let Some(text) = self.api.unterminated_event_text()
@@ -326,10 +329,11 @@ impl Run {
         {
             return Err(text.to_owned());
         }
-        parser.finish(&mut events);
+        let finished = parser.finish(&mut events);
         if !self.map_events(&mut events, mapper, &mut out).await? {
             return Ok(());
         }
+        finished.map_err(|e| e.to_string())?;
         if self.token.is_cancelled() {
             return Err(self.api.abort_text().to_owned());
         }

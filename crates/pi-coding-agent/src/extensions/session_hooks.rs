@@ -701,6 +701,49 @@ impl SessionHooks for ExtensionHooks {
         })
     }
 
+    fn session_before_switch(
+        &self,
+        reason: &str,
+        target_session_file: Option<String>,
+    ) -> BoxFuture<'_, bool> {
+        let reason = match reason {
+            "resume" => ev::SwitchReason::Resume,
+            _ => ev::SwitchReason::New,
+        };
+        Box::pin(async move {
+            if !self.runner.has_handlers::<ev::SessionBeforeSwitchEvent>() {
+                return false;
+            }
+            let result = self
+                .runner
+                .emit_before(ev::SessionBeforeSwitchEvent {
+                    reason,
+                    target_session_file,
+                })
+                .await;
+            self.pump();
+            result.is_some_and(|r| r.cancel)
+        })
+    }
+
+    fn session_before_fork(&self, entry_id: &str, position: &str) -> BoxFuture<'_, bool> {
+        let event = ev::SessionBeforeForkEvent {
+            entry_id: entry_id.to_owned(),
+            position: match position {
+                "at" => ev::ForkPosition::At,
+                _ => ev::ForkPosition::Before,
+            },
+        };
+        Box::pin(async move {
+            if !self.runner.has_handlers::<ev::SessionBeforeForkEvent>() {
+                return false;
+            }
+            let result = self.runner.emit_before(event).await;
+            self.pump();
+            result.is_some_and(|r| r.cancel)
+        })
+    }
+
     fn before_provider_request(
         &self,
         payload: serde_json::Value,
@@ -792,6 +835,44 @@ impl SessionHooks for ExtensionHooks {
                     aborted,
                     will_retry: false,
                     from_extension: false,
+                })
+                .await;
+            self.pump();
+        })
+    }
+
+    fn session_before_tree(
+        &self,
+        preparation: s::tree::TreePreparation,
+        signal: CancellationToken,
+    ) -> BoxFuture<'_, Option<s::tree::TreeResult>> {
+        Box::pin(async move {
+            let decision = self
+                .runner
+                .emit_before(ev::SessionBeforeTreeEvent {
+                    preparation,
+                    signal,
+                })
+                .await;
+            self.pump();
+            decision
+        })
+    }
+
+    fn session_tree(
+        &self,
+        new_leaf_id: Option<String>,
+        old_leaf_id: Option<String>,
+        summary_entry: Option<SessionEntry>,
+        from_extension: Option<bool>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.runner
+                .emit(ev::SessionTreeEvent {
+                    new_leaf_id,
+                    old_leaf_id,
+                    summary_entry,
+                    from_extension,
                 })
                 .await;
             self.pump();

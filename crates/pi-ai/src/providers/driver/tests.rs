@@ -622,6 +622,24 @@ async fn mapper_failures_keep_the_partial_content() {
 }
 
 #[tokio::test]
+async fn an_event_past_the_sse_limit_ends_the_stream_with_an_error() {
+    let huge = "x".repeat(crate::sse::DEFAULT_MAX_EVENT_BYTES + 1);
+    let body = text_body(&["kept", &huge, "[STOP]"]);
+    let (events, _h) = run(vec![Reply::sse(body)], options()).await;
+    assert_eq!(
+        kinds(&events),
+        ["start", "text_start", "text_delta", "error"]
+    );
+    let (reason, error) = terminal_error(&events);
+    assert_eq!(reason, StopReason::Error);
+    assert_eq!(
+        error.error_message.as_deref(),
+        Some("server-sent event larger than 67108864 bytes")
+    );
+    assert_eq!(error.text(), "kept");
+}
+
+#[tokio::test]
 async fn the_end_of_the_body_runs_the_mappers_post_checks() {
     let (events, _h) = run(vec![Reply::sse(text_body(&["x"]))], options()).await;
     assert_eq!(
