@@ -156,9 +156,8 @@ pub struct SseParser {
     comments: u64,
     /// Set once a read failed; every later read fails the same way.
     failed: Option<SseError>,
-    /// Something but whitespace arrived since the last blank line (a complete line or part
-    /// of one).
-    tail_lines: bool,
+    /// Something but whitespace arrived since the last blank line.
+    tail: bool,
 }
 
 impl SseParser {
@@ -231,7 +230,7 @@ impl SseParser {
     /// [`Self::finish`]. The Google SDK fails such a stream (`Incomplete JSON segment at the
     /// end`) where this parser would flush the event.
     pub fn has_unterminated_event(&self) -> bool {
-        self.tail_lines
+        self.tail
     }
 
     /// Number of comment lines (`:` …, e.g. OpenRouter's `: OPENROUTER PROCESSING` keep-alives)
@@ -286,8 +285,9 @@ impl SseParser {
         ends: bool,
         out: &mut Vec<SseEvent>,
     ) -> Result<(), SseError> {
-        if !self.tail_lines {
-            self.tail_lines = piece.iter().any(|b| !b.is_ascii_whitespace());
+        // Usually decided by the piece's first byte, and skipped once set.
+        if !self.tail && !piece.iter().all(u8::is_ascii_whitespace) {
+            self.tail = true;
         }
         loop {
             match self.state {
@@ -379,7 +379,10 @@ impl SseParser {
     fn field_without_colon(&mut self, raw: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         self.check_line(raw.len())?;
         match self.strip_bom(raw) {
-            b"" => self.dispatch(out),
+            b"" => {
+                self.tail = false;
+                self.dispatch(out);
+            }
             b"data" => self.start_data_line()?,
             b"event" => self.apply_value(ValueField::Event, b"")?,
             b"id" => self.apply_value(ValueField::Id, b"")?,
@@ -469,7 +472,6 @@ impl SseParser {
 
     /// Blank line: dispatches the pending event if it has data, and resets it either way.
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        self.tail_lines = false;
         let event = self.event.take();
         let retry = self.retry.take();
         if !self.has_data {
