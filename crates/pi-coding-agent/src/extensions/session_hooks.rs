@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use super::api::{DeliverAs, ExtensionRequest};
+use super::command_actions::{CommandActions, SessionActions};
 use super::context::SessionView;
 use super::errors::ExtensionErrorRecord;
 use super::events as ev;
@@ -75,6 +76,7 @@ pub struct ExtensionHooks {
     all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
     executor: Mutex<Option<tokio::task::JoinHandle<()>>>,
     shutdown_handler: Mutex<Option<ShutdownHandler>>,
+    command_actions: Mutex<Option<Arc<dyn CommandActions>>>,
 }
 
 /// What `ctx.shutdown()` does in a mode that honours it (RPC).
@@ -91,6 +93,7 @@ impl ExtensionHooks {
             all_tools: Mutex::new(Vec::new()),
             executor: Mutex::new(None),
             shutdown_handler: Mutex::new(None),
+            command_actions: Mutex::new(None),
         })
     }
 
@@ -100,6 +103,16 @@ impl ExtensionHooks {
         if let Ok(mut h) = self.shutdown_handler.lock() {
             *h = Some(handler);
         }
+    }
+
+    /// Binds the session actions of command contexts (pi's `commandContextActions`; the
+    /// runtime host binds its own). Without them an attached session gets
+    /// [`SessionActions`] (tree navigation and waiting only).
+    pub fn set_command_actions(&self, actions: Arc<dyn CommandActions>) {
+        if let Ok(mut slot) = self.command_actions.lock() {
+            *slot = Some(Arc::clone(&actions));
+        }
+        self.runner.bind_command_context(Some(actions));
     }
 
     /// The runner.
@@ -124,6 +137,11 @@ impl ExtensionHooks {
         if let Ok(mut slot) = self.session.lock() {
             *slot = Some(session.clone());
         }
+        let actions = self.command_actions.lock().ok().and_then(|a| a.clone());
+        self.runner
+            .bind_command_context(Some(actions.unwrap_or_else(|| {
+                Arc::new(SessionActions(session.downgrade())) as Arc<dyn CommandActions>
+            })));
         let subscription = self.forward_session_events(session);
         if let Ok(mut slot) = self.subscription.lock()
             && let Some(old) = slot.replace(subscription)
