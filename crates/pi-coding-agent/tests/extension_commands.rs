@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use pi_ai::providers::faux::{FauxOptions, FauxProvider};
+use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::runtime::{
@@ -97,6 +98,20 @@ fn commands_extension(log: &Log, cancel: &Arc<Mutex<bool>>) -> impl Extension + 
                 Ok(())
             })
         });
+        let l = log.clone();
+        pi.register_command("compact", None, move |args, ctx| {
+            let l = l.clone();
+            Box::pin(async move {
+                ctx.compact(Some(args));
+                push(&l, json!({"compact": "queued"}));
+                Ok(())
+            })
+        });
+        let l = log.clone();
+        pi.on::<SessionCompactFailedEvent, _>(move |e, _ctx| {
+            push(&l, json!({"compactFailed": e.error_message}));
+            Box::pin(async { Ok(None) })
+        });
         let c = cancel.clone();
         pi.on::<SessionBeforeSwitchEvent, _>(move |_e, _ctx| {
             let cancel = *c.lock().unwrap();
@@ -134,6 +149,7 @@ fn factory(faux: &FauxProvider, log: &Log, cancel: &Arc<Mutex<bool>>) -> Session
             .tools(vec![Arc::new(Echo)])
             .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
             .hooks(hooks.clone())
+            .compactor(Arc::new(AutoCompactor::new()))
             .build()
             .map_err(|e| e.to_string())?;
         Ok(BuiltSession {
@@ -384,4 +400,20 @@ async fn without_a_host_only_the_tree_and_idle_actions_act() {
     );
     assert_eq!(session.session_id(), id);
     assert_eq!(session.leaf_id().as_deref(), Some(first_answer.as_str()));
+}
+
+#[tokio::test]
+async fn ctx_compact_runs_the_sessions_manual_compaction() {
+    let f = fixture().await;
+    f.turn("hello", "hi").await;
+    f.take_log();
+    f.prompt("/compact focus").await;
+    f.host.extensions().unwrap().flush_requests().await;
+    assert_eq!(
+        f.take_log(),
+        vec![
+            json!({"compact": "queued"}),
+            json!({"compactFailed": "Compaction failed: Nothing to compact (session too small)"}),
+        ]
+    );
 }

@@ -429,7 +429,8 @@ impl ExtensionContext {
         self.requests.push(ExtensionRequest::Shutdown);
     }
 
-    /// `ctx.compact({customInstructions})`: queued for the session, not awaited.
+    /// `ctx.compact({customInstructions})`: queued for the session, not awaited; the
+    /// session runs [`crate::session::AgentSession::compact`] (a failure is logged).
     pub fn compact(&self, custom_instructions: Option<String>) {
         self.requests.push(ExtensionRequest::Compact {
             custom_instructions,
