@@ -19,7 +19,7 @@ use pi_coding_agent::runtime::{
 use pi_coding_agent::session::{AgentSession, NavigateTreeOptions, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
 use serde_json::{Value, json};
-use session_support::{Echo, text};
+use session_support::{Echo, Gate, text};
 
 type Log = Arc<Mutex<Vec<Value>>>;
 
@@ -135,8 +135,27 @@ fn commands_extension(log: &Log, cancel: &Arc<Mutex<bool>>) -> impl Extension + 
     })
 }
 
+/// The `gate` tool's permits and its start signal.
+type GateParts = (Arc<tokio::sync::Semaphore>, Arc<tokio::sync::Notify>);
+
 fn factory(faux: &FauxProvider, log: &Log, cancel: &Arc<Mutex<bool>>) -> SessionFactory {
-    let (faux, log, cancel) = (faux.clone(), log.clone(), cancel.clone());
+    factory_with_gate(faux, log, cancel, &new_gate())
+}
+
+fn new_gate() -> GateParts {
+    (
+        Arc::new(tokio::sync::Semaphore::new(0)),
+        Arc::new(tokio::sync::Notify::new()),
+    )
+}
+
+fn factory_with_gate(
+    faux: &FauxProvider,
+    log: &Log,
+    cancel: &Arc<Mutex<bool>>,
+    gate: &GateParts,
+) -> SessionFactory {
+    let (faux, log, cancel, gate) = (faux.clone(), log.clone(), cancel.clone(), gate.clone());
     Arc::new(move |target: SessionTarget| {
         let runner = ExtensionRunner::builder(target.cwd.clone())
             .extension(commands_extension(&log, &cancel))
@@ -146,7 +165,10 @@ fn factory(faux: &FauxProvider, log: &Log, cancel: &Arc<Mutex<bool>>) -> Session
         let session = AgentSession::builder()
             .model(faux.model())
             .store(Arc::new(Mutex::new(target.store)))
-            .tools(vec![Arc::new(Echo)])
+            .tools(vec![
+                Arc::new(Echo),
+                Arc::new(Gate(gate.0.clone(), gate.1.clone())),
+            ])
             .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
             .hooks(hooks.clone())
             .compactor(Arc::new(AutoCompactor::new()))
@@ -161,6 +183,7 @@ fn factory(faux: &FauxProvider, log: &Log, cancel: &Arc<Mutex<bool>>) -> Session
 
 struct Fixture {
     faux: FauxProvider,
+    gate: GateParts,
     host: RuntimeHost,
     log: Log,
     cancel: Arc<Mutex<bool>>,
@@ -174,8 +197,9 @@ async fn fixture() -> Fixture {
     let cancel = Arc::new(Mutex::new(false));
     let cwd = dir.path().display().to_string();
     let store = SessionStore::create(&dir.path().join("sessions"), &cwd, None);
+    let gate = new_gate();
     let host = RuntimeHost::start(
-        factory(&faux, &log, &cancel),
+        factory_with_gate(&faux, &log, &cancel, &gate),
         SessionTarget {
             store,
             cwd: dir.path().to_path_buf(),
@@ -185,6 +209,7 @@ async fn fixture() -> Fixture {
     .unwrap();
     Fixture {
         faux,
+        gate,
         host,
         log,
         cancel,
@@ -416,4 +441,43 @@ async fn ctx_compact_runs_the_sessions_manual_compaction() {
             json!({"compactFailed": "Compaction failed: Nothing to compact (session too small)"}),
         ]
     );
+}
+
+#[tokio::test]
+async fn wait_for_idle_in_a_command_waits_for_the_running_turn() {
+    let f = fixture().await;
+    f.take_log();
+    let gate_call = pi_ai::providers::faux::faux_assistant_message(
+        vec![pi_ai::providers::faux::faux_tool_call(
+            "gate",
+            serde_json::Map::new(),
+            Some("g1"),
+        )],
+        pi_ai::providers::faux::FauxMessageOptions {
+            stop_reason: Some(pi_ai::StopReason::ToolUse),
+            ..Default::default()
+        },
+    );
+    f.faux.set_responses(vec![gate_call.into(), text("done")]);
+    let session = f.host.session();
+    let run = tokio::spawn({
+        let s = session.clone();
+        async move { s.prompt("go", PromptOptions::default()).await }
+    });
+    f.gate.1.notified().await;
+    // Commands run at once, even while a run streams: this one waits for it.
+    let idle = tokio::spawn({
+        let s = session.clone();
+        async move { s.prompt("/idle", PromptOptions::default()).await }
+    });
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+    assert!(!idle.is_finished(), "waitForIdle resolved while a tool ran");
+    assert!(f.take_log().is_empty());
+    f.gate.0.add_permits(1);
+    run.await.unwrap().unwrap();
+    idle.await.unwrap().unwrap();
+    assert_eq!(f.take_log(), vec![json!({"idle": true, "isIdle": true})]);
+    assert_eq!(session.last_assistant_text().as_deref(), Some("done"));
 }
