@@ -156,6 +156,9 @@ pub struct SseParser {
     comments: u64,
     /// Set once a read failed; every later read fails the same way.
     failed: Option<SseError>,
+    /// Something but whitespace arrived since the last blank line (a complete line or part
+    /// of one).
+    tail_lines: bool,
 }
 
 impl SseParser {
@@ -223,6 +226,14 @@ impl SseParser {
         ended
     }
 
+    /// Whether the input since the last blank line holds anything but whitespace (complete
+    /// lines or an unterminated one): the stream would end inside an event. Call before
+    /// [`Self::finish`]. The Google SDK fails such a stream (`Incomplete JSON segment at the
+    /// end`) where this parser would flush the event.
+    pub fn has_unterminated_event(&self) -> bool {
+        self.tail_lines
+    }
+
     /// Number of comment lines (`:` …, e.g. OpenRouter's `: OPENROUTER PROCESSING` keep-alives)
     /// seen so far, counted as soon as their colon arrives. Callers need not treat them as
     /// activity specially: every byte read is activity for an idle timeout.
@@ -275,6 +286,9 @@ impl SseParser {
         ends: bool,
         out: &mut Vec<SseEvent>,
     ) -> Result<(), SseError> {
+        if !self.tail_lines {
+            self.tail_lines = piece.iter().any(|b| !b.is_ascii_whitespace());
+        }
         loop {
             match self.state {
                 LineState::Name => match memchr::memchr(b':', piece) {
@@ -455,6 +469,7 @@ impl SseParser {
 
     /// Blank line: dispatches the pending event if it has data, and resets it either way.
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        self.tail_lines = false;
         let event = self.event.take();
         let retry = self.retry.take();
         if !self.has_data {

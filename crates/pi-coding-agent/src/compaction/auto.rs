@@ -160,6 +160,8 @@ impl AutoCompactor {
         self.compacting.store(false, Ordering::SeqCst);
         self.manual.store(false, Ordering::SeqCst);
         *lock(&self.cancel) = None;
+        // Wake `wait_for_idle` (an `abort()` during a manual compaction waits for its end).
+        session.notify_idle_changed();
         match outcome {
             Ok((result, entry)) => {
                 Self::emit(

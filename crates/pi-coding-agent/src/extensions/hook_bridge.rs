@@ -450,11 +450,19 @@ impl SessionHooks for ExtensionHooks {
         reason: crate::session::CompactionReason,
         will_retry: bool,
     ) -> BoxFuture<'_, ()> {
+        // An extension-supplied compaction is written with `fromHook: true`.
+        let from_extension = matches!(
+            entry.kind,
+            crate::storage::EntryKind::Compaction {
+                from_hook: Some(true),
+                ..
+            }
+        );
         Box::pin(async move {
             self.runner
                 .emit(ev::SessionCompactEvent {
                     compaction_entry: entry,
-                    from_extension: false,
+                    from_extension,
                     reason,
                     will_retry,
                 })
