@@ -256,3 +256,27 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_session_takes_the_session_id_and_writes_nothing() {
+    let (_, server) = ReplayServer::start(vec![answer("A")]).await.unwrap();
+    let env = Env::new(&server.base_url());
+    let (code, out, err) = env.run(
+        &[
+            "--mode",
+            "json",
+            "--no-session",
+            "--session-id",
+            "mem-id",
+            "q",
+        ],
+        "",
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let header: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (header["type"].as_str(), header["id"].as_str()),
+        (Some("session"), Some("mem-id"))
+    );
+    assert!(Env::files(&env.here()).is_empty());
+}

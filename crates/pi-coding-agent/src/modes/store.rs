@@ -1,7 +1,7 @@
 //! The session store a run uses.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `main.js` session selection (spec §4.9): `--no-session` →
-//! in memory (a header still exists); `--fork X` → a copy of X in this project's directory;
+//! in memory (a header still exists, with the `--session-id` when given); `--fork X` → a copy of X in this project's directory;
 //! `--session X` → that file (X with `/`, `\` or a `.jsonl` suffix is a path, else an id
 //! matched here, then in every project); `--continue` → the most recently modified session
 //! here, else a new one; `--session-id ID` → that session here, else a new one with that
@@ -27,8 +27,10 @@ use crate::storage::discovery::{
     SessionMatch, find_by_id, find_local_exact, list_sessions, looks_like_path, most_recent,
     resolve_session_id,
 };
+use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
 use crate::storage::paths::default_session_dir;
+use crate::storage::paths::iso_now;
 
 /// The session directory of this run.
 pub fn session_dir(request: &ModeRequest, settings: &SettingsManager) -> PathBuf {
@@ -118,6 +120,23 @@ fn locate(arg: &str, dir: &Path, paths: &AgentPaths, cwd: &Path) -> Result<PathB
     }
 }
 
+/// `--no-session`: an in-memory session, with the `--session-id` when given (pi's
+/// `SessionManager.inMemory(cwd, {id})`).
+fn in_memory(cwd: &str, id: Option<String>) -> Result<SessionStore, crate::storage::StoreError> {
+    let Some(id) = id else {
+        return Ok(SessionStore::in_memory(cwd));
+    };
+    let header = SessionHeader {
+        version: SESSION_VERSION,
+        id,
+        timestamp: iso_now(),
+        cwd: cwd.to_owned(),
+        parent_session: None,
+        extra: serde_json::Map::new(),
+    };
+    SessionStore::from_entries(header, None, Vec::new())
+}
+
 fn store_error(e: crate::storage::StoreError) -> SetupError {
     SetupError::Error(e.to_string())
 }
@@ -145,7 +164,7 @@ pub fn open_store(
     let cwd = request.cwd.display().to_string();
     let dir = session_dir(request, settings);
     let store = if args.no_session {
-        SessionStore::in_memory(&cwd)
+        in_memory(&cwd, args.session_id.clone()).map_err(store_error)?
     } else if let Some(src) = &args.fork {
         if let Some(id) = &args.session_id
             && find_local_exact(&dir, id).is_some()
