@@ -405,3 +405,28 @@ fn a_failing_api_key_command_names_the_command() {
          from shell command: exit 3\n",
     );
 }
+
+/// Observed on pi 0.85.0: a `models.json` `baseUrl` without its scheme fails every API with
+/// `Invalid URL` (not a connection error); nothing is sent.
+#[test]
+fn a_base_url_without_a_scheme_is_an_invalid_url() {
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ] {
+        let sb = Sandbox::new();
+        write(
+            &sb.agent().join("models.json"),
+            &format!(
+                r#"{{"providers":{{"x":{{"baseUrl":"127.0.0.1:9/v1","api":"{api}",
+                    "apiKey":"k","models":[{{"id":"m"}}]}}}}}}"#
+            ),
+        );
+        assert_fails(
+            &sb.run(&["-p", "--no-session", "--model", "x/m", "hi"]),
+            "Invalid URL\n",
+        );
+    }
+}
