@@ -270,3 +270,83 @@ async fn several_extensions_run_in_load_order_and_the_last_result_wins() {
     assert_eq!(details.as_ref(), Some(&json!({"by": "third"})));
     assert_eq!(*from_hook, Some(true));
 }
+
+/// An extension that supplies a summary (`supply`) or cancels from `session_before_compact`,
+/// optionally aborting the compaction's signal first, and logs every
+/// `session_compact_failed` payload as pi's JSON.
+fn failing_supplier(supply: bool, abort_signal: bool, seen: Log) -> Box<dyn Extension> {
+    ext("supplier.ts", move |pi| {
+        pi.on::<SessionBeforeCompactEvent, _>(move |e, _| {
+            if abort_signal {
+                e.signal.cancel();
+            }
+            let out = CompactResult {
+                cancel: !supply,
+                compaction: supply.then(|| CompactionResult {
+                    summary: "from the extension".into(),
+                    first_kept_entry_id: e.preparation.first_kept_entry_id.clone(),
+                    tokens_before: 999,
+                    usage: None,
+                    details: json!({}),
+                }),
+            };
+            Box::pin(async move { Ok(Some(out)) })
+        });
+        let failed = seen.clone();
+        pi.on::<SessionCompactFailedEvent, _>(move |e, _| {
+            failed
+                .lock()
+                .unwrap()
+                .push(serde_json::to_string(e).unwrap());
+            Box::pin(async { Ok(None) })
+        });
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn a_failure_after_an_extension_supplied_the_summary_says_from_extension() {
+    // pi 0.85.0 `compact()`: the signal aborted after the extension supplied the content →
+    // `Compaction cancelled`, `session_compact_failed {aborted:true, fromExtension:true}`
+    // (spec §2.4 "fromExtension ⇔ an extension supplied the compaction content").
+    let seen = log();
+    let s = {
+        let seen = seen.clone();
+        setup(vec![], move |_| vec![failing_supplier(true, true, seen)]).await
+    };
+    assert_eq!(
+        s.session.compact(None).await.unwrap_err(),
+        "Compaction cancelled"
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [r#"{"reason":"manual","aborted":true,"willRetry":false,"fromExtension":true}"#]
+    );
+    assert_eq!(s.faux.call_count(), 2, "no summary request");
+    let store = s.store.lock().unwrap();
+    assert!(
+        !store
+            .entries()
+            .unwrap()
+            .iter()
+            .any(|e| e.kind.type_name() == "compaction"),
+        "no compaction entry is written"
+    );
+}
+
+#[tokio::test]
+async fn an_extension_cancel_is_not_from_extension() {
+    let seen = log();
+    let s = {
+        let seen = seen.clone();
+        setup(vec![], move |_| vec![failing_supplier(false, false, seen)]).await
+    };
+    assert_eq!(
+        s.session.compact(None).await.unwrap_err(),
+        "Compaction cancelled"
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [r#"{"reason":"manual","aborted":true,"willRetry":false,"fromExtension":false}"#]
+    );
+}

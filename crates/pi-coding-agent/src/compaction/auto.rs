@@ -137,9 +137,15 @@ impl AutoCompactor {
             .is_ok()
     }
 
-    /// `compaction_start`, the summary, the entry, `compaction_end`, then the
-    /// `session_compact` / `session_compact_failed` hook. Every failure after the start is
+    /// `compaction_start`, the summary, the entry, then `session_compact` and `compaction_end`
+    /// (or `compaction_end` and `session_compact_failed`). Every failure after the start is
     /// reported as pi reports it for `reason` and returned as `Err(original error)`.
+    ///
+    /// Mirrors pi 0.85.0 `AgentSession.compact` / `_runAutoCompaction`: a manual compaction
+    /// restores idle (`is_compacting() == false`) before `compaction_end` so its listeners may
+    /// submit prompts; an automatic one stays compacting through `compaction_end` and the
+    /// hooks and ends afterwards (spec §3.5). `session_compact_failed.fromExtension` is true
+    /// when a `session_before_compact` handler had supplied the content (spec §2.4).
     async fn execute(
         &self,
         session: &AgentSession,
@@ -150,20 +156,31 @@ impl AutoCompactor {
         let cancel = CancellationToken::new();
         *lock(&self.cancel) = Some(cancel.clone());
         self.compacting.store(true, Ordering::SeqCst);
-        if reason == CompactionReason::Manual {
+        let manual = reason == CompactionReason::Manual;
+        if manual {
             self.manual.store(true, Ordering::SeqCst);
         }
         Self::emit(session, AgentSessionEvent::CompactionStart { reason });
+        let mut from_extension = false;
         let outcome = self
-            .summarize_and_apply(session, reason, will_retry, custom_instructions, &cancel)
+            .summarize_and_apply(
+                session,
+                reason,
+                will_retry,
+                custom_instructions,
+                &cancel,
+                &mut from_extension,
+            )
             .await;
-        self.compacting.store(false, Ordering::SeqCst);
-        self.manual.store(false, Ordering::SeqCst);
-        *lock(&self.cancel) = None;
-        // Wake `wait_for_idle` (an `abort()` during a manual compaction waits for its end).
-        session.notify_idle_changed();
-        match outcome {
+        let outcome = match outcome {
             Ok((result, entry)) => {
+                session
+                    .hooks()
+                    .session_compact(entry, reason, will_retry)
+                    .await;
+                if manual {
+                    self.finish(session);
+                }
                 Self::emit(
                     session,
                     AgentSessionEvent::CompactionEnd {
@@ -174,10 +191,6 @@ impl AutoCompactor {
                         error_message: None,
                     },
                 );
-                session
-                    .hooks()
-                    .session_compact(entry, reason, will_retry)
-                    .await;
                 Ok(result)
             }
             Err(error) => {
@@ -190,14 +203,30 @@ impl AutoCompactor {
                     CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
                 };
                 let message = (!aborted).then_some(message);
+                if manual {
+                    self.finish(session);
+                }
                 Self::end_failed(session, reason, aborted, message.clone());
                 session
                     .hooks()
-                    .session_compact_failed(reason, message, aborted)
+                    .session_compact_failed(reason, message, aborted, from_extension)
                     .await;
                 Err(error)
             }
+        };
+        if !manual {
+            self.finish(session);
         }
+        outcome
+    }
+
+    /// Leaves the compacting state and wakes `wait_for_idle` (an `abort()` during a manual
+    /// compaction waits for its end).
+    fn finish(&self, session: &AgentSession) {
+        self.compacting.store(false, Ordering::SeqCst);
+        self.manual.store(false, Ordering::SeqCst);
+        *lock(&self.cancel) = None;
+        session.notify_idle_changed();
     }
 
     async fn summarize_and_apply(
@@ -207,6 +236,7 @@ impl AutoCompactor {
         will_retry: bool,
         custom_instructions: Option<String>,
         cancel: &CancellationToken,
+        from_extension: &mut bool,
     ) -> Result<(CompactionResult, SessionEntry), String> {
         let model = session
             .model()
@@ -238,7 +268,10 @@ impl AutoCompactor {
             Some(BeforeCompactDecision {
                 compaction: Some(supplied),
                 ..
-            }) => (Ok(supplied), true),
+            }) => {
+                *from_extension = true;
+                (Ok(supplied), true)
+            }
             _ => (
                 summarizer
                     .compact(&prep, custom_instructions.as_deref())
@@ -339,7 +372,7 @@ impl AutoCompactor {
                 Self::end_failed(&session, CompactionReason::Overflow, false, message.clone());
                 session
                     .hooks()
-                    .session_compact_failed(CompactionReason::Overflow, message, false)
+                    .session_compact_failed(CompactionReason::Overflow, message, false, false)
                     .await;
                 return false;
             }

@@ -476,6 +476,7 @@ impl SessionHooks for ExtensionHooks {
         reason: crate::session::CompactionReason,
         error_message: Option<String>,
         aborted: bool,
+        from_extension: bool,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.runner
@@ -484,7 +485,7 @@ impl SessionHooks for ExtensionHooks {
                     error_message,
                     aborted,
                     will_retry: false,
-                    from_extension: false,
+                    from_extension,
                 })
                 .await;
             self.pump();
