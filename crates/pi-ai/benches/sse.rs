@@ -43,11 +43,11 @@ fn parse(chunks: &[&[u8]], out: &mut Vec<SseEvent>) -> usize {
     let mut parser = SseParser::new();
     let mut count = 0;
     for chunk in chunks {
-        parser.feed(chunk, out);
+        parser.feed(chunk, out).expect("within the default limit");
         count += out.len();
         out.clear();
     }
-    parser.finish(out);
+    parser.finish(out).expect("within the default limit");
     count += out.len();
     out.clear();
     count

@@ -301,7 +301,9 @@ fn replay(api: &dyn WireApi, model: &Model, body: &[u8]) -> (usize, AssistantMes
     let mut out = Vec::with_capacity(256);
     let mut events = 0;
     for read in body.chunks(16 * 1024) {
-        parser.feed(read, &mut sse);
+        parser
+            .feed(read, &mut sse)
+            .expect("within the default limit");
         for e in sse.drain(..) {
             if let Err(text) = mapper.on_event(&e, &mut out) {
                 panic!("{}: mapper failed: {text}", api.api());

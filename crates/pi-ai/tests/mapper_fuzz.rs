@@ -139,11 +139,11 @@ proptest! {
             let mut i = 0;
             while !rest.is_empty() {
                 let n = cuts[i % cuts.len()].min(rest.len());
-                parser.feed(&rest[..n], &mut sse);
+                parser.feed(&rest[..n], &mut sse).unwrap();
                 rest = &rest[n..];
                 i += 1;
             }
-            parser.finish(&mut sse);
+            parser.finish(&mut sse).unwrap();
             let mut result = Ok(());
             for e in &sse {
                 result = mapper.on_event(e, &mut out);

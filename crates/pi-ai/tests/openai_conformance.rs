@@ -100,8 +100,8 @@ fn replay(s: &Scenario, sse: &[u8]) -> (AssistantMessage, Vec<Value>) {
         .new_mapper(&model, partial.clone(), &StreamOptions::default());
     let mut parser = SseParser::new();
     let mut sse_events = Vec::new();
-    parser.feed(sse, &mut sse_events);
-    parser.finish(&mut sse_events);
+    parser.feed(sse, &mut sse_events).unwrap();
+    parser.finish(&mut sse_events).unwrap();
     let mut events: Vec<AssistantMessageEvent> = Vec::new();
     for e in &sse_events {
         mapper.on_event(e, &mut events).unwrap();

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
-use pi_ai::sse::{SseEvent, SseParser, parse_all};
+use pi_ai::sse::{SseEvent, SseOptions, SseParser, parse_all};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -43,9 +43,9 @@ fn feed_chunks(chunks: &[&[u8]]) -> Vec<SseEvent> {
     let mut parser = SseParser::new();
     let mut out = Vec::new();
     for chunk in chunks {
-        parser.feed(chunk, &mut out);
+        parser.feed(chunk, &mut out).unwrap();
     }
-    parser.finish(&mut out);
+    parser.finish(&mut out).unwrap();
     out
 }
 
@@ -104,14 +104,14 @@ fn bug01_crlf_split_across_reads_vectors() {
         let mut parser = SseParser::new();
         let mut out = Vec::new();
         for chunk in &chunks {
-            parser.feed(chunk, &mut out);
+            parser.feed(chunk, &mut out).unwrap();
         }
         let got: Vec<_> = out
             .iter()
             .map(|e| (e.event.clone(), e.data.clone()))
             .collect();
         assert_eq!(got, expected, "{name}: before finish");
-        parser.finish(&mut out);
+        parser.finish(&mut out).unwrap();
         assert_eq!(out.len(), expected.len(), "{name}: finish added events");
     }
 }
@@ -143,7 +143,7 @@ fn keepalive_comments_are_counted_not_dispatched() {
     let bytes = std::fs::read(path).unwrap();
     let mut parser = SseParser::new();
     let mut out = Vec::new();
-    parser.feed(&bytes, &mut out);
+    parser.feed(&bytes, &mut out).unwrap();
     assert_eq!(parser.comments_seen(), 4);
     assert!(
         out.iter()
@@ -237,5 +237,49 @@ fn differential_against_eventsource_stream() {
             let chunks: Vec<&[u8]> = bytes.chunks(size).collect();
             assert_eq!(reference_events(&chunks), ours, "{name}: {size}-byte reads");
         }
+    }
+}
+
+/// Feeds `chunks` to a parser limited to `limit` bytes until the first error.
+fn feed_limited(chunks: &[&[u8]], limit: usize) -> (Vec<SseEvent>, bool) {
+    let mut parser = SseParser::with_options(SseOptions {
+        max_event_bytes: limit,
+    });
+    let mut out = Vec::new();
+    for chunk in chunks {
+        if parser.feed(chunk, &mut out).is_err() {
+            return (out, false);
+        }
+    }
+    let finished = parser.finish(&mut out).is_ok();
+    (out, finished)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// With a small limit, whether the input fails and which events come before the failure
+    /// do not depend on the chunking either.
+    #[test]
+    fn limit_outcome_is_chunking_independent(
+        bytes in prop::collection::vec(
+            prop::sample::select(b"\r\n:d a t e v n i r y x\xEF\xBB\xBF\xC2\xB0\xFF".to_vec()),
+            0..300,
+        ),
+        cuts in prop::collection::vec(any::<usize>(), 0..20),
+        limit in 0usize..24,
+    ) {
+        let chunks = split_at(&bytes, &cuts);
+        prop_assert_eq!(feed_limited(&chunks, limit), feed_limited(&[&bytes], limit));
+    }
+}
+
+/// The largest recorded event fits the default limit many times over (the limit is generous).
+#[test]
+fn recorded_streams_are_far_below_the_default_limit() {
+    for (name, bytes) in recorded() {
+        let (events, ok) = feed_limited(&[&bytes], pi_ai::sse::DEFAULT_MAX_EVENT_BYTES / 16);
+        assert!(ok, "{name}");
+        assert_eq!(events, parse_all(&bytes), "{name}");
     }
 }

@@ -54,7 +54,7 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
     let mut sse = Vec::new();
     let mut result = Ok(());
     'read: for chunk in chunks(body, chunking) {
-        parser.feed(chunk, &mut sse);
+        parser.feed(chunk, &mut sse).unwrap();
         for e in sse.drain(..) {
             result = mapper.on_event(&e, &mut events);
             if result.is_err() {
@@ -63,7 +63,7 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
         }
     }
     if result.is_ok() {
-        parser.finish(&mut sse);
+        parser.finish(&mut sse).unwrap();
         for e in sse.drain(..) {
             result = mapper.on_event(&e, &mut events);
             if result.is_err() {

@@ -88,10 +88,10 @@ pub fn run_stream(api: &dyn WireApi, model: &Model, bytes: &[u8], how: Chunking)
         }
     };
     for c in chunks(bytes, how) {
-        parser.feed(c, &mut sse);
+        parser.feed(c, &mut sse).unwrap();
         process(&mut sse, &mut events, &mut failure);
     }
-    parser.finish(&mut sse);
+    parser.finish(&mut sse).unwrap();
     process(&mut sse, &mut events, &mut failure);
     if failure.is_none()
         && let Err(t) = mapper.on_end(&mut events)

@@ -246,6 +246,21 @@ async fn streams_deltas_then_done() {
 }
 
 #[tokio::test]
+async fn a_base_url_without_a_scheme_is_an_invalid_url() {
+    let (_, handle) = ReplayServer::start(vec![Reply::sse(text_body(&["x", "[STOP]"]))])
+        .await
+        .unwrap();
+    let mut m = model(&handle);
+    m.base_url = handle.base_url().replace("http://", "");
+    let events = collect(stream_wire(api(), &m, &Context::default(), options())).await;
+    assert_eq!(kinds(&events), ["error"]);
+    let (reason, error) = terminal_error(&events);
+    assert_eq!(reason, StopReason::Error);
+    assert_eq!(error.error_message.as_deref(), Some("Invalid URL"));
+    assert_eq!(handle.request_count(), 0);
+}
+
+#[tokio::test]
 async fn a_pre_cancelled_token_sends_nothing() {
     let token = CancellationToken::new();
     token.cancel();
@@ -619,6 +634,24 @@ async fn mapper_failures_keep_the_partial_content() {
     assert_eq!(error.error_message.as_deref(), Some("mapper failed"));
     assert_eq!(error.text(), "kept");
     assert_eq!(error.usage.output, 7);
+}
+
+#[tokio::test]
+async fn an_event_past_the_sse_limit_ends_the_stream_with_an_error() {
+    let huge = "x".repeat(crate::sse::DEFAULT_MAX_EVENT_BYTES + 1);
+    let body = text_body(&["kept", &huge, "[STOP]"]);
+    let (events, _h) = run(vec![Reply::sse(body)], options()).await;
+    assert_eq!(
+        kinds(&events),
+        ["start", "text_start", "text_delta", "error"]
+    );
+    let (reason, error) = terminal_error(&events);
+    assert_eq!(reason, StopReason::Error);
+    assert_eq!(
+        error.error_message.as_deref(),
+        Some("server-sent event larger than 67108864 bytes")
+    );
+    assert_eq!(error.text(), "kept");
 }
 
 #[tokio::test]
