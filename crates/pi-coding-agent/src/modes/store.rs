@@ -242,3 +242,44 @@ pub fn open_store(
     assert_session_cwd_exists(&store, &request.cwd).map_err(SetupError::Plain)?;
     Ok(Arc::new(Mutex::new(store)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_one_line_and_nothing_after_it_is_consumed() {
+        let mut input: &[u8] = b"Yes\r\nrest of stdin";
+        assert_eq!(read_answer(&mut input).as_deref(), Some("Yes"));
+        assert_eq!(input, b"rest of stdin");
+        let mut last: &[u8] = b"y";
+        assert_eq!(read_answer(&mut last).as_deref(), Some("y"));
+        let mut empty: &[u8] = b"";
+        assert_eq!(read_answer(&mut empty), None);
+    }
+
+    #[test]
+    fn a_configured_dir_other_than_the_default_filters_by_cwd() {
+        let agent = Path::new("/agent");
+        let cwd = Path::new("/work/p");
+        let settings = SettingsManager::in_memory(serde_json::Map::new());
+        let root = PathBuf::from("/agent/sessions");
+        let scope = |dir: Option<&str>| {
+            let args = Args {
+                session_dir: dir.map(str::to_owned),
+                ..Args::default()
+            };
+            session_scope(&args, cwd, agent, root.clone(), &settings)
+        };
+        let default = default_session_dir(agent, "/work/p");
+        assert_eq!(
+            scope(None),
+            SessionScope::default_dir(default.clone(), root.clone())
+        );
+        let same = scope(Some(&format!("{}/", default.display())));
+        assert_eq!((same.custom, same.cwd_filter), (true, None));
+        let shared = scope(Some("../shared"));
+        assert_eq!(shared.dir, PathBuf::from("/work/shared"));
+        assert_eq!(shared.cwd_filter.as_deref(), Some(cwd));
+    }
+}

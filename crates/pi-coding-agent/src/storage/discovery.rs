@@ -224,3 +224,42 @@ pub fn find_by_id(dir: &Path, sessions_root: &Path, query: &str) -> Result<PathB
         .map(|m| m.path().to_path_buf())
         .ok_or_else(|| format!("No session found matching '{query}'"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, id: &str, cwd: &str) -> PathBuf {
+        let path = dir.join(format!("{id}.jsonl"));
+        let header = serde_json::json!({"type":"session","version":3,"id":id,
+            "timestamp":"2026-01-01T00:00:00.000Z","cwd":cwd});
+        std::fs::write(&path, format!("{header}\n")).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_filtered_scope_keeps_this_cwd_and_finds_the_rest_as_another_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = write(dir.path(), "aaa-mine", "/work/p/");
+        let theirs = write(dir.path(), "aaa-theirs", "/work/q");
+        write(dir.path(), "no-cwd", "");
+        let scope = SessionScope {
+            dir: dir.path().to_path_buf(),
+            custom: true,
+            cwd_filter: Some(PathBuf::from("/work/p")),
+            sessions_root: PathBuf::from("/nowhere"),
+        };
+        let local: Vec<PathBuf> = scope.local_sessions().into_iter().map(|s| s.path).collect();
+        assert_eq!(local, std::slice::from_ref(&mine));
+        assert_eq!(scope.resolve_id("aaa"), Some(SessionMatch::Local(mine)));
+        assert_eq!(
+            scope.resolve_id("aaa-th"),
+            Some(SessionMatch::Global {
+                path: theirs,
+                cwd: "/work/q".into()
+            })
+        );
+        assert_eq!(scope.find_exact("aaa-theirs"), None);
+        assert_eq!(scope.resolve_id("zzz"), None);
+    }
+}
