@@ -107,6 +107,13 @@ pub trait AuthSource: Send + Sync {
     fn api_key(&self, _provider: &str) -> Option<String> {
         None
     }
+
+    /// A failure reading `provider`'s credentials that refuses the prompt before the key
+    /// check, with pi's text (e.g. `Credential store read failed for <p>: <message>` for a
+    /// broken `auth.json`). Default: none.
+    fn credential_error(&self, _provider: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Accepts every provider except pi's placeholder `unknown` (no model resolved). The default
@@ -133,6 +140,11 @@ impl AuthSource for RegistryAuth {
     fn api_key(&self, provider: &str) -> Option<String> {
         let r = self.0.read().unwrap_or_else(|e| e.into_inner());
         r.api_key(provider).ok().flatten()
+    }
+
+    fn credential_error(&self, provider: &str) -> Option<String> {
+        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        r.credential_store_error(provider)
     }
 }
 
