@@ -430,3 +430,40 @@ fn a_base_url_without_a_scheme_is_an_invalid_url() {
         );
     }
 }
+
+/// Observed on pi 0.85.0: an `auth.json` that is not JSON refuses the prompt with the parse
+/// error (not a misleading missing-key text), exit 1; `--api-key` still works around it.
+#[test]
+fn a_broken_auth_json_refuses_the_prompt_with_the_parse_error() {
+    let sb = Sandbox::new();
+    write(&sb.agent().join("auth.json"), "{bad");
+    assert_fails(
+        &sb.run(&[
+            "-p",
+            "--no-session",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "hi",
+        ]),
+        "Credential store read failed for anthropic: Expected property name or '}' in JSON at \
+         position 1 (line 1 column 2)\n",
+    );
+    // Past the auth check, the request fails on its URL without any network access.
+    write(
+        &sb.agent().join("models.json"),
+        r#"{"providers":{"x":{"baseUrl":"127.0.0.1:9/v1","api":"openai-completions",
+            "models":[{"id":"m"}]}}}"#,
+    );
+    assert_fails(
+        &sb.run(&[
+            "-p",
+            "--no-session",
+            "--model",
+            "x/m",
+            "--api-key",
+            "k",
+            "hi",
+        ]),
+        "Invalid URL\n",
+    );
+}

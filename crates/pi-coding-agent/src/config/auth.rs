@@ -99,6 +99,9 @@ fn parse_credential(provider: &str, value: &Value) -> Result<Credential, String>
     }
 }
 
+const PARSE_FAILED: &str = "Failed to parse auth.json: ";
+const READ_FAILED: &str = "Failed to read auth.json: ";
+
 /// Parses the whole file text (BOM stripped; empty = `{}`).
 ///
 /// Errors: `Failed to parse auth.json: <why, with line and column>`, `Invalid auth.json:
@@ -108,7 +111,7 @@ pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
-    let value: Value = parse_json(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
+    let value: Value = parse_json(text).map_err(|e| format!("{PARSE_FAILED}{e}"))?;
     let Value::Object(map) = value else {
         return Err("Invalid auth.json: expected an object".to_owned());
     };
@@ -125,6 +128,7 @@ pub struct AuthStorage {
     data: Map<String, Value>,
     runtime: HashMap<String, String>,
     error: Option<String>,
+    read_failure: Option<String>,
 }
 
 impl std::fmt::Debug for AuthStorage {
@@ -197,23 +201,29 @@ impl AuthStorage {
             Ok(data) => {
                 self.data = data;
                 self.error = None;
+                self.read_failure = None;
             }
-            Err(e) => self.error = Some(format!("{e}\n\nFile: {}", path.display())),
+            Err(e) => {
+                self.read_failure = e
+                    .strip_prefix(PARSE_FAILED)
+                    .or_else(|| e.strip_prefix(READ_FAILED))
+                    .map(str::to_owned);
+                self.error = Some(format!("{e}\n\nFile: {}", path.display()));
+            }
         }
     }
 
     /// Creates the directory and file if needed and takes the file's lock.
     fn ensure_and_lock(path: &Path) -> Result<FileLock, String> {
         if let Some(dir) = path.parent() {
-            create_private_dir(dir).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+            create_private_dir(dir).map_err(|e| format!("{READ_FAILED}{e}"))?;
         }
-        create_private_file(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
-        FileLock::acquire(path).map_err(|e| format!("Failed to read auth.json: {e}"))
+        create_private_file(path).map_err(|e| format!("{READ_FAILED}{e}"))?;
+        FileLock::acquire(path).map_err(|e| format!("{READ_FAILED}{e}"))
     }
 
     fn read_unlocked(path: &Path) -> Result<Map<String, Value>, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{READ_FAILED}{e}"))?;
         parse_auth_json(&text)
     }
 
@@ -225,6 +235,14 @@ impl AuthStorage {
     /// The load error of the last read, if any.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// Why the last read could not load the file at all (unreadable, or not JSON), without
+    /// prefix or path: e.g. `Expected property name or '}' in JSON at position 1 (line 1
+    /// column 2)`. `None` when it loaded, or loaded but held invalid entries (pi then reads no
+    /// credentials without failing).
+    pub fn read_failure(&self) -> Option<&str> {
+        self.read_failure.as_deref()
     }
 
     /// The file, when file-backed.

@@ -108,6 +108,13 @@ pub trait AuthSource: Send + Sync {
         None
     }
 
+    /// Why reading `provider`'s stored credentials failed, as the prompt's refusal text
+    /// (mirrors pi-ai 0.85.1 `auth/resolve.ts`: `Credential store read failed for <p>:
+    /// <cause>`); checked before [`AuthSource::has_auth`]. Default `None`.
+    fn auth_failure(&self, _provider: &str) -> Option<String> {
+        None
+    }
+
     /// The API key for a request to `provider`, or the failure text the request ends with when
     /// a configured key cannot be resolved (mirrors pi-ai 0.85.1 `auth/resolve.ts`:
     /// `API key auth failed for provider <p>: <cause>`). Defaults to [`AuthSource::api_key`].
@@ -140,6 +147,19 @@ impl AuthSource for RegistryAuth {
     fn api_key(&self, provider: &str) -> Option<String> {
         let r = self.0.read().unwrap_or_else(|e| e.into_inner());
         r.api_key(provider).ok().flatten()
+    }
+
+    fn auth_failure(&self, provider: &str) -> Option<String> {
+        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let auth = r.auth();
+        // `unknown` is pi's placeholder for "no model resolved": pi reads no credentials then.
+        if provider == "unknown" || auth.runtime_api_key(provider).is_some() {
+            return None;
+        }
+        let cause = auth.read_failure()?;
+        Some(format!(
+            "Credential store read failed for {provider}: {cause}"
+        ))
     }
 
     fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {

@@ -197,6 +197,9 @@ impl AgentSession {
         // Without a resolved model the agent holds pi's placeholder (provider `unknown`), so
         // the no-key text names `the selected model`, as pi's does.
         let provider = self.inner.agent.with_state(|s| s.model.provider.clone());
+        if let Some(text) = self.inner.auth.auth_failure(&provider) {
+            return Err(SessionError::Refused(text));
+        }
         if !self.inner.auth.has_auth(&provider) {
             return Err(SessionError::Refused(
                 if self.inner.auth.is_oauth(&provider) {
