@@ -82,7 +82,7 @@ const COMMANDS: &[&str] = &[
     "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.05; done",
     "sleep 0.1; echo quick",
     "echo at once",
-    "(sleep 1; echo late) & sleep 0.2; kill %1 2>/dev/null; wait; echo stopped",
+    "sleep 1 & sleep 0.2; kill %1 2>/dev/null; wait; echo stopped",
 ];
 
 /// Shared observations of one iteration.
