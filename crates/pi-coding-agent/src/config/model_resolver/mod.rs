@@ -53,7 +53,7 @@ pub trait ModelSource {
 
 impl ModelSource for ModelRegistry {
     fn all_models(&self) -> Vec<&Model> {
-        self.all().iter().collect()
+        self.all()
     }
     fn available_models(&self) -> Vec<&Model> {
         self.available()

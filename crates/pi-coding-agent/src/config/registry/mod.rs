@@ -10,6 +10,7 @@
 //! (a `!command` always counts; a template counts when its variables are set), the provider's
 //! environment variable (pi-ai `getEnvApiKey`).
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use pi_ai::Model;
@@ -46,7 +47,9 @@ impl std::fmt::Debug for RequestAuth {
 /// All models and their auth state.
 #[derive(Debug)]
 pub struct ModelRegistry {
-    models: Vec<Model>,
+    /// Built-in models a `models.json` provider entry doesn't change are borrowed from the
+    /// catalog: a copy of the ~900-model catalog costs ~2 MiB of resident memory at start.
+    models: Vec<Cow<'static, Model>>,
     config: ModelsConfig,
     auth: AuthStorage,
     composition_errors: Vec<(String, String)>,
@@ -102,29 +105,33 @@ impl ModelRegistry {
             }
         }
         for id in provider_ids {
-            let base: Vec<Model> = pi_ai::models::builtin_models_for(&id)
-                .into_iter()
-                .cloned()
-                .collect();
-            match compose_provider_models(&id, &base, self.config.provider(&id)) {
-                Ok(models) => self.models.extend(models),
+            let builtin = pi_ai::models::builtin_models_for(&id);
+            let Some(config) = self.config.provider(&id) else {
+                // No `models.json` entry: the composition is the built-in list unchanged.
+                self.models.extend(builtin.into_iter().map(Cow::Borrowed));
+                continue;
+            };
+            let base: Vec<Model> = builtin.iter().map(|m| (*m).clone()).collect();
+            match compose_provider_models(&id, &base, Some(config)) {
+                Ok(models) => self.models.extend(models.into_iter().map(Cow::Owned)),
                 Err(e) => {
                     self.composition_errors.push((id.clone(), e));
-                    self.models.extend(base);
+                    self.models.extend(builtin.into_iter().map(Cow::Borrowed));
                 }
             }
         }
     }
 
-    /// Every model (pi's `getModels` / `getAll`).
-    pub fn all(&self) -> &[Model] {
-        &self.models
+    /// Every model (pi's `getModels` / `getAll`), in registry order.
+    pub fn all(&self) -> Vec<&Model> {
+        self.models.iter().map(|m| &**m).collect()
     }
 
     /// Models whose provider has auth (pi's `getAvailable`).
     pub fn available(&self) -> Vec<&Model> {
         self.models
             .iter()
+            .map(|m| &**m)
             .filter(|m| self.has_configured_auth(&m.provider))
             .collect()
     }
@@ -133,6 +140,7 @@ impl ModelRegistry {
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
         self.models
             .iter()
+            .map(|m| &**m)
             .find(|m| m.provider == provider && m.id == id)
     }
 
