@@ -8,6 +8,8 @@
 //! random delay or inside the listener of a random event. Checked per iteration:
 //!
 //! - every `*_start` has its `*_end` in order, `agent_settled` follows `agent_end` once;
+//! - a long command (a second of `sleep`) caught running by the abort (less than 0.9 s after
+//!   its `execute` began) ends with `…Command aborted`: killed, not waited for;
 //! - no bash command starts after the abort (the only tool start after it is the batch's first
 //!   call, ended at once with `Operation aborted`, as pi's sweep does);
 //! - after `agent_settled` no process of the run is alive: none in the process groups the
@@ -18,6 +20,11 @@
 //! - the session resumes: the file reopens, `build_session_context` gives the transcript the
 //!   session had, and a new session on it runs a next prompt to a normal end.
 //!
+//! Odd seeds run on a current-thread runtime, even seeds on two workers (as the `pi`
+//! binary does); there an abort from a timer or a tool-update delivery races with the loop,
+//! so the checks that need "after the abort" to be ordered are made only when the abort comes
+//! from the listener of an event the loop delivers itself.
+//!
 //! 50 iterations by default; `PI_ABORT_LOOP_ITERATIONS=<n>` runs more and
 //! `PI_ABORT_LOOP_SEED=<n>` changes the first seed. A failure names its seed.
 
@@ -25,7 +32,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use pi_agent_core::{AgentEvent, AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
@@ -93,6 +100,27 @@ struct Observed {
     late_executions: Mutex<Vec<String>>,
     /// Bash executions that began.
     executions: AtomicUsize,
+    /// When the abort was requested.
+    abort_at: Mutex<Option<Instant>>,
+    /// `(tool call id, command, when execute began)` of every bash execution.
+    started: Mutex<Vec<(String, String, Instant)>>,
+}
+
+impl Observed {
+    /// Records that the abort is being requested (just before requesting it).
+    fn mark_abort(&self) {
+        self.abort_at
+            .lock()
+            .unwrap()
+            .get_or_insert_with(Instant::now);
+        self.aborted.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Commands that run for at least a second: aborted within 0.9 s of their start they were
+/// certainly still running, so their result must be `…Command aborted`.
+fn is_long(command: &str) -> bool {
+    command == COMMANDS[0] || command == COMMANDS[1]
 }
 
 /// The real bash tool, recording when each execution begins.
@@ -125,6 +153,11 @@ impl AgentTool for ObservedBash {
         on_update: Option<ToolUpdateFn>,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         self.observed.executions.fetch_add(1, Ordering::SeqCst);
+        self.observed.started.lock().unwrap().push((
+            tool_call_id.to_owned(),
+            args["command"].as_str().unwrap_or("").to_owned(),
+            Instant::now(),
+        ));
         if self.observed.aborted.load(Ordering::SeqCst) || cancel.is_cancelled() {
             self.observed
                 .late_executions
@@ -381,8 +414,12 @@ fn take_labels(observed: &Observed) -> Vec<(String, bool)> {
     std::mem::take(&mut *observed.events.lock().unwrap())
 }
 
-/// One iteration; `Ok(true)` when the abort landed inside the run.
-async fn iteration(seed: u64) -> Result<bool, String> {
+/// One iteration; `Ok(true)` when the abort landed inside the run. `multi_thread`: the runtime
+/// has several workers (as the `pi` binary's), so an abort from a timer or from a tool-update
+/// delivery (a task of its own) races with the loop, and "after the abort" is not ordered:
+/// the checks that need that order are made only when the abort comes from the listener of
+/// an event the loop delivers itself.
+async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let cwd = dir.path().join("work");
@@ -417,6 +454,9 @@ async fn iteration(seed: u64) -> Result<bool, String> {
     let aborter = session.subscribe(move |e| {
         let Some(l) = label(e) else { return Ok(()) };
         let hit = match mode {
+            // Tool updates are delivered by tasks of their own: on several workers they are
+            // not counted, so this abort stays ordered with the loop.
+            1 if multi_thread && l.starts_with("tool_execution_update") => false,
             1 => events_seen.fetch_add(1, Ordering::SeqCst) == at_event,
             2 if l.starts_with("tool_execution_update") => {
                 updates_seen.fetch_add(1, Ordering::SeqCst) == at_update
@@ -424,7 +464,7 @@ async fn iteration(seed: u64) -> Result<bool, String> {
             _ => false,
         };
         if hit && let Some(s) = s.upgrade() {
-            obs.aborted.store(true, Ordering::SeqCst);
+            obs.mark_abort();
             // A listener is synchronous: abort the agent (the session waits for idle).
             s.agent().abort();
         }
@@ -435,13 +475,14 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(at_ms)).await;
             if let Some(s) = s.upgrade().filter(|s| s.is_streaming()) {
-                obs.aborted.store(true, Ordering::SeqCst);
+                obs.mark_abort();
                 s.abort().await;
             }
         })
     });
     let scenario = format!(
-        "{tool_turns} tool turns, abort {}",
+        "{} worker(s), {tool_turns} tool turns, abort {}",
+        if multi_thread { 2 } else { 1 },
         match mode {
             0 => format!("after {at_ms} ms"),
             1 => format!("at event {at_event}"),
@@ -465,10 +506,11 @@ async fn iteration(seed: u64) -> Result<bool, String> {
     let events = take_labels(&observed);
     let labels: Vec<String> = events.iter().map(|(l, _)| l.clone()).collect();
     check_pairs(&labels).map_err(|e| format!("{scenario}: {e}"))?;
+    let ordered = !multi_thread || mode == 1;
 
     // No command after the abort.
     let late = observed.late_executions.lock().unwrap().clone();
-    if !late.is_empty() {
+    if ordered && !late.is_empty() {
         return Err(format!("{scenario}: bash ran after the abort: {late:?}"));
     }
     let late_starts: Vec<&String> = events
@@ -476,12 +518,12 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         .filter(|(l, late)| *late && l.starts_with("tool_execution_start"))
         .map(|(l, _)| l)
         .collect();
-    if late_starts.len() > 1 {
+    if ordered && late_starts.len() > 1 {
         return Err(format!(
             "{scenario}: tool starts after the abort: {late_starts:?}"
         ));
     }
-    for start in &late_starts {
+    for start in late_starts.iter().filter(|_| ordered) {
         let id = start.trim_start_matches("tool_execution_start:");
         let ends = observed.end_texts.lock().unwrap();
         if !ends
@@ -494,6 +536,23 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         }
     }
 
+    // A long command the abort caught running was aborted, not waited for.
+    if let Some(abort_at) = *observed.abort_at.lock().unwrap() {
+        let ends = observed.end_texts.lock().unwrap();
+        for (id, command, began) in observed.started.lock().unwrap().iter() {
+            let running = abort_at > *began && abort_at - *began < Duration::from_millis(900);
+            if !(running && is_long(command)) {
+                continue;
+            }
+            let text = ends.iter().find(|(i, _)| i == id).map(|(_, t)| t.as_str());
+            if !text.is_some_and(|t| t.ends_with("Command aborted")) {
+                return Err(format!(
+                    "{scenario}: {id} ({command}) was running at the abort but ended {text:?}"
+                ));
+            }
+        }
+    }
+
     // No process of the run is alive after agent_settled.
     let pgids = observed.pgids.lock().unwrap().clone();
     let live = survivors(&pgids, &marker).await;
@@ -501,13 +560,23 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         return Err(format!("{scenario}: processes outlived the run: {live:?}"));
     }
 
-    // No task of the run is alive.
+    // No task of the run is alive (tasks ending on another worker get up to 0.5 s; a
+    // leaked one never ends).
+    let alive = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
     for _ in 0..10 {
         tokio::task::yield_now().await;
     }
-    let tasks_after = tokio::runtime::Handle::current()
-        .metrics()
-        .num_alive_tasks();
+    for _ in 0..50 {
+        if alive() <= tasks_before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let tasks_after = alive();
     if tasks_after > tasks_before {
         return Err(format!(
             "{scenario}: {} tasks outlived the run",
@@ -527,7 +596,7 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         .rev()
         .find(|(l, _)| l == "message_start:assistant")
         .is_some_and(|(_, late)| *late);
-    if last_start_late && last.stop_reason != StopReason::Aborted {
+    if ordered && last_start_late && last.stop_reason != StopReason::Aborted {
         return Err(format!(
             "{scenario}: aborted run ended {:?}",
             last.stop_reason
@@ -582,11 +651,20 @@ fn abort_at_random_points_kills_commands_and_keeps_the_session() {
     let first = env_u64("PI_ABORT_LOOP_SEED", 1);
     let mut aborted_runs = 0;
     for seed in first..first + iterations {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        match rt.block_on(iteration(seed)) {
+        // Odd seeds on one thread (every order check applies), even seeds on two workers.
+        let multi_thread = seed % 2 == 0;
+        let rt = if multi_thread {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        }
+        .unwrap();
+        match rt.block_on(iteration(seed, multi_thread)) {
             Ok(aborted) => aborted_runs += u64::from(aborted),
             Err(e) => panic!("seed {seed}: {e}"),
         }

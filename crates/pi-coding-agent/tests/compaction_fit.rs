@@ -111,9 +111,10 @@ async fn a_session_three_times_the_window_compacts_and_goes_on() {
     }));
     faux.set_responses(steps);
     let f = faux.clone();
+    let store = Arc::new(Mutex::new(SessionStore::in_memory("/tmp")));
     let session = AgentSession::builder()
         .model(faux.model())
-        .store(Arc::new(Mutex::new(SessionStore::in_memory("/tmp"))))
+        .store(store.clone())
         .tools(vec![Arc::new(Echo)])
         .system_prompt("base prompt")
         .stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o)))
@@ -177,6 +178,19 @@ async fn a_session_three_times_the_window_compacts_and_goes_on() {
         "{details}"
     );
     assert!(end.summary.starts_with("HISTORY"), "{}", end.summary);
+    // The entry records the same details.
+    let stored = store
+        .lock()
+        .unwrap()
+        .entries()
+        .unwrap()
+        .into_iter()
+        .find_map(|e| match &e.kind {
+            pi_coding_agent::storage::EntryKind::Compaction { details, .. } => details.clone(),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(stored, details);
     assert!(end.summary.contains("PREFIX"), "{}", end.summary);
 
     // The next prompt went on with the small, compacted context.

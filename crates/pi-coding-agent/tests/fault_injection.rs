@@ -16,9 +16,11 @@
 //!   when the last attempt failed, else 0 (spec §6.2, §6.5).
 //!
 //! Real time with small settings: `httpIdleTimeoutMs` 1000 (also the request timeout), so
-//! the slowest cases wait about a second.
+//! the slowest cases wait about a second; at most four cases run at once
+//! ([`support::binary_rig::slot`]), so load cannot stretch a normal reply past those limits.
 
 mod support {
+    pub mod anthropic_sse;
     pub mod binary_rig;
 }
 
@@ -27,10 +29,8 @@ use std::path::Path;
 use pi_ai::testkit::{ReplayServer, Reply, SseBuilder};
 use pi_coding_agent::storage::{SessionStore, build_session_context};
 use serde_json::{Value, json};
-use support::binary_rig::{
-    Rig, Run, anthropic_error, anthropic_text, anthropic_text_unfinished, file_records,
-    provider_for,
-};
+use support::anthropic_sse::{anthropic_error, anthropic_text, anthropic_text_unfinished};
+use support::binary_rig::{Rig, Run, file_records, provider_for, slot};
 
 const ANTHROPIC: &str = "anthropic-messages";
 const COMPLETIONS: &str = "openai-completions";
@@ -225,6 +225,7 @@ fn assert_session(rig: &Rig, path: &Path, prompts: &[&str], attempts: &[Option<&
 /// `faults` get `errors` (one per attempt) under `policy`.
 async fn check(api: &str, faults: Vec<Reply>, errors: &[&str], policy: Policy) -> Run {
     assert_eq!(faults.len(), errors.len());
+    let _slot = slot();
     let succeeds = policy == Policy::Retried && errors.len() <= MAX_RETRIES;
     let (ok, ok_text) = good(api);
     let mut script = faults;
@@ -288,6 +289,7 @@ async fn check(api: &str, faults: Vec<Reply>, errors: &[&str], policy: Policy) -
 
 /// Runs `pi -p --no-session hi` against `script`; returns the run and the request count.
 async fn print_run(api: &str, script: Vec<Reply>) -> (Run, usize) {
+    let _slot = slot();
     let (_, server) = ReplayServer::start(script).await.unwrap();
     let rig = Rig::new(&server.base_url(), &settings());
     let run = rig
@@ -403,6 +405,7 @@ async fn anthropic_wrong_content_type_ends_without_a_stop_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_one_gigantic_event_is_taken_whole() {
+    let _slot = slot();
     let text = "x".repeat(1 << 20);
     let (_, server) = ReplayServer::start(vec![anthropic_text(&text)])
         .await
@@ -553,6 +556,12 @@ async fn google_invalid_json_is_not_retried() {
         Policy::Final,
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn google_wrong_content_type_is_an_incomplete_segment_not_retried() {
+    let error = "Incomplete JSON segment at the end";
+    check(GOOGLE, vec![html_page()], &[error], Policy::Final).await;
 }
 
 // ---- Exit codes of print mode ----

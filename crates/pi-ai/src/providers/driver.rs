@@ -18,7 +18,9 @@
 //!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
 //!    does. An event past the parser's limit ([`crate::sse::DEFAULT_MAX_EVENT_BYTES`], 64 MiB;
 //!    pi has none) ends it with the [`crate::sse::SseError`] text, after the events before it.
-//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`.
+//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`; a body
+//!    ending inside an event fails with [`WireApi::unterminated_event_text`] when the API
+//!    has one (Google).
 //! 7. Any failure → `error` with the partial content, usage so far and `errorMessage`;
 //!    stopReason `aborted` when the caller's token is cancelled, else `error`. Failures
 //!    before `start` yield a lone `error`.
@@ -331,6 +333,11 @@ impl Run {
             fed.map_err(|e| e.to_string())?;
         }
         drop(response);
+        if let Some(text) = self.api.unterminated_event_text()
+            && parser.has_unterminated_event()
+        {
+            return Err(text.to_owned());
+        }
         let finished = parser.finish(&mut events);
         if !self.map_events(&mut events, mapper, &mut out).await? {
             return Ok(());

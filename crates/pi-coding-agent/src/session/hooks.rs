@@ -288,7 +288,7 @@ pub trait SessionHooks: Send + Sync {
     }
 
     /// `session_compact {compactionEntry, fromExtension, reason, willRetry}`: after a
-    /// compaction entry was written (and after `compaction_end`).
+    /// compaction entry was written and the context rebuilt, before `compaction_end` (spec §3.5).
     fn session_compact(
         &self,
         _entry: crate::storage::SessionEntry,
@@ -300,11 +300,14 @@ pub trait SessionHooks: Send + Sync {
 
     /// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false,
     /// fromExtension}` (spec §2.4): after the failed `compaction_end`, awaited.
+    /// `from_extension` is true when a `session_before_compact` handler had supplied the
+    /// compaction content before the failure (or abort).
     fn session_compact_failed(
         &self,
         _reason: super::CompactionReason,
         _error_message: Option<String>,
         _aborted: bool,
+        _from_extension: bool,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }

@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use pi_ai::testkit::{Reply, SseBuilder};
 use serde_json::{Value, json};
 
 /// The key every provider of the rig's `models.json` uses.
@@ -28,6 +28,35 @@ pub const PROVIDERS: [(&str, &str, &str); 4] = [
     ("openai-responses", "replay-responses", "/v1"),
     ("google-generative-ai", "replay-google", "/v1beta"),
 ];
+
+/// How many cases of one test binary may drive `pi` at once (see [`slot`]).
+const SLOTS: usize = 4;
+
+static BUSY: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+/// A claim on one of [`SLOTS`]; released when dropped.
+pub struct Slot(());
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *BUSY.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        FREED.notify_one();
+    }
+}
+
+/// Waits for a free slot. The test harness starts every test of a file at once; cases that
+/// rely on real-time limits (idle and request timeouts of a second) claim a slot first, so a
+/// 2-core machine never runs dozens of debug `pi` processes side by side and starves them
+/// past those limits.
+pub fn slot() -> Slot {
+    let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
+    while *busy >= SLOTS {
+        busy = FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
+    }
+    *busy += 1;
+    Slot(())
+}
 
 /// The binary under test (`PI_RIG_BIN`, else this crate's `pi`).
 pub fn pi_bin() -> PathBuf {
@@ -198,78 +227,4 @@ pub fn file_records(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
-}
-
-fn anthropic_body(blocks: &[Value], stop_reason: &str) -> SseBuilder {
-    let mut sse = SseBuilder::new().event(
-        "message_start",
-        &json!({"type":"message_start","message":{"id":"msg_rig","type":"message","role":"assistant",
-            "model":"replay-model","content":[],"stop_reason":null,"stop_sequence":null,
-            "usage":{"input_tokens":10,"output_tokens":1}}}),
-    );
-    for (index, block) in blocks.iter().enumerate() {
-        let (start, delta) = match block["type"].as_str() {
-            Some("tool_use") => (
-                json!({"type":"tool_use","id":block["id"],"name":block["name"],"input":{}}),
-                json!({"type":"input_json_delta","partial_json":block["input"].to_string()}),
-            ),
-            _ => (
-                json!({"type":"text","text":""}),
-                json!({"type":"text_delta","text":block["text"]}),
-            ),
-        };
-        sse = sse
-            .event(
-                "content_block_start",
-                &json!({"type":"content_block_start","index":index,"content_block":start}),
-            )
-            .event(
-                "content_block_delta",
-                &json!({"type":"content_block_delta","index":index,"delta":delta}),
-            )
-            .event(
-                "content_block_stop",
-                &json!({"type":"content_block_stop","index":index}),
-            );
-    }
-    sse.event(
-        "message_delta",
-        &json!({"type":"message_delta","delta":{"stop_reason":stop_reason,"stop_sequence":null},
-            "usage":{"output_tokens":5}}),
-    )
-}
-
-/// The SSE body of an Anthropic text answer, without its final `message_stop`.
-pub fn anthropic_text_unfinished(text: &str) -> String {
-    anthropic_body(&[json!({"type": "text", "text": text})], "end_turn").build()
-}
-
-/// An Anthropic reply with one text block.
-pub fn anthropic_text(text: &str) -> Reply {
-    Reply::sse(
-        anthropic_body(&[json!({"type": "text", "text": text})], "end_turn")
-            .event("message_stop", &json!({"type": "message_stop"}))
-            .build(),
-    )
-}
-
-/// An Anthropic reply calling tools: `(id, name, input)` each.
-pub fn anthropic_tools(calls: &[(&str, &str, Value)]) -> Reply {
-    let blocks: Vec<Value> = calls
-        .iter()
-        .map(|(id, name, input)| json!({"type":"tool_use","id":id,"name":name,"input":input}))
-        .collect();
-    Reply::sse(
-        anthropic_body(&blocks, "tool_use")
-            .event("message_stop", &json!({"type": "message_stop"}))
-            .build(),
-    )
-}
-
-/// An Anthropic error reply (`{"type":"error","error":{"type":…,"message":…}}`).
-pub fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
-    Reply::json(
-        status,
-        &json!({"type": "error", "error": {"type": kind, "message": message}}),
-    )
 }
