@@ -76,6 +76,16 @@ impl Env {
     /// Runs pi with the replay model and `input` on stdin; returns (exit code, stdout,
     /// stderr).
     fn run(&self, args: &[&str], input: &str) -> (i32, String, String) {
+        self.run_with_env(args, input, &[])
+    }
+
+    /// [`Env::run`] with extra environment variables.
+    fn run_with_env(
+        &self,
+        args: &[&str],
+        input: &str,
+        vars: &[(&str, &str)],
+    ) -> (i32, String, String) {
         use std::io::Write;
         let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
             .args(["--provider", "replay-anthropic", "--model", "replay-model"])
@@ -87,6 +97,7 @@ impl Env {
             .env("TMPDIR", self.path("tmp"))
             .env("PI_CODING_AGENT_DIR", self.path("agent"))
             .env("PI_OFFLINE", "1")
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -227,9 +238,8 @@ async fn a_fork_takes_the_session_id_and_refuses_an_existing_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_whose_stored_cwd_is_gone_is_refused() {
     let env = Env::new("http://127.0.0.1:9");
-    let dir = env.path("sessions");
-    let src = write_session(&dir, "gone-cwd", "/no/such/dir");
-    let dir_s = dir.display().to_string();
+    // In this project's default directory every file counts as this project's.
+    let src = write_session(&env.here(), "gone-cwd", "/no/such/dir");
     let expected = format!(
         "Stored session working directory does not exist: /no/such/dir\nSession file: {}\nCurrent working directory: {}\n",
         src.display(),
@@ -237,17 +247,8 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
     );
     for args in [
         vec!["-p", "--session", src.to_str().unwrap(), "hi"],
-        vec![
-            "--mode",
-            "json",
-            "--session-dir",
-            &dir_s,
-            "--session",
-            "gone",
-            "hi",
-        ],
-        // Not `--session-dir <dir> --continue`: pi 0.85.0 only continues sessions of this
-        // cwd from a directory other than the project's default one (see session_dirs.rs).
+        vec!["--mode", "json", "--session", "gone", "hi"],
+        vec!["-p", "--continue", "hi"],
     ] {
         let (code, out, err) = env.run(&args, "");
         assert_eq!(
@@ -256,6 +257,51 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
             "{args:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_dir_keeps_projects_apart() {
+    let (_, server) = ReplayServer::start(vec![answer("continued"), answer("fresh")])
+        .await
+        .unwrap();
+    let env = Env::new(&server.base_url());
+    let shared = env.path("sessions");
+    let shared_s = shared.display().to_string();
+    let here = env.work().display().to_string();
+    let mine = write_session(&shared, "mine-1", &here);
+    let theirs = write_session(&shared, "theirs-1", "/elsewhere");
+    // The other project's file is the newest one.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .append(true)
+        .open(&theirs)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+
+    // --continue picks this project's session, not the newest file of the directory.
+    let (code, out, _) = env.run(&["-p", "--session-dir", &shared_s, "--continue", "q"], "");
+    assert_eq!((code, out.as_str()), (0, "continued\n"));
+    let last = records(&mine).pop().unwrap();
+    assert_eq!(last["message"]["content"][0]["text"], "continued");
+    assert_eq!(records(&theirs).len(), 2);
+
+    // The same directory through the environment: the other project's id is "another
+    // project" (asked about), and `--session-id` of it is not this project's.
+    let mut cmd_env = vec![("PI_CODING_AGENT_SESSION_DIR", shared_s.as_str())];
+    let (code, out, err) = env.run_with_env(&["-p", "--session", "theirs", "q"], "n\n", &cmd_env);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, format!("{PROMPT}Aborted.\n").as_str(), "")
+    );
+    cmd_env.push(("PI_OFFLINE", "1"));
+    let (code, out, err) = env.run_with_env(&["-p", "--session-id", "theirs-1", "q"], "", &cmd_env);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "fresh\n");
+    assert!(
+        err.starts_with("Warning: No project session found with id 'theirs-1'"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -125,7 +125,9 @@ impl AutoCompactor {
         let Some(model) = session.model() else {
             return false;
         };
-        if !session.auth().has_auth(&model.provider) {
+        if session.auth().credential_error(&model.provider).is_some()
+            || !session.auth().has_auth(&model.provider)
+        {
             return false;
         }
         let branch = Self::branch(session);
@@ -241,6 +243,9 @@ impl AutoCompactor {
         let model = session
             .model()
             .ok_or_else(|| "No model selected".to_owned())?;
+        if let Some(e) = session.auth().credential_error(&model.provider) {
+            return Err(e);
+        }
         if !session.auth().has_auth(&model.provider) {
             return Err(format!("No API key found for {}.", model.provider));
         }

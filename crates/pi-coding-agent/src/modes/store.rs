@@ -1,15 +1,15 @@
 //! The session store a run uses.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `main.js` session selection (spec §4.9): `--no-session` →
-//! in memory (a header still exists, with the `--session-id` when given); `--fork X` → a copy of X in this project's directory;
-//! `--session X` → that file (X with `/`, `\` or a `.jsonl` suffix is a path, else an id
+//! in memory (a header still exists, with the `--session-id` when given); `--fork X` → a
+//! copy of X in this project's directory; `--session X` → that file (X with `/`, `\` or a `.jsonl` suffix is a path, else an id
 //! matched here, then in every project); `--continue` → the most recently modified session
 //! here, else a new one; `--session-id ID` → that session here, else a new one with that
 //! id; otherwise a new session. The directory is `--session-dir`, else
 //! `PI_CODING_AGENT_SESSION_DIR`, else settings `sessionDir`, else
-//! `<agent dir>/sessions/--<cwd>--`. A directory other than that default one may hold several
-//! projects' sessions: there `--continue` and `--session-id` only consider sessions whose
-//! header `cwd` is the current directory (pi's `continueRecent` / `list` cwd filter).
+//! `<agent dir>/sessions/--<cwd>--`; a configured directory other than that default is shared
+//! by projects, so "this project" there means the sessions whose header cwd is this one, and
+//! "every project" means that directory ([`SessionScope`]).
 //!
 //! Before stdin is read, an id given to `--session` that only another project holds is
 //! confirmed on the terminal and becomes a fork ([`confirm_cross_project_session`]). A
@@ -26,44 +26,65 @@ use crate::config::paths::{AgentPaths, resolve_path};
 use crate::config::settings::SettingsManager;
 use crate::runtime::targets::assert_session_cwd_exists;
 use crate::storage::SessionStore;
-use crate::storage::discovery::{
-    SessionFileInfo, SessionMatch, find_by_id, find_local_exact, list_sessions, looks_like_path,
-    resolve_session_id,
-};
+use crate::storage::discovery::{SessionMatch, SessionScope, looks_like_path};
 use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
 use crate::storage::paths::default_session_dir;
 use crate::storage::paths::iso_now;
+use crate::tools::path::lexical_normalize;
 
-/// The environment variable naming the session directory (`--session-dir` wins over it; it
-/// wins over settings `sessionDir`).
-pub const ENV_SESSION_DIR: &str = "PI_CODING_AGENT_SESSION_DIR";
-
-/// The session directory of this run: `--session-dir`, else a non-empty
-/// `PI_CODING_AGENT_SESSION_DIR`, else settings `sessionDir`, else this project's default
-/// directory; `~` is expanded and relative paths are taken from the working directory.
+/// The session directory of this run.
 pub fn session_dir(request: &ModeRequest, settings: &SettingsManager) -> PathBuf {
-    session_dir_for(&request.args, &request.cwd, &request.agent_dir, settings)
+    let root = AgentPaths::new(request.agent_dir.clone()).sessions();
+    session_scope(
+        &request.args,
+        &request.cwd,
+        &request.agent_dir,
+        root,
+        settings,
+    )
+    .dir
 }
 
-/// [`session_dir`] from its parts.
-fn session_dir_for(
+/// pi's session directory choice: `--session-dir`, else `PI_CODING_AGENT_SESSION_DIR`, else
+/// settings `sessionDir` (each resolved against `cwd`), else the project's default directory.
+/// A configured directory other than the default one holds several projects: this
+/// project's sessions are those whose header cwd is `cwd`.
+fn session_scope(
     args: &Args,
     cwd: &Path,
     agent_dir: &Path,
+    sessions_root: PathBuf,
     settings: &SettingsManager,
-) -> PathBuf {
-    let env = std::env::var(ENV_SESSION_DIR)
-        .ok()
-        .filter(|d| !d.is_empty());
-    match args.session_dir.as_ref().or(env.as_ref()) {
-        Some(d) => resolve_path(d, cwd),
-        None => settings
-            .session_dir()
-            .map(|d| resolve_path(&d.to_string_lossy(), cwd))
-            .unwrap_or_else(|| default_session_dir(agent_dir, &cwd.display().to_string())),
+) -> SessionScope {
+    let configured = args
+        .session_dir
+        .clone()
+        .or_else(|| {
+            std::env::var(SESSION_DIR_ENV)
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+        .or_else(|| {
+            settings
+                .session_dir()
+                .map(|d| d.to_string_lossy().into_owned())
+        })
+        .map(|d| lexical_normalize(&resolve_path(&d, cwd)));
+    let default = default_session_dir(agent_dir, &cwd.display().to_string());
+    match configured {
+        None => SessionScope::default_dir(default, sessions_root),
+        Some(dir) => SessionScope {
+            cwd_filter: (dir != lexical_normalize(&default)).then(|| cwd.to_path_buf()),
+            dir,
+            custom: true,
+            sessions_root,
+        },
     }
 }
+
+/// The environment variable naming the session directory (pi's `ENV_SESSION_DIR`).
+const SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
 
 /// Reads one line (without its line ending) byte by byte, so nothing after it is consumed;
 /// `None` at end of input or on a read error.
@@ -103,10 +124,9 @@ pub fn confirm_cross_project_session(
         return None;
     }
     let settings = SettingsManager::load(cwd, agent_dir, false);
-    let dir = session_dir_for(args, cwd, agent_dir, &settings);
     let root = AgentPaths::new(agent_dir.to_path_buf()).sessions();
-    let Some(SessionMatch::Global { path, cwd: other }) = resolve_session_id(&dir, &root, query)
-    else {
+    let scope = session_scope(args, cwd, agent_dir, root, &settings);
+    let Some(SessionMatch::Global { path, cwd: other }) = scope.resolve_id(query) else {
         return None;
     };
     let _ = writeln!(stdout, "Session found in different project: {other}");
@@ -123,12 +143,15 @@ pub fn confirm_cross_project_session(
     }
 }
 
-fn locate(arg: &str, dir: &Path, paths: &AgentPaths, cwd: &Path) -> Result<PathBuf, SetupError> {
+fn locate(arg: &str, scope: &SessionScope, cwd: &Path) -> Result<PathBuf, SetupError> {
     if looks_like_path(arg) {
         Ok(resolve_path(arg, cwd))
     } else {
         // pi prints this one without the `Error: ` prefix.
-        find_by_id(dir, &paths.sessions(), arg).map_err(SetupError::Plain)
+        scope
+            .resolve_id(arg)
+            .map(|m| m.path().to_path_buf())
+            .ok_or_else(|| SetupError::Plain(format!("No session found matching '{arg}'")))
     }
 }
 
@@ -147,20 +170,6 @@ fn in_memory(cwd: &str, id: Option<String>) -> Result<SessionStore, crate::stora
         extra: serde_json::Map::new(),
     };
     SessionStore::from_entries(header, None, Vec::new())
-}
-
-/// The sessions of `dir` that `--continue` and `--session-id` may pick: all of them in this
-/// project's default directory, else only those whose header `cwd` is `request.cwd`.
-fn project_sessions(request: &ModeRequest, dir: &Path) -> Vec<SessionFileInfo> {
-    let cwd = request.cwd.display().to_string();
-    let shared = dir != default_session_dir(&request.agent_dir, &cwd);
-    let mut sessions = list_sessions(dir);
-    if shared {
-        sessions.retain(|s| {
-            !s.header.cwd.is_empty() && resolve_path(&s.header.cwd, &request.cwd) == request.cwd
-        });
-    }
-    sessions
 }
 
 fn store_error(e: crate::storage::StoreError) -> SetupError {
@@ -188,36 +197,37 @@ pub fn open_store(
 ) -> Result<Arc<Mutex<SessionStore>>, SetupError> {
     let args = &request.args;
     let cwd = request.cwd.display().to_string();
-    let dir = session_dir(request, settings);
+    let scope = session_scope(
+        args,
+        &request.cwd,
+        &request.agent_dir,
+        paths.sessions(),
+        settings,
+    );
+    let dir = scope.dir.clone();
     let store = if args.no_session {
         in_memory(&cwd, args.session_id.clone()).map_err(store_error)?
     } else if let Some(src) = &args.fork {
         if let Some(id) = &args.session_id
-            && find_local_exact(&dir, id).is_some()
+            && scope.find_exact(id).is_some()
         {
             return Err(SetupError::Plain(format!(
                 "Session already exists with id '{id}'"
             )));
         }
-        let path = locate(src, &dir, paths, &request.cwd)?;
+        let path = locate(src, &scope, &request.cwd)?;
         fork_from_with_id(&path, &dir, &cwd, args.session_id.clone()).map_err(store_error)?
     } else if let Some(s) = &args.session {
-        let path = locate(s, &dir, paths, &request.cwd)?;
+        let path = locate(s, &scope, &request.cwd)?;
         SessionStore::open(&path, &cwd).map_err(store_error)?
     } else if args.continue_session {
-        let recent = project_sessions(request, &dir)
-            .into_iter()
-            .max_by_key(|s| s.modified);
-        match recent {
-            Some(info) => SessionStore::open(&info.path, &cwd).map_err(store_error)?,
+        match scope.most_recent() {
+            Some(path) => SessionStore::open(&path, &cwd).map_err(store_error)?,
             None => SessionStore::create(&dir, &cwd, None),
         }
     } else if let Some(id) = &args.session_id {
-        match project_sessions(request, &dir)
-            .into_iter()
-            .find(|s| s.header.id == *id)
-        {
-            Some(info) => SessionStore::open(&info.path, &cwd).map_err(store_error)?,
+        match scope.find_exact(id) {
+            Some(path) => SessionStore::open(&path, &cwd).map_err(store_error)?,
             None => {
                 let _ = writeln!(
                     stderr,
@@ -231,4 +241,45 @@ pub fn open_store(
     };
     assert_session_cwd_exists(&store, &request.cwd).map_err(SetupError::Plain)?;
     Ok(Arc::new(Mutex::new(store)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_one_line_and_nothing_after_it_is_consumed() {
+        let mut input: &[u8] = b"Yes\r\nrest of stdin";
+        assert_eq!(read_answer(&mut input).as_deref(), Some("Yes"));
+        assert_eq!(input, b"rest of stdin");
+        let mut last: &[u8] = b"y";
+        assert_eq!(read_answer(&mut last).as_deref(), Some("y"));
+        let mut empty: &[u8] = b"";
+        assert_eq!(read_answer(&mut empty), None);
+    }
+
+    #[test]
+    fn a_configured_dir_other_than_the_default_filters_by_cwd() {
+        let agent = Path::new("/agent");
+        let cwd = Path::new("/work/p");
+        let settings = SettingsManager::in_memory(serde_json::Map::new());
+        let root = PathBuf::from("/agent/sessions");
+        let scope = |dir: Option<&str>| {
+            let args = Args {
+                session_dir: dir.map(str::to_owned),
+                ..Args::default()
+            };
+            session_scope(&args, cwd, agent, root.clone(), &settings)
+        };
+        let default = default_session_dir(agent, "/work/p");
+        assert_eq!(
+            scope(None),
+            SessionScope::default_dir(default.clone(), root.clone())
+        );
+        let same = scope(Some(&format!("{}/", default.display())));
+        assert_eq!((same.custom, same.cwd_filter), (true, None));
+        let shared = scope(Some("../shared"));
+        assert_eq!(shared.dir, PathBuf::from("/work/shared"));
+        assert_eq!(shared.cwd_filter.as_deref(), Some(cwd));
+    }
 }

@@ -108,18 +108,18 @@ pub trait AuthSource: Send + Sync {
         None
     }
 
-    /// Why reading `provider`'s stored credentials failed, as the prompt's refusal text
-    /// (mirrors pi-ai 0.85.1 `auth/resolve.ts`: `Credential store read failed for <p>:
-    /// <cause>`); checked before [`AuthSource::has_auth`]. Default `None`.
-    fn auth_failure(&self, _provider: &str) -> Option<String> {
-        None
-    }
-
     /// The API key for a request to `provider`, or the failure text the request ends with when
     /// a configured key cannot be resolved (mirrors pi-ai 0.85.1 `auth/resolve.ts`:
     /// `API key auth failed for provider <p>: <cause>`). Defaults to [`AuthSource::api_key`].
     fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
         Ok(self.api_key(provider))
+    }
+
+    /// A failure reading `provider`'s credentials that refuses the prompt before the key
+    /// check, with pi's text (e.g. `Credential store read failed for <p>: <message>` for a
+    /// broken `auth.json`). Default: none.
+    fn credential_error(&self, _provider: &str) -> Option<String> {
+        None
     }
 }
 
@@ -149,23 +149,15 @@ impl AuthSource for RegistryAuth {
         r.api_key(provider).ok().flatten()
     }
 
-    fn auth_failure(&self, provider: &str) -> Option<String> {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
-        let auth = r.auth();
-        // `unknown` is pi's placeholder for "no model resolved": pi reads no credentials then.
-        if provider == "unknown" || auth.runtime_api_key(provider).is_some() {
-            return None;
-        }
-        let cause = auth.read_failure()?;
-        Some(format!(
-            "Credential store read failed for {provider}: {cause}"
-        ))
-    }
-
     fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
         let r = self.0.read().unwrap_or_else(|e| e.into_inner());
         r.api_key(provider)
             .map_err(|cause| format!("API key auth failed for provider {provider}: {cause}"))
+    }
+
+    fn credential_error(&self, provider: &str) -> Option<String> {
+        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        r.credential_store_error(provider)
     }
 }
 
