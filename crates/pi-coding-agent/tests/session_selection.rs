@@ -248,7 +248,6 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
     for args in [
         vec!["-p", "--session", src.to_str().unwrap(), "hi"],
         vec!["--mode", "json", "--session", "gone", "hi"],
-        vec!["-p", "--continue", "hi"],
     ] {
         let (code, out, err) = env.run(&args, "");
         assert_eq!(
@@ -257,6 +256,16 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
             "{args:?}"
         );
     }
+    // Observed on pi 0.85.0: `--continue` runs that session in the current cwd (no refusal);
+    // here the request then fails (no server; retries off).
+    std::fs::write(
+        env.path("agent/settings.json"),
+        r#"{"retry":{"enabled":false}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = env.run(&["-p", "--continue", "hi"], "");
+    assert_eq!((code, err.as_str()), (1, "Connection error.\n"));
+    assert!(std::fs::read_to_string(&src).unwrap().contains("\"hi\""));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -239,7 +239,11 @@ pub fn open_store(
     } else {
         SessionStore::create(&dir, &cwd, None)
     };
-    assert_session_cwd_exists(&store, &request.cwd).map_err(SetupError::Plain)?;
+    // Observed on pi 0.85.0: `--continue` (`SessionManager.continueRecent`) runs the session
+    // in the current cwd, so a stored cwd that is gone is not refused there.
+    if !args.continue_session {
+        assert_session_cwd_exists(&store, &request.cwd).map_err(SetupError::Plain)?;
+    }
     Ok(Arc::new(Mutex::new(store)))
 }
 
