@@ -10,7 +10,9 @@
 //! For each case it runs `RUNS` prompts and prints the median ns/event of wall time and of the
 //! thread's on-CPU time (`CLOCK_THREAD_CPUTIME_ID`).
 //!
-//! Run: `cargo run --profile bench -p pi-agent-core --example bench_delivery [runs]`
+//! Run: `cargo run --profile bench -p pi-agent-core --example bench_delivery [runs] [case]`
+//! (`case`: only the cases whose name contains it). Under `valgrind --tool=callgrind` it
+//! gives exact instruction counts per function, unaffected by the machine's load.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -131,6 +133,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(30);
+    let filter = std::env::args().nth(2).unwrap_or_default();
     let rt = match tokio::runtime::Builder::new_current_thread().build() {
         Ok(rt) => rt,
         Err(e) => panic!("tokio runtime: {e}"),
@@ -145,6 +148,9 @@ fn main() {
     ];
     println!("{:<18} {:>12} {:>12}", "case", "wall ns/ev", "cpu ns/ev");
     for (id, filled, listeners, prefix) in cases {
+        if !id.contains(filter.as_str()) {
+            continue;
+        }
         let (mut wall, mut cpu) = (Vec::new(), Vec::new());
         for _ in 0..runs {
             let agent = if filled {

@@ -7,8 +7,9 @@
 //! receives the event. There is no per-listener catch: the first failure (an `Err` or a
 //! panic) stops the delivery of that event and is returned.
 //!
-//! Nothing is queued: a delivery is a plain `async` call chain, so a slow listener delays the
-//! next listener and the producer (back-pressure instead of buffering).
+//! Nothing is queued: a delivery ([`Delivery`]) is a future that calls one listener and awaits
+//! it before calling the next, so a slow listener delays the next listener and the producer
+//! (back-pressure instead of buffering).
 //!
 //! Cost: the list is copy-on-write (`Arc<[..]>`, rebuilt by `add`/`remove`), so a delivery
 //! takes one lock to snapshot it and then walks the snapshot without locking, as long as the
@@ -30,11 +31,17 @@ use crate::event::AgentEvent;
 
 /// An awaited listener: `(event, run signal) → future`. Events are shared (`Arc`) so that
 /// delivering one event to N listeners costs N reference-count increments, not N copies.
+/// The signal is lent (pi passes the run's `AbortSignal`): a listener that needs it after
+/// returning its future clones it (cloning a `CancellationToken` locks its tree, which per
+/// listener and event was a tenth of the delivery's cost).
 pub type Listener = Arc<
-    dyn Fn(Arc<AgentEvent>, CancellationToken) -> BoxFuture<'static, Result<(), ListenerError>>
+    dyn Fn(Arc<AgentEvent>, &CancellationToken) -> BoxFuture<'static, Result<(), ListenerError>>
         + Send
         + Sync,
 >;
+
+/// What a listener returns.
+type ListenerFuture = BoxFuture<'static, Result<(), ListenerError>>;
 
 /// `(id, listener)` pairs sorted by id (ids increase with insertion).
 type Entries = Arc<[(u64, Listener)]>;
@@ -171,7 +178,7 @@ pub struct Delivery {
     /// Whether the set changed during the delivery (walking the live list from then on).
     live: bool,
     /// The future of the listener being awaited.
-    pending: Option<BoxFuture<'static, Result<(), ListenerError>>>,
+    pending: Option<ListenerFuture>,
     done: bool,
 }
 
@@ -187,24 +194,24 @@ impl std::fmt::Debug for Delivery {
 
 impl Delivery {
     /// Calls the next listener (JS `Set` order); `None` when there is none left.
-    fn call_next(
-        &mut self,
-    ) -> Option<Result<BoxFuture<'static, Result<(), ListenerError>>, ListenerError>> {
+    fn call_next(&mut self) -> Option<Result<ListenerFuture, ListenerError>> {
         if !self.live && self.set.version.load(Ordering::Acquire) != self.version {
             self.live = true;
         }
-        let (id, listener) = if self.live {
-            self.set.next_after(self.after)?
+        let live;
+        let listener = if self.live {
+            let (id, listener) = self.set.next_after(self.after)?;
+            self.after = id;
+            live = listener;
+            &live
         } else {
-            let (id, l) = self.snapshot.get(self.next)?;
+            let (id, listener) = self.snapshot.get(self.next)?;
             self.next += 1;
-            (*id, Arc::clone(l))
+            self.after = *id;
+            listener
         };
-        self.after = id;
-        let (event, signal) = (
-            Arc::clone(&self.event),
-            CancellationToken::clone(&self.signal),
-        );
+        let event = Arc::clone(&self.event);
+        let signal: &CancellationToken = &self.signal;
         Some(
             catch_unwind(AssertUnwindSafe(|| listener(event, signal)))
                 .map_err(|p| HookError(panic_message(p))),
@@ -330,10 +337,15 @@ mod tests {
 
     #[tokio::test]
     async fn the_first_failure_or_panic_stops_the_delivery() {
+        fn listener(
+            f: impl Fn(Arc<AgentEvent>, &CancellationToken) -> ListenerFuture + Send + Sync + 'static,
+        ) -> Listener {
+            Arc::new(f)
+        }
         for failing in [
-            Arc::new(|_, _| async { Err(HookError::new("nope")) }.boxed()) as Listener,
-            Arc::new(|_, _| -> BoxFuture<'static, _> { panic!("nope") }),
-            Arc::new(|_, _| async { panic!("nope") }.boxed()),
+            listener(|_, _| async { Err(HookError::new("nope")) }.boxed()),
+            listener(|_, _| panic!("nope")),
+            listener(|_, _| async { panic!("nope") }.boxed()),
         ] {
             let set = Arc::new(ListenerSet::default());
             let log: Log = Arc::default();

@@ -248,6 +248,42 @@ async fn end_of_input_right_after_a_prompt_exits_zero() {
     );
 }
 
+/// Observed on pi 0.85.0: `export_html` refuses an in-memory session and a session whose file
+/// is not written yet (nothing is written before the first assistant message); no HTML file
+/// appears either way.
+#[tokio::test]
+async fn export_html_refuses_in_memory_and_unwritten_sessions() {
+    let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("x.html");
+    let html_arg = html.to_str().unwrap();
+
+    let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+    let r = pi
+        .call("e", "export_html", json!({"outputPath": html_arg}))
+        .await;
+    assert_eq!(
+        r,
+        json!({"id":"e","type":"response","command":"export_html","success":false,
+               "error":"Cannot export in-memory session to HTML"})
+    );
+    assert_eq!(pi.finish().await, 0);
+
+    let sessions = out.path().join("sessions");
+    let sessions_arg = sessions.to_str().unwrap();
+    let mut pi = Rpc::start(&server.base_url(), &["--session-dir", sessions_arg]);
+    let r = pi
+        .call("e", "export_html", json!({"outputPath": html_arg}))
+        .await;
+    assert_eq!(
+        r,
+        json!({"id":"e","type":"response","command":"export_html","success":false,
+               "error":"Nothing to export yet - start a conversation first"})
+    );
+    assert_eq!(pi.finish().await, 0);
+    assert!(!html.exists());
+}
+
 #[tokio::test]
 async fn sigterm_and_sighup_end_rpc_mode_with_143_and_129() {
     for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {

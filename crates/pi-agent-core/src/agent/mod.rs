@@ -168,19 +168,23 @@ impl Future for Delivered {
 }
 
 impl EventSink for AgentSink {
+    fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>> {
+        self.emit_shared(Arc::new(event))
+    }
+
     /// Reduces the state, then starts the delivery at once: listeners run up to their first
     /// pending `await` before `emit` returns (as a JS `async` call runs synchronously up to
     /// its first `await`, pi's `emit` included); the returned future finishes the rest. When
     /// every listener finished synchronously (the common case) nothing is allocated for it.
-    fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>> {
-        if matches!(event, AgentEvent::MessageEnd { .. }) {
+    fn emit_shared(&self, event: Arc<AgentEvent>) -> BoxFuture<'static, Result<(), ListenerError>> {
+        if matches!(*event, AgentEvent::MessageEnd { .. }) {
             *lock(&self.inner.ending_replacement) = None;
         }
         lock(&self.inner.state).reduce(&event);
         let mut delivery = self
             .inner
             .listeners
-            .deliver(Arc::new(event), Arc::clone(&self.signal));
+            .deliver(event, Arc::clone(&self.signal));
         // A listener still pending here registered this no-op waker; the caller's first poll
         // of the returned future polls it again with the real one.
         let mut cx = Context::from_waker(futures::task::noop_waker_ref());
@@ -319,7 +323,7 @@ impl Agent {
     /// [`Agent::subscribe_listener`] for an async closure.
     pub fn subscribe<F, Fut>(&self, f: F) -> Subscription
     where
-        F: Fn(Arc<AgentEvent>, CancellationToken) -> Fut + Send + Sync + 'static,
+        F: Fn(Arc<AgentEvent>, &CancellationToken) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), ListenerError>> + Send + 'static,
     {
         self.subscribe_listener(Arc::new(move |e, s| Box::pin(f(e, s))))

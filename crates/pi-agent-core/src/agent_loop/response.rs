@@ -95,10 +95,10 @@ pub(crate) async fn stream_assistant_response(
             *current = p.clone();
         }
         let message = current.clone();
-        sink.emit(AgentEvent::MessageUpdate {
+        sink.emit_shared(Arc::new(AgentEvent::MessageUpdate {
             assistant_message_event: event,
             message,
-        })
+        }))
         .await?;
     }
 

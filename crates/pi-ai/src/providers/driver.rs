@@ -62,6 +62,11 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
 pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
 /// `errorMessage` of an abort before the response started (pi's retry wrapper).
 pub const REQUEST_ABORTED: &str = "Request aborted";
+
+/// The failure text of a request whose URL (`baseUrl` + route) does not parse, e.g. a
+/// `models.json` `baseUrl` without its scheme (`127.0.0.1:8080/v1`); nothing is sent. Mirrors
+/// the WHATWG `URL` constructor's `TypeError` message that pi 0.85.0 reports.
+pub const INVALID_URL: &str = "Invalid URL";
 /// `errorMessage` of an idle stall or a body cut (undici's body error).
 pub const TERMINATED: &str = "terminated";
 /// `errorMessage` when a response ends failed without a message of its own.
@@ -214,6 +219,10 @@ impl Run {
         let Some(client) = http_client() else {
             return Err(self.api.connection_error_text().to_owned());
         };
+        if reqwest::Url::parse(url).is_err() {
+            // The SDKs build the URL with `new URL(…)` before any request (not retried).
+            return Err(INVALID_URL.to_owned());
+        }
         let max_retries = self.options.max_retries.unwrap_or(0);
         let mut remaining = max_retries;
         loop {

@@ -238,6 +238,13 @@ pub fn run(argv: &[String], host: Host<'_>) -> i32 {
         let _ = write!(stdout, "{}", out.stdout);
         return 0;
     }
+    // pi selects the session (and asks about another project's) before reading stdin.
+    let mut args = args;
+    if let Some(code) = crate::modes::store::confirm_cross_project_session(
+        &mut args, &cwd, &agent_dir, stdin, stdout,
+    ) {
+        return code;
+    }
     let mut stdin_text = None;
     if mode != AppMode::Rpc && !stdin_is_tty {
         stdin_text = match read_piped_stdin(stdin) {

@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::branch::branch_of;
 use super::prepare::prepare_compaction;
-use super::summarize::{SummarizationRetryEvent, Summarizer, SummaryRetry};
 use super::tokens::{
     CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
@@ -253,46 +252,11 @@ impl AutoCompactor {
         let settings = Self::settings(session);
         let branch = Self::branch(session);
         let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
-        let retry = lock(session.settings()).retry();
-        let events_session = session.clone();
-        let summarizer = Summarizer {
-            model: model.clone(),
-            stream: session.agent().options().stream_fn.clone(),
-            api_key: session.auth().api_key(&model.provider),
-            headers: Vec::new(),
-            thinking_level: session.thinking_level(),
-            session_id: None,
-            signal: cancel.clone(),
-            retry: SummaryRetry {
-                enabled: retry.enabled,
-                max_retries: retry.max_retries,
-                base_delay_ms: retry.base_delay_ms,
-            },
-            on_retry: Some(Arc::new(move |e| {
-                let event = match e {
-                    SummarizationRetryEvent::Scheduled {
-                        attempt,
-                        max_attempts,
-                        delay_ms,
-                        error_message,
-                    } => AgentSessionEvent::SummarizationRetryScheduled {
-                        attempt,
-                        max_attempts,
-                        delay_ms,
-                        error_message,
-                    },
-                    SummarizationRetryEvent::AttemptStart { .. } => {
-                        AgentSessionEvent::SummarizationRetryAttemptStart {
-                            source: SummarizationSource::Compaction(reason),
-                        }
-                    }
-                    SummarizationRetryEvent::Finished { .. } => {
-                        AgentSessionEvent::SummarizationRetryFinished
-                    }
-                };
-                Self::emit(&events_session, event);
-            })),
-        };
+        let summarizer = session.summarizer(
+            model.clone(),
+            cancel,
+            SummarizationSource::Compaction(reason),
+        );
         let decision = session
             .hooks()
             .session_before_compact(

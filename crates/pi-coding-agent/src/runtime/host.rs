@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use futures::future::BoxFuture;
 use pi_agent_core::ListenerError;
 
+use super::actions::HostActions;
 use super::factory::{BuiltSession, SessionFactory, SessionTarget};
 use super::targets::{
     ForkPosition, assert_session_cwd_exists, fork_store, new_session_store, session_dir_of,
@@ -76,6 +77,23 @@ impl std::fmt::Debug for RuntimeHost {
     }
 }
 
+/// A weak handle on a [`RuntimeHost`] (what the session's own parts keep).
+#[derive(Clone, Debug)]
+pub struct WeakRuntimeHost(std::sync::Weak<Inner>);
+
+impl WeakRuntimeHost {
+    /// The host, if it still exists.
+    pub fn upgrade(&self) -> Option<RuntimeHost> {
+        self.0.upgrade().map(|inner| RuntimeHost { inner })
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").finish_non_exhaustive()
+    }
+}
+
 /// Removes a host listener ([`RuntimeHost::subscribe`]); dropping it keeps the listener.
 #[derive(Debug)]
 pub struct HostSubscription {
@@ -120,8 +138,10 @@ impl RuntimeHost {
     }
 
     /// A host around an already built and bound session (the caller ran `session_start`).
+    /// The session's extension commands get the host's actions ([`HostActions`]).
     pub fn with_session(factory: SessionFactory, built: BuiltSession, cwd: PathBuf) -> Self {
-        RuntimeHost {
+        let extensions = built.extensions.clone();
+        let host = RuntimeHost {
             inner: Arc::new(Inner {
                 factory,
                 current: Mutex::new(Current {
@@ -134,7 +154,16 @@ impl RuntimeHost {
                 rebind: Mutex::new(None),
                 replacing: tokio::sync::Mutex::new(()),
             }),
+        };
+        if let Some(ext) = extensions {
+            ext.set_command_actions(Arc::new(HostActions(host.downgrade())));
         }
+        host
+    }
+
+    /// A weak handle on this host.
+    pub fn downgrade(&self) -> WeakRuntimeHost {
+        WeakRuntimeHost(Arc::downgrade(&self.inner))
     }
 
     /// The current session.
@@ -302,6 +331,9 @@ impl RuntimeHost {
             store,
             cwd: cwd.clone(),
         })?;
+        if let Some(ext) = &built.extensions {
+            ext.set_command_actions(Arc::new(HostActions(self.downgrade())));
+        }
         let listeners: Vec<SessionListener> = lock(&self.inner.listeners)
             .1
             .iter()

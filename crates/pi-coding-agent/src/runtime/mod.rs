@@ -6,14 +6,17 @@
 //!
 //! | module | concept |
 //! |---|---|
+//! | [`actions`] | [`HostActions`]: extension commands' `ctx.new_session`/`fork`/`switch_session`/`navigate_tree` |
 //! | [`factory`] | [`SessionFactory`]: builds a session for a store (the seam) |
 //! | [`targets`] | the target stores: new, opened, forked/cloned; cwd check; error texts |
 //! | [`host`] | [`RuntimeHost`]: hooks, teardown, build, listeners, bind |
 
+pub mod actions;
 pub mod factory;
 pub mod host;
 pub mod targets;
 
+pub use actions::HostActions;
 pub use factory::{BuiltSession, SessionFactory, SessionTarget};
-pub use host::{ForkOutcome, HostSubscription, RuntimeHost};
+pub use host::{ForkOutcome, HostSubscription, RuntimeHost, WeakRuntimeHost};
 pub use targets::{ForkPosition, INVALID_FORK_ENTRY, SESSION_NOT_SAVED};

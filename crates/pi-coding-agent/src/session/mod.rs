@@ -18,6 +18,7 @@
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
 //! | [`builder`] | construction and initial entries |
+//! | `summarizer` | the summarizer of compactions and branch summaries (model, key, retries) |
 //! | [`tree`] | tree navigation (`navigate_tree`) with branch summaries |
 
 pub mod agent_session;
@@ -34,6 +35,7 @@ pub mod queues;
 pub mod retry;
 mod run;
 pub mod stats;
+mod summarizer;
 pub mod tree;
 
 pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};

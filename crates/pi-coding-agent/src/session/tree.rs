@@ -19,8 +19,6 @@
 //! While navigation runs, [`AgentSession::is_compacting`] is true and
 //! [`AgentSession::abort_branch_summary`] (or [`AgentSession::abort`]) cancels it.
 
-use std::sync::Arc;
-
 use pi_agent_core::AgentMessage;
 use pi_ai::{Message, Model, Usage, UserContent, UserMessageContent};
 use serde::Serialize;
@@ -29,11 +27,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent_session::lock;
 use super::prompt::{SessionError, no_api_key};
-use super::{AgentSession, AgentSessionEvent, SummarizationSource};
+use super::{AgentSession, SummarizationSource};
+use crate::compaction::Summarizer;
 use crate::compaction::branch::{
     BranchSummaryOutcome, collect_entries_for_branch_summary, generate_branch_summary,
 };
-use crate::compaction::{SummarizationRetryEvent, Summarizer, SummaryRetry};
 use crate::storage::tree::{append_label_change, branch_with_summary};
 use crate::storage::{EntryKind, SessionEntry, build_session_context};
 
@@ -339,51 +337,7 @@ impl AgentSession {
                 &self.inner.docs_dir,
             )));
         }
-        let retry = lock(self.settings()).retry();
-        let events = self.downgrade();
-        Ok(Summarizer {
-            api_key: self.auth().api_key(&model.provider),
-            model,
-            stream: self.agent().options().stream_fn.clone(),
-            headers: Vec::new(),
-            thinking_level: self.thinking_level(),
-            session_id: None,
-            signal: cancel.clone(),
-            retry: SummaryRetry {
-                enabled: retry.enabled,
-                max_retries: retry.max_retries,
-                base_delay_ms: retry.base_delay_ms,
-            },
-            on_retry: Some(Arc::new(move |e| {
-                let Some(session) = events.upgrade() else {
-                    return;
-                };
-                let event = match e {
-                    SummarizationRetryEvent::Scheduled {
-                        attempt,
-                        max_attempts,
-                        delay_ms,
-                        error_message,
-                    } => AgentSessionEvent::SummarizationRetryScheduled {
-                        attempt,
-                        max_attempts,
-                        delay_ms,
-                        error_message,
-                    },
-                    SummarizationRetryEvent::AttemptStart { .. } => {
-                        AgentSessionEvent::SummarizationRetryAttemptStart {
-                            source: SummarizationSource::BranchSummary,
-                        }
-                    }
-                    SummarizationRetryEvent::Finished { .. } => {
-                        AgentSessionEvent::SummarizationRetryFinished
-                    }
-                };
-                if let Err(err) = session.emit_event(&event) {
-                    tracing::warn!("a session listener failed on a branch summary event: {err}");
-                }
-            })),
-        })
+        Ok(self.summarizer(model, cancel, SummarizationSource::BranchSummary))
     }
 }
 

@@ -80,34 +80,72 @@ pub fn looks_like_path(arg: &str) -> bool {
     arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
 }
 
-/// Finds a session by id in `dir` (exact, then prefix), then in every project directory under
-/// `sessions_root`. Errors: `No session found matching '<query>'`.
-pub fn find_by_id(dir: &Path, sessions_root: &Path, query: &str) -> Result<PathBuf, String> {
-    let search = |d: &Path| -> Option<PathBuf> {
+/// Where a session id was found ([`resolve_session_id`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionMatch {
+    /// In this project's session directory.
+    Local(PathBuf),
+    /// In another project's directory: the file and its header `cwd`.
+    Global {
+        /// The session file.
+        path: PathBuf,
+        /// The project it belongs to (its header `cwd`).
+        cwd: String,
+    },
+}
+
+impl SessionMatch {
+    /// The session file.
+    pub fn path(&self) -> &Path {
+        match self {
+            SessionMatch::Local(p) | SessionMatch::Global { path: p, .. } => p,
+        }
+    }
+}
+
+/// pi's `resolveSessionPath` for an id: an exact, then a prefix match (the most recently
+/// modified) in `dir`; then the same in every project directory under `sessions_root` (in
+/// name order). `None` when nothing matches.
+pub fn resolve_session_id(dir: &Path, sessions_root: &Path, query: &str) -> Option<SessionMatch> {
+    let search = |d: &Path| -> Option<SessionFileInfo> {
         let all = list_sessions(d);
         if let Some(s) = all.iter().find(|s| s.header.id == query) {
-            return Some(s.path.clone());
+            return Some(s.clone());
         }
         all.into_iter()
             .filter(|s| s.header.id.starts_with(query))
             .max_by_key(|s| s.modified)
-            .map(|s| s.path)
     };
-    if let Some(p) = search(dir) {
-        return Ok(p);
+    if let Some(s) = search(dir) {
+        return Some(SessionMatch::Local(s.path));
     }
-    if let Ok(rd) = std::fs::read_dir(sessions_root) {
-        let mut dirs: Vec<PathBuf> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        for d in dirs {
-            if let Some(p) = search(&d) {
-                return Ok(p);
-            }
-        }
-    }
-    Err(format!("No session found matching '{query}'"))
+    let rd = std::fs::read_dir(sessions_root).ok()?;
+    let mut dirs: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .find_map(|d| search(d))
+        .map(|s| SessionMatch::Global {
+            path: s.path,
+            cwd: s.header.cwd,
+        })
+}
+
+/// [`resolve_session_id`] without the local/global distinction. Errors: `No session found
+/// matching '<query>'`.
+pub fn find_by_id(dir: &Path, sessions_root: &Path, query: &str) -> Result<PathBuf, String> {
+    resolve_session_id(dir, sessions_root, query)
+        .map(|m| m.path().to_path_buf())
+        .ok_or_else(|| format!("No session found matching '{query}'"))
+}
+
+/// The session in `dir` whose id is exactly `id` (pi's `findLocalSessionByExactId`).
+pub fn find_local_exact(dir: &Path, id: &str) -> Option<PathBuf> {
+    list_sessions(dir)
+        .into_iter()
+        .find(|s| s.header.id == id)
+        .map(|s| s.path)
 }

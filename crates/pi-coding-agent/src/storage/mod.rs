@@ -5,6 +5,7 @@
 //! | `entry` | header and entry records (§4.2) |
 //! | `paths` | session directories, file names, ids (§4.1) |
 //! | `index` | cheap per-line indexing for fast resume |
+//! | `lines` | reading a session file line by line without copying lines |
 //! | `store` | `SessionManager`: tree, leaf, writing and reading (§4.3–4.5) |
 //! | `migrate` | v1 → v3 migrations |
 //! | `context` | `buildSessionContext` (§4.6) |
@@ -15,6 +16,7 @@ pub mod entry;
 pub mod export;
 pub mod fork;
 pub mod index;
+mod lines;
 pub mod migrate;
 pub mod paths;
 pub mod store;

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 
 use super::entry::{EntryKind, EntryParseError, SESSION_VERSION, SessionEntry, SessionHeader};
 use super::index::{ProbedLine, probe_line};
+use super::lines::Lines;
 use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 
@@ -43,6 +44,13 @@ pub enum StoreError {
     /// `Entry <id> not found`.
     #[error("Entry {0} not found")]
     EntryNotFound(String),
+    /// `Cannot export in-memory session to HTML` (an HTML export of a `--no-session` store).
+    #[error("Cannot export in-memory session to HTML")]
+    InMemoryExport,
+    /// `Nothing to export yet - start a conversation first` (an HTML export of a session whose
+    /// file is not written yet).
+    #[error("Nothing to export yet - start a conversation first")]
+    NothingToExport,
     /// An I/O failure, with the path involved.
     #[error("{path}: {source}")]
     Io {
@@ -120,6 +128,31 @@ struct Slot {
     loc: Loc,
 }
 
+/// Entry id → slot position. Ids come from the user's own session file, so a fast
+/// non-cryptographic hash is enough (SipHash cost ~10 % of opening a large session).
+type IdMap = HashMap<Box<str>, u32, foldhash::fast::RandomState>;
+
+/// Appends an entry's slot: its parent is resolved among the slots before it, and `by_id`
+/// points at it (a duplicate id — a torn line rewritten in full — points at the newest copy).
+fn index_slot(
+    slots: &mut Vec<Slot>,
+    by_id: &mut IdMap,
+    id: &str,
+    parent_id: Option<&str>,
+    kind: Kind,
+    loc: Loc,
+) {
+    let idx = slots.len();
+    let parent = parent_id.and_then(|p| by_id.get(p).copied());
+    by_id.insert(id.into(), idx as u32);
+    slots.push(Slot {
+        id: id.into(),
+        parent,
+        kind,
+        loc,
+    });
+}
+
 #[derive(Debug)]
 enum Backing {
     /// `--no-session`: never written.
@@ -144,7 +177,7 @@ pub struct SessionStore {
     /// Where `Loc::File` entries are read from (kept open: a deleted file stays readable).
     source: Option<File>,
     slots: Vec<Slot>,
-    by_id: HashMap<Box<str>, u32>,
+    by_id: IdMap,
     leaf: Option<usize>,
     backing: Backing,
     warnings: Vec<String>,
@@ -168,7 +201,7 @@ impl SessionStore {
             path,
             source: None,
             slots: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: IdMap::default(),
             leaf: None,
             backing,
             warnings: Vec::new(),
@@ -216,27 +249,22 @@ impl SessionStore {
             return Ok(store);
         }
         let file = File::open(path).map_err(io_err(path))?;
-        let mut reader = BufReader::with_capacity(1 << 16, &file);
+        let mut lines = Lines::new(&file);
         let mut header: Option<SessionHeader> = None;
-        let mut slots: Vec<(String, Option<String>, Kind, Loc)> = Vec::new();
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut by_id = IdMap::default();
         let mut warnings = Vec::new();
         let mut offset = 0u64;
-        let mut line = Vec::with_capacity(4096);
         let mut ends_with_newline = true;
         let mut line_no = 0usize;
         let mut legacy: Option<Vec<Map<String, Value>>> = None;
         let mut unknown_kinds: Vec<Box<str>> = Vec::new();
-        loop {
-            line.clear();
-            let n = reader.read_until(b'\n', &mut line).map_err(io_err(path))?;
-            if n == 0 {
-                break;
-            }
+        while let Some(line) = lines.next_line().map_err(io_err(path))? {
             line_no += 1;
             let start = offset;
-            offset += n as u64;
+            offset += line.len() as u64;
             ends_with_newline = line.last() == Some(&b'\n');
-            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
             let body = body.strip_suffix(b"\r").unwrap_or(body);
             if let Some(legacy) = legacy.as_mut() {
                 match serde_json::from_slice::<Map<String, Value>>(body) {
@@ -286,15 +314,11 @@ impl SessionStore {
                         ));
                         unknown_kinds.push(name.clone());
                     }
-                    slots.push((
-                        id,
-                        parent_id,
-                        kind,
-                        Loc::File {
-                            offset: start,
-                            len: body.len() as u32,
-                        },
-                    ))
+                    let loc = Loc::File {
+                        offset: start,
+                        len: body.len() as u32,
+                    };
+                    index_slot(&mut slots, &mut by_id, &id, parent_id.as_deref(), kind, loc);
                 }
                 ProbedLine::NotAnEntry => warnings.push(format!(
                     "{}:{line_no}: skipped a record that is not a session entry",
@@ -308,11 +332,9 @@ impl SessionStore {
         let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
         store.source = Some(file.try_clone().map_err(io_err(path))?);
         store.warnings = warnings;
-        store.slots.reserve(slots.len());
-        store.by_id.reserve(slots.len());
-        for (id, parent, kind, loc) in slots {
-            store.push_slot(&id, parent.as_deref(), kind, loc);
-        }
+        store.leaf = slots.len().checked_sub(1);
+        store.slots = slots;
+        store.by_id = by_id;
         if let Some(records) = legacy {
             let entries = migrate::migrate(records, store.header.version);
             store.replace_all(entries);
@@ -341,17 +363,8 @@ impl SessionStore {
     }
 
     fn push_slot(&mut self, id: &str, parent_id: Option<&str>, kind: Kind, loc: Loc) {
-        let idx = self.slots.len();
-        let parent = parent_id.and_then(|p| self.by_id.get(p).copied());
-        // A duplicate id (a torn line rewritten in full) points at the newest copy.
-        self.by_id.insert(id.into(), idx as u32);
-        self.slots.push(Slot {
-            id: id.into(),
-            parent,
-            kind,
-            loc,
-        });
-        self.leaf = Some(idx);
+        index_slot(&mut self.slots, &mut self.by_id, id, parent_id, kind, loc);
+        self.leaf = Some(self.slots.len() - 1);
     }
 
     /// The header.
