@@ -70,18 +70,18 @@ fn first_lines(text: &str, n: usize) -> String {
     out
 }
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 /// `cargo build -p pi-coding-agent --bin pi`.
-fn build_pi(root: &Path) -> Result<PathBuf, String> {
+pub(crate) fn build_pi(root: &Path) -> Result<PathBuf, String> {
     eprintln!("== cargo build -p pi-coding-agent --bin pi");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)

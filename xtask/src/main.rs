@@ -7,6 +7,7 @@ mod demo;
 mod gen_catalog;
 mod gen_session;
 mod interop;
+mod kill_loop;
 
 const HELP: &str = "\
 cargo xtask <command>
@@ -24,6 +25,10 @@ Commands:
   interop [--ts <pi>] [--pi <pi>]
                       A pi-rs session continued by the TypeScript pi, then resumed by
                       pi-rs (needs the TS pi; see docs/sessions.md)
+  kill-loop [--runs N] [--seed N] [--no-build] [--pi <path>]
+                      kill -9 durability: pi killed at seeded random points while it
+                      works in json mode with a session (default 200 runs); each session
+                      file must load and hold every acknowledged entry
   gen-session <out> [--mb N] [--cwd DIR]
                       Generate a large pi v3 session file (default 100 MiB)
   gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         Some("bench") => report("bench", bench::run(&rest())),
         Some("demo") => report("demo", demo::run(&rest())),
         Some("interop") => report("interop", interop::run_interop(&rest())),
+        Some("kill-loop") => report("kill-loop", kill_loop::run(&rest())),
         Some("gen-session") => report("gen-session", gen_session::run(&rest())),
         Some(other) => {
             eprintln!("unknown xtask command: {other}\n\n{HELP}");

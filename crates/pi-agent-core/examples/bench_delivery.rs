@@ -1,34 +1,64 @@
-//! Micro-benchmark (criterion-free) of event delivery through `Agent`:
-//! - ns per `message_update` with 1 and 3 awaited listeners;
-//! - ns per text delta with 1 KB vs 1 MB already accumulated (the ratio shows whether the
-//!   per-delta cost depends on the message length; the partial is shared, so it should not).
+//! Criterion-free form of `benches/dispatch.rs` that also reports **on-CPU** time, for a
+//! loaded machine where wall-clock medians measure the other jobs.
 //!
-//! Run in release mode on an otherwise idle machine:
-//! `cargo run --release -p pi-agent-core --example bench_delivery`
+//! Same cases as the bench (one `Agent::prompt` of `DELTAS` one-byte text deltas, on a
+//! current-thread runtime, so the producer task, the loop and the listeners all run on this
+//! thread): `delivery/N` (stream filled in advance: the agent's per-event work and the delivery
+//! to N awaited listeners), `end_to_end/N` (a live producer task and `event_channel`), and
+//! `accumulated/1KB|1MB` (end to end with 1 KB vs 1 MB already in the message).
+//!
+//! For each case it runs `RUNS` prompts and prints the median ns/event of wall time and of the
+//! thread's on-CPU time (`CLOCK_THREAD_CPUTIME_ID`).
+//!
+//! Run: `cargo run --profile bench -p pi-agent-core --example bench_delivery [runs] [case]`
+//! (`case`: only the cases whose name contains it). Under `valgrind --tool=callgrind` it
+//! gives exact instruction counts per function, unaffected by the machine's load.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pi_agent_core::{Agent, AgentOptions, StreamFn};
 use pi_ai::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, PartialMessage, StopReason,
-    TextContent, event_channel,
+    AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream,
+    PartialMessage, StopReason, TextContent, event_channel,
 };
 
-/// A stream of `deltas` one-byte text deltas on a message already holding `prefix` bytes.
-fn delta_stream(deltas: usize, prefix: usize) -> StreamFn {
-    Arc::new(move |model, _ctx, _opts| {
+/// Text deltas per prompt.
+const DELTAS: usize = 20_000;
+
+/// This thread's on-CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`, exact on Linux).
+fn cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+fn message_with_text(prefix: usize) -> AssistantMessage {
+    let mut m = AssistantMessage::empty("bench", "bench", "bench");
+    m.content
+        .push(AssistantContent::Text(TextContent::new("x".repeat(prefix))));
+    m
+}
+
+fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
+    Arc::new(move |_model, _ctx, _opts| {
         let (mut sink, stream) = event_channel(None);
+        let message = slot
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .unwrap_or_default();
         tokio::spawn(async move {
-            let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-            m.content
-                .push(AssistantContent::Text(TextContent::new("x".repeat(prefix))));
-            let partial = PartialMessage::new(m);
+            let partial = PartialMessage::new(message);
             sink.push(AssistantMessageEvent::Start {
                 partial: partial.clone(),
             })
             .await;
-            for _ in 0..deltas {
+            for _ in 0..DELTAS {
                 partial.update(|m| {
                     if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
                         t.text.push('y');
@@ -53,31 +83,102 @@ fn delta_stream(deltas: usize, prefix: usize) -> StreamFn {
     })
 }
 
-async fn ns_per_delta(listeners: usize, deltas: usize, prefix: usize) -> f64 {
-    let agent = Agent::new(AgentOptions::new(delta_stream(deltas, prefix)));
-    for _ in 0..listeners {
-        agent.subscribe(|_, _| async { Ok(()) });
+fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
+    let mut m = message_with_text(prefix);
+    if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
+        t.text.push_str(&"y".repeat(DELTAS));
     }
-    let start = Instant::now();
-    if let Err(e) = agent.prompt("bench").await {
-        eprintln!("run failed: {e}");
-    }
-    start.elapsed().as_nanos() as f64 / deltas as f64
+    m.stop_reason = StopReason::Stop;
+    let partial = PartialMessage::new(m.clone());
+    let mut events = Vec::with_capacity(DELTAS + 2);
+    events.push(AssistantMessageEvent::Start {
+        partial: partial.clone(),
+    });
+    events.extend((0..DELTAS).map(|_| AssistantMessageEvent::TextDelta {
+        content_index: 0,
+        delta: "y".into(),
+        partial: partial.clone(),
+    }));
+    events.push(AssistantMessageEvent::Done {
+        reason: StopReason::Stop,
+        message: m,
+    });
+    AssistantMessageEventStream::from_events(events)
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let n = std::env::args()
+fn prefilled(slot: Arc<Mutex<Option<AssistantMessageEventStream>>>) -> StreamFn {
+    Arc::new(move |_model, _ctx, _opts| {
+        slot.lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .unwrap_or_else(|| AssistantMessageEventStream::error_only(Default::default()))
+    })
+}
+
+fn agent(stream_fn: StreamFn, listeners: usize) -> Agent {
+    let agent = Agent::new(AgentOptions::new(stream_fn));
+    for _ in 0..listeners {
+        let _ = agent.subscribe(|_, _| async { Ok(()) });
+    }
+    agent
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let runs: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
-        .unwrap_or(200_000);
-    let one = ns_per_delta(1, n, 1024).await;
-    let three = ns_per_delta(3, n, 1024).await;
-    println!("ns/event (1 listener):  {one:.0}");
-    println!("ns/event (3 listeners): {three:.0}");
-    let small = ns_per_delta(1, n, 1024).await;
-    let large = ns_per_delta(1, n, 1024 * 1024).await;
-    println!("ns/delta at 1 KB: {small:.0}");
-    println!("ns/delta at 1 MB: {large:.0}");
-    println!("ratio 1 MB / 1 KB: {:.2}", large / small);
+        .unwrap_or(30);
+    let filter = std::env::args().nth(2).unwrap_or_default();
+    let rt = match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(rt) => rt,
+        Err(e) => panic!("tokio runtime: {e}"),
+    };
+    let cases = [
+        ("delivery/1", true, 1, 1024),
+        ("delivery/3", true, 3, 1024),
+        ("end_to_end/1", false, 1, 1024),
+        ("end_to_end/3", false, 3, 1024),
+        ("accumulated/1KB", false, 1, 1024),
+        ("accumulated/1MB", false, 1, 1024 * 1024),
+    ];
+    println!("{:<18} {:>12} {:>12}", "case", "wall ns/ev", "cpu ns/ev");
+    for (id, filled, listeners, prefix) in cases {
+        if !id.contains(filter.as_str()) {
+            continue;
+        }
+        let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let agent = if filled {
+                agent(
+                    prefilled(Arc::new(Mutex::new(Some(filled_stream(prefix))))),
+                    listeners,
+                )
+            } else {
+                agent(
+                    live_stream(Arc::new(Mutex::new(Some(message_with_text(prefix))))),
+                    listeners,
+                )
+            };
+            let (c0, t0) = (cpu_ns(), Instant::now());
+            if let Err(e) = rt.block_on(agent.prompt("bench")) {
+                panic!("prompt failed: {e}");
+            }
+            let (t1, c1) = (t0.elapsed(), cpu_ns());
+            wall.push(t1.as_nanos() as f64 / DELTAS as f64);
+            if let (Some(a), Some(b)) = (c0, c1) {
+                cpu.push(b.saturating_sub(a) as f64 / DELTAS as f64);
+            }
+        }
+        let cpu = if cpu.is_empty() {
+            "-".to_owned()
+        } else {
+            format!("{:.0}", median(&mut cpu))
+        };
+        println!("{id:<18} {:>12.0} {cpu:>12}", median(&mut wall));
+    }
 }

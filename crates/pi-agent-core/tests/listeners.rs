@@ -248,7 +248,7 @@ fn failing_on_user_end(
     msg: &'static str,
 ) -> impl Fn(
     Arc<AgentEvent>,
-    tokio_util::sync::CancellationToken,
+    &tokio_util::sync::CancellationToken,
 ) -> futures::future::Ready<Result<(), ListenerError>>
 + Send
 + Sync

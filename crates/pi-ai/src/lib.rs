@@ -15,6 +15,8 @@
 
 pub mod error;
 pub mod event;
+mod event_queue;
+pub mod js_json_error;
 mod js_regex;
 pub mod json;
 pub mod models;

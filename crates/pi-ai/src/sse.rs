@@ -156,6 +156,8 @@ pub struct SseParser {
     comments: u64,
     /// Set once a read failed; every later read fails the same way.
     failed: Option<SseError>,
+    /// Something but whitespace arrived since the last blank line.
+    tail: bool,
 }
 
 impl SseParser {
@@ -223,6 +225,14 @@ impl SseParser {
         ended
     }
 
+    /// Whether the input since the last blank line holds anything but whitespace (complete
+    /// lines or an unterminated one): the stream would end inside an event. Call before
+    /// [`Self::finish`]. The Google SDK fails such a stream (`Incomplete JSON segment at the
+    /// end`) where this parser would flush the event.
+    pub fn has_unterminated_event(&self) -> bool {
+        self.tail
+    }
+
     /// Number of comment lines (`:` …, e.g. OpenRouter's `: OPENROUTER PROCESSING` keep-alives)
     /// seen so far, counted as soon as their colon arrives. Callers need not treat them as
     /// activity specially: every byte read is activity for an idle timeout.
@@ -275,6 +285,10 @@ impl SseParser {
         ends: bool,
         out: &mut Vec<SseEvent>,
     ) -> Result<(), SseError> {
+        // Usually decided by the piece's first byte, and skipped once set.
+        if !self.tail && !piece.iter().all(u8::is_ascii_whitespace) {
+            self.tail = true;
+        }
         loop {
             match self.state {
                 LineState::Name => match memchr::memchr(b':', piece) {
@@ -365,7 +379,10 @@ impl SseParser {
     fn field_without_colon(&mut self, raw: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         self.check_line(raw.len())?;
         match self.strip_bom(raw) {
-            b"" => self.dispatch(out),
+            b"" => {
+                self.tail = false;
+                self.dispatch(out);
+            }
             b"data" => self.start_data_line()?,
             b"event" => self.apply_value(ValueField::Event, b"")?,
             b"id" => self.apply_value(ValueField::Id, b"")?,

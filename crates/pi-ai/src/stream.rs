@@ -5,24 +5,29 @@
 //! deliberate difference: the queue is bounded (capacity [`STREAM_CAPACITY`]), so a slow
 //! consumer applies back-pressure to the producer instead of growing memory. Dropping the
 //! stream cancels the producer (its `CancellationToken`), which aborts the HTTP request.
+//!
+//! The consumer takes all queued events at once and then hands them out without locking
+//! (`event_queue`), so the per-event cost of the hop is one uncontended lock on the producer
+//! side and the tasks wake each other once per batch, not once per event.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use futures::Stream;
-use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::event::AssistantMessageEvent;
+use crate::event_queue::{Consumer, Producer, queue};
 use crate::types::{AssistantMessage, StopReason};
 
-/// Events buffered between producer and consumer before the producer waits.
+/// Events queued between producer and consumer before the producer waits (the consumer may
+/// hold up to as many again in the batch it is working through).
 pub const STREAM_CAPACITY: usize = 256;
 
 /// The producer side. Pushes after the terminal event are ignored.
 #[derive(Debug)]
 pub struct EventSink {
-    tx: mpsc::Sender<AssistantMessageEvent>,
+    tx: Producer<AssistantMessageEvent>,
     finished: bool,
 }
 
@@ -36,7 +41,8 @@ impl EventSink {
         if event.is_terminal() {
             self.finished = true;
         }
-        self.tx.send(event).await.is_ok()
+        // Wait for room first, so the event is moved once, into the queue.
+        std::future::poll_fn(|cx| self.tx.poll_ready(cx)).await && self.tx.push(event)
     }
 
     /// Whether a terminal event was pushed.
@@ -54,9 +60,10 @@ impl EventSink {
 /// [`AssistantMessageEventStream::result`].
 #[derive(Debug)]
 pub struct AssistantMessageEventStream {
-    rx: mpsc::Receiver<AssistantMessageEvent>,
+    rx: Consumer<AssistantMessageEvent>,
     finished: bool,
-    last_partial: Option<AssistantMessage>,
+    /// The live accumulator of the events seen so far (a handle, O(1) to keep).
+    last_partial: Option<crate::event::PartialMessage>,
     _cancel_on_drop: Option<DropGuard>,
 }
 
@@ -65,7 +72,7 @@ pub struct AssistantMessageEventStream {
 pub fn event_channel(
     cancel_on_drop: Option<CancellationToken>,
 ) -> (EventSink, AssistantMessageEventStream) {
-    let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
+    let (tx, rx) = queue(STREAM_CAPACITY);
     (
         EventSink {
             tx,
@@ -83,13 +90,8 @@ pub fn event_channel(
 impl AssistantMessageEventStream {
     /// A stream that yields the given events (which should end with a terminal one).
     pub fn from_events(events: Vec<AssistantMessageEvent>) -> Self {
-        let (tx, rx) = mpsc::channel(events.len().max(1));
-        for e in events {
-            // Capacity equals the number of events: never full.
-            let _ = tx.try_send(e);
-        }
         AssistantMessageEventStream {
-            rx,
+            rx: Consumer::from_items(events),
             finished: false,
             last_partial: None,
             _cancel_on_drop: None,
@@ -112,29 +114,32 @@ impl AssistantMessageEventStream {
 
     /// The next event; `None` after the terminal event or when the producer vanished.
     pub async fn next_event(&mut self) -> Option<AssistantMessageEvent> {
-        if self.finished {
-            return None;
-        }
-        let ev = self.rx.recv().await;
-        self.observe(ev.as_ref());
-        ev
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
 
-    fn observe(&mut self, ev: Option<&AssistantMessageEvent>) {
-        match ev {
-            Some(e) if e.is_terminal() => {
-                self.finished = true;
-                self.rx.close();
-            }
-            Some(e) => {
-                if self.last_partial.is_none()
-                    && let Some(p) = e.partial()
-                {
-                    self.last_partial = Some(p.read().clone());
-                }
-            }
-            None => self.finished = true,
+    /// Polls for the next event, keeping the terminal bookkeeping and the partial's handle.
+    fn poll_event(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<AssistantMessageEvent>> {
+        if self.finished {
+            return Poll::Ready(None);
         }
+        let polled = self.rx.poll_recv(cx);
+        if let Poll::Ready(ev) = &polled {
+            match ev {
+                Some(e) if e.is_terminal() => {
+                    self.finished = true;
+                    self.rx.close();
+                }
+                Some(e) => {
+                    if self.last_partial.is_none()
+                        && let Some(p) = e.partial()
+                    {
+                        self.last_partial = Some(p.clone());
+                    }
+                }
+                None => self.finished = true,
+            }
+        }
+        polled
     }
 
     /// Drains the stream and returns the final message (`done.message` or `error.error`).
@@ -154,8 +159,8 @@ impl AssistantMessageEventStream {
             }
         }
         let mut m = last
-            .map(|p| p.snapshot())
             .or(self.last_partial.take())
+            .map(|p| p.snapshot())
             .unwrap_or_default();
         m.stop_reason = StopReason::Error;
         m.error_message = Some("Stream ended without a terminal event".into());
@@ -167,22 +172,191 @@ impl Stream for AssistantMessageEventStream {
     type Item = AssistantMessageEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        if self.finished {
-            return Poll::Ready(None);
-        }
-        let polled = self.rx.poll_recv(cx);
-        if let Poll::Ready(ev) = &polled {
-            let ev = ev.as_ref();
-            // Only the terminal bookkeeping matters here; avoid snapshotting partials per event.
-            match ev {
-                Some(e) if e.is_terminal() => {
-                    self.finished = true;
-                    self.rx.close();
-                }
-                None => self.finished = true,
-                _ => {}
+        self.poll_event(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::PartialMessage;
+    use crate::types::{AssistantContent, TextContent};
+    use futures::StreamExt;
+
+    fn text_partial(text: &str) -> PartialMessage {
+        let mut m = AssistantMessage::empty("api", "provider", "model");
+        m.content
+            .push(AssistantContent::Text(TextContent::new(text)));
+        PartialMessage::new(m)
+    }
+
+    fn delta(partial: &PartialMessage, d: &str) -> AssistantMessageEvent {
+        partial.update(|m| {
+            if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
+                t.text.push_str(d);
             }
+        });
+        AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: d.into(),
+            partial: partial.clone(),
         }
-        polled
+    }
+
+    fn text_of(m: &AssistantMessage) -> String {
+        match m.content.first() {
+            Some(AssistantContent::Text(t)) => t.text.clone(),
+            _ => String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn events_arrive_in_order_and_the_stream_ends_after_the_terminal_one() {
+        let (mut sink, mut stream) = event_channel(None);
+        let producer = tokio::spawn(async move {
+            let p = text_partial("");
+            assert!(
+                sink.push(AssistantMessageEvent::Start { partial: p.clone() })
+                    .await
+            );
+            for i in 0..1000 {
+                assert!(sink.push(delta(&p, &i.to_string())).await);
+            }
+            let mut done = p.snapshot();
+            done.stop_reason = StopReason::Stop;
+            assert!(
+                sink.push(AssistantMessageEvent::Done {
+                    reason: StopReason::Stop,
+                    message: done,
+                })
+                .await
+            );
+            assert!(sink.is_finished());
+            // Pushes after the terminal event are ignored.
+            assert!(!sink.push(delta(&p, "late")).await);
+        });
+        let mut kinds = Vec::new();
+        let mut deltas = String::new();
+        while let Some(ev) = stream.next_event().await {
+            if let AssistantMessageEvent::TextDelta { delta, .. } = &ev {
+                deltas.push_str(delta);
+            }
+            kinds.push(ev.kind());
+        }
+        producer.await.unwrap();
+        assert_eq!(kinds.len(), 1002);
+        assert_eq!((kinds[0], kinds[1001]), ("start", "done"));
+        assert_eq!(deltas, (0..1000).map(|i| i.to_string()).collect::<String>());
+        assert!(stream.next_event().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_slow_consumer_holds_the_producer_at_the_capacity() {
+        let (mut sink, mut stream) = event_channel(None);
+        let p = text_partial("");
+        let pushed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = std::sync::Arc::clone(&pushed);
+        let producer = tokio::spawn(async move {
+            for _ in 0..10 * STREAM_CAPACITY {
+                if !sink.push(delta(&p, "x")).await {
+                    break;
+                }
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            pushed.load(std::sync::atomic::Ordering::SeqCst),
+            STREAM_CAPACITY
+        );
+        assert!(stream.next_event().await.is_some());
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        // One batch taken (the capacity), the queue refilled: never more than twice it.
+        assert_eq!(
+            pushed.load(std::sync::atomic::Ordering::SeqCst),
+            2 * STREAM_CAPACITY
+        );
+        drop(stream);
+        producer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn dropping_the_stream_cancels_the_token_and_fails_pushes() {
+        let token = CancellationToken::new();
+        let (mut sink, stream) = event_channel(Some(token.clone()));
+        assert!(!sink.is_closed());
+        drop(stream);
+        assert!(token.is_cancelled());
+        assert!(sink.is_closed());
+        assert!(!sink.push(delta(&text_partial(""), "x")).await);
+    }
+
+    #[tokio::test]
+    async fn a_vanished_producer_yields_an_error_with_the_latest_partial() {
+        let (mut sink, stream) = event_channel(None);
+        let p = text_partial("a");
+        sink.push(AssistantMessageEvent::Start { partial: p.clone() })
+            .await;
+        sink.push(delta(&p, "b")).await;
+        drop(sink);
+        // A change after the last event still shows (the partial is shared, as in pi).
+        p.update(|m| m.model = "late".into());
+        let m = stream.result().await;
+        assert_eq!(m.stop_reason, StopReason::Error);
+        assert_eq!(
+            m.error_message.as_deref(),
+            Some("Stream ended without a terminal event")
+        );
+        assert_eq!(text_of(&m), "ab");
+        assert_eq!(m.model, "late");
+    }
+
+    #[tokio::test]
+    async fn result_after_next_event_consumed_everything_uses_the_partial_seen() {
+        let (mut sink, mut stream) = event_channel(None);
+        let p = text_partial("");
+        sink.push(AssistantMessageEvent::Start { partial: p.clone() })
+            .await;
+        sink.push(delta(&p, "xyz")).await;
+        drop(sink);
+        while stream.next_event().await.is_some() {}
+        let m = stream.result().await;
+        assert_eq!(text_of(&m), "xyz");
+        assert_eq!(m.stop_reason, StopReason::Error);
+    }
+
+    #[tokio::test]
+    async fn from_events_and_the_stream_trait_end_after_the_terminal_event() {
+        let p = text_partial("");
+        let events = vec![
+            AssistantMessageEvent::Start { partial: p.clone() },
+            delta(&p, "x"),
+            AssistantMessageEvent::Done {
+                reason: StopReason::Stop,
+                message: p.snapshot(),
+            },
+            delta(&p, "after the end"),
+        ];
+        let kinds: Vec<_> = AssistantMessageEventStream::from_events(events)
+            .map(|e| e.kind())
+            .collect()
+            .await;
+        assert_eq!(kinds, ["start", "text_delta", "done"]);
+        let mut aborted = AssistantMessage::empty("api", "provider", "model");
+        aborted.stop_reason = StopReason::Aborted;
+        aborted.error_message = Some("Request was aborted".into());
+        let mut lone = AssistantMessageEventStream::error_only(aborted.clone());
+        match lone.next_event().await {
+            Some(AssistantMessageEvent::Error { reason, error }) => {
+                assert_eq!(reason, StopReason::Aborted);
+                assert_eq!(error, aborted);
+            }
+            other => panic!("expected a lone error, got {other:?}"),
+        }
+        assert!(lone.next_event().await.is_none());
     }
 }

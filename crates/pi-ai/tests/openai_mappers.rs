@@ -128,7 +128,14 @@ fn completions_error_chunk_uses_the_error_message_and_openrouter_raw_metadata() 
 #[test]
 fn completions_unparseable_data_fails_with_the_json_error() {
     let o = completions(&[json!("{\"id\":\"c1\",")], true);
-    assert_eq!(o.result, Err("Unexpected end of JSON input".to_owned()));
+    // Node 22's `JSON.parse` message for this text.
+    assert_eq!(
+        o.result,
+        Err(
+            "Expected double-quoted property name in JSON at position 11 (line 1 column 12)"
+                .to_owned()
+        )
+    );
 }
 
 #[test]

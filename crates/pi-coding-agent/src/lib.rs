@@ -19,6 +19,7 @@ pub mod extensions;
 pub mod messages;
 pub mod modes;
 pub mod rpc;
+pub mod runtime;
 pub mod session;
 pub mod storage;
 pub mod tools;

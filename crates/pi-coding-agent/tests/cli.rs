@@ -388,3 +388,45 @@ fn export_writes_html_next_to_the_caller() {
         ),
     );
 }
+
+/// Observed on pi 0.85.0: a `models.json` key given as a failing shell command (`!cmd`) ends
+/// the request with the resolver's text, not a generic missing-key error; nothing is sent.
+#[test]
+fn a_failing_api_key_command_names_the_command() {
+    let sb = Sandbox::new();
+    write(
+        &sb.agent().join("models.json"),
+        r#"{"providers":{"x":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
+            "apiKey":"!exit 3","models":[{"id":"m"}]}}}"#,
+    );
+    assert_fails(
+        &sb.run(&["-p", "--no-session", "--model", "x/m", "hi"]),
+        "API key auth failed for provider x: Failed to resolve API key for provider \"x\" \
+         from shell command: exit 3\n",
+    );
+}
+
+/// Observed on pi 0.85.0: a `models.json` `baseUrl` without its scheme fails every API with
+/// `Invalid URL` (not a connection error); nothing is sent.
+#[test]
+fn a_base_url_without_a_scheme_is_an_invalid_url() {
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ] {
+        let sb = Sandbox::new();
+        write(
+            &sb.agent().join("models.json"),
+            &format!(
+                r#"{{"providers":{{"x":{{"baseUrl":"127.0.0.1:9/v1","api":"{api}",
+                    "apiKey":"k","models":[{{"id":"m"}}]}}}}}}"#
+            ),
+        );
+        assert_fails(
+            &sb.run(&["-p", "--no-session", "--model", "x/m", "hi"]),
+            "Invalid URL\n",
+        );
+    }
+}

@@ -34,10 +34,12 @@ impl SessionHooks for Recorder {
         reason: CompactionReason,
         error_message: Option<String>,
         aborted: bool,
+        from_extension: bool,
     ) -> BoxFuture<'_, ()> {
         self.0.lock().unwrap().push(format!(
-            "failed:{reason:?}:{aborted}:{}",
-            error_message.unwrap_or_default()
+            "failed:{reason:?}:{aborted}:{}{}",
+            error_message.unwrap_or_default(),
+            if from_extension { ":ext" } else { "" }
         ));
         Box::pin(async {})
     }
@@ -337,4 +339,119 @@ async fn an_extension_can_supply_the_summary() {
     let line = c.to_line();
     assert!(line.contains(r#""summary":"from the extension""#), "{line}");
     assert!(line.contains(r#""fromHook":true"#), "{line}");
+}
+
+/// Logs `<start|end>:<reason>:<is_compacting()>` from a session listener as each
+/// compaction event is delivered.
+fn watch_compacting(h: &Harness) -> Arc<Mutex<Vec<String>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let session = h.session.clone();
+    h.session.subscribe(move |e| {
+        let line = match e {
+            AgentSessionEvent::CompactionStart { reason } => format!("start:{reason:?}"),
+            AgentSessionEvent::CompactionEnd { reason, .. } => format!("end:{reason:?}"),
+            _ => return Ok(()),
+        };
+        sink.lock()
+            .unwrap()
+            .push(format!("{line}:{}", session.is_compacting()));
+        Ok(())
+    });
+    seen
+}
+
+#[tokio::test]
+async fn manual_compaction_is_idle_again_when_compaction_end_is_delivered() {
+    // pi 0.85.0 `compact()`: "compaction_end listeners may submit queued prompts, so expose
+    // idle state before notifying them" (spec §3.5), on success and on failure.
+    let h = harness(
+        vec![text("one"), text("two"), text("SUMMARY"), text("PREFIX")],
+        |b| {
+            b.settings(compaction_settings())
+                .compactor(Arc::new(AutoCompactor::new()))
+        },
+    );
+    for prompt in ["first", "second"] {
+        h.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+    }
+    let seen = watch_compacting(&h);
+    h.session.compact(None).await.unwrap();
+    assert_eq!(
+        h.session.compact(None).await.unwrap_err(),
+        "Already compacted"
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "start:Manual:true",
+            "end:Manual:false",
+            "start:Manual:true",
+            "end:Manual:false"
+        ]
+    );
+    assert!(!h.session.is_compacting());
+}
+
+#[tokio::test]
+async fn automatic_compaction_is_still_compacting_when_compaction_end_is_delivered() {
+    // pi 0.85.0 `_runAutoCompaction` clears its abort controller only in `finally`, after
+    // `compaction_end` (spec §3.5 "auto: isCompacting is still true during it"): on success
+    // (overflow recovered) and on failure (the recovery summary fails).
+    let h = harness(
+        vec![
+            text("one"),
+            text("two"),
+            error(OVERFLOW),
+            text("SUMMARY"),
+            text("recovered"),
+            overflow_now(),
+            error("boom"),
+        ],
+        |b| {
+            b.settings(compaction_settings())
+                .compactor(Arc::new(AutoCompactor::new()))
+        },
+    );
+    for prompt in ["first", "second"] {
+        h.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+    }
+    let seen = watch_compacting(&h);
+    h.session
+        .prompt("third", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        h.session.last_assistant_text().as_deref(),
+        Some("recovered")
+    );
+    assert!(!h.session.is_compacting());
+    h.session
+        .prompt("fourth", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "start:Overflow:true",
+            "end:Overflow:true",
+            "start:Overflow:true",
+            "end:Overflow:true"
+        ]
+    );
+    let events = compaction_events(&h);
+    assert!(
+        events
+            .iter()
+            .any(|e| e
+                .starts_with("end:Overflow:false:false:false:Context overflow recovery failed: ")),
+        "{events:?}"
+    );
+    assert!(!h.session.is_compacting());
 }

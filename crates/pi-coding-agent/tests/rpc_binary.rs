@@ -36,11 +36,17 @@ impl Rpc {
     /// `pi --mode rpc --no-session --provider replay-openai --model replay-model` in a fresh
     /// root whose models.json points at `base_url`.
     fn start(base_url: &str, extra: &[&str]) -> Rpc {
+        Rpc::start_with(base_url, extra, |_| {})
+    }
+
+    /// [`Rpc::start`] after `prepare` filled the root (`agent`, `home`, `tmp`, `work`).
+    fn start_with(base_url: &str, extra: &[&str], prepare: impl FnOnce(&std::path::Path)) -> Rpc {
         let root = tempfile::tempdir().unwrap();
         let r = root.path().canonicalize().unwrap();
         for sub in ["agent", "home", "tmp", "work"] {
             std::fs::create_dir(r.join(sub)).unwrap();
         }
+        prepare(&r);
         std::fs::write(
             r.join("agent/models.json"),
             serde_json::to_string_pretty(&models_json(base_url)).unwrap(),
@@ -242,6 +248,42 @@ async fn end_of_input_right_after_a_prompt_exits_zero() {
     );
 }
 
+/// Observed on pi 0.85.0: `export_html` refuses an in-memory session and a session whose file
+/// is not written yet (nothing is written before the first assistant message); no HTML file
+/// appears either way.
+#[tokio::test]
+async fn export_html_refuses_in_memory_and_unwritten_sessions() {
+    let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("x.html");
+    let html_arg = html.to_str().unwrap();
+
+    let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+    let r = pi
+        .call("e", "export_html", json!({"outputPath": html_arg}))
+        .await;
+    assert_eq!(
+        r,
+        json!({"id":"e","type":"response","command":"export_html","success":false,
+               "error":"Cannot export in-memory session to HTML"})
+    );
+    assert_eq!(pi.finish().await, 0);
+
+    let sessions = out.path().join("sessions");
+    let sessions_arg = sessions.to_str().unwrap();
+    let mut pi = Rpc::start(&server.base_url(), &["--session-dir", sessions_arg]);
+    let r = pi
+        .call("e", "export_html", json!({"outputPath": html_arg}))
+        .await;
+    assert_eq!(
+        r,
+        json!({"id":"e","type":"response","command":"export_html","success":false,
+               "error":"Nothing to export yet - start a conversation first"})
+    );
+    assert_eq!(pi.finish().await, 0);
+    assert!(!html.exists());
+}
+
 #[tokio::test]
 async fn sigterm_and_sighup_end_rpc_mode_with_143_and_129() {
     for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
@@ -258,4 +300,141 @@ async fn sigterm_and_sighup_end_rpc_mode_with_143_and_129() {
             .unwrap();
         assert_eq!(status.code(), Some(code), "signal {signal}");
     }
+}
+
+async fn state_file(pi: &mut Rpc, id: &str) -> (String, u64) {
+    let state = pi.data(id, "get_state", json!({})).await;
+    (
+        state["sessionFile"].as_str().unwrap().to_owned(),
+        state["messageCount"].as_u64().unwrap(),
+    )
+}
+
+/// Prompts and waits for `agent_settled` (counting from the records seen so far).
+async fn prompt_settled(pi: &mut Rpc, id: &str, text: &str) {
+    let before = pi
+        .seen
+        .iter()
+        .filter(|v| v["type"] == "agent_settled")
+        .count();
+    pi.send(json!({"id": id, "type": "prompt", "message": text}))
+        .await;
+    loop {
+        let v = pi.next().await.expect("output ended");
+        if v["type"] == "agent_settled" {
+            let n = pi
+                .seen
+                .iter()
+                .filter(|v| v["type"] == "agent_settled")
+                .count();
+            if n > before {
+                return;
+            }
+        }
+    }
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn session_replacement_and_commands_through_the_binary() {
+    let replies = (0..4)
+        .map(|_| Reply::sse(sse("text_openai_completions", "01-text.sse")))
+        .collect();
+    let (_addr, server) = ReplayServer::start(replies).await.unwrap();
+    let mut pi = Rpc::start_with(&server.base_url(), &[], |root| {
+        let agent = root.join("agent");
+        std::fs::create_dir_all(agent.join("prompts")).unwrap();
+        std::fs::write(
+            agent.join("prompts/review.md"),
+            "---\ndescription: Review the code\n---\nReview $1\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(agent.join("skills/demo")).unwrap();
+        std::fs::write(
+            agent.join("skills/demo/SKILL.md"),
+            "---\nname: demo\ndescription: A demo skill\n---\nDo the demo.\n",
+        )
+        .unwrap();
+    });
+    let agent = pi._root.path().canonicalize().unwrap().join("agent");
+
+    // get_commands: prompt templates and skills from disk (§6.4).
+    let commands = pi.data("c", "get_commands", json!({})).await;
+    assert_eq!(
+        commands,
+        json!({"commands": [
+            {"name": "review", "description": "Review the code", "source": "prompt",
+             "sourceInfo": {"path": agent.join("prompts/review.md").display().to_string()}},
+            {"name": "skill:demo", "description": "A demo skill", "source": "skill",
+             "sourceInfo": {"path": agent.join("skills/demo/SKILL.md").display().to_string()}},
+        ]})
+    );
+
+    prompt_settled(&mut pi, "p1", "Say hello").await;
+    let (first, n) = state_file(&mut pi, "s1").await;
+    assert_eq!(n, 2);
+    assert!(read(&first).contains("Say hello"));
+
+    // new_session: a new file beside the first one; the next prompt lands there.
+    assert_eq!(
+        pi.data("n", "new_session", json!({})).await,
+        json!({"cancelled": false})
+    );
+    let (second, n) = state_file(&mut pi, "s2").await;
+    assert_ne!(second, first);
+    assert_eq!(n, 0);
+    assert_eq!(
+        std::path::Path::new(&second).parent(),
+        std::path::Path::new(&first).parent()
+    );
+    prompt_settled(&mut pi, "p2", "In the second").await;
+    assert!(read(&second).contains("In the second"));
+    assert!(!read(&first).contains("In the second"));
+
+    // switch_session back to the first file.
+    assert_eq!(
+        pi.data("sw", "switch_session", json!({"sessionPath": first}))
+            .await,
+        json!({"cancelled": false})
+    );
+    assert_eq!(state_file(&mut pi, "s3").await, (first.clone(), 2));
+
+    // get_fork_messages + fork before the first user message: an unsaved new session whose
+    // header names the first file once written.
+    let fork = pi.data("fm", "get_fork_messages", json!({})).await;
+    assert_eq!(fork["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(fork["messages"][0]["text"], "Say hello");
+    let entry = fork["messages"][0]["entryId"].clone();
+    assert_eq!(
+        pi.data("f", "fork", json!({"entryId": entry})).await,
+        json!({"text": "Say hello", "cancelled": false})
+    );
+    let (forked, n) = state_file(&mut pi, "s4").await;
+    assert_ne!(forked, first);
+    assert_eq!(n, 0);
+    prompt_settled(&mut pi, "p3", "Forked prompt").await;
+    let text = read(&forked);
+    assert!(text.contains("Forked prompt"));
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["parentSession"], first.as_str());
+    let bad = pi.call("fb", "fork", json!({"entryId": "nope"})).await;
+    assert_eq!(bad["error"], "Invalid entry ID for forking");
+
+    // clone: the whole branch in a new file; the next prompt lands there only.
+    assert_eq!(
+        pi.data("cl", "clone", json!({})).await,
+        json!({"cancelled": false})
+    );
+    let (cloned, n) = state_file(&mut pi, "s5").await;
+    assert_ne!(cloned, forked);
+    assert_eq!(n, 2);
+    prompt_settled(&mut pi, "p4", "After clone").await;
+    assert!(read(&cloned).contains("Forked prompt"));
+    assert!(read(&cloned).contains("After clone"));
+    assert!(!read(&forked).contains("After clone"));
+
+    assert_eq!(pi.finish().await, 0);
 }

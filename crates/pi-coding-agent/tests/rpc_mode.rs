@@ -518,7 +518,10 @@ async fn bash_streams_chunks_with_the_request_id_and_records_the_result() {
 #[tokio::test]
 async fn export_html_writes_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let h = harness(vec![text("hello")], |b| b);
+    let file_store = SessionStore::create(&dir.path().join("sessions"), "/tmp", None);
+    let h = harness(vec![text("hello")], |b| {
+        b.store(Arc::new(Mutex::new(file_store)))
+    });
     let mut c = start(h.session.clone());
     c.send(r#"{"id":"p","type":"prompt","message":"hi"}"#).await;
     c.until(|v| kind(v) == "agent_settled").await;

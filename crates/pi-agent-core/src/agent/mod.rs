@@ -15,6 +15,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -150,19 +151,48 @@ impl Drop for RunGuard {
 /// The agent's event sink: reduce the state, then await every listener in order.
 struct AgentSink {
     inner: Arc<Inner>,
-    token: CancellationToken,
+    /// The run's signal, shared by the deliveries (a reference-count increment per event
+    /// instead of a `CancellationToken` clone, which locks the token's tree).
+    signal: Arc<CancellationToken>,
+}
+
+/// A delivery that already finished successfully (zero-sized: boxing it does not allocate).
+struct Delivered;
+
+impl Future for Delivered {
+    type Output = Result<(), ListenerError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(()))
+    }
 }
 
 impl EventSink for AgentSink {
     fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>> {
-        if matches!(event, AgentEvent::MessageEnd { .. }) {
+        self.emit_shared(Arc::new(event))
+    }
+
+    /// Reduces the state, then starts the delivery at once: listeners run up to their first
+    /// pending `await` before `emit` returns (as a JS `async` call runs synchronously up to
+    /// its first `await`, pi's `emit` included); the returned future finishes the rest. When
+    /// every listener finished synchronously (the common case) nothing is allocated for it.
+    fn emit_shared(&self, event: Arc<AgentEvent>) -> BoxFuture<'static, Result<(), ListenerError>> {
+        if matches!(*event, AgentEvent::MessageEnd { .. }) {
             *lock(&self.inner.ending_replacement) = None;
         }
         lock(&self.inner.state).reduce(&event);
-        let listeners = Arc::clone(&self.inner.listeners);
-        let token = self.token.clone();
-        let event = Arc::new(event);
-        Box::pin(async move { listeners.deliver(event, &token).await })
+        let mut delivery = self
+            .inner
+            .listeners
+            .deliver(event, Arc::clone(&self.signal));
+        // A listener still pending here registered this no-op waker; the caller's first poll
+        // of the returned future polls it again with the real one.
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        match std::pin::Pin::new(&mut delivery).poll(&mut cx) {
+            Poll::Ready(Ok(())) => Box::pin(Delivered),
+            Poll::Ready(Err(e)) => Box::pin(std::future::ready(Err(e))),
+            Poll::Pending => Box::pin(delivery),
+        }
     }
 
     fn take_message_end_replacement(&self) -> Option<AgentMessage> {
@@ -293,7 +323,7 @@ impl Agent {
     /// [`Agent::subscribe_listener`] for an async closure.
     pub fn subscribe<F, Fut>(&self, f: F) -> Subscription
     where
-        F: Fn(Arc<AgentEvent>, CancellationToken) -> Fut + Send + Sync + 'static,
+        F: Fn(Arc<AgentEvent>, &CancellationToken) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), ListenerError>> + Send + 'static,
     {
         self.subscribe_listener(Arc::new(move |e, s| Box::pin(f(e, s))))
@@ -565,7 +595,7 @@ impl Agent {
         };
         let sink: Arc<dyn EventSink> = Arc::new(AgentSink {
             inner: Arc::clone(&self.inner),
-            token: token.clone(),
+            signal: Arc::new(token.clone()),
         });
         (context, config, sink, o.stream_fn)
     }

@@ -90,6 +90,13 @@ pub trait EventSink: Send + Sync {
     /// Emits one event.
     fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>>;
 
+    /// [`EventSink::emit`] for an event the caller already put in an `Arc`: the loop builds
+    /// each `message_update` in its final allocation (events are ~460 bytes; every move is a
+    /// copy). The default unwraps it (a clone only if the `Arc` is shared) and calls `emit`.
+    fn emit_shared(&self, event: Arc<AgentEvent>) -> BoxFuture<'static, Result<(), ListenerError>> {
+        self.emit(Arc::unwrap_or_clone(event))
+    }
+
     /// After a `message_end` was delivered: the replacement a listener installed for that
     /// message, if any (pi: a `message_end` handler mutating the message object in place, so
     /// the loop's context, `turn_end`, `agent_end` and later LLM calls see the change).

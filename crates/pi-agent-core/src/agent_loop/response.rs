@@ -67,31 +67,39 @@ pub(crate) async fn stream_assistant_response(
 
     let mut partial: Option<PartialMessage> = None;
     while let Some(event) = stream.next_event().await {
-        match event {
-            AssistantMessageEvent::Start { partial: p } => {
-                let snapshot = p.snapshot();
-                partial = Some(p);
-                sink.emit(AgentEvent::MessageStart {
-                    message: Message::Assistant(snapshot).into(),
-                })
-                .await?;
-            }
-            AssistantMessageEvent::Done { message, .. }
-            | AssistantMessageEvent::Error { error: message, .. } => {
-                return finish(context, sink, message, partial.is_some()).await;
-            }
-            block => {
-                if let Some(p) = &partial {
-                    let live = block.partial().cloned().unwrap_or_else(|| p.clone());
-                    partial = Some(live.clone());
-                    sink.emit(AgentEvent::MessageUpdate {
-                        assistant_message_event: block,
-                        message: live,
-                    })
-                    .await?;
-                }
-            }
+        // Events are ~450 bytes: inspect them by reference and move each one only into the
+        // `AgentEvent` it becomes.
+        if event.is_terminal() {
+            let message = match event {
+                AssistantMessageEvent::Done { message, .. }
+                | AssistantMessageEvent::Error { error: message, .. } => message,
+                _ => continue,
+            };
+            return finish(context, sink, message, partial.is_some()).await;
         }
+        if let AssistantMessageEvent::Start { partial: p } = &event {
+            let snapshot = p.snapshot();
+            partial = Some(p.clone());
+            sink.emit(AgentEvent::MessageStart {
+                message: Message::Assistant(snapshot).into(),
+            })
+            .await?;
+            continue;
+        }
+        let Some(current) = &mut partial else {
+            continue; // block events before `start` are ignored, as in pi
+        };
+        if let Some(p) = event.partial()
+            && !p.ptr_eq(current)
+        {
+            *current = p.clone();
+        }
+        let message = current.clone();
+        sink.emit_shared(Arc::new(AgentEvent::MessageUpdate {
+            assistant_message_event: event,
+            message,
+        }))
+        .await?;
     }
 
     let mut message = match &partial {

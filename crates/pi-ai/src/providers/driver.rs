@@ -18,7 +18,9 @@
 //!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
 //!    does. An event past the parser's limit ([`crate::sse::DEFAULT_MAX_EVENT_BYTES`], 64 MiB;
 //!    pi has none) ends it with the [`crate::sse::SseError`] text, after the events before it.
-//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`.
+//! 6. End of body → [`StreamMapper::on_end`] → `done{reason: stopReason, message}`; a body
+//!    ending inside an event fails with [`WireApi::unterminated_event_text`] when the API
+//!    has one (Google).
 //! 7. Any failure → `error` with the partial content, usage so far and `errorMessage`;
 //!    stopReason `aborted` when the caller's token is cancelled, else `error`. Failures
 //!    before `start` yield a lone `error`.
@@ -60,6 +62,11 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
 pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
 /// `errorMessage` of an abort before the response started (pi's retry wrapper).
 pub const REQUEST_ABORTED: &str = "Request aborted";
+
+/// The failure text of a request whose URL (`baseUrl` + route) does not parse, e.g. a
+/// `models.json` `baseUrl` without its scheme (`127.0.0.1:8080/v1`); nothing is sent. Mirrors
+/// the WHATWG `URL` constructor's `TypeError` message that pi 0.85.0 reports.
+pub const INVALID_URL: &str = "Invalid URL";
 /// `errorMessage` of an idle stall or a body cut (undici's body error).
 pub const TERMINATED: &str = "terminated";
 /// `errorMessage` when a response ends failed without a message of its own.
@@ -212,6 +219,10 @@ impl Run {
         let Some(client) = http_client() else {
             return Err(self.api.connection_error_text().to_owned());
         };
+        if reqwest::Url::parse(url).is_err() {
+            // The SDKs build the URL with `new URL(…)` before any request (not retried).
+            return Err(INVALID_URL.to_owned());
+        }
         let max_retries = self.options.max_retries.unwrap_or(0);
         let mut remaining = max_retries;
         loop {
@@ -322,6 +333,11 @@ impl Run {
             fed.map_err(|e| e.to_string())?;
         }
         drop(response);
+        if let Some(text) = self.api.unterminated_event_text()
+            && parser.has_unterminated_event()
+        {
+            return Err(text.to_owned());
+        }
         let finished = parser.finish(&mut events);
         if !self.map_events(&mut events, mapper, &mut out).await? {
             return Ok(());

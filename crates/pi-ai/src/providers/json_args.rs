@@ -34,17 +34,16 @@ impl ArgumentBuffer {
     }
 }
 
-/// `parseJsonWithRepair`; `Err` carries a message in the spirit of JavaScript's `JSON.parse`
-/// (`Unexpected end of JSON input` for empty or truncated input).
+/// `parseJsonWithRepair`; `Err` carries the message of `JSON.parse` on the original text, as
+/// Node 22 words it ([`crate::js_json_error`]).
 pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, String> {
     if let Some(v) = crate::partial_json::parse_json_with_repair(data) {
         return Ok(v);
     }
     match serde_json::from_str::<Value>(data) {
-        Err(e) if e.is_eof() => Err("Unexpected end of JSON input".into()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(crate::js_json_error::json_parse_message(data, &e)),
         // Parsed after all (cannot happen: the strict parse above failed).
-        Ok(_) => Err("Unexpected token in JSON".into()),
+        Ok(_) => Err("Unexpected end of JSON input".into()),
     }
 }
 
@@ -83,6 +82,9 @@ mod tests {
             parse_json_with_repair("{\"a\":"),
             Err("Unexpected end of JSON input".into())
         );
-        assert!(parse_json_with_repair("{nope}").is_err());
+        assert_eq!(
+            parse_json_with_repair("{nope}"),
+            Err("Expected property name or '}' in JSON at position 1 (line 1 column 2)".into())
+        );
     }
 }

@@ -110,6 +110,14 @@ pub trait WireApi: Send + Sync + 'static {
     fn request_timeout_text(&self) -> Option<&'static str> {
         Some("Request timed out.")
     }
+
+    /// The `errorMessage` when a successful body ends inside an event (anything but
+    /// whitespace after the last blank line, e.g. a `text/html` page), or `None` (default)
+    /// when the API handles that tail as a last event. Google's SDK fails with
+    /// `Incomplete JSON segment at the end` (not retried).
+    fn unterminated_event_text(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 pub mod anthropic;

@@ -499,3 +499,30 @@ fn buffers_never_grow_past_the_limit() {
     );
     assert_eq!(parser.data.capacity(), 0, "memory freed on failure");
 }
+
+#[test]
+fn an_event_left_unterminated_at_the_end_is_reported() {
+    let state = |chunks: &[&[u8]]| {
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            parser.feed(c, &mut out).unwrap();
+        }
+        parser.has_unterminated_event()
+    };
+    assert!(!state(&[]));
+    assert!(!state(&[b"data: a\n\n"]));
+    assert!(!state(&[b"data: a\r\n\r\n  \n\t"]));
+    assert!(state(&[b"data: a\n\ndata: b"]));
+    assert!(state(&[b"data: a\n\ndata: b\n"]));
+    assert!(state(&[b"<html>hello</html>"]));
+    assert!(state(&[b": ping\n"]));
+    assert!(!state(&[b"data: a\r", b"\r"]));
+    // finish() starts a new stream.
+    let mut parser = SseParser::new();
+    let mut out = Vec::new();
+    parser.feed(b"data: x", &mut out).unwrap();
+    parser.finish(&mut out).unwrap();
+    assert!(!parser.has_unterminated_event());
+    assert_eq!(out.len(), 1);
+}

@@ -224,10 +224,26 @@ pub fn run(argv: &[String], host: Host<'_>) -> i32 {
             super::args::ListModels::All => None,
             super::args::ListModels::Search(s) => Some(s.as_str()),
         };
+        if let Some(message) = registry.auth().syntax_error() {
+            // pi 0.85.0 warns about the failed availability refresh, then dies on the same
+            // `JSON.parse` error (an uncaught `SyntaxError`, exit 1) without listing anything.
+            let _ = write!(
+                stderr,
+                "Warning: errors loading models.json:\nAvailability refresh: {message}\n\nSyntaxError: {message}\n"
+            );
+            return 1;
+        }
         let out = list_models(&registry, search, &docs_dir());
         let _ = write!(stderr, "{}", out.stderr);
         let _ = write!(stdout, "{}", out.stdout);
         return 0;
+    }
+    // pi selects the session (and asks about another project's) before reading stdin.
+    let mut args = args;
+    if let Some(code) = crate::modes::store::confirm_cross_project_session(
+        &mut args, &cwd, &agent_dir, stdin, stdout,
+    ) {
+        return code;
     }
     let mut stdin_text = None;
     if mode != AppMode::Rpc && !stdin_is_tty {

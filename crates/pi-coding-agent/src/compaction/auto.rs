@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::branch::branch_of;
 use super::prepare::prepare_compaction;
-use super::summarize::{SummarizationRetryEvent, Summarizer, SummaryRetry};
 use super::tokens::{
     CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
@@ -126,7 +125,9 @@ impl AutoCompactor {
         let Some(model) = session.model() else {
             return false;
         };
-        if !session.auth().has_auth(&model.provider) {
+        if session.auth().credential_error(&model.provider).is_some()
+            || !session.auth().has_auth(&model.provider)
+        {
             return false;
         }
         let branch = Self::branch(session);
@@ -138,9 +139,15 @@ impl AutoCompactor {
             .is_ok()
     }
 
-    /// `compaction_start`, the summary, the entry, `compaction_end`, then the
-    /// `session_compact` / `session_compact_failed` hook. Every failure after the start is
+    /// `compaction_start`, the summary, the entry, then `session_compact` and `compaction_end`
+    /// (or `compaction_end` and `session_compact_failed`). Every failure after the start is
     /// reported as pi reports it for `reason` and returned as `Err(original error)`.
+    ///
+    /// Mirrors pi 0.85.0 `AgentSession.compact` / `_runAutoCompaction`: a manual compaction
+    /// restores idle (`is_compacting() == false`) before `compaction_end` so its listeners may
+    /// submit prompts; an automatic one stays compacting through `compaction_end` and the
+    /// hooks and ends afterwards (spec §3.5). `session_compact_failed.fromExtension` is true
+    /// when a `session_before_compact` handler had supplied the content (spec §2.4).
     async fn execute(
         &self,
         session: &AgentSession,
@@ -151,18 +158,31 @@ impl AutoCompactor {
         let cancel = CancellationToken::new();
         *lock(&self.cancel) = Some(cancel.clone());
         self.compacting.store(true, Ordering::SeqCst);
-        if reason == CompactionReason::Manual {
+        let manual = reason == CompactionReason::Manual;
+        if manual {
             self.manual.store(true, Ordering::SeqCst);
         }
         Self::emit(session, AgentSessionEvent::CompactionStart { reason });
+        let mut from_extension = false;
         let outcome = self
-            .summarize_and_apply(session, reason, will_retry, custom_instructions, &cancel)
+            .summarize_and_apply(
+                session,
+                reason,
+                will_retry,
+                custom_instructions,
+                &cancel,
+                &mut from_extension,
+            )
             .await;
-        self.compacting.store(false, Ordering::SeqCst);
-        self.manual.store(false, Ordering::SeqCst);
-        *lock(&self.cancel) = None;
-        match outcome {
+        let outcome = match outcome {
             Ok((result, entry)) => {
+                session
+                    .hooks()
+                    .session_compact(entry, reason, will_retry)
+                    .await;
+                if manual {
+                    self.finish(session);
+                }
                 Self::emit(
                     session,
                     AgentSessionEvent::CompactionEnd {
@@ -173,10 +193,6 @@ impl AutoCompactor {
                         error_message: None,
                     },
                 );
-                session
-                    .hooks()
-                    .session_compact(entry, reason, will_retry)
-                    .await;
                 Ok(result)
             }
             Err(error) => {
@@ -189,14 +205,30 @@ impl AutoCompactor {
                     CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
                 };
                 let message = (!aborted).then_some(message);
+                if manual {
+                    self.finish(session);
+                }
                 Self::end_failed(session, reason, aborted, message.clone());
                 session
                     .hooks()
-                    .session_compact_failed(reason, message, aborted)
+                    .session_compact_failed(reason, message, aborted, from_extension)
                     .await;
                 Err(error)
             }
+        };
+        if !manual {
+            self.finish(session);
         }
+        outcome
+    }
+
+    /// Leaves the compacting state and wakes `wait_for_idle` (an `abort()` during a manual
+    /// compaction waits for its end).
+    fn finish(&self, session: &AgentSession) {
+        self.compacting.store(false, Ordering::SeqCst);
+        self.manual.store(false, Ordering::SeqCst);
+        *lock(&self.cancel) = None;
+        session.notify_idle_changed();
     }
 
     async fn summarize_and_apply(
@@ -206,56 +238,25 @@ impl AutoCompactor {
         will_retry: bool,
         custom_instructions: Option<String>,
         cancel: &CancellationToken,
+        from_extension: &mut bool,
     ) -> Result<(CompactionResult, SessionEntry), String> {
         let model = session
             .model()
             .ok_or_else(|| "No model selected".to_owned())?;
+        if let Some(e) = session.auth().credential_error(&model.provider) {
+            return Err(e);
+        }
         if !session.auth().has_auth(&model.provider) {
             return Err(format!("No API key found for {}.", model.provider));
         }
         let settings = Self::settings(session);
         let branch = Self::branch(session);
         let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
-        let retry = lock(session.settings()).retry();
-        let events_session = session.clone();
-        let summarizer = Summarizer {
-            model: model.clone(),
-            stream: session.agent().options().stream_fn.clone(),
-            api_key: session.auth().api_key(&model.provider),
-            headers: Vec::new(),
-            thinking_level: session.thinking_level(),
-            session_id: None,
-            signal: cancel.clone(),
-            retry: SummaryRetry {
-                enabled: retry.enabled,
-                max_retries: retry.max_retries,
-                base_delay_ms: retry.base_delay_ms,
-            },
-            on_retry: Some(Arc::new(move |e| {
-                let event = match e {
-                    SummarizationRetryEvent::Scheduled {
-                        attempt,
-                        max_attempts,
-                        delay_ms,
-                        error_message,
-                    } => AgentSessionEvent::SummarizationRetryScheduled {
-                        attempt,
-                        max_attempts,
-                        delay_ms,
-                        error_message,
-                    },
-                    SummarizationRetryEvent::AttemptStart { .. } => {
-                        AgentSessionEvent::SummarizationRetryAttemptStart {
-                            source: SummarizationSource::Compaction(reason),
-                        }
-                    }
-                    SummarizationRetryEvent::Finished { .. } => {
-                        AgentSessionEvent::SummarizationRetryFinished
-                    }
-                };
-                Self::emit(&events_session, event);
-            })),
-        };
+        let summarizer = session.summarizer(
+            model.clone(),
+            cancel,
+            SummarizationSource::Compaction(reason),
+        );
         let decision = session
             .hooks()
             .session_before_compact(
@@ -272,7 +273,10 @@ impl AutoCompactor {
             Some(BeforeCompactDecision {
                 compaction: Some(supplied),
                 ..
-            }) => (Ok(supplied), true),
+            }) => {
+                *from_extension = true;
+                (Ok(supplied), true)
+            }
             _ => (
                 summarizer
                     .compact(&prep, custom_instructions.as_deref())
@@ -373,7 +377,7 @@ impl AutoCompactor {
                 Self::end_failed(&session, CompactionReason::Overflow, false, message.clone());
                 session
                     .hooks()
-                    .session_compact_failed(CompactionReason::Overflow, message, false)
+                    .session_compact_failed(CompactionReason::Overflow, message, false, false)
                     .await;
                 return false;
             }

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `tokens` | settings, `contextTokens`, `estimateTokens`, `estimateContextTokens`, `shouldCompact` |
 //! | `prepare` | `prepareCompaction`, `findCutPoint`, file operations |
+//! | `fit` | pi-rs's own: the summarization request fits the model's window |
 //! | `serialize` | `serializeConversation` |
 //! | `summarize` | `compact`, `generateSummary`, turn-prefix summaries, summarization retry |
 //! | `branch` | `collectEntriesForBranchSummary`, `prepareBranchEntries`, `generateBranchSummary` |
@@ -14,12 +15,16 @@
 
 pub mod auto;
 pub mod branch;
+pub mod fit;
 pub mod prepare;
 pub mod prompts;
 pub mod serialize;
 pub mod summarize;
 pub mod tokens;
 
+pub use fit::Omitted;
 pub use prepare::{CompactionPreparation, FileOps, NothingToCompact, prepare_compaction};
-pub use summarize::{CompactionResult, SummarizationRetryEvent, Summarizer, SummaryRetry};
+pub use summarize::{
+    CompactionResult, SummarizationRetryEvent, Summarizer, SummaryRetry, SummaryText,
+};
 pub use tokens::{CompactionSettings, estimate_context_tokens, estimate_tokens, should_compact};

@@ -19,8 +19,8 @@ fn text_of(blocks: &[UserContent]) -> String {
         .join("\n")
 }
 
-/// Truncates to `max` UTF-16 code units, appending the truncation marker.
-fn truncate_for_summary(text: &str, max: usize) -> String {
+/// Truncates to `max` UTF-16 code units, appending `\n\n[... N more characters truncated]`.
+pub fn truncate_for_summary(text: &str, max: usize) -> String {
     let units: Vec<u16> = text.encode_utf16().collect();
     if units.len() <= max {
         return text.to_owned();
@@ -32,63 +32,82 @@ fn truncate_for_summary(text: &str, max: usize) -> String {
     )
 }
 
-/// Serializes LLM messages (after `convert_to_llm`) for summarization.
-pub fn serialize_conversation(messages: &[Message]) -> String {
+/// The text a tool result contributes (its text blocks joined by `\n`), before truncation.
+pub fn tool_result_text(message: &Message) -> Option<String> {
+    match message {
+        Message::ToolResult(r) => Some(text_of(&r.content)),
+        _ => None,
+    }
+}
+
+/// `[Tool result]: <text cut to max UTF-16 code units>`.
+pub fn tool_result_part(text: &str, max: usize) -> String {
+    format!("[Tool result]: {}", truncate_for_summary(text, max))
+}
+
+/// The parts one message contributes to the serialized conversation, in order (none for an
+/// empty user message or tool result).
+pub fn serialize_message(message: &Message) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
-    for m in messages {
-        match m {
-            Message::User(u) => {
-                let text = text_of(&u.content.to_blocks());
-                if !text.is_empty() {
-                    parts.push(format!("[User]: {text}"));
-                }
+    match message {
+        Message::User(u) => {
+            let text = text_of(&u.content.to_blocks());
+            if !text.is_empty() {
+                parts.push(format!("[User]: {text}"));
             }
-            Message::Assistant(a) => {
-                let mut thinking = Vec::new();
-                let mut texts = Vec::new();
-                let mut calls = Vec::new();
-                let mut has_text = false;
-                for c in &a.content {
-                    match c {
-                        AssistantContent::Thinking(t) => thinking.push(t.thinking.as_str()),
-                        AssistantContent::Text(t) => {
-                            has_text = true;
-                            texts.push(t.text.as_str());
-                        }
-                        AssistantContent::ToolCall(tc) => {
-                            let args: Vec<String> = tc
-                                .arguments
-                                .iter()
-                                .map(|(k, v)| {
-                                    format!("{k}={}", pi_ai::json::to_string(v).unwrap_or_default())
-                                })
-                                .collect();
-                            calls.push(format!("{}({})", tc.name, args.join(", ")));
-                        }
+        }
+        Message::Assistant(a) => {
+            let mut thinking = Vec::new();
+            let mut texts = Vec::new();
+            let mut calls = Vec::new();
+            let mut has_text = false;
+            for c in &a.content {
+                match c {
+                    AssistantContent::Thinking(t) => thinking.push(t.thinking.as_str()),
+                    AssistantContent::Text(t) => {
+                        has_text = true;
+                        texts.push(t.text.as_str());
+                    }
+                    AssistantContent::ToolCall(tc) => {
+                        let args: Vec<String> = tc
+                            .arguments
+                            .iter()
+                            .map(|(k, v)| {
+                                format!("{k}={}", pi_ai::json::to_string(v).unwrap_or_default())
+                            })
+                            .collect();
+                        calls.push(format!("{}({})", tc.name, args.join(", ")));
                     }
                 }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
-                }
-                if has_text {
-                    parts.push(format!("[Assistant]: {}", texts.join("\n")));
-                }
-                if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
-                }
             }
-            Message::ToolResult(r) => {
-                let text = text_of(&r.content);
-                if !text.is_empty() {
-                    parts.push(format!(
-                        "[Tool result]: {}",
-                        truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS)
-                    ));
-                }
+            if !thinking.is_empty() {
+                parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+            }
+            if has_text {
+                parts.push(format!("[Assistant]: {}", texts.join("\n")));
+            }
+            if !calls.is_empty() {
+                parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+            }
+        }
+        Message::ToolResult(r) => {
+            let text = text_of(&r.content);
+            if !text.is_empty() {
+                parts.push(tool_result_part(&text, TOOL_RESULT_MAX_CHARS));
             }
         }
     }
-    parts.join("\n\n")
+    parts
+}
+
+/// Serializes LLM messages (after `convert_to_llm`) for summarization: every message's
+/// [`serialize_message`] parts joined by a blank line.
+pub fn serialize_conversation(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .flat_map(serialize_message)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 #[cfg(test)]

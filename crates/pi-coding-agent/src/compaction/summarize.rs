@@ -5,7 +5,8 @@
 //! summary with the serialized conversation, `maxTokens` of 80 % (50 % for a turn prefix) of
 //! `reserveTokens`, the session's thinking level for reasoning models, `cacheRetention: none`
 //! and a fresh routing session id; transient failures are retried with the session retry
-//! policy, reported through [`SummarizationRetryEvent`]s.
+//! policy, reported through [`SummarizationRetryEvent`]s. pi-rs's own addition: every request
+//! is fitted to `contextWindow − maxTokens` ([`super::fit`], `docs/compaction.md`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,12 +20,12 @@ use pi_ai::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::fit::{Omitted, fit_conversation, input_budget, js_len};
 use super::prepare::{CompactionPreparation, format_file_operations};
 use super::prompts::{
     SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 };
-use super::serialize::serialize_conversation;
 use crate::messages::convert_to_llm;
 
 /// The summarization retry events (session events of the same names).
@@ -272,6 +273,30 @@ impl Summarizer {
         }
     }
 
+    /// The user text of a summary request, `<conversation>\n{conversation}\n</conversation>
+    /// \n\n{tail}`, with the conversation fitted (see [`super::fit`]) so that the whole
+    /// request — system prompt included — estimates to at most `contextWindow − max_tokens`.
+    pub fn fitted_prompt(
+        &self,
+        messages: &[AgentMessage],
+        tail: &str,
+        max_tokens: u64,
+    ) -> (String, Omitted) {
+        const OPEN: &str = "<conversation>\n";
+        const CLOSE: &str = "\n</conversation>\n\n";
+        let fixed =
+            js_len(SUMMARIZATION_SYSTEM_PROMPT) + js_len(OPEN) + js_len(CLOSE) + js_len(tail);
+        let fitted = fit_conversation(
+            &convert_to_llm(messages),
+            fixed,
+            input_budget(self.model.context_window, max_tokens),
+        );
+        (
+            format!("{OPEN}{}{CLOSE}{tail}", fitted.text),
+            fitted.omitted,
+        )
+    }
+
     /// `generateSummaryWithUsage`: summarizes (or updates `previous_summary` with) `messages`.
     pub async fn generate_summary(
         &self,
@@ -279,27 +304,25 @@ impl Summarizer {
         reserve_tokens: u64,
         custom_instructions: Option<&str>,
         previous_summary: Option<&str>,
-    ) -> Result<(String, Usage), String> {
-        let mut instructions = if previous_summary.is_some() {
-            UPDATE_SUMMARIZATION_PROMPT.to_owned()
-        } else {
-            SUMMARIZATION_PROMPT.to_owned()
-        };
-        if let Some(focus) = custom_instructions.filter(|s| !s.is_empty()) {
-            instructions.push_str(&format!("\n\nAdditional focus: {focus}"));
-        }
-        let mut prompt = format!(
-            "<conversation>\n{}\n</conversation>\n\n",
-            serialize_conversation(&convert_to_llm(messages))
-        );
+    ) -> Result<SummaryText, String> {
+        let mut tail = String::new();
         if let Some(prev) = previous_summary {
-            prompt.push_str(&format!(
+            tail.push_str(&format!(
                 "<previous-summary>\n{prev}\n</previous-summary>\n\n"
             ));
         }
-        prompt.push_str(&instructions);
-        let response = self.complete(prompt, self.cap(0.8, reserve_tokens)).await;
-        finish(response, "Summarization")
+        tail.push_str(if previous_summary.is_some() {
+            UPDATE_SUMMARIZATION_PROMPT
+        } else {
+            SUMMARIZATION_PROMPT
+        });
+        if let Some(focus) = custom_instructions.filter(|s| !s.is_empty()) {
+            tail.push_str(&format!("\n\nAdditional focus: {focus}"));
+        }
+        let max_tokens = self.cap(0.8, reserve_tokens);
+        let (prompt, omitted) = self.fitted_prompt(messages, &tail, max_tokens);
+        let response = self.complete(prompt, max_tokens).await;
+        finish(response, "Summarization", omitted)
     }
 
     /// `generateTurnPrefixSummary`: summarizes the beginning of a split turn.
@@ -307,75 +330,104 @@ impl Summarizer {
         &self,
         messages: &[AgentMessage],
         reserve_tokens: u64,
-    ) -> Result<(String, Usage), String> {
-        let prompt = format!(
-            "<conversation>\n{}\n</conversation>\n\n{TURN_PREFIX_SUMMARIZATION_PROMPT}",
-            serialize_conversation(&convert_to_llm(messages))
-        );
-        let response = self.complete(prompt, self.cap(0.5, reserve_tokens)).await;
-        finish(response, "Turn prefix summarization")
+    ) -> Result<SummaryText, String> {
+        let max_tokens = self.cap(0.5, reserve_tokens);
+        let (prompt, omitted) =
+            self.fitted_prompt(messages, TURN_PREFIX_SUMMARIZATION_PROMPT, max_tokens);
+        let response = self.complete(prompt, max_tokens).await;
+        finish(response, "Turn prefix summarization", omitted)
     }
 
     /// `compact(preparation, …)`: the summary (history, split-turn prefix merged as pi does,
-    /// file lists appended), its usage and details.
+    /// file lists appended), its usage and details (`{readFiles, modifiedFiles}`, plus
+    /// `omitted: {messages, truncatedToolResults}` when a request had to be fitted).
     pub async fn compact(
         &self,
         prep: &CompactionPreparation,
         custom_instructions: Option<&str>,
     ) -> Result<CompactionResult, String> {
         let reserve = prep.settings.reserve_tokens;
-        let (mut summary, usage) = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
-            let (history, history_usage) = if prep.messages_to_summarize.is_empty() {
-                ("No prior history.".to_owned(), None)
-            } else {
-                let (t, u) = self
-                    .generate_summary(
-                        &prep.messages_to_summarize,
-                        reserve,
-                        custom_instructions,
-                        prep.previous_summary.as_deref(),
-                    )
-                    .await?;
-                (t, Some(u))
-            };
-            let (prefix, prefix_usage) = self
-                .generate_turn_prefix_summary(&prep.turn_prefix_messages, reserve)
-                .await?;
-            let usage = match history_usage {
-                Some(h) => combine_usage(&h, &prefix_usage),
-                None => prefix_usage,
-            };
-            (
-                format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"),
-                usage,
-            )
-        } else {
+        let history = || {
             self.generate_summary(
                 &prep.messages_to_summarize,
                 reserve,
                 custom_instructions,
                 prep.previous_summary.as_deref(),
             )
-            .await?
         };
+        let (mut summary, usage, omitted) =
+            if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
+                let previous = if prep.messages_to_summarize.is_empty() {
+                    None
+                } else {
+                    Some(history().await?)
+                };
+                let prefix = self
+                    .generate_turn_prefix_summary(&prep.turn_prefix_messages, reserve)
+                    .await?;
+                let (history_text, usage, omitted) = match previous {
+                    Some(h) => (
+                        h.text,
+                        combine_usage(&h.usage, &prefix.usage),
+                        h.omitted.plus(prefix.omitted),
+                    ),
+                    None => ("No prior history.".to_owned(), prefix.usage, prefix.omitted),
+                };
+                (
+                    format!(
+                        "{history_text}\n\n---\n\n**Turn Context (split turn):**\n\n{}",
+                        prefix.text
+                    ),
+                    usage,
+                    omitted,
+                )
+            } else {
+                let h = history().await?;
+                (h.text, h.usage, h.omitted)
+            };
         let (read, modified) = prep.file_ops.file_lists();
         summary.push_str(&format_file_operations(&read, &modified));
+        let mut details = serde_json::json!({"readFiles": read, "modifiedFiles": modified});
+        if !omitted.is_empty()
+            && let Some(map) = details.as_object_mut()
+        {
+            map.insert("omitted".into(), omitted.to_json());
+        }
         Ok(CompactionResult {
             summary,
             first_kept_entry_id: prep.first_kept_entry_id.clone(),
             tokens_before: prep.tokens_before,
             usage: Some(usage),
-            details: serde_json::json!({"readFiles": read, "modifiedFiles": modified}),
+            details,
         })
     }
 }
 
-fn finish(response: AssistantMessage, label: &str) -> Result<(String, Usage), String> {
+/// One summary call's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryText {
+    /// The response's text blocks joined by `\n`.
+    pub text: String,
+    /// The response's usage.
+    pub usage: Usage,
+    /// What the request left out to fit.
+    pub omitted: Omitted,
+}
+
+fn finish(
+    response: AssistantMessage,
+    label: &str,
+    omitted: Omitted,
+) -> Result<SummaryText, String> {
     if let Some(f) = summarization_failure(&response, label) {
         return Err(f);
     }
     if response.tool_calls().next().is_some() {
         return Err(format!("{label} attempted to call a tool"));
     }
-    Ok((text_of(&response), response.usage))
+    Ok(SummaryText {
+        text: text_of(&response),
+        usage: response.usage,
+        omitted,
+    })
 }

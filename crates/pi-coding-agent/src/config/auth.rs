@@ -99,16 +99,24 @@ fn parse_credential(provider: &str, value: &Value) -> Result<Credential, String>
     }
 }
 
+/// The file text as JSON, as pi 0.85.0 `AuthStorage.parseStorageData` reads it: an empty file
+/// is `{}`; anything else (whitespace only included) goes through `JSON.parse` after the BOM.
+///
+/// Errors: V8's `JSON.parse` message, e.g. `Unexpected end of JSON input` or
+/// `Expected ',' or '}' after property value in JSON at position 44 (line 1 column 45)`.
+fn parse_auth_syntax(text: &str) -> Result<Value, String> {
+    if text.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    parse_json(strip_bom(text))
+}
+
 /// Parses the whole file text (BOM stripped; empty = `{}`).
 ///
 /// Errors: `Failed to parse auth.json: <why, with line and column>`, `Invalid auth.json:
 /// expected an object`, `Invalid auth.json credential for provider "<p>"`.
 pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
-    let text = strip_bom(text);
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    let value: Value = parse_json(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
+    let value = parse_auth_syntax(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
     let Value::Object(map) = value else {
         return Err("Invalid auth.json: expected an object".to_owned());
     };
@@ -125,6 +133,9 @@ pub struct AuthStorage {
     data: Map<String, Value>,
     runtime: HashMap<String, String>,
     error: Option<String>,
+    /// `JSON.parse`'s message when the file's text is not JSON (pi's credential store then
+    /// fails every read).
+    syntax_error: Option<String>,
 }
 
 impl std::fmt::Debug for AuthStorage {
@@ -134,6 +145,7 @@ impl std::fmt::Debug for AuthStorage {
             .field("stored", &self.data.keys().collect::<Vec<_>>())
             .field("runtime", &self.runtime.keys().collect::<Vec<_>>())
             .field("error", &self.error)
+            .field("syntax_error", &self.syntax_error)
             .finish()
     }
 }
@@ -169,8 +181,9 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 impl AuthStorage {
     /// Opens (creating if needed) the file at `path` and loads it. A broken file loads as empty
-    /// and is reported by [`AuthStorage::error`] (`… File: <path>` appended); it is not rewritten
-    /// until a credential is explicitly set.
+    /// and is reported by [`AuthStorage::error`] (`… File: <path>` appended) and, when its text
+    /// is not JSON, by [`AuthStorage::syntax_error`]; it is never rewritten (setting a
+    /// credential re-reads the file and fails while it is broken).
     pub fn open(path: &Path) -> Self {
         let mut storage = AuthStorage {
             path: Some(path.to_path_buf()),
@@ -197,8 +210,12 @@ impl AuthStorage {
             Ok(data) => {
                 self.data = data;
                 self.error = None;
+                self.syntax_error = None;
             }
-            Err(e) => self.error = Some(format!("{e}\n\nFile: {}", path.display())),
+            Err((e, syntax)) => {
+                self.error = Some(format!("{e}\n\nFile: {}", path.display()));
+                self.syntax_error = syntax;
+            }
         }
     }
 
@@ -217,14 +234,29 @@ impl AuthStorage {
         parse_auth_json(&text)
     }
 
-    fn read_locked(path: &Path) -> Result<Map<String, Value>, String> {
-        let _lock = Self::ensure_and_lock(path)?;
-        Self::read_unlocked(path)
+    /// Reads under the lock; an error carries `JSON.parse`'s message when the text is not JSON.
+    fn read_locked(path: &Path) -> Result<Map<String, Value>, (String, Option<String>)> {
+        let _lock = Self::ensure_and_lock(path).map_err(|e| (e, None))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| (format!("Failed to read auth.json: {e}"), None))?;
+        if let Err(syntax) = parse_auth_syntax(&text) {
+            return Err((format!("Failed to parse auth.json: {syntax}"), Some(syntax)));
+        }
+        parse_auth_json(&text).map_err(|e| (e, None))
     }
 
     /// The load error of the last read, if any.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// `JSON.parse`'s message when the file's text is not JSON: pi 0.85.0's file credential
+    /// store then fails every read, so every key lookup that reaches the store fails with
+    /// `Credential store read failed for <provider>: <message>` (see
+    /// [`crate::config::registry::ModelRegistry::credential_store_error`]). `None` for a
+    /// readable file, also one with an invalid shape (loaded as empty, see [`Self::error`]).
+    pub fn syntax_error(&self) -> Option<&str> {
+        self.syntax_error.as_deref()
     }
 
     /// The file, when file-backed.
@@ -319,6 +351,7 @@ impl AuthStorage {
         std::fs::write(&path, text).map_err(|e| e.to_string())?;
         self.data = current;
         self.error = None;
+        self.syntax_error = None;
         Ok(())
     }
 }
@@ -443,6 +476,41 @@ mod tests {
             )
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n\"a\" 1}");
+    }
+
+    #[test]
+    fn only_a_json_syntax_error_is_a_store_read_failure() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("auth.json");
+        // pi's `parseStorageData`: empty content is `{}`, whitespace goes to `JSON.parse`.
+        for (text, syntax) in [
+            ("", None),
+            ("  \n", Some("Unexpected end of JSON input")),
+            (
+                "{\n\"a\" 1}",
+                Some("Expected ':' after property name in JSON at position 6 (line 2 column 5)"),
+            ),
+            ("[]", None),
+            (r#"{"x": {"type": "api_key", "key": 5}}"#, None),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let mut auth = AuthStorage::open(&path);
+            assert_eq!(auth.syntax_error(), syntax, "{text:?}");
+            // Never rewritten, not even by a failed write.
+            if syntax.is_some() {
+                assert!(auth.set_api_key("p", "k").is_err());
+            }
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
+        // A repaired file clears it on reload.
+        std::fs::write(&path, "{}").unwrap();
+        let mut auth = AuthStorage::open(&path);
+        std::fs::write(&path, "{\"a\":").unwrap();
+        auth.reload();
+        assert_eq!(auth.syntax_error(), Some("Unexpected end of JSON input"));
+        std::fs::write(&path, "{}").unwrap();
+        auth.reload();
+        assert_eq!(auth.syntax_error(), None);
     }
 
     #[test]

@@ -2,97 +2,14 @@
 //!
 //! pi quotes the message of `JSON.parse` in its diagnostics (e.g. `Invalid settings file <path>:
 //! Expected double-quoted property name in JSON at position 27 (line 3 column 3)`). We parse with
-//! serde_json and translate its error into V8's wording: the position is the offending
-//! character's UTF-16 index; Node appends `(line L column C)`; `Unexpected token` messages show
-//! the source (whole up to 21 characters, else 10 characters of context on each side).
-
-use serde_json::error::Category;
-
-/// V8's context window on each side of an unexpected token.
-const CONTEXT: usize = 10;
-
-fn utf16_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
-
-/// Byte offset of serde's 1-based (line, column) — column counted in bytes.
-fn byte_offset(text: &str, line: usize, column: usize) -> usize {
-    let mut offset = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line {
-            let col = column.saturating_sub(1).min(l.len());
-            let mut at = offset + col;
-            while at < text.len() && !text.is_char_boundary(at) {
-                at += 1;
-            }
-            return at;
-        }
-        offset += l.len();
-    }
-    text.len()
-}
-
-fn located(message: &str, text: &str, byte: usize) -> String {
-    position_suffix(&format!("{message} in JSON"), text, byte)
-}
-
-fn position_suffix(message: &str, text: &str, byte: usize) -> String {
-    let before = &text[..byte];
-    let pos = utf16_len(before);
-    let line = before.matches('\n').count() + 1;
-    let column = utf16_len(&before[before.rfind('\n').map_or(0, |i| i + 1)..]) + 1;
-    format!("{message} at position {pos} (line {line} column {column})")
-}
-
-fn unexpected_token(text: &str, byte: usize) -> String {
-    let token = text[byte..].chars().next().unwrap_or(' ');
-    let units: Vec<u16> = text.encode_utf16().collect();
-    let pos = utf16_len(&text[..byte]);
-    if units.len() <= CONTEXT * 2 + 1 {
-        return format!("Unexpected token '{token}', \"{text}\" is not valid JSON");
-    }
-    let start = pos.saturating_sub(CONTEXT);
-    let end = (pos + CONTEXT).min(units.len());
-    let snippet = String::from_utf16_lossy(&units[start..end]);
-    let pre = if start > 0 { "..." } else { "" };
-    let post = if end < units.len() { "..." } else { "" };
-    format!("Unexpected token '{token}', {pre}\"{snippet}\"{post} is not valid JSON")
-}
+//! serde_json and take the message from [`pi_ai::js_json_error`], which follows V8's parser to
+//! the first error: the position is the offending character's UTF-16 index; Node appends
+//! `(line L column C)`; `Unexpected token` messages show the source (whole up to 21
+//! characters, else 10 characters of context on each side).
 
 /// The `JSON.parse` message for `text`, given serde_json's error on the same text.
 pub fn js_json_parse_message(text: &str, err: &serde_json::Error) -> String {
-    if err.classify() == Category::Eof {
-        let message = err.to_string();
-        if message.starts_with("EOF while parsing a string") {
-            return located("Unterminated string", text, text.len());
-        }
-        return "Unexpected end of JSON input".to_owned();
-    }
-    if err.classify() != Category::Syntax {
-        return err.to_string();
-    }
-    let byte = byte_offset(text, err.line(), err.column());
-    let at = text[byte..].chars().next();
-    let full = err.to_string();
-    let kind = full.split(" at line ").next().unwrap_or(&full);
-    match kind {
-        "key must be a string" => located("Expected double-quoted property name", text, byte),
-        "expected `:`" => located("Expected ':' after property name", text, byte),
-        "expected `,` or `}`" => located("Expected ',' or '}' after property value", text, byte),
-        "expected `,` or `]`" => located("Expected ',' or ']' after array element", text, byte),
-        "trailing characters" => {
-            position_suffix("Unexpected non-whitespace character after JSON", text, byte)
-        }
-        "trailing comma" if at == Some('}') => {
-            located("Expected double-quoted property name", text, byte)
-        }
-        "invalid number" | "number out of range" => located("Unexpected number", text, byte),
-        k if k.starts_with("control character") => {
-            located("Bad control character in string literal", text, byte)
-        }
-        _ if at.is_some() => unexpected_token(text, byte),
-        _ => "Unexpected end of JSON input".to_owned(),
-    }
+    pi_ai::js_json_error::json_parse_message(text, err)
 }
 
 /// Parses JSON; on failure returns the `JSON.parse` message.
@@ -166,6 +83,10 @@ mod tests {
             (
                 "{\n\"a\": 1,\n}",
                 "Expected double-quoted property name in JSON at position 10 (line 3 column 1)",
+            ),
+            (
+                "{oops}",
+                "Expected property name or '}' in JSON at position 1 (line 1 column 2)",
             ),
             (
                 "{\n  \"defaultModel\": \"x\",\n  oops\n}",

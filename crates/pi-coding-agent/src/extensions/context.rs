@@ -1,9 +1,13 @@
 //! `ctx`: what a handler sees besides its event (spec §2.7).
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/extensions/runner.ts` (`createContext`, the no-op UI
-//! context, `wrapUIPromptContext`/`withUIPrompt`). Actions that change the session
-//! (`abort`, `shutdown`, `compact`) are queued as [`ExtensionRequest`]s for the session.
+//! context, `wrapUIPromptContext`/`withUIPrompt`, `createCommandContext`). Actions that
+//! change the session (`abort`, `shutdown`, `compact`) are queued as [`ExtensionRequest`]s for
+//! the session; a command's session actions (`wait_for_idle`, `new_session`, `fork`,
+//! `navigate_tree`, `switch_session`) are awaited through the bound [`CommandActions`].
 
+use crate::runtime::ForkPosition;
+use crate::session::NavigateTreeOptions;
 use futures::future::BoxFuture;
 use pi_agent_core::AgentMessage;
 use pi_ai::{Model, ModelThinkingLevel};
@@ -11,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-use super::api::{ExtensionRequest, RequestQueue};
+use super::api::{ExtensionRequest, RequestQueue, StaleError};
+use super::command_actions::{ActionOutcome, CommandActions, NewSessionOptions};
+use super::errors::HandlerError;
 use super::errors::Mode;
 use super::events::UiPromptKind;
 
@@ -341,6 +347,8 @@ pub struct ExtensionContext {
     pub(crate) session: Option<Arc<dyn SessionView>>,
     pub(crate) system_prompt: Option<Arc<str>>,
     pub(crate) requests: RequestQueue,
+    /// The session actions; `Some` only in a command's `ctx` (pi's `ExtensionCommandContext`).
+    pub(crate) actions: Option<Arc<dyn CommandActions>>,
 }
 
 impl ExtensionContext {
@@ -421,10 +429,97 @@ impl ExtensionContext {
         self.requests.push(ExtensionRequest::Shutdown);
     }
 
-    /// `ctx.compact({customInstructions})`: queued for the session, not awaited.
+    /// `ctx.compact({customInstructions})`: queued for the session, not awaited; the
+    /// session runs [`crate::session::AgentSession::compact`] (a failure is logged).
     pub fn compact(&self, custom_instructions: Option<String>) {
         self.requests.push(ExtensionRequest::Compact {
             custom_instructions,
         });
+    }
+
+    /// The bound actions of a command's `ctx`, checked like pi's `assertActive()`.
+    fn command_actions(&self, name: &str) -> Result<&Arc<dyn CommandActions>, HandlerError> {
+        if self.requests.is_stale() {
+            return Err(StaleError.into());
+        }
+        self.actions.as_ref().ok_or_else(|| {
+            HandlerError::new(format!(
+                "ctx.{name}() is only available in command handlers"
+            ))
+        })
+    }
+
+    /// `ctx.waitForIdle()` (command `ctx` only): resolves when the session has no run and
+    /// no compaction.
+    ///
+    /// # Errors
+    /// [`StaleError`]'s text after session replacement; outside a command handler.
+    pub async fn wait_for_idle(&self) -> Result<(), HandlerError> {
+        self.command_actions("waitForIdle")?.wait_for_idle().await;
+        Ok(())
+    }
+
+    /// `ctx.newSession({parentSession?})` (command `ctx` only): replaces the session with a
+    /// new one (`session_before_switch {reason:"new"}` may cancel). Afterwards this `ctx` and
+    /// every captured `pi` are stale.
+    ///
+    /// # Errors
+    /// As [`ExtensionContext::wait_for_idle`]; the replacement's failure text.
+    pub async fn new_session(
+        &self,
+        options: NewSessionOptions,
+    ) -> Result<ActionOutcome, HandlerError> {
+        Ok(self
+            .command_actions("newSession")?
+            .new_session(options)
+            .await?)
+    }
+
+    /// `ctx.fork(entryId, {position})` (command `ctx` only): replaces the session with a
+    /// branch of it (`session_before_fork` may cancel).
+    ///
+    /// # Errors
+    /// As [`ExtensionContext::wait_for_idle`]; `Invalid entry ID for forking`, …
+    pub async fn fork(
+        &self,
+        entry_id: impl Into<String>,
+        position: ForkPosition,
+    ) -> Result<ActionOutcome, HandlerError> {
+        Ok(self
+            .command_actions("fork")?
+            .fork(entry_id.into(), position)
+            .await?)
+    }
+
+    /// `ctx.navigateTree(targetId, options)` (command `ctx` only): moves the session's leaf
+    /// ([`crate::session::AgentSession::navigate_tree`]; `session_before_tree` may cancel).
+    ///
+    /// # Errors
+    /// As [`ExtensionContext::wait_for_idle`]; `Entry <id> not found`, …
+    pub async fn navigate_tree(
+        &self,
+        target_id: impl Into<String>,
+        options: NavigateTreeOptions,
+    ) -> Result<ActionOutcome, HandlerError> {
+        Ok(self
+            .command_actions("navigateTree")?
+            .navigate_tree(target_id.into(), options)
+            .await?)
+    }
+
+    /// `ctx.switchSession(sessionPath)` (command `ctx` only): replaces the session with the
+    /// one stored at `path` (`session_before_switch {reason:"resume"}` may cancel).
+    ///
+    /// # Errors
+    /// As [`ExtensionContext::wait_for_idle`]; `Stored session working directory does not
+    /// exist: …`, …
+    pub async fn switch_session(
+        &self,
+        path: impl Into<PathBuf>,
+    ) -> Result<ActionOutcome, HandlerError> {
+        Ok(self
+            .command_actions("switchSession")?
+            .switch_session(path.into())
+            .await?)
     }
 }

@@ -14,23 +14,31 @@
 //! | [`extension`] | [`Extension`], [`ExtensionApi`] (`pi` during loading), handler type, flags, commands |
 //! | [`runner`] | [`ExtensionRunner`]: loading, generic and `session_before_*` dispatch, commands, `ui_prompt_*` |
 //! | [`dispatch`] | the chained events: input, before_agent_start, context, message_end, tool_call, tool_result, provider hooks, user_bash, trust, resources |
+//! | [`command_actions`] | a command `ctx`'s awaited session actions ([`CommandActions`]) |
+//! | `session_hooks` | [`ExtensionHooks`]: binding a session, `user_bash`, the request executor |
+//! | `hook_bridge` | every session hook as its extension event; the agent's events mirrored |
 //! | [`context`] | `ctx`: mode, UI ([`Ui`]), cancellation, read access to the session |
 //! | [`api`] | [`Pi`]: the run-time `pi` (a request queue for the session) and the event bus |
 //! | [`errors`] | handler errors, `{extensionPath, event, error}` records, the error channel per mode |
 
 pub mod api;
+pub mod command_actions;
 pub mod config_hooks;
 pub mod context;
 pub mod dispatch;
 pub mod errors;
 pub mod events;
 pub mod extension;
+mod hook_bridge;
 pub mod provider_hooks;
 pub mod runner;
 pub mod session_hooks;
 
 pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,
+};
+pub use command_actions::{
+    ActionOutcome, CommandActions, NewSessionOptions, SessionActions, UnboundActions,
 };
 pub use config_hooks::RunnerTrustAnswer;
 pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use super::api::{EventBus, ExtensionRequest, Pi, RequestQueue};
+use super::command_actions::{CommandActions, UnboundActions};
 use super::context::{ExtensionContext, PromptTracker, SessionView, Ui, UiHandle};
 use super::errors::{ErrorListener, ExtensionErrorRecord, Mode, panic_message};
 use super::events::{
@@ -89,6 +90,7 @@ pub(crate) struct Inner {
     bus: EventBus,
     flag_values: Arc<Mutex<std::collections::HashMap<String, FlagValue>>>,
     detached: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    command_actions: RwLock<Option<Arc<dyn CommandActions>>>,
 }
 
 /// The runner (pi's `ExtensionRunner`): cheap to clone, shared by the session and its
@@ -189,6 +191,7 @@ impl ExtensionRunnerBuilder {
                 bus,
                 flag_values,
                 detached: Mutex::new(None),
+                command_actions: RwLock::new(None),
             }),
         }
     }
@@ -368,7 +371,7 @@ impl ExtensionRunner {
         else {
             return Ok(());
         };
-        let ctx = self.context();
+        let ctx = self.command_context();
         let handler = Arc::clone(&cmd.spec.handler);
         let args = args.to_owned();
         let future = std::panic::catch_unwind(AssertUnwindSafe(move || handler(args, ctx)))
@@ -400,6 +403,30 @@ impl ExtensionRunner {
             .collect()
     }
 
+    /// pi's `bindCommandContext(actions)`: the session actions of command contexts
+    /// (`None`: pi's unbound no-ops, [`UnboundActions`]).
+    pub fn bind_command_context(&self, actions: Option<Arc<dyn CommandActions>>) {
+        if let Ok(mut slot) = self.inner.command_actions.write() {
+            *slot = actions;
+        }
+    }
+
+    /// A fresh command `ctx` (pi's `createCommandContext`): `ctx` plus the bound session
+    /// actions.
+    pub fn command_context(&self) -> ExtensionContext {
+        let actions = self
+            .inner
+            .command_actions
+            .read()
+            .ok()
+            .and_then(|a| a.clone())
+            .unwrap_or_else(|| Arc::new(UnboundActions));
+        ExtensionContext {
+            actions: Some(actions),
+            ..self.context()
+        }
+    }
+
     /// A fresh `ctx`.
     pub fn context(&self) -> ExtensionContext {
         ExtensionContext {
@@ -414,6 +441,7 @@ impl ExtensionRunner {
             session: self.inner.session.read().ok().and_then(|s| s.clone()),
             system_prompt: None,
             requests: self.inner.requests.clone(),
+            actions: None,
         }
     }
 

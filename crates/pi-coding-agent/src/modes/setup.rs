@@ -16,11 +16,15 @@
 //! 8. context files, skills, templates and the system prompt;
 //! 9. the session itself and `--name`.
 //!
+//! Steps 1–5 are fixed for the run; steps 6–9 depend on the store and its cwd and are
+//! reused, as [`SessionSetup::factory`], for every session replacement (pi's runtime factory,
+//! [`crate::runtime`]).
+//!
 //! Warnings go to the caller's stderr as `Warning: …`; errors come back as a
 //! [`SetupError`] (the caller prints its line and exits 1).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use pi_agent_core::AgentTool;
@@ -31,6 +35,7 @@ use crate::cli::ModeRequest;
 use crate::cli::startup::docs_dir;
 use crate::compaction::auto::AutoCompactor;
 use crate::config::migrations::run_migrations;
+use crate::config::model_resolver::ScopedModel;
 use crate::config::model_resolver::{
     API_KEY_REQUIRES_MODEL, SessionModelInputs, choose_session_model, parse_thinking_level,
     resolve_cli_model, resolve_model_scope,
@@ -39,12 +44,15 @@ use crate::config::paths::{AgentPaths, home_dir};
 use crate::config::registry::ModelRegistry;
 use crate::config::resources::{ResourceOptions, Resources};
 use crate::config::settings::SettingsManager;
+use crate::config::skills::Skill;
 use crate::config::system_prompt::{DocsPaths, SystemPromptOptions, build_system_prompt};
+use crate::config::templates::PromptTemplate;
 use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
+use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
-use crate::storage::build_session_context;
 use crate::storage::context::path_to_leaf;
+use crate::storage::{SessionStore, build_session_context};
 use crate::tools::bash::SessionEnv;
 use crate::tools::bash::{BASH_PROMPT_SNIPPET, BashToolOptions};
 use crate::tools::read::ReadToolOptions;
@@ -79,6 +87,13 @@ impl SetupError {
             SetupError::Plain(t) => t.clone(),
         }
     }
+
+    /// The message without the `Error: ` prefix (an RPC error response).
+    pub fn message(&self) -> &str {
+        match self {
+            SetupError::Error(t) | SetupError::Plain(t) => t,
+        }
+    }
 }
 
 impl From<String> for SetupError {
@@ -91,6 +106,13 @@ impl From<String> for SetupError {
 pub struct SessionSetup {
     /// The session, ready for prompts.
     pub session: AgentSession,
+    /// The prompt templates loaded for it (RPC `get_commands`).
+    pub templates: Vec<PromptTemplate>,
+    /// The skills loaded for it (RPC `get_commands`).
+    pub skills: Vec<Skill>,
+    /// Builds the next session of this run for another store (session replacement), with
+    /// the same command line, settings, auth and resource options.
+    pub factory: SessionFactory,
 }
 
 fn warn(stderr: &mut dyn Write, message: &str) {
@@ -112,6 +134,49 @@ pub fn build_session(
     request: &ModeRequest,
     stderr: &mut dyn Write,
 ) -> Result<SessionSetup, SetupError> {
+    let (config, store) = prepare(request, stderr)?;
+    let built = config.build_for_store(store, &request.cwd, stderr)?;
+    if let Some(name) = &request.args.name {
+        built
+            .session
+            .set_session_name(crate::cli::args::trim_js(name))
+            .map_err(|e| SetupError::Error(e.to_string()))?;
+    }
+    Ok(SessionSetup {
+        session: built.session,
+        templates: built.templates,
+        skills: built.skills,
+        factory: config.factory(),
+    })
+}
+
+/// The inputs fixed for the whole run (steps 1–5): what every session of the run is built
+/// from, whatever its store (pi's runtime factory closure).
+struct SessionConfig {
+    request: ModeRequest,
+    settings: Arc<Mutex<SettingsManager>>,
+    registry: Arc<RwLock<ModelRegistry>>,
+    scoped: Vec<ScopedModel>,
+    cli_model: Option<Model>,
+    cli_level: Option<ModelThinkingLevel>,
+    scoped_first_level: Option<ModelThinkingLevel>,
+    trusted: bool,
+    home: PathBuf,
+}
+
+/// A session built for one store, with the resources it was built with.
+struct BuiltForStore {
+    session: AgentSession,
+    templates: Vec<PromptTemplate>,
+    skills: Vec<Skill>,
+}
+
+/// Steps 1–5: migrations, trust, settings, the store, the registry, the model scope and the
+/// command-line model.
+fn prepare(
+    request: &ModeRequest,
+    stderr: &mut dyn Write,
+) -> Result<(Arc<SessionConfig>, Arc<Mutex<SessionStore>>), SetupError> {
     let args = &request.args;
     let cwd = request.cwd.as_path();
     let agent_dir = request.agent_dir.as_path();
@@ -171,138 +236,192 @@ pub fn build_session(
     if let Some(w) = &cli.warning {
         warn(stderr, w);
     }
-
-    let (has_existing, session_model, session_thinking) = {
-        let s = store.lock().unwrap_or_else(|e| e.into_inner());
-        for w in s.warnings() {
-            warn(stderr, w);
-        }
-        let context = build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
-        let has_thinking = path_to_leaf(&s)
-            .into_iter()
-            .any(|i| s.kind_at(i) == "thinking_level_change");
-        (
-            !context.messages.is_empty(),
-            context.model,
-            has_thinking
-                .then(|| parse_thinking_level(&context.thinking_level))
-                .flatten(),
-        )
-    };
-
-    let explicit_model = cli.model.clone().or_else(|| {
-        (!has_existing)
-            .then(|| scoped.first().map(|s| s.model.clone()))
-            .flatten()
-    });
-    let explicit_level = cli_thinking.or(cli.thinking_level).or_else(|| {
-        (cli.model.is_none() && !has_existing)
-            .then(|| scoped.first().and_then(|s| s.thinking_level))
-            .flatten()
-    });
     if let Some(key) = &args.api_key {
-        let Some(m) = &explicit_model else {
+        // pi: the key belongs to the explicit model (the command line's, else the first
+        // scoped one when the session is new).
+        let has_existing = {
+            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            build_session_context(&s)
+                .map(|c| !c.messages.is_empty())
+                .unwrap_or(false)
+        };
+        let explicit = cli.model.clone().or_else(|| {
+            (!has_existing)
+                .then(|| scoped.first().map(|s| s.model.clone()))
+                .flatten()
+        });
+        let Some(m) = &explicit else {
             return Err(API_KEY_REQUIRES_MODEL.to_owned().into());
         };
         registry.auth_mut().set_runtime_api_key(&m.provider, key);
     }
-    let levels = settings.all_model_thinking_levels();
-    let choice = choose_session_model(
-        &SessionModelInputs {
-            model: explicit_model,
-            thinking_level: explicit_level,
-            has_existing_session: has_existing,
-            session_model: session_model
-                .as_ref()
-                .map(|(p, id)| (p.as_str(), id.as_str())),
-            session_thinking_level: session_thinking,
-            default_provider: settings.default_provider(),
-            default_model_id: settings.default_model(),
-            default_thinking_level: settings.default_thinking_level(),
-            model_thinking_levels: &levels,
-        },
-        &registry,
-    );
-    if let Some(msg) = &choice.fallback_message {
-        warn(stderr, msg);
-    }
-
-    let docs = docs_dir();
-    let slot: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
-    let (tool_names, tools) = build_tools(request, &settings, &choice.model, &slot);
-
-    let resources = Resources::load(&ResourceOptions {
-        cwd: cwd.to_path_buf(),
-        agent_dir: agent_dir.to_path_buf(),
+    let config = SessionConfig {
+        request: request.clone(),
+        settings: Arc::new(Mutex::new(settings)),
+        registry: Arc::new(RwLock::new(registry)),
+        scoped_first_level: scoped.first().and_then(|s| s.thinking_level),
+        scoped,
+        cli_model: cli.model,
+        cli_level: cli_thinking.or(cli.thinking_level),
+        trusted: trust.trusted,
         home,
-        project_trusted: trust.trusted,
-        settings_skill_paths: settings.skill_paths(),
-        settings_prompt_paths: settings.prompt_template_paths(),
-        cli_skill_paths: args.skills.clone(),
-        cli_prompt_paths: args.prompt_templates.clone(),
-        no_skills: args.no_skills,
-        no_prompt_templates: args.no_prompt_templates,
-        no_context_files: args.no_context_files,
-        system_prompt: args.system_prompt.clone(),
-        append_system_prompt: args.append_system_prompt.clone(),
-    });
-    for w in &resources.warnings {
-        warn(stderr, w);
-    }
-    let package = docs.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let docs_paths = DocsPaths {
-        readme: package.join("README.md"),
-        docs: docs.clone(),
-        examples: package.join("examples"),
     };
-    let snippets: Vec<(String, String)> = tool_names
-        .iter()
-        .filter_map(|n| tool_snippet(n).map(|s| (n.clone(), s.to_owned())))
-        .collect();
-    let system_prompt = build_system_prompt(&SystemPromptOptions {
-        custom_prompt: resources.prompts.system_prompt.as_deref(),
-        selected_tools: Some(&tool_names),
-        tool_snippets: &snippets,
-        prompt_guidelines: &[],
-        append_system_prompt: resources.prompts.append_system_prompt.as_deref(),
-        cwd,
-        context_files: &resources.context_files,
-        skills: &resources.skills.skills,
-        docs: &docs_paths,
-    });
+    Ok((Arc::new(config), store))
+}
 
-    let settings = Arc::new(Mutex::new(settings));
-    let mut builder = AgentSession::builder()
-        .thinking_level(choice.thinking_level)
-        .settings(settings)
-        .store(store)
-        .tools(tools)
-        .system_prompt(system_prompt)
-        .compactor(compactor())
-        .auth(Arc::new(RegistryAuth(Arc::new(RwLock::new(registry)))))
-        .docs_dir(docs)
-        .agent_dir(agent_dir)
-        .skills(resources.skills.skills.clone())
-        .prompt_templates(resources.templates.clone());
-    if let Some(m) = choice.model {
-        builder = builder.model(m);
+impl SessionConfig {
+    /// The factory of session replacement: builds with [`SessionConfig::build_for_store`];
+    /// warnings go to the process's stderr.
+    fn factory(self: Arc<Self>) -> SessionFactory {
+        Arc::new(move |target: SessionTarget| {
+            let store = Arc::new(Mutex::new(target.store));
+            self.build_for_store(store, &target.cwd, &mut std::io::stderr())
+                .map(|b| BuiltSession::from(b.session))
+                .map_err(|e| e.message().to_owned())
+        })
     }
-    let session = builder
-        .build()
-        .map_err(|e| SetupError::Error(e.to_string()))?;
-    let _ = slot.set(session.clone());
-    if let Some(name) = &args.name {
-        session
-            .set_session_name(crate::cli::args::trim_js(name))
+
+    /// Steps 6–9 for `store` in `cwd`: the model and thinking level (the command line's, else
+    /// the session's, else the settings'), the tools, the resources and system prompt of
+    /// `cwd`, and the session.
+    fn build_for_store(
+        &self,
+        store: Arc<Mutex<SessionStore>>,
+        cwd: &Path,
+        stderr: &mut dyn Write,
+    ) -> Result<BuiltForStore, SetupError> {
+        let args = &self.request.args;
+        let (has_existing, session_model, session_thinking) = {
+            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            for w in s.warnings() {
+                warn(stderr, w);
+            }
+            let context =
+                build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
+            let has_thinking = path_to_leaf(&s)
+                .into_iter()
+                .any(|i| s.kind_at(i) == "thinking_level_change");
+            (
+                !context.messages.is_empty(),
+                context.model,
+                has_thinking
+                    .then(|| parse_thinking_level(&context.thinking_level))
+                    .flatten(),
+            )
+        };
+
+        let explicit_model = self.cli_model.clone().or_else(|| {
+            (!has_existing)
+                .then(|| self.scoped.first().map(|s| s.model.clone()))
+                .flatten()
+        });
+        let explicit_level = self.cli_level.or_else(|| {
+            (self.cli_model.is_none() && !has_existing)
+                .then_some(self.scoped_first_level)
+                .flatten()
+        });
+        let (choice, tool_names, tools, resources) = {
+            let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+            let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+            let levels = settings.all_model_thinking_levels();
+            let choice = choose_session_model(
+                &SessionModelInputs {
+                    model: explicit_model,
+                    thinking_level: explicit_level,
+                    has_existing_session: has_existing,
+                    session_model: session_model
+                        .as_ref()
+                        .map(|(p, id)| (p.as_str(), id.as_str())),
+                    session_thinking_level: session_thinking,
+                    default_provider: settings.default_provider(),
+                    default_model_id: settings.default_model(),
+                    default_thinking_level: settings.default_thinking_level(),
+                    model_thinking_levels: &levels,
+                },
+                &*registry,
+            );
+            if let Some(msg) = &choice.fallback_message {
+                warn(stderr, msg);
+            }
+            let slot: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
+            let (tool_names, tools) =
+                build_tools(&self.request, cwd, &settings, &choice.model, &slot);
+            let resources = Resources::load(&ResourceOptions {
+                cwd: cwd.to_path_buf(),
+                agent_dir: self.request.agent_dir.clone(),
+                home: self.home.clone(),
+                project_trusted: self.trusted,
+                settings_skill_paths: settings.skill_paths(),
+                settings_prompt_paths: settings.prompt_template_paths(),
+                cli_skill_paths: args.skills.clone(),
+                cli_prompt_paths: args.prompt_templates.clone(),
+                no_skills: args.no_skills,
+                no_prompt_templates: args.no_prompt_templates,
+                no_context_files: args.no_context_files,
+                system_prompt: args.system_prompt.clone(),
+                append_system_prompt: args.append_system_prompt.clone(),
+            });
+            (choice, tool_names, (tools, slot), resources)
+        };
+        let (tools, slot) = tools;
+        for w in &resources.warnings {
+            warn(stderr, w);
+        }
+        let docs = docs_dir();
+        let package = docs.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let docs_paths = DocsPaths {
+            readme: package.join("README.md"),
+            docs: docs.clone(),
+            examples: package.join("examples"),
+        };
+        let snippets: Vec<(String, String)> = tool_names
+            .iter()
+            .filter_map(|n| tool_snippet(n).map(|s| (n.clone(), s.to_owned())))
+            .collect();
+        let system_prompt = build_system_prompt(&SystemPromptOptions {
+            custom_prompt: resources.prompts.system_prompt.as_deref(),
+            selected_tools: Some(&tool_names),
+            tool_snippets: &snippets,
+            prompt_guidelines: &[],
+            append_system_prompt: resources.prompts.append_system_prompt.as_deref(),
+            cwd,
+            context_files: &resources.context_files,
+            skills: &resources.skills.skills,
+            docs: &docs_paths,
+        });
+
+        let mut builder = AgentSession::builder()
+            .thinking_level(choice.thinking_level)
+            .settings(Arc::clone(&self.settings))
+            .store(store)
+            .tools(tools)
+            .system_prompt(system_prompt)
+            .compactor(compactor())
+            .auth(Arc::new(RegistryAuth(Arc::clone(&self.registry))))
+            .docs_dir(docs)
+            .agent_dir(&self.request.agent_dir)
+            .skills(resources.skills.skills.clone())
+            .prompt_templates(resources.templates.clone());
+        if let Some(m) = choice.model {
+            builder = builder.model(m);
+        }
+        let session = builder
+            .build()
             .map_err(|e| SetupError::Error(e.to_string()))?;
+        let _ = slot.set(session.clone());
+        Ok(BuiltForStore {
+            session,
+            templates: resources.templates,
+            skills: resources.skills.skills,
+        })
     }
-    Ok(SessionSetup { session })
 }
 
 /// The active tool names and tools. Tools read the session's live state (model, thinking
 /// level, file) through `slot`, filled once the session exists.
 fn build_tools(
     request: &ModeRequest,
+    cwd: &Path,
     settings: &SettingsManager,
     model: &Option<Model>,
     slot: &Arc<OnceLock<AgentSession>>,
@@ -345,7 +464,7 @@ fn build_tools(
     let mut active = Vec::new();
     let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
     for name in names {
-        if let Some(tool) = create_builtin_tool(&name, &request.cwd, &options) {
+        if let Some(tool) = create_builtin_tool(&name, cwd, &options) {
             tools.push(tool);
             active.push(name);
         }

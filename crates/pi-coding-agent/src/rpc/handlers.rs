@@ -158,11 +158,14 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         RpcCommand::Fork { entry_id } => {
             let host = shared.runtime.host.clone().ok_or_else(|| missing("fork"))?;
             let (next, text) = host.fork(session, entry_id, false).await?;
-            let cancelled = next.is_none();
-            if let Some(next) = next {
-                shared.rebind(next);
+            match next {
+                Some(next) => {
+                    shared.rebind(next);
+                    data(&json!({"text": text, "cancelled": false}))
+                }
+                // pi: `{text: undefined, cancelled: true}` → the key is omitted.
+                None => data(&json!({"cancelled": true})),
             }
-            data(&json!({"text": text, "cancelled": cancelled}))
         }
         RpcCommand::Clone => {
             let Some(leaf) = session.leaf_id() else {
@@ -395,7 +398,7 @@ async fn bash(
     command: String,
     exclude_from_context: Option<bool>,
 ) -> Outcome {
-    if let Some(ext) = &shared.runtime.extensions {
+    if let Some(ext) = &shared.extensions() {
         let cwd = store_of(session).header().cwd.clone();
         let handled = ext
             .runner()
@@ -434,7 +437,7 @@ async fn bash(
 /// source, sourceInfo}`; pi-rs's `sourceInfo` carries only `path`).
 fn commands(shared: &Shared) -> Vec<Value> {
     let mut out = Vec::new();
-    if let Some(ext) = &shared.runtime.extensions {
+    if let Some(ext) = &shared.extensions() {
         for c in ext.runner().commands() {
             let mut m = Map::new();
             m.insert("name".into(), c.invocation_name.into());

@@ -33,6 +33,7 @@ use super::framing::LineReader;
 use super::handlers;
 use super::output::{Output, spawn_writer};
 use super::ui::RpcUi;
+use crate::extensions::ExtensionHooks;
 use crate::session::{AgentSession, AgentSessionEvent, SessionSubscription};
 
 /// `ctx.shutdown()`: requested by an extension, carried out by the read loop.
@@ -55,6 +56,7 @@ impl ShutdownFlag {
 pub(crate) struct Shared {
     pub runtime: RpcRuntime,
     session: Mutex<AgentSession>,
+    extensions: Mutex<Option<Arc<ExtensionHooks>>>,
     subscription: Mutex<Option<SessionSubscription>>,
     pub out: Output,
     pub ui: Arc<RpcUi>,
@@ -93,10 +95,42 @@ impl Shared {
         }
     }
 
-    /// Makes `session` current (after a session-replacing command) and re-subscribes.
+    /// The extension hooks of the current session.
+    pub fn extensions(&self) -> Option<Arc<ExtensionHooks>> {
+        lock(&self.extensions).clone()
+    }
+
+    /// Makes `session` current (after a session-replacing command) and re-subscribes; a
+    /// session already current (the host's rebind callback ran) is left alone.
     pub fn rebind(&self, session: AgentSession) {
+        if Arc::ptr_eq(self.session().store(), session.store()) {
+            return;
+        }
         self.subscribe(&session);
         *lock(&self.session) = session;
+    }
+
+    /// pi's `rebindSession`: the extension hooks get the RPC UI, the `extension_error`
+    /// output and the `ctx.shutdown()` handler; the session's events are written.
+    fn bind(self: &Arc<Self>, session: &AgentSession, extensions: Option<&Arc<ExtensionHooks>>) {
+        if let Some(ext) = extensions {
+            ext.runner().set_ui(self.ui.clone());
+            let o = self.out.clone();
+            ext.runner()
+                .on_error(Arc::new(move |record| o.send(record.rpc_record())));
+            let shared = Arc::downgrade(self);
+            ext.set_shutdown_handler(Arc::new(move || {
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                shared.shutdown.requested.store(true, Ordering::SeqCst);
+                if shared.session().is_idle() {
+                    shared.shutdown.check();
+                }
+            }));
+        }
+        *lock(&self.extensions) = extensions.cloned();
+        self.rebind(session.clone());
     }
 }
 
@@ -115,29 +149,28 @@ where
     let (out, writer_task) = spawn_writer(writer);
     let ui = Arc::new(RpcUi::new(out.clone()));
     let shutdown = Arc::new(ShutdownFlag::default());
-    if let Some(ext) = &runtime.extensions {
-        ext.runner().set_ui(ui.clone());
-        let o = out.clone();
-        ext.runner()
-            .on_error(Arc::new(move |record| o.send(record.rpc_record())));
-        let (flag, session) = (Arc::clone(&shutdown), runtime.session.clone());
-        ext.set_shutdown_handler(Arc::new(move || {
-            flag.requested.store(true, Ordering::SeqCst);
-            if session.is_idle() {
-                flag.check();
-            }
-        }));
-    }
     let session = runtime.session.clone();
+    let extensions = runtime.extensions.clone();
+    let host = runtime.host.clone();
     let shared = Arc::new(Shared {
         runtime,
         session: Mutex::new(session.clone()),
+        extensions: Mutex::new(None),
         subscription: Mutex::new(None),
         out: out.clone(),
         ui,
         shutdown,
     });
     shared.subscribe(&session);
+    shared.bind(&session, extensions.as_ref());
+    if let Some(host) = &host {
+        let weak = Arc::downgrade(&shared);
+        host.set_rebind(Some(Arc::new(move |session, extensions| {
+            if let Some(shared) = weak.upgrade() {
+                shared.bind(session, extensions);
+            }
+        })));
+    }
 
     let mut lines = LineReader::new(reader);
     let mut tasks = JoinSet::new();
@@ -166,6 +199,9 @@ where
     }
 
     // End of input or `ctx.shutdown()`: pi's shutdown().
+    if let Some(host) = &host {
+        host.set_rebind(None);
+    }
     shared.unsubscribe();
     shared.ui.close();
     shared.session().shutdown("quit", None).await;

@@ -65,6 +65,8 @@ pub(super) struct SessionState {
     pub bash_next: u64,
     /// The `--models` scope.
     pub scoped_models: Vec<super::models::ScopedModel>,
+    /// Cancels the running tree navigation's branch summary (`tree.rs`).
+    pub branch_summary_cancel: Option<CancellationToken>,
 }
 
 pub(super) struct Inner {
@@ -290,9 +292,9 @@ impl AgentSession {
         self.state().run_active
     }
 
-    /// Whether a compaction or branch summary is running.
+    /// Whether a compaction or a tree navigation (branch summary) is running.
     pub fn is_compacting(&self) -> bool {
-        self.inner.compactor.is_compacting()
+        self.inner.compactor.is_compacting() || self.state().branch_summary_cancel.is_some()
     }
 
     /// `!is_streaming && !is_compacting`.
@@ -374,10 +376,12 @@ impl AgentSession {
         }
     }
 
-    /// Aborts the retry, compaction and agent run, then waits for idle. Queues are kept.
+    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle
+    /// (spec §1.5). Queues are kept.
     pub async fn abort(&self) {
         self.abort_retry();
         self.inner.compactor.abort();
+        self.abort_branch_summary();
         self.inner.agent.abort();
         self.wait_for_idle().await;
     }
@@ -422,6 +426,7 @@ impl AgentSession {
         self.abort_retry();
         self.abort_bash();
         self.inner.compactor.abort();
+        self.abort_branch_summary();
         self.inner.agent.abort();
         if let Some(s) = lock(&self.inner.agent_subscription).take() {
             s.unsubscribe();

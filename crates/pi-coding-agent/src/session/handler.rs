@@ -279,8 +279,8 @@ impl AgentSession {
 
         let auth = Arc::clone(&self.inner.auth);
         options.get_api_key = Some(Arc::new(move |provider: String| {
-            let key = auth.api_key(&provider);
-            async move { Ok(key) }.boxed()
+            let key = auth.resolve_api_key(&provider).map_err(HookError::new);
+            async move { key }.boxed()
         }));
 
         let weak = self.weak();

@@ -252,6 +252,25 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
+    /// `session_before_switch {reason, targetSessionFile?}` before a session replacement
+    /// (`reason` is `"new"` or `"resume"`; the target is the file being resumed): `true`
+    /// cancels the replacement (pi: a handler returned `{cancel: true}`). Awaited by
+    /// [`crate::runtime::RuntimeHost`].
+    fn session_before_switch(
+        &self,
+        _reason: &str,
+        _target_session_file: Option<String>,
+    ) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+
+    /// `session_before_fork {entryId, position}` before a fork (`position` is `"before"`:
+    /// at the parent of a user message, or `"at"`: keeping the entry, i.e. clone): `true`
+    /// cancels it. Awaited by [`crate::runtime::RuntimeHost`].
+    fn session_before_fork(&self, _entry_id: &str, _position: &str) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+
     /// `session_before_compact {preparation, branchEntries, customInstructions?, reason,
     /// willRetry, signal}`: before a compaction summarizes; may cancel it
     /// (`Compaction cancelled`) or supply the result (then written with `fromHook: true`).
@@ -269,7 +288,7 @@ pub trait SessionHooks: Send + Sync {
     }
 
     /// `session_compact {compactionEntry, fromExtension, reason, willRetry}`: after a
-    /// compaction entry was written (and after `compaction_end`).
+    /// compaction entry was written and the context rebuilt, before `compaction_end` (spec §3.5).
     fn session_compact(
         &self,
         _entry: crate::storage::SessionEntry,
@@ -281,11 +300,38 @@ pub trait SessionHooks: Send + Sync {
 
     /// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false,
     /// fromExtension}` (spec §2.4): after the failed `compaction_end`, awaited.
+    /// `from_extension` is true when a `session_before_compact` handler had supplied the
+    /// compaction content before the failure (or abort).
     fn session_compact_failed(
         &self,
         _reason: super::CompactionReason,
         _error_message: Option<String>,
         _aborted: bool,
+        _from_extension: bool,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    /// `session_before_tree {preparation, signal}` (spec §1.9): before a tree navigation
+    /// summarizes or moves the leaf; may cancel it, supply the summary, or override the
+    /// instructions and the label. `signal` is cancelled by `abort_branch_summary`.
+    fn session_before_tree(
+        &self,
+        _preparation: super::tree::TreePreparation,
+        _signal: CancellationToken,
+    ) -> BoxFuture<'_, Option<super::tree::TreeResult>> {
+        Box::pin(async { None })
+    }
+
+    /// `session_tree {newLeafId, oldLeafId, summaryEntry?, fromExtension?}`: after a tree
+    /// navigation moved the leaf and rebuilt the messages (`fromExtension` only with a
+    /// summary entry).
+    fn session_tree(
+        &self,
+        _new_leaf_id: Option<String>,
+        _old_leaf_id: Option<String>,
+        _summary_entry: Option<crate::storage::SessionEntry>,
+        _from_extension: Option<bool>,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }

@@ -18,6 +18,8 @@
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
 //! | [`builder`] | construction and initial entries |
+//! | `summarizer` | the summarizer of compactions and branch summaries (model, key, retries) |
+//! | [`tree`] | tree navigation (`navigate_tree`) with branch summaries |
 
 pub mod agent_session;
 pub mod bash;
@@ -33,6 +35,8 @@ pub mod queues;
 pub mod retry;
 mod run;
 pub mod stats;
+mod summarizer;
+pub mod tree;
 
 pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};
 pub use bash::{ExecuteBashOptions, bash_execution_message};
@@ -47,3 +51,4 @@ pub use models::{CycleResult, ScopedModel};
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};
 pub use run::{CustomMessageOptions, DeliverAs, UserMessageOptions};
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
+pub use tree::{NavigateTreeOptions, NavigateTreeResult};

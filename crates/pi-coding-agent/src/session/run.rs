@@ -197,6 +197,10 @@ impl AgentSession {
         // Without a resolved model the agent holds pi's placeholder (provider `unknown`), so
         // the no-key text names `the selected model`, as pi's does.
         let provider = self.inner.agent.with_state(|s| s.model.provider.clone());
+        // pi reads its credential store first: a broken `auth.json` fails the lookup.
+        if let Some(e) = self.inner.auth.credential_error(&provider) {
+            return Err(SessionError::Refused(e));
+        }
         if !self.inner.auth.has_auth(&provider) {
             return Err(SessionError::Refused(
                 if self.inner.auth.is_oauth(&provider) {

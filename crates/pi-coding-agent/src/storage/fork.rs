@@ -111,6 +111,18 @@ pub fn create_branched_session(
 ///
 /// Errors: `Cannot fork: source session file is empty or invalid: <src>`.
 pub fn fork_from(src: &Path, target_dir: &Path, cwd: &str) -> Result<SessionStore, StoreError> {
+    fork_from_with_id(src, target_dir, cwd, None)
+}
+
+/// [`fork_from`] with the new session's id (`--fork X --session-id ID`); `None` draws one.
+///
+/// Errors: as [`fork_from`].
+pub fn fork_from_with_id(
+    src: &Path,
+    target_dir: &Path,
+    cwd: &str,
+    id: Option<String>,
+) -> Result<SessionStore, StoreError> {
     let invalid = || StoreError::InvalidFork(src.display().to_string());
     match std::fs::metadata(src) {
         Ok(m) if m.len() > 0 => {}
@@ -120,7 +132,7 @@ pub fn fork_from(src: &Path, target_dir: &Path, cwd: &str) -> Result<SessionStor
     let entries: Vec<SessionEntry> = source.entries()?.iter().map(|e| (**e).clone()).collect();
     let header = SessionHeader {
         version: SESSION_VERSION,
-        id: new_session_id(),
+        id: id.unwrap_or_else(new_session_id),
         timestamp: iso_now(),
         cwd: cwd.to_owned(),
         parent_session: Some(src.display().to_string()),

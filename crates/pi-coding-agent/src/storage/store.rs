@@ -44,6 +44,13 @@ pub enum StoreError {
     /// `Entry <id> not found`.
     #[error("Entry {0} not found")]
     EntryNotFound(String),
+    /// `Cannot export in-memory session to HTML` (an HTML export of a `--no-session` store).
+    #[error("Cannot export in-memory session to HTML")]
+    InMemoryExport,
+    /// `Nothing to export yet - start a conversation first` (an HTML export of a session whose
+    /// file is not written yet).
+    #[error("Nothing to export yet - start a conversation first")]
+    NothingToExport,
     /// An I/O failure, with the path involved.
     #[error("{path}: {source}")]
     Io {

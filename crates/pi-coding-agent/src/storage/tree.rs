@@ -153,6 +153,57 @@ pub fn get_tree(store: &SessionStore) -> Result<Vec<TreeNode>, StoreError> {
     Ok(roots.into_iter().filter_map(|r| built[r].take()).collect())
 }
 
+/// `branchWithSummary(branchFromId, summary, details?, fromHook?, usage?)`: moves the leaf to
+/// `branch_from_id` (`None`: before the first entry) and appends a `branch_summary` entry
+/// there, whose `fromId` is `branch_from_id` or `"root"`. Returns the new entry's id (the new
+/// leaf).
+///
+/// Mirrors pi-coding-agent 0.85.0 `SessionManager.branchWithSummary`; note that `fromId` is
+/// the branch point, not the old leaf.
+///
+/// # Errors
+/// `Entry <id> not found` for an unknown `branch_from_id` (the leaf is then unchanged); store
+/// write failures.
+pub fn branch_with_summary(
+    store: &mut SessionStore,
+    branch_from_id: Option<&str>,
+    summary: String,
+    details: Option<serde_json::Value>,
+    from_hook: Option<bool>,
+    usage: Option<serde_json::Value>,
+) -> Result<String, StoreError> {
+    match branch_from_id {
+        Some(id) => store.branch(id)?,
+        None => store.reset_leaf(),
+    }
+    store.append(EntryKind::BranchSummary {
+        from_id: branch_from_id.unwrap_or("root").to_owned(),
+        summary,
+        details,
+        usage,
+        from_hook,
+    })
+}
+
+/// `appendLabelChange(targetId, label)`: appends a `label` entry (a child of the leaf, and the
+/// new leaf) that sets `target_id`'s label, or clears it when `label` is `None` or empty.
+///
+/// # Errors
+/// `Entry <id> not found` for an unknown target; store write failures.
+pub fn append_label_change(
+    store: &mut SessionStore,
+    target_id: &str,
+    label: Option<String>,
+) -> Result<String, StoreError> {
+    if !store.contains(target_id) {
+        return Err(StoreError::EntryNotFound(target_id.to_owned()));
+    }
+    store.append(EntryKind::Label {
+        target_id: target_id.to_owned(),
+        label,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

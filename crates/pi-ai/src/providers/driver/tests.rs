@@ -246,6 +246,21 @@ async fn streams_deltas_then_done() {
 }
 
 #[tokio::test]
+async fn a_base_url_without_a_scheme_is_an_invalid_url() {
+    let (_, handle) = ReplayServer::start(vec![Reply::sse(text_body(&["x", "[STOP]"]))])
+        .await
+        .unwrap();
+    let mut m = model(&handle);
+    m.base_url = handle.base_url().replace("http://", "");
+    let events = collect(stream_wire(api(), &m, &Context::default(), options())).await;
+    assert_eq!(kinds(&events), ["error"]);
+    let (reason, error) = terminal_error(&events);
+    assert_eq!(reason, StopReason::Error);
+    assert_eq!(error.error_message.as_deref(), Some("Invalid URL"));
+    assert_eq!(handle.request_count(), 0);
+}
+
+#[tokio::test]
 async fn a_pre_cancelled_token_sends_nothing() {
     let token = CancellationToken::new();
     token.cancel();

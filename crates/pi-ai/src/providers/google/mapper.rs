@@ -253,8 +253,10 @@ impl StreamMapper for GoogleMapper {
         if data.is_empty() {
             return Ok(());
         }
+        // The SDK hands each `data:` payload on unparsed; pi's `JSON.parse` of it throws V8's
+        // `SyntaxError` message.
         let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| format!("exception parsing stream chunk {data}. SyntaxError: {e}"))?;
+            .map_err(|e| crate::js_json_error::json_parse_message(data, &e))?;
         if let Some(id) = chunk
             .get("responseId")
             .and_then(Value::as_str)

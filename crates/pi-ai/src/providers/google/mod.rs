@@ -78,6 +78,12 @@ impl WireApi for GoogleGenerativeAi {
     fn request_timeout_text(&self) -> Option<&'static str> {
         None
     }
+
+    /// `@google/genai` `processStreamResponse`: text left after the last event delimiter
+    /// when the body ends.
+    fn unterminated_event_text(&self) -> Option<&'static str> {
+        Some("Incomplete JSON segment at the end")
+    }
 }
 
 #[cfg(test)]

@@ -115,6 +115,26 @@ async fn http_errors_are_the_json_body() {
 }
 
 #[tokio::test]
+async fn a_body_ending_inside_an_event_is_an_incomplete_json_segment() {
+    // A page instead of an event stream, and a last event without its blank line: the SDK
+    // keeps both as an unfinished segment and fails at the end of the body.
+    let page = Reply::text(200, "<html>hello</html>").header("content-type", "text/html");
+    let chunk = r#"data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP","index":0}]}"#;
+    for reply in [page, Reply::sse(chunk)] {
+        let (events, _) = run(reply, options()).await;
+        let (reason, error) = last_error(&events);
+        assert_eq!(reason, StopReason::Error);
+        assert_eq!(
+            error.error_message.as_deref(),
+            Some("Incomplete JSON segment at the end")
+        );
+    }
+    // Trailing whitespace after the last blank line is no segment.
+    let (events, _) = run(Reply::sse(format!("{chunk}\n\n \r\n")), options()).await;
+    assert!(matches!(events.last(), Some(Ev::Done { .. })), "{events:?}");
+}
+
+#[tokio::test]
 async fn a_reset_before_headers_is_fetch_failed() {
     let (events, _) = run(Reply::reset_before_headers(), options()).await;
     let (reason, error) = last_error(&events);

@@ -53,40 +53,9 @@ pub(crate) fn decode_data(data: &str) -> Result<SseData, (String, Option<Value>)
     Ok(SseData::Json(value))
 }
 
-/// The text of V8's `SyntaxError` for the common cases (truncated input, trailing garbage);
-/// other syntax errors get a V8-shaped `Unexpected token` text.
+/// The V8 (Node 22) `SyntaxError` message of `JSON.parse(data)`.
 fn json_error_text(data: &str, e: &serde_json::Error) -> String {
-    if e.is_eof() {
-        return "Unexpected end of JSON input".to_owned();
-    }
-    let msg = e.to_string();
-    let pos = utf16_offset(data, e.line(), e.column().saturating_sub(1));
-    if msg.contains("trailing characters") {
-        return format!("Unexpected non-whitespace character after JSON at position {pos}");
-    }
-    if msg.contains("key must be a string") {
-        return format!("Expected property name or '}}' in JSON at position {pos}");
-    }
-    let tok: String = data
-        .encode_utf16()
-        .skip(pos)
-        .take(1)
-        .map(|u| char::from_u32(u as u32).unwrap_or('?'))
-        .collect();
-    format!("Unexpected token '{tok}', \"{data}\" is not valid JSON")
-}
-
-/// UTF-16 offset (0-based) of serde_json's 1-based line/column position.
-fn utf16_offset(data: &str, line: usize, column: usize) -> usize {
-    let mut off = 0;
-    for (i, l) in data.split('\n').enumerate() {
-        if i + 1 == line {
-            let col: usize = l.chars().take(column).map(char::len_utf16).sum();
-            return off + col;
-        }
-        off += l.encode_utf16().count() + 1;
-    }
-    off
+    crate::js_json_error::json_parse_message(data, e)
 }
 
 /// `APIError.makeMessage(status, error, message)`: the error object's `message` (string, or its
@@ -419,11 +388,11 @@ mod tests {
         ));
         assert_eq!(
             decode_data("{} x").unwrap_err().0,
-            "Unexpected non-whitespace character after JSON at position 3"
+            "Unexpected non-whitespace character after JSON at position 3 (line 1 column 4)"
         );
         assert_eq!(
             decode_data("{bad").unwrap_err().0,
-            "Expected property name or '}' in JSON at position 1"
+            "Expected property name or '}' in JSON at position 1 (line 1 column 2)"
         );
         assert_eq!(
             decode_data("nope").unwrap_err().0,

@@ -162,6 +162,23 @@ impl ModelRegistry {
         (self.env)(provider).is_some()
     }
 
+    /// pi 0.85.0's failure when a key lookup for `provider` reaches a credential store whose
+    /// `auth.json` is not JSON: `Credential store read failed for <provider>: <JSON.parse
+    /// message>`. pi reads the store before `models.json` and the environment, so this fails
+    /// even when those hold a key; a run-time key (`--api-key`) is used without reading the
+    /// store (`None`), as is a provider no model belongs to (pi's `unknown` placeholder).
+    pub fn credential_store_error(&self, provider: &str) -> Option<String> {
+        let message = self.auth.syntax_error()?;
+        if self.auth.runtime_api_key(provider).is_some()
+            || !self.models.iter().any(|m| m.provider == provider)
+        {
+            return None;
+        }
+        Some(format!(
+            "Credential store read failed for {provider}: {message}"
+        ))
+    }
+
     /// The provider's API key (run-time, stored, `models.json`, environment).
     ///
     /// Errors: the resolver's text for a `models.json` key that fails, e.g.

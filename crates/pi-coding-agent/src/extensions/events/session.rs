@@ -3,9 +3,8 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts` (spec §2.2, §2.4, §2.8).
 
-use pi_ai::{Model, ModelThinkingLevel, Usage};
+use pi_ai::{Model, ModelThinkingLevel};
 use serde::Serialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{ExtensionEvent, observer_events};
@@ -341,26 +340,7 @@ pub struct SessionShutdownEvent {
     pub target_session_file: Option<String>,
 }
 
-/// `session_before_tree.preparation` (spec §1.9).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TreePreparation {
-    /// The entry navigated to.
-    pub target_id: String,
-    /// The current leaf.
-    pub old_leaf_id: Option<String>,
-    /// Their deepest common ancestor.
-    pub common_ancestor_id: Option<String>,
-    /// The entries a branch summary would cover.
-    pub entries_to_summarize: Vec<SessionEntry>,
-    /// Whether the user asked for a summary.
-    pub user_wants_summary: bool,
-    /// Instructions for the summary.
-    pub custom_instructions: Option<String>,
-    /// Whether they replace the default prompt.
-    pub replace_instructions: Option<bool>,
-    /// Label for the new branch point.
-    pub label: Option<String>,
-}
+pub use crate::session::tree::{TreePreparation, TreeResult, TreeSummary};
 
 /// `session_before_tree {preparation, signal}`.
 #[derive(Clone, Debug)]
@@ -369,32 +349,6 @@ pub struct SessionBeforeTreeEvent {
     pub preparation: TreePreparation,
     /// Aborts with the navigation.
     pub signal: CancellationToken,
-}
-
-/// `summary` of a [`TreeResult`]: `{summary, details?, usage?}`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TreeSummary {
-    /// The branch summary text.
-    pub summary: String,
-    /// Extra data stored with it.
-    pub details: Option<Value>,
-    /// Usage of producing it.
-    pub usage: Option<Usage>,
-}
-
-/// `{cancel, summary?, customInstructions?, replaceInstructions?, label?}`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TreeResult {
-    /// Cancel the navigation.
-    pub cancel: bool,
-    /// A summary to use (only when summarizing).
-    pub summary: Option<TreeSummary>,
-    /// Overrides the instructions.
-    pub custom_instructions: Option<String>,
-    /// Overrides `replaceInstructions`.
-    pub replace_instructions: Option<bool>,
-    /// Overrides the label.
-    pub label: Option<String>,
 }
 
 impl ExtensionEvent for SessionBeforeTreeEvent {

@@ -1,0 +1,22 @@
+//! Session replacement: the runtime host that owns the current session and replaces it
+//! (`new_session`, `switch_session`, `fork`, `clone`) for library users and the binary.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session-runtime.ts` (`AgentSessionRuntime`,
+//! `CreateAgentSessionRuntimeFactory`; spec §2.8).
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`actions`] | [`HostActions`]: extension commands' `ctx.new_session`/`fork`/`switch_session`/`navigate_tree` |
+//! | [`factory`] | [`SessionFactory`]: builds a session for a store (the seam) |
+//! | [`targets`] | the target stores: new, opened, forked/cloned; cwd check; error texts |
+//! | [`host`] | [`RuntimeHost`]: hooks, teardown, build, listeners, bind |
+
+pub mod actions;
+pub mod factory;
+pub mod host;
+pub mod targets;
+
+pub use actions::HostActions;
+pub use factory::{BuiltSession, SessionFactory, SessionTarget};
+pub use host::{ForkOutcome, HostSubscription, RuntimeHost, WeakRuntimeHost};
+pub use targets::{ForkPosition, INVALID_FORK_ENTRY, SESSION_NOT_SAVED};
