@@ -542,6 +542,9 @@ impl SessionHooks for ExtensionHooks {
             _ => ev::ModelSelectSource::Set,
         };
         Box::pin(async move {
+            // pi emits `thinking_level_select` (not awaited) before it awaits `model_select`:
+            // its handlers run first. Ours are detached, so let them finish before.
+            self.runner.flush_detached().await;
             self.runner
                 .emit(ev::ModelSelectEvent {
                     model,
