@@ -416,10 +416,15 @@ fn flaky_extension(at: usize) -> Vec<Box<dyn Extension>> {
     })]
 }
 
-/// A rig whose extension registers [`Flaky`], made active as `setActiveTools` would.
+/// A rig whose extension registers [`Flaky`] at load: attaching the hooks activates it next
+/// to the session's own tool, as pi's initial build activates every extension tool.
 fn flaky_rig(calls: usize, at: usize) -> Rig {
     let r = rig_with(load_options(), script("flaky", calls), flaky_extension(at));
-    r.session.agent().set_tools(r.hooks.runner().tools());
+    let active: Vec<String> = r
+        .session
+        .agent()
+        .with_state(|st| st.tools.iter().map(|t| t.name().to_owned()).collect());
+    assert_eq!(active, ["echo", "flaky"]);
     r
 }
 

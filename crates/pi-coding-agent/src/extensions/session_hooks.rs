@@ -117,15 +117,21 @@ impl ExtensionHooks {
     }
 
     /// Binds the session: `ctx` reads it and queued requests run against it. The session's
-    /// current tools plus the extensions' tools form the registry for `setActiveTools`.
+    /// current tools plus the extensions' tools form the registry for `setActiveTools`, and
+    /// the extensions' tools are activated (pi 0.85.0 `_buildRuntime`: the initial build
+    /// activates every extension tool, spec §1.8).
     pub fn attach(&self, session: &AgentSession) {
         self.runner
             .set_session(Arc::new(SessionReader(session.clone())));
         let mut tools: Vec<Arc<dyn AgentTool>> = session.agent().with_state(|st| st.tools.clone());
+        let active_before = tools.len();
         for t in self.runner.tools() {
             if !tools.iter().any(|x| x.name() == t.name()) {
                 tools.push(t);
             }
+        }
+        if tools.len() > active_before {
+            session.agent().set_tools(tools.clone());
         }
         if let Ok(mut all) = self.all_tools.lock() {
             *all = tools;
