@@ -6,28 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use pi_ai::testkit::{ReplayServer, Reply};
+use pi_ai::testkit::ReplayServer;
 use serde_json::{Value, json};
 
-/// An Anthropic reply with one text block.
-fn answer(text: &str) -> Reply {
-    let events = [
-        json!({"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant","model":"replay-model","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}),
-        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
-        json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
-        json!({"type":"content_block_stop","index":0}),
-        json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}),
-        json!({"type":"message_stop"}),
-    ];
-    let mut body = String::new();
-    for e in events {
-        body.push_str(&format!(
-            "event: {}\ndata: {e}\n\n",
-            e["type"].as_str().unwrap()
-        ));
-    }
-    Reply::sse(body)
+mod support {
+    pub mod anthropic_sse;
 }
+
+use support::anthropic_sse::anthropic_text as answer;
 
 struct Env {
     root: tempfile::TempDir,
