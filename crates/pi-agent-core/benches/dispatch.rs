@@ -24,124 +24,16 @@
 //!
 //! Run: `cargo bench -p pi-agent-core --bench dispatch` (or through `cargo xtask bench`).
 
-use std::sync::{Arc, Mutex};
-
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use pi_agent_core::{Agent, AgentOptions, StreamFn};
-use pi_ai::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream,
-    PartialMessage, StopReason, TextContent, event_channel,
-};
 
-/// Text deltas per prompt.
-const DELTAS: usize = 20_000;
+#[path = "support/workload.rs"]
+mod workload;
+
+use workload::{DELTAS, Source, case_agent};
 
 /// Prints the facts `cargo xtask bench` needs to turn a median into ns/event.
 fn meta(id: &str, events: usize, bytes: usize) {
     println!("pi-bench-meta {id} events={events} bytes={bytes}");
-}
-
-/// An assistant message holding one text block of `prefix` bytes.
-fn message_with_text(prefix: usize) -> AssistantMessage {
-    let mut m = AssistantMessage::empty("bench", "bench", "bench");
-    m.content
-        .push(AssistantContent::Text(TextContent::new("x".repeat(prefix))));
-    m
-}
-
-/// A live stream: a spawned producer appends `DELTAS` one-byte deltas to `message` (taken
-/// from the slot the setup filled) and pushes each through `event_channel`.
-fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
-    Arc::new(move |_model, _ctx, _opts| {
-        let (mut sink, stream) = event_channel(None);
-        let message = slot
-            .lock()
-            .ok()
-            .and_then(|mut s| s.take())
-            .unwrap_or_default();
-        tokio::spawn(async move {
-            let partial = PartialMessage::new(message);
-            sink.push(AssistantMessageEvent::Start {
-                partial: partial.clone(),
-            })
-            .await;
-            for _ in 0..DELTAS {
-                partial.update(|m| {
-                    if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
-                        t.text.push('y');
-                    }
-                });
-                sink.push(AssistantMessageEvent::TextDelta {
-                    content_index: 0,
-                    delta: "y".into(),
-                    partial: partial.clone(),
-                })
-                .await;
-            }
-            partial.update(|m| m.stop_reason = StopReason::Stop);
-            let message = partial.snapshot();
-            sink.push(AssistantMessageEvent::Done {
-                reason: StopReason::Stop,
-                message,
-            })
-            .await;
-        });
-        stream
-    })
-}
-
-/// The events of a whole response (`start`, `DELTAS` deltas, `done`), built in advance: the
-/// partial already holds the final text, as after a producer ran ahead of the consumer.
-fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
-    let mut m = message_with_text(prefix);
-    if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
-        t.text.push_str(&"y".repeat(DELTAS));
-    }
-    m.stop_reason = StopReason::Stop;
-    let partial = PartialMessage::new(m.clone());
-    let mut events = Vec::with_capacity(DELTAS + 2);
-    events.push(AssistantMessageEvent::Start {
-        partial: partial.clone(),
-    });
-    events.extend((0..DELTAS).map(|_| AssistantMessageEvent::TextDelta {
-        content_index: 0,
-        delta: "y".into(),
-        partial: partial.clone(),
-    }));
-    events.push(AssistantMessageEvent::Done {
-        reason: StopReason::Stop,
-        message: m,
-    });
-    AssistantMessageEventStream::from_events(events)
-}
-
-/// A stream function handing out the stream the setup left in `slot`.
-fn prefilled(slot: Arc<Mutex<Option<AssistantMessageEventStream>>>) -> StreamFn {
-    Arc::new(move |_model, _ctx, _opts| {
-        slot.lock()
-            .ok()
-            .and_then(|mut s| s.take())
-            .unwrap_or_else(|| AssistantMessageEventStream::error_only(Default::default()))
-    })
-}
-
-/// An agent streaming from `stream_fn` with `listeners` awaited listeners.
-fn agent(stream_fn: StreamFn, listeners: usize) -> Agent {
-    let agent = Agent::new(AgentOptions::new(stream_fn));
-    for _ in 0..listeners {
-        // The subscription lives as long as the agent; dropping the handle does not detach.
-        let _ = agent.subscribe(|_, _| async { Ok(()) });
-    }
-    agent
-}
-
-/// How a case's stream is made.
-#[derive(Clone, Copy)]
-enum Source {
-    /// Pre-filled (`delivery/*`).
-    Filled,
-    /// A live producer task (`end_to_end/*`, `accumulated/*`).
-    Live,
 }
 
 fn bench_dispatch(c: &mut Criterion) {
@@ -164,16 +56,7 @@ fn bench_dispatch(c: &mut Criterion) {
         meta(&format!("dispatch/{id}"), DELTAS, 0);
         group.bench_function(id, |b| {
             b.iter_batched(
-                || match source {
-                    Source::Filled => {
-                        let slot = Arc::new(Mutex::new(Some(filled_stream(prefix))));
-                        agent(prefilled(slot), listeners)
-                    }
-                    Source::Live => {
-                        let slot = Arc::new(Mutex::new(Some(message_with_text(prefix))));
-                        agent(live_stream(slot), listeners)
-                    }
-                },
+                || case_agent(source, listeners, prefix),
                 |agent| {
                     if let Err(e) = rt.block_on(agent.prompt("bench")) {
                         panic!("prompt failed: {e}");

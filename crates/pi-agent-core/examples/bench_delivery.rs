@@ -14,17 +14,12 @@
 //! (`case`: only the cases whose name contains it). Under `valgrind --tool=callgrind` it
 //! gives exact instruction counts per function, unaffected by the machine's load.
 
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use pi_agent_core::{Agent, AgentOptions, StreamFn};
-use pi_ai::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream,
-    PartialMessage, StopReason, TextContent, event_channel,
-};
+#[path = "../benches/support/workload.rs"]
+mod workload;
 
-/// Text deltas per prompt.
-const DELTAS: usize = 20_000;
+use workload::{DELTAS, Source, case_agent};
 
 /// This thread's on-CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`, exact on Linux).
 fn cpu_ns() -> Option<u64> {
@@ -35,92 +30,6 @@ fn cpu_ns() -> Option<u64> {
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
-fn message_with_text(prefix: usize) -> AssistantMessage {
-    let mut m = AssistantMessage::empty("bench", "bench", "bench");
-    m.content
-        .push(AssistantContent::Text(TextContent::new("x".repeat(prefix))));
-    m
-}
-
-fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
-    Arc::new(move |_model, _ctx, _opts| {
-        let (mut sink, stream) = event_channel(None);
-        let message = slot
-            .lock()
-            .ok()
-            .and_then(|mut s| s.take())
-            .unwrap_or_default();
-        tokio::spawn(async move {
-            let partial = PartialMessage::new(message);
-            sink.push(AssistantMessageEvent::Start {
-                partial: partial.clone(),
-            })
-            .await;
-            for _ in 0..DELTAS {
-                partial.update(|m| {
-                    if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
-                        t.text.push('y');
-                    }
-                });
-                sink.push(AssistantMessageEvent::TextDelta {
-                    content_index: 0,
-                    delta: "y".into(),
-                    partial: partial.clone(),
-                })
-                .await;
-            }
-            partial.update(|m| m.stop_reason = StopReason::Stop);
-            let message = partial.snapshot();
-            sink.push(AssistantMessageEvent::Done {
-                reason: StopReason::Stop,
-                message,
-            })
-            .await;
-        });
-        stream
-    })
-}
-
-fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
-    let mut m = message_with_text(prefix);
-    if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
-        t.text.push_str(&"y".repeat(DELTAS));
-    }
-    m.stop_reason = StopReason::Stop;
-    let partial = PartialMessage::new(m.clone());
-    let mut events = Vec::with_capacity(DELTAS + 2);
-    events.push(AssistantMessageEvent::Start {
-        partial: partial.clone(),
-    });
-    events.extend((0..DELTAS).map(|_| AssistantMessageEvent::TextDelta {
-        content_index: 0,
-        delta: "y".into(),
-        partial: partial.clone(),
-    }));
-    events.push(AssistantMessageEvent::Done {
-        reason: StopReason::Stop,
-        message: m,
-    });
-    AssistantMessageEventStream::from_events(events)
-}
-
-fn prefilled(slot: Arc<Mutex<Option<AssistantMessageEventStream>>>) -> StreamFn {
-    Arc::new(move |_model, _ctx, _opts| {
-        slot.lock()
-            .ok()
-            .and_then(|mut s| s.take())
-            .unwrap_or_else(|| AssistantMessageEventStream::error_only(Default::default()))
-    })
-}
-
-fn agent(stream_fn: StreamFn, listeners: usize) -> Agent {
-    let agent = Agent::new(AgentOptions::new(stream_fn));
-    for _ in 0..listeners {
-        let _ = agent.subscribe(|_, _| async { Ok(()) });
-    }
-    agent
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -139,31 +48,21 @@ fn main() {
         Err(e) => panic!("tokio runtime: {e}"),
     };
     let cases = [
-        ("delivery/1", true, 1, 1024),
-        ("delivery/3", true, 3, 1024),
-        ("end_to_end/1", false, 1, 1024),
-        ("end_to_end/3", false, 3, 1024),
-        ("accumulated/1KB", false, 1, 1024),
-        ("accumulated/1MB", false, 1, 1024 * 1024),
+        ("delivery/1", Source::Filled, 1, 1024),
+        ("delivery/3", Source::Filled, 3, 1024),
+        ("end_to_end/1", Source::Live, 1, 1024),
+        ("end_to_end/3", Source::Live, 3, 1024),
+        ("accumulated/1KB", Source::Live, 1, 1024),
+        ("accumulated/1MB", Source::Live, 1, 1024 * 1024),
     ];
     println!("{:<18} {:>12} {:>12}", "case", "wall ns/ev", "cpu ns/ev");
-    for (id, filled, listeners, prefix) in cases {
+    for (id, source, listeners, prefix) in cases {
         if !id.contains(filter.as_str()) {
             continue;
         }
         let (mut wall, mut cpu) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            let agent = if filled {
-                agent(
-                    prefilled(Arc::new(Mutex::new(Some(filled_stream(prefix))))),
-                    listeners,
-                )
-            } else {
-                agent(
-                    live_stream(Arc::new(Mutex::new(Some(message_with_text(prefix))))),
-                    listeners,
-                )
-            };
+            let agent = case_agent(source, listeners, prefix);
             let (c0, t0) = (cpu_ns(), Instant::now());
             if let Err(e) = rt.block_on(agent.prompt("bench")) {
                 panic!("prompt failed: {e}");
