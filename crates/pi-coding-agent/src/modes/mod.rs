@@ -40,16 +40,8 @@ pub fn run_print_or_json(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(stderr, "Error: {e}");
-            return 1;
-        }
+    let Some(runtime) = mode_runtime(stderr) else {
+        return 1;
     };
     let code = runtime.block_on(drive(request, stdout, stderr));
     // Tools may still be blocked after a signal: do not wait for them.
@@ -165,4 +157,20 @@ fn on_signal(sig: Terminate, session: &AgentSession) -> i32 {
         let _keep = &guard;
         sig.exit_code()
     })
+}
+
+/// The tokio runtime of the binary's modes (two workers, I/O and time); a failure to build it
+/// is printed as `Error: …` on `stderr` and gives `None` (the caller exits 1).
+pub(crate) fn mode_runtime(stderr: &mut dyn Write) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            let _ = writeln!(stderr, "Error: {e}");
+            None
+        }
+    }
 }

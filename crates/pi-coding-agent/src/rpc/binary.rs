@@ -19,16 +19,8 @@ use crate::runtime::RuntimeHost;
 
 /// Runs RPC mode for `request`; returns the exit status.
 pub fn run_rpc_mode(request: ModeRequest, stderr: &mut dyn Write) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(stderr, "Error: {e}");
-            return 1;
-        }
+    let Some(runtime) = crate::modes::mode_runtime(stderr) else {
+        return 1;
     };
     let code = runtime.block_on(async {
         let setup = match crate::modes::setup::build_session(&request, stderr) {

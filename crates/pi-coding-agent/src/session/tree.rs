@@ -20,7 +20,7 @@
 //! [`AgentSession::abort_branch_summary`] (or [`AgentSession::abort`]) cancels it.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{Message, Model, Usage, UserContent, UserMessageContent};
+use pi_ai::{Message, Model, Usage};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -348,25 +348,14 @@ fn new_leaf_for(target: &SessionEntry) -> (Option<String>, Option<String>) {
     match &target.kind {
         EntryKind::Message {
             message: AgentMessage::Llm(Message::User(u)),
-        } => (target.parent_id.clone(), Some(user_text(&u.content))),
+        } => (
+            target.parent_id.clone(),
+            Some(super::queues::content_text(&u.content)),
+        ),
         EntryKind::CustomMessage { content, .. } => {
             (target.parent_id.clone(), Some(value_text(content)))
         }
         _ => (Some(target.id.clone()), None),
-    }
-}
-
-/// The text blocks of a user message, joined without separator (pi's `contentText(c, "")`).
-fn user_text(content: &UserMessageContent) -> String {
-    match content {
-        UserMessageContent::Text(t) => t.clone(),
-        UserMessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                UserContent::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect(),
     }
 }
 
