@@ -68,7 +68,7 @@ fn check_line(line: &[u8]) {
                 Some(kind),
                 Some(id),
             ) => {
-                assert_eq!((k.as_str(), i.as_str()), (kind, id));
+                assert_eq!((&**k, &**i), (kind, id));
                 assert_eq!(
                     parent_id.as_deref(),
                     map.get("parentId").and_then(Value::as_str)

@@ -37,14 +37,13 @@ pub fn iso_to_ms(iso: &str) -> i64 {
 }
 
 /// The entry positions from the root to the leaf (empty when the leaf is unset).
+///
+/// Cannot loop: a parent's position is always smaller than its child's (the store resolves
+/// parents among earlier entries only).
 pub fn path_to_leaf(store: &SessionStore) -> Vec<usize> {
     let mut path = Vec::new();
-    let mut seen = HashSet::new();
     let mut cur = store.leaf_position();
     while let Some(i) = cur {
-        if !seen.insert(i) {
-            break; // a cycle: stop rather than loop forever
-        }
         path.push(i);
         cur = store.parent_position(i);
     }

@@ -7,9 +7,11 @@
 
 use std::io::{ErrorKind, Read};
 
-/// Initial block size: large enough that block boundaries are rare, small enough not to
-/// matter for peak memory.
-const BLOCK: usize = 256 * 1024;
+/// Initial block size: large enough that block boundaries are rare, small enough to stay in
+/// the CPU's cache between the kernel's copy and the scan that follows it (and to come from
+/// the heap rather than fresh zeroed pages). 256 KiB blocks made opening a 100 MiB session
+/// with two threads spend a third of its time in that copy.
+const BLOCK: usize = 64 * 1024;
 
 /// Yields the lines of a reader in order, each with its `\n` when it has one (the last line
 /// of a file may lack it).

@@ -19,6 +19,8 @@ pub mod index;
 mod lines;
 pub mod migrate;
 pub mod paths;
+mod scan;
+mod slots;
 pub mod store;
 pub mod tree;
 

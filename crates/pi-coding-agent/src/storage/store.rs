@@ -16,7 +16,6 @@
 //! `write` as soon as it is appended (a killed process loses nothing it appended); the file
 //! is `fdatasync`ed after each assistant message and compaction entry and by [`SessionStore::sync`].
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -31,6 +30,8 @@ use super::index::{ProbedLine, probe_line};
 use super::lines::Lines;
 use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
+use super::scan::{self, FileRange, Indexer};
+use super::slots::{Kind, Loc, Slots};
 
 /// Session-store errors; texts are pi's where pi has one.
 #[derive(Debug, thiserror::Error)]
@@ -78,81 +79,6 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-#[derive(Clone, Debug)]
-enum Loc {
-    File { offset: u64, len: u32 },
-    Memory(Arc<SessionEntry>),
-}
-
-/// An entry's type, interned (most sessions hold only a handful of kinds).
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Kind {
-    Known(&'static str),
-    Other(Box<str>),
-}
-
-const KNOWN_KINDS: [&str; 9] = [
-    "message",
-    "thinking_level_change",
-    "model_change",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "label",
-    "session_info",
-];
-
-impl Kind {
-    fn new(s: &str) -> Self {
-        match KNOWN_KINDS.iter().find(|k| **k == s) {
-            Some(k) => Kind::Known(k),
-            None => Kind::Other(s.into()),
-        }
-    }
-    fn as_str(&self) -> &str {
-        match self {
-            Kind::Known(k) => k,
-            Kind::Other(s) => s,
-        }
-    }
-}
-
-/// What the index keeps per entry: about 48 bytes plus the id.
-#[derive(Clone, Debug)]
-struct Slot {
-    id: Box<str>,
-    /// Position of the parent entry; `None` for roots, orphans and self-parents.
-    parent: Option<u32>,
-    kind: Kind,
-    loc: Loc,
-}
-
-/// Entry id → slot position. Ids come from the user's own session file, so a fast
-/// non-cryptographic hash is enough (SipHash cost ~10 % of opening a large session).
-type IdMap = HashMap<Box<str>, u32, foldhash::fast::RandomState>;
-
-/// Appends an entry's slot: its parent is resolved among the slots before it, and `by_id`
-/// points at it (a duplicate id — a torn line rewritten in full — points at the newest copy).
-fn index_slot(
-    slots: &mut Vec<Slot>,
-    by_id: &mut IdMap,
-    id: &str,
-    parent_id: Option<&str>,
-    kind: Kind,
-    loc: Loc,
-) {
-    let idx = slots.len();
-    let parent = parent_id.and_then(|p| by_id.get(p).copied());
-    by_id.insert(id.into(), idx as u32);
-    slots.push(Slot {
-        id: id.into(),
-        parent,
-        kind,
-        loc,
-    });
-}
-
 #[derive(Debug)]
 enum Backing {
     /// `--no-session`: never written.
@@ -176,8 +102,7 @@ pub struct SessionStore {
     path: Option<PathBuf>,
     /// Where `Loc::File` entries are read from (kept open: a deleted file stays readable).
     source: Option<File>,
-    slots: Vec<Slot>,
-    by_id: IdMap,
+    slots: Slots,
     leaf: Option<usize>,
     backing: Backing,
     warnings: Vec<String>,
@@ -200,8 +125,7 @@ impl SessionStore {
             header,
             path,
             source: None,
-            slots: Vec::new(),
-            by_id: IdMap::default(),
+            slots: Slots::default(),
             leaf: None,
             backing,
             warnings: Vec::new(),
@@ -228,6 +152,15 @@ impl SessionStore {
     /// Errors: `Session file is not a valid pi session: <path>` when the first parsed record
     /// is not a session header; I/O errors name the file.
     pub fn open(path: &Path, cwd: &str) -> Result<Self, StoreError> {
+        Self::open_with(path, cwd, scan::Parallel::Auto)
+    }
+
+    /// [`SessionStore::open`], saying when to probe lines in two threads.
+    pub(crate) fn open_with(
+        path: &Path,
+        cwd: &str,
+        parallel: scan::Parallel,
+    ) -> Result<Self, StoreError> {
         let meta = match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Self::empty(
@@ -249,112 +182,97 @@ impl SessionStore {
             return Ok(store);
         }
         let file = File::open(path).map_err(io_err(path))?;
-        let mut lines = Lines::new(&file);
-        let mut header: Option<SessionHeader> = None;
-        let mut slots: Vec<Slot> = Vec::new();
-        let mut by_id = IdMap::default();
+        let shown = path.display().to_string();
         let mut warnings = Vec::new();
+        // The header: the first line that parses as an object (lines before it that do not
+        // are skipped with a warning; an entry before it makes the file invalid).
+        let mut lines = Lines::new(FileRange::new(&file, 0, None));
         let mut offset = 0u64;
         let mut ends_with_newline = true;
         let mut line_no = 0usize;
-        let mut legacy: Option<Vec<Map<String, Value>>> = None;
-        let mut unknown_kinds: Vec<Box<str>> = Vec::new();
+        let mut header = None;
         while let Some(line) = lines.next_line().map_err(io_err(path))? {
             line_no += 1;
-            let start = offset;
             offset += line.len() as u64;
             ends_with_newline = line.last() == Some(&b'\n');
             let body = line.strip_suffix(b"\n").unwrap_or(line);
             let body = body.strip_suffix(b"\r").unwrap_or(body);
-            if let Some(legacy) = legacy.as_mut() {
-                match serde_json::from_slice::<Map<String, Value>>(body) {
-                    Ok(m) => legacy.push(m),
-                    Err(e) if !body.iter().all(u8::is_ascii_whitespace) => warnings.push(format!(
-                        "{}:{line_no}: skipped unparseable line ({e})",
-                        path.display()
-                    )),
-                    Err(_) => {}
-                }
-                continue;
-            }
             match probe_line(body) {
                 ProbedLine::Blank => {}
-                ProbedLine::Corrupt(msg) => {
-                    warnings.push(format!(
-                        "{}:{line_no}: skipped unparseable line ({msg})",
-                        path.display()
-                    ));
-                }
-                ProbedLine::Header if header.is_none() => {
+                ProbedLine::Corrupt(why) => warnings.push(format!(
+                    "{shown}:{line_no}: skipped unparseable line ({why})"
+                )),
+                ProbedLine::Header => {
                     let map: Map<String, Value> = serde_json::from_slice(body).unwrap_or_default();
+                    // A header with fields of the wrong types is passed over like a bad line.
                     header = SessionHeader::from_map(map);
-                    if header.as_ref().is_some_and(|h| h.version < SESSION_VERSION) {
-                        legacy = Some(Vec::new());
+                    if header.is_some() {
+                        break;
                     }
                 }
-                ProbedLine::Header => warnings.push(format!(
-                    "{}:{line_no}: skipped a second session header",
-                    path.display()
-                )),
-                _ if header.is_none() => {
-                    return Err(StoreError::InvalidSession(path.display().to_string()));
+                ProbedLine::Entry { .. } | ProbedLine::NotAnEntry => {
+                    return Err(StoreError::InvalidSession(shown));
                 }
-                ProbedLine::Entry {
-                    kind,
-                    id,
-                    parent_id,
-                } => {
-                    let kind = Kind::new(&kind);
-                    if let Kind::Other(name) = &kind
-                        && !unknown_kinds.contains(name)
-                    {
-                        warnings.push(format!(
-                            "{}:{line_no}: entries of unknown type \"{name}\" are kept but not used (written by a newer version?)",
-                            path.display()
-                        ));
-                        unknown_kinds.push(name.clone());
-                    }
-                    let loc = Loc::File {
-                        offset: start,
-                        len: body.len() as u32,
-                    };
-                    index_slot(&mut slots, &mut by_id, &id, parent_id.as_deref(), kind, loc);
-                }
-                ProbedLine::NotAnEntry => warnings.push(format!(
-                    "{}:{line_no}: skipped a record that is not a session entry",
-                    path.display()
-                )),
             }
         }
         let Some(header) = header else {
-            return Err(StoreError::InvalidSession(path.display().to_string()));
+            return Err(StoreError::InvalidSession(shown));
         };
+        if header.version < SESSION_VERSION {
+            // An old version: every record is read in full and migrated, then rewritten.
+            let mut records: Vec<Map<String, Value>> = Vec::new();
+            while let Some(line) = lines.next_line().map_err(io_err(path))? {
+                line_no += 1;
+                let body = line.strip_suffix(b"\n").unwrap_or(line);
+                let body = body.strip_suffix(b"\r").unwrap_or(body);
+                match serde_json::from_slice::<Map<String, Value>>(body) {
+                    Ok(m) => records.push(m),
+                    Err(e) if !body.iter().all(u8::is_ascii_whitespace) => {
+                        warnings.push(format!("{shown}:{line_no}: skipped unparseable line ({e})"))
+                    }
+                    Err(_) => {}
+                }
+            }
+            let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
+            store.source = Some(file.try_clone().map_err(io_err(path))?);
+            store.warnings = warnings;
+            let entries = migrate::migrate(records, store.header.version);
+            store.replace_all(entries);
+            store.header.version = SESSION_VERSION;
+            store.rewrite_whole_file()?;
+            for w in &store.warnings {
+                tracing::warn!("{w}");
+            }
+            return Ok(store);
+        }
+        drop(lines);
+        let mut slots = Slots::default();
+        // Generated and real sessions average 0.5–2 KiB per line: reserve for the smaller.
+        slots.reserve(usize::try_from(meta.len() / 512).unwrap_or(0));
+        let mut indexer = Indexer::new(&shown, slots, warnings);
+        let scanned = scan::index_lines(&file, offset, meta.len(), line_no, parallel, &mut indexer)
+            .map_err(io_err(path))?;
+        let Indexer {
+            slots, warnings, ..
+        } = indexer;
         let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
         store.source = Some(file.try_clone().map_err(io_err(path))?);
         store.warnings = warnings;
         store.leaf = slots.len().checked_sub(1);
         store.slots = slots;
-        store.by_id = by_id;
-        if let Some(records) = legacy {
-            let entries = migrate::migrate(records, store.header.version);
-            store.replace_all(entries);
-            store.header.version = SESSION_VERSION;
-            store.rewrite_whole_file()?;
-        } else {
-            let writer = OpenOptions::new()
-                .append(true)
-                .open(path)
-                .map_err(io_err(path))?;
-            let m = writer.metadata().map_err(io_err(path))?;
-            store.backing = Backing::Open {
-                writer,
-                dev: m.dev(),
-                ino: m.ino(),
-                len: offset,
-            };
-            if !ends_with_newline {
-                store.write_raw(b"\n")?;
-            }
+        let writer = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io_err(path))?;
+        let m = writer.metadata().map_err(io_err(path))?;
+        store.backing = Backing::Open {
+            writer,
+            dev: m.dev(),
+            ino: m.ino(),
+            len: scanned.end,
+        };
+        if !scanned.ends_with_newline.unwrap_or(ends_with_newline) {
+            store.write_raw(b"\n")?;
         }
         for w in &store.warnings {
             tracing::warn!("{w}");
@@ -363,8 +281,7 @@ impl SessionStore {
     }
 
     fn push_slot(&mut self, id: &str, parent_id: Option<&str>, kind: Kind, loc: Loc) {
-        index_slot(&mut self.slots, &mut self.by_id, id, parent_id, kind, loc);
-        self.leaf = Some(self.slots.len() - 1);
+        self.leaf = Some(self.slots.push(id, parent_id, kind, loc));
     }
 
     /// The header.
@@ -404,36 +321,34 @@ impl SessionStore {
 
     /// The current leaf's id (`None`: the next append is a root).
     pub fn leaf_id(&self) -> Option<&str> {
-        self.leaf.map(|i| &*self.slots[i].id)
+        self.leaf.map(|i| self.slots.id(i))
     }
 
     /// Whether an entry with this id exists.
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.slots.position(id).is_some()
     }
 
     /// `(id, parentId, type)` of every entry in file order.
     pub fn index(&self) -> impl Iterator<Item = (&str, Option<&str>, &str)> {
-        self.slots.iter().map(|s| {
+        (0..self.slots.len()).map(|i| {
             (
-                &*s.id,
-                s.parent.map(|p| &*self.slots[p as usize].id),
-                s.kind.as_str(),
+                self.slots.id(i),
+                self.slots.parent(i).map(|p| self.slots.id(p)),
+                self.slots.kind(i),
             )
         })
     }
 
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).map(|&i| i as usize)
+        self.slots.position(id)
     }
 
     pub(crate) fn parent_position(&self, idx: usize) -> Option<usize> {
         // Parents are resolved when an entry is indexed: a parent that is missing, or only
-        // appears later in the file, makes the entry a root (an orphan).
-        self.slots[idx]
-            .parent
-            .map(|p| p as usize)
-            .filter(|&p| p != idx)
+        // appears later in the file, makes the entry a root (an orphan). A parent's position
+        // is always smaller than its child's.
+        self.slots.parent(idx)
     }
 
     pub(crate) fn leaf_position(&self) -> Option<usize> {
@@ -441,11 +356,11 @@ impl SessionStore {
     }
 
     pub(crate) fn id_at(&self, idx: usize) -> &str {
-        &self.slots[idx].id
+        self.slots.id(idx)
     }
 
     pub(crate) fn kind_at(&self, idx: usize) -> &str {
-        self.slots[idx].kind.as_str()
+        self.slots.kind(idx)
     }
 
     /// The entry with this id.
@@ -458,7 +373,7 @@ impl SessionStore {
 
     /// The entry at file position `idx`.
     pub(crate) fn entry_at(&self, idx: usize) -> Result<Arc<SessionEntry>, StoreError> {
-        match &self.slots[idx].loc {
+        match self.slots.loc(idx) {
             Loc::Memory(e) => Ok(e.clone()),
             Loc::File { offset, len } => {
                 let path = self.path.clone().unwrap_or_default();
@@ -518,7 +433,7 @@ impl SessionStore {
     /// Appends a new entry as a child of the leaf, makes it the leaf and writes it as the
     /// writing policy says. Returns its id.
     pub fn append(&mut self, kind: EntryKind) -> Result<String, StoreError> {
-        let id = new_entry_id(|c| self.by_id.contains_key(c));
+        let id = new_entry_id(|c| self.slots.position(c).is_some());
         let entry = SessionEntry {
             id: id.clone(),
             parent_id: self.leaf_id().map(str::to_owned),
@@ -580,12 +495,13 @@ impl SessionStore {
         Ok(())
     }
 
-    /// The file content for the whole session: header plus every entry, one line each.
-    fn full_content(&self) -> Result<Vec<u8>, StoreError> {
+    /// The file content for the session: header plus its first `count` entries, one line
+    /// each.
+    fn full_content(&self, count: usize) -> Result<Vec<u8>, StoreError> {
         let mut out = pi_ai::json::to_vec(&self.header).unwrap_or_default();
         out.push(b'\n');
-        for i in 0..self.slots.len() {
-            let line = match &self.slots[i].loc {
+        for i in 0..count.min(self.slots.len()) {
+            let line = match self.slots.loc(i) {
                 Loc::Memory(e) => e.to_line(),
                 Loc::File { .. } => self.entry_at(i)?.to_line(),
             };
@@ -603,7 +519,7 @@ impl SessionStore {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
-        let content = self.full_content()?;
+        let content = self.full_content(self.slots.len())?;
         let mut file = OpenOptions::new()
             .create_new(true)
             .append(true)
@@ -619,9 +535,9 @@ impl SessionStore {
         // Everything is in memory or re-serialized; re-point reads at the new file lazily by
         // keeping entries in memory (this happens only on first write or recovery).
         for i in 0..self.slots.len() {
-            if let Loc::File { .. } = self.slots[i].loc {
+            if let Loc::File { .. } = self.slots.loc(i) {
                 let e = self.entry_at(i)?;
-                self.slots[i].loc = Loc::Memory(e);
+                self.slots.set_loc(i, Loc::Memory(e));
             }
         }
         self.backing = Backing::Open {
@@ -639,7 +555,7 @@ impl SessionStore {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        let content = self.full_content()?;
+        let content = self.full_content(self.slots.len())?;
         let tmp = path.with_extension("jsonl.tmp");
         {
             let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
@@ -696,12 +612,7 @@ impl SessionStore {
         }
         // The new file must hold every entry but the one being appended (it is written by the
         // caller right after); write all and drop the last, simplest: write all but last.
-        let last = self.slots.pop();
-        let content = self.full_content();
-        if let Some(l) = last {
-            self.slots.push(l);
-        }
-        let content = content?;
+        let content = self.full_content(self.slots.len().saturating_sub(1))?;
         let mut file = OpenOptions::new()
             .create_new(true)
             .append(true)
@@ -740,7 +651,6 @@ impl SessionStore {
 
     pub(crate) fn replace_all(&mut self, entries: Vec<SessionEntry>) {
         self.slots.clear();
-        self.by_id.clear();
         self.leaf = None;
         for e in entries {
             let e = Arc::new(e);
