@@ -105,6 +105,26 @@ pub fn parse_meta(line: &str) -> Option<(String, u64, u64)> {
     Some((id, events, bytes))
 }
 
+/// The cargo profile of the in-process benchmarks (workspace `Cargo.toml`): the bench
+/// settings, built into `target/inprocess/` so `target/release/pi` stays the release build.
+pub const PROFILE: &str = "inprocess";
+
+/// Builds every in-process benchmark without running it (so the time of a run can be told
+/// apart from the time of its builds).
+///
+/// Errors: the build failed.
+pub fn build_all(root: &Path) -> Result<(), String> {
+    let mut args = vec!["--no-run"];
+    for (package, benches) in CRITERION_BENCHES {
+        args.extend(["-p", package]);
+        for b in benches {
+            args.extend(["--bench", b]);
+        }
+    }
+    args.extend(["-p", "pi-coding-agent", "--bench", "session_open"]);
+    cargo_bench(root, &args, &[], "\u{0}").map(drop)
+}
+
 /// Runs `cargo bench` with `args`, forwarding its output to stderr and returning the lines
 /// that start with `prefix`.
 fn cargo_bench(
@@ -115,7 +135,7 @@ fn cargo_bench(
 ) -> Result<Vec<String>, String> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root)
-        .arg("bench")
+        .args(["bench", "--profile", PROFILE])
         .args(cargo_args)
         .stdout(Stdio::piped());
     for (k, v) in env {

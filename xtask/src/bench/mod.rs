@@ -29,9 +29,12 @@ struct Options {
     runs: Option<usize>,
     /// The TS pi (default `$PI_REFERENCE`, else `~/.cache/pi-reference/bin/pi`).
     ts: Option<PathBuf>,
-    /// Use the existing `target/release/pi` instead of building it (beware: after a
-    /// `cargo bench` of `pi-coding-agent` that file is a bench-profile build).
+    /// Use the existing `target/release/pi` instead of building it (the in-process benches
+    /// build into `target/inprocess/`, so it stays the release build; a plain `cargo bench`
+    /// of `pi-coding-agent` would replace it with a bench-profile build).
     no_build: bool,
+    /// Only these side-by-side workloads (`version`, `tool_read`, `long_answer`, `resume`).
+    only: Vec<String>,
     /// Skip the side-by-side workloads.
     skip_side_by_side: bool,
     /// Skip the in-process benchmarks.
@@ -41,7 +44,7 @@ struct Options {
 }
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--json <out>] [--runs N] [--ts <pi>] [--no-build] \
-[--skip-side-by-side] [--skip-inprocess] [--no-docs]";
+[--only <workload>]… [--skip-side-by-side] [--skip-inprocess] [--no-docs]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
@@ -59,6 +62,15 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--ts" => o.ts = Some(it.next().ok_or(USAGE)?.into()),
             "--no-build" => o.no_build = true,
+            "--only" => {
+                let name = it.next().ok_or(USAGE)?;
+                if describe(name) == "?" {
+                    return Err(format!(
+                        "--only: unknown workload {name} (version, tool_read, long_answer, resume)"
+                    ));
+                }
+                o.only.push(name.clone());
+            }
             "--skip-side-by-side" => o.skip_side_by_side = true,
             "--skip-inprocess" => o.skip_inprocess = true,
             "--no-docs" => o.no_docs = true,
@@ -174,8 +186,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let runs = o.runs.unwrap_or(if o.quick { 5 } else { 10 });
     let machine = machine::Machine::detect();
+    let mut building = std::time::Duration::ZERO;
     if !o.no_build {
+        let t = std::time::Instant::now();
         build_pi(&root)?;
+        building += t.elapsed();
     }
     // Measure a copy: `cargo bench` rebuilds `target/release/pi` in the bench profile (cargo
     // builds a package's binaries for its benches), which would change the binary under test.
@@ -199,7 +214,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .build()
             .map_err(|e| format!("tokio runtime: {e}"))?;
         let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data");
-        for w in workloads::all(&data, &session) {
+        for w in workloads::all(&data, &session)
+            .into_iter()
+            .filter(|w| o.only.is_empty() || o.only.contains(&w.name))
+        {
             let outcome = if rs.is_file() {
                 workloads::run(&w, &rs, ts.as_deref().map_err(Clone::clone), runs, &rt)
             } else {
@@ -221,6 +239,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Err("skipped (--skip-inprocess)".to_owned()),
         )
     } else {
+        eprintln!("== building the in-process benchmarks");
+        let t = std::time::Instant::now();
+        inprocess::build_all(&root)?;
+        building += t.elapsed();
         eprintln!("== in-process benchmarks (criterion)");
         let bench = inprocess::run_criterion(&root, &work, o.quick)?;
         let open = inprocess::run_session_open(&root, &session, runs);
@@ -246,7 +268,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
     }
     let elapsed = started.elapsed().as_secs_f64();
-    println!("finished in {elapsed:.0} s");
+    let built_s = building.as_secs_f64();
+    println!(
+        "finished in {elapsed:.0} s ({:.0} s measuring, {built_s:.0} s building)",
+        elapsed - built_s
+    );
 
     if let Some(path) = &o.json {
         let value = serde_json::json!({
@@ -272,6 +298,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             &inproc_rows,
             &commands,
             elapsed,
+            built_s,
         );
         let existing = std::fs::read_to_string(&doc).unwrap_or_default();
         std::fs::write(&doc, report::splice(&existing, &generated))
@@ -292,12 +319,17 @@ fn render_docs(
     inproc: &[Row],
     commands: &[String],
     elapsed: f64,
+    built_s: f64,
 ) -> String {
-    let invocation = format!("cargo xtask bench{}", if o.quick { " --quick" } else { "" });
+    let mut invocation = format!("cargo xtask bench{}", if o.quick { " --quick" } else { "" });
+    for name in &o.only {
+        invocation.push_str(&format!(" --only {name}"));
+    }
     let mut s = format!(
-        "Last run: `{invocation}` ({elapsed:.0} s). The machine is shared and noisy: absolute \
+        "Last run: `{invocation}` ({:.0} s measuring, {built_s:.0} s building). The machine is shared and noisy: absolute \
          times move by ±30 % between runs; the ratios (both programs measured in the same run, \
          alternating) are the figures of record.\n\n## Machine\n\n{}",
+        elapsed - built_s,
         report::machine_lines(machine)
     );
     s.push_str(&match binary {
@@ -337,13 +369,14 @@ fn render_docs(
     for (package, benches) in inprocess::CRITERION_BENCHES {
         let names: Vec<String> = benches.iter().map(|b| format!("--bench {b}")).collect();
         s.push_str(&format!(
-            "cargo bench -p {package} {} -- {}\n",
+            "cargo bench --profile {} -p {package} {} -- {}\n",
+            inprocess::PROFILE,
             names.join(" "),
             inprocess::criterion_args(o.quick).join(" ")
         ));
     }
     s.push_str(&format!(
-        "cargo bench -p pi-coding-agent --bench session_open -- --session $TARGET/xtask-bench/session-100mb.jsonl --runs {runs}\n"
+        "cargo bench --profile inprocess -p pi-coding-agent --bench session_open -- --session $TARGET/xtask-bench/session-100mb.jsonl --runs {runs}\n"
     ));
     for c in commands {
         s.push_str(&format!(
@@ -369,6 +402,16 @@ mod tests {
         assert_eq!(o.runs, Some(7));
         assert!(parse(&["--runs".into(), "3".into()]).is_err());
         assert!(parse(&["--bogus".into()]).is_err());
+        let o = parse(&[
+            "--only".into(),
+            "resume".into(),
+            "--only".into(),
+            "version".into(),
+        ])
+        .unwrap();
+        assert_eq!(o.only, ["resume", "version"]);
+        let err = parse(&["--only".into(), "resum".into()]).unwrap_err();
+        assert!(err.contains("unknown workload resum"), "{err}");
     }
 
     #[test]

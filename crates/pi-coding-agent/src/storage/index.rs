@@ -160,7 +160,15 @@ fn probe(line: &[u8]) -> R<ProbedLine<'_>> {
     } else {
         loop {
             s.ws();
-            let (key, _) = s.string()?;
+            let (raw_key, escaped_key) = s.string()?;
+            // A key may be written with escapes (`"\u0069d"` is `id`): compare its text.
+            let decoded;
+            let key = if escaped_key {
+                decoded = decode(raw_key, true).ok_or("invalid string")?;
+                decoded.as_bytes()
+            } else {
+                raw_key
+            };
             s.ws();
             s.expect(b':', "expected ':'")?;
             s.ws();
@@ -295,6 +303,40 @@ mod tests {
             probe_line(br#"{"type":"label","id":"a2","id":7}"#),
             ProbedLine::NotAnEntry
         );
+    }
+
+    /// Regression (review of the open rework): keys written with escapes were compared raw,
+    /// so `"\u0069d"` was not `id` for the index while serde (and `JSON.parse`) read it as one.
+    #[test]
+    fn escaped_keys_are_the_keys_they_spell() {
+        assert_eq!(
+            probe_line(br#"{"type":"message","\u0069d":"a1"}"#),
+            ProbedLine::Entry {
+                kind: "message".into(),
+                id: "a1".into(),
+                parent_id: None
+            }
+        );
+        assert_eq!(
+            probe_line(br#"{"type":"message","id":"a","\u0069d":"b"}"#),
+            ProbedLine::Entry {
+                kind: "message".into(),
+                id: "b".into(),
+                parent_id: None
+            }
+        );
+        assert_eq!(
+            probe_line(br#"{"type":"label","id":"x","parentId":"p","parent\u0049d":null}"#),
+            ProbedLine::Entry {
+                kind: "label".into(),
+                id: "x".into(),
+                parent_id: None
+            }
+        );
+        assert!(matches!(
+            probe_line(br#"{"type":"label","i\ud800":"x"}"#),
+            ProbedLine::Corrupt(_)
+        ));
     }
 
     #[test]

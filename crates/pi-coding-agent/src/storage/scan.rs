@@ -44,6 +44,15 @@ impl Parallel {
     }
 }
 
+/// How many entries to reserve room for in `bytes` of lines: one per 512 bytes (generated
+/// and real sessions average 0.5–2 KiB per line), at most 2^20 (the rest grows on demand, so
+/// a huge or sparse file cannot make the reservation itself fail).
+pub(crate) fn reservation(bytes: u64) -> usize {
+    usize::try_from(bytes / 512)
+        .unwrap_or(usize::MAX)
+        .min(1 << 20)
+}
+
 /// A byte range of a file as a reader, with positioned reads (readers share one `File`).
 pub(crate) struct FileRange<'a> {
     file: &'a File,
@@ -79,7 +88,7 @@ impl Read for FileRange<'_> {
 pub(crate) struct Indexer<'p> {
     pub(crate) slots: Slots,
     pub(crate) warnings: Vec<String>,
-    unknown_kinds: Vec<Box<str>>,
+    unknown_kinds: std::collections::HashSet<Box<str>>,
     path: &'p str,
 }
 
@@ -89,7 +98,7 @@ impl<'p> Indexer<'p> {
         Indexer {
             slots,
             warnings,
-            unknown_kinds: Vec::new(),
+            unknown_kinds: Default::default(),
             path,
         }
     }
@@ -131,7 +140,7 @@ impl<'p> Indexer<'p> {
                 "{}:{line_no}: entries of unknown type \"{name}\" are kept but not used (written by a newer version?)",
                 self.path
             ));
-            self.unknown_kinds.push(name.clone());
+            self.unknown_kinds.insert(name.clone());
         }
         let loc = Loc::File {
             offset,
@@ -326,7 +335,7 @@ pub(crate) fn index_lines(
     into: &mut Indexer<'_>,
 ) -> std::io::Result<Scanned> {
     let split = if parallel.applies(len.saturating_sub(start)) {
-        next_line_start(file, start + (len - start) / 2, len)?
+        next_line_start(file, start + len.saturating_sub(start) / 2, len)?
     } else {
         None
     };
@@ -343,7 +352,7 @@ pub(crate) fn index_lines(
             // About one record per 512 bytes, as the store reserves its slots.
             pending
                 .records
-                .reserve(usize::try_from((len - split) / 512).unwrap_or(0));
+                .reserve(reservation(len.saturating_sub(split)));
             let scanned = scan(file, split, None, |n, offset, l, probed| {
                 pending.line(n, offset, l, probed)
             });

@@ -57,7 +57,7 @@ impl Kind {
     }
 }
 
-/// What the index keeps per entry besides its id's bytes: about 56 bytes.
+/// What the index keeps per entry besides its id's bytes: 64 bytes.
 #[derive(Clone, Debug)]
 struct Slot {
     /// The id is `ids[id_start..id_start + id_len]`.

@@ -204,7 +204,8 @@ impl SessionStore {
                 )),
                 ProbedLine::Header => {
                     let map: Map<String, Value> = serde_json::from_slice(body).unwrap_or_default();
-                    // A header with fields of the wrong types is passed over like a bad line.
+                    // A header with fields of the wrong types is passed over (without a
+                    // warning, as before): a later header line may still open the file.
                     header = SessionHeader::from_map(map);
                     if header.is_some() {
                         break;
@@ -247,8 +248,7 @@ impl SessionStore {
         }
         drop(lines);
         let mut slots = Slots::default();
-        // Generated and real sessions average 0.5–2 KiB per line: reserve for the smaller.
-        slots.reserve(usize::try_from(meta.len() / 512).unwrap_or(0));
+        slots.reserve(scan::reservation(meta.len()));
         let mut indexer = Indexer::new(&shown, slots, warnings);
         let scanned = scan::index_lines(&file, offset, meta.len(), line_no, parallel, &mut indexer)
             .map_err(io_err(path))?;
