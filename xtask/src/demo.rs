@@ -21,6 +21,8 @@ use std::process::{Command, Stdio};
 use pi_ai::testkit::{ReplayHandle, ReplayServer, Reply};
 use serde_json::{Value, json};
 
+use crate::workspace::{build_debug_pi, target_dir, workspace_root};
+
 const USAGE: &str = "usage: cargo xtask demo [--no-build] [--pi <path>]";
 
 /// wire API → (demo provider, URL suffix).
@@ -68,30 +70,6 @@ fn first_lines(text: &str, n: usize) -> String {
         out.push_str("\n  …");
     }
     out
-}
-
-pub(crate) fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
-}
-
-/// `cargo build -p pi-coding-agent --bin pi`.
-pub(crate) fn build_pi(root: &Path) -> Result<PathBuf, String> {
-    eprintln!("== cargo build -p pi-coding-agent --bin pi");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root)
-        .args(["build", "-p", "pi-coding-agent", "--bin", "pi"])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err(format!("cargo build failed ({status})"));
-    }
-    Ok(target_dir(root).join("debug/pi"))
 }
 
 /// The isolated surroundings of one pi run.
@@ -361,7 +339,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let pi = match pi {
         Some(p) => p,
-        None if build => build_pi(&root)?,
+        None if build => build_debug_pi(&root)?,
         None => target_dir(&root).join("debug/pi"),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -15,27 +15,7 @@ use serde_json::{Value, json};
 
 const USAGE: &str = "usage: cargo xtask interop [--ts <path to the TS pi>] [--pi <path to pi-rs>]";
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-fn build_pi(root: &Path) -> Result<PathBuf, String> {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root)
-        .args(["build", "-p", "pi-coding-agent", "--bin", "pi"])
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err(format!("cargo build failed ({status})"));
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    Ok(target.join("debug/pi"))
-}
+use crate::workspace::{build_debug_pi, workspace_root};
 
 fn run(pi: &Path, root: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new(pi)
@@ -91,7 +71,7 @@ pub fn run_interop(args: &[String]) -> Result<(), String> {
     let root_dir = workspace_root();
     let pi = match pi {
         Some(p) => p,
-        None => build_pi(&root_dir)?,
+        None => build_debug_pi(&root_dir)?,
     };
     let sse = std::fs::read(
         root_dir

@@ -17,7 +17,7 @@ mod core;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::demo::{build_pi, target_dir, workspace_root};
+use crate::workspace::{build_debug_pi, target_dir, workspace_root};
 
 const USAGE: &str = "usage: cargo xtask kill-loop [--runs N] [--seed N] [--no-build] [--pi <path>]";
 
@@ -43,7 +43,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let pi = match pi {
         Some(p) => p,
-        None if build => build_pi(&root)?,
+        None if build => build_debug_pi(&root)?,
         None => target_dir(&root).join("debug/pi"),
     };
     let runs = usize::try_from(runs).map_err(|e| e.to_string())?;

@@ -8,6 +8,7 @@ mod gen_catalog;
 mod gen_session;
 mod interop;
 mod kill_loop;
+mod workspace;
 
 const HELP: &str = "\
 cargo xtask <command>

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
@@ -114,15 +114,28 @@ pub const PROFILE: &str = "inprocess";
 ///
 /// Errors: the build failed.
 pub fn build_all(root: &Path) -> Result<(), String> {
-    let mut args = vec!["--no-run"];
+    // One build per package, selected exactly as the runs select it: features are unified
+    // over the packages of one cargo invocation, so a combined build would not be reused.
     for (package, benches) in CRITERION_BENCHES {
-        args.extend(["-p", package]);
+        let mut args = vec!["--no-run", "-p", package];
         for b in benches {
             args.extend(["--bench", b]);
         }
+        cargo_bench(root, &args, &[], "\u{0}")?;
     }
-    args.extend(["-p", "pi-coding-agent", "--bench", "session_open"]);
-    cargo_bench(root, &args, &[], "\u{0}").map(drop)
+    cargo_bench(
+        root,
+        &[
+            "--no-run",
+            "-p",
+            "pi-coding-agent",
+            "--bench",
+            "session_open",
+        ],
+        &[],
+        "\u{0}",
+    )
+    .map(drop)
 }
 
 /// Runs `cargo bench` with `args`, forwarding its output to stderr and returning the lines
@@ -133,7 +146,7 @@ fn cargo_bench(
     env: &[(&str, &Path)],
     prefix: &str,
 ) -> Result<Vec<String>, String> {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = crate::workspace::cargo();
     cmd.current_dir(root)
         .args(["bench", "--profile", PROFILE])
         .args(cargo_args)

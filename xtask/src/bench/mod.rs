@@ -14,9 +14,10 @@ mod report;
 mod workloads;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use report::{RatioGoal, Row};
+
+use crate::workspace::{cargo, target_dir, workspace_root};
 
 /// Command-line options.
 #[derive(Clone, Debug, Default)]
@@ -81,20 +82,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// The workspace root (the parent of `xtask/`).
-fn workspace_root() -> PathBuf {
-    let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
-    xtask.parent().unwrap_or(xtask).to_path_buf()
-}
-
-/// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the root) or `<root>/target`.
-fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) => root.join(d),
-        None => root.join("target"),
-    }
-}
-
+/// The TS pi to compare with: `--ts`, `$PI_REFERENCE` or `~/.cache/pi-reference/bin/pi`.
 fn ts_pi(o: &Options) -> Result<PathBuf, String> {
     let path = o
         .ts
@@ -112,10 +100,6 @@ fn ts_pi(o: &Options) -> Result<PathBuf, String> {
             path.display()
         ))
     }
-}
-
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
 /// `cargo build --release -p pi-coding-agent --bin pi`.

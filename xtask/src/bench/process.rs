@@ -12,14 +12,26 @@ use std::time::Instant;
 pub struct Sample {
     /// Wall time from spawn to exit, in seconds.
     pub wall_s: f64,
-    /// Peak resident set of the child (`ru_maxrss` from `wait4`), in KiB.
+    /// Peak resident set of the child (`VmHWM` at exit), in KiB; 0 when not probed.
     pub peak_rss_kib: u64,
     /// Exit code, or 128 + signal number when killed by a signal.
     pub exit_code: i32,
 }
 
+/// How a run is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Wall time only: a plain spawn and wait, nothing between the child and the clock.
+    Wall,
+    /// Peak RSS: the child runs under `ptrace`, stopped after `execve` and at exit (the
+    /// stops wait for this process to be scheduled, which inflates the wall time of short
+    /// runs by milliseconds, so its wall time is not used).
+    PeakRss,
+}
+
 /// Runs `cmd` to completion with stdin from `/dev/null` and stdout/stderr into files of
-/// `out_dir` (`stdout.txt`, `stderr.txt`), timing it and reading its peak RSS.
+/// `out_dir` (`stdout.txt`, `stderr.txt`), timing it and, with [`Probe::PeakRss`], reading
+/// its peak RSS (0 with [`Probe::Wall`]).
 ///
 /// The peak RSS is the child's `VmHWM` read from `/proc/<pid>/status` when it exits (the
 /// child runs under `ptrace` with `PTRACE_O_TRACEEXIT`, which stops it at exit with its
@@ -28,22 +40,24 @@ pub struct Sample {
 /// reports the spawner's size (8.5 MiB for this xtask), not the program's.
 ///
 /// Errors: the spawn failed, `wait4` failed or the output files could not be created.
-pub fn measure(cmd: &mut Command, out_dir: &Path) -> Result<Sample, String> {
+pub fn measure(cmd: &mut Command, out_dir: &Path, probe: Probe) -> Result<Sample, String> {
     let stdout = File::create(out_dir.join("stdout.txt")).map_err(|e| e.to_string())?;
     let stderr = File::create(out_dir.join("stderr.txt")).map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
-    // SAFETY: the closure runs in the forked child before `execve` and only makes one
-    // async-signal-safe system call.
-    unsafe {
-        cmd.pre_exec(|| {
-            let null = std::ptr::null_mut::<libc::c_void>();
-            if libc::ptrace(libc::PTRACE_TRACEME, 0, null, null) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    if probe == Probe::PeakRss {
+        // SAFETY: the closure runs in the forked child before `execve` and only makes one
+        // async-signal-safe system call.
+        unsafe {
+            cmd.pre_exec(|| {
+                let null = std::ptr::null_mut::<libc::c_void>();
+                if libc::ptrace(libc::PTRACE_TRACEME, 0, null, null) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     let start = Instant::now();
     let child = cmd
@@ -101,10 +115,10 @@ pub fn measure(cmd: &mut Command, out_dir: &Path) -> Result<Sample, String> {
     } else {
         128 + libc::WTERMSIG(status)
     };
-    let peak_rss_kib = if hwm_kib > 0 {
-        hwm_kib
-    } else {
-        u64::try_from(usage.ru_maxrss).unwrap_or(0)
+    let peak_rss_kib = match probe {
+        Probe::Wall => 0,
+        Probe::PeakRss if hwm_kib > 0 => hwm_kib,
+        Probe::PeakRss => u64::try_from(usage.ru_maxrss).unwrap_or(0),
     };
     Ok(Sample {
         wall_s,
@@ -192,6 +206,7 @@ mod tests {
         let s = measure(
             Command::new("sh").args(["-c", "echo hi; exit 3"]),
             dir.path(),
+            Probe::PeakRss,
         )
         .unwrap();
         assert_eq!(s.exit_code, 3);
@@ -205,6 +220,7 @@ mod tests {
                 "x=$(head -c 30000000 /dev/zero | tr '\\0' a); echo ${#x}",
             ]),
             dir.path(),
+            Probe::PeakRss,
         )
         .unwrap();
         assert!(
@@ -214,6 +230,15 @@ mod tests {
             s.peak_rss_kib
         );
         assert!(s.wall_s > 0.0);
+        // Untraced: the exit code and the time, no RSS.
+        let w = measure(
+            Command::new("sh").args(["-c", "echo hi; exit 4"]),
+            dir.path(),
+            Probe::Wall,
+        )
+        .unwrap();
+        assert_eq!((w.exit_code, w.peak_rss_kib), (4, 0));
+        assert!(w.wall_s > 0.0);
     }
 
     #[test]

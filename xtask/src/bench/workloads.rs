@@ -18,7 +18,7 @@ use std::process::Command;
 use pi_ai::testkit::{ReplayServer, Reply};
 use serde_json::{Value, json};
 
-use super::process::{Sample, Summary, alternate, measure};
+use super::process::{Probe, Sample, Summary, alternate, measure};
 
 /// What the replay server should answer, in order.
 #[derive(Clone, Debug)]
@@ -107,7 +107,10 @@ pub fn models_json(base_url: &str) -> Value {
     json!({ "providers": providers })
 }
 
-/// Copies `src` to `dst` with the header's `cwd` replaced by `cwd`.
+/// Copies `src` to `dst` with the header's `cwd` replaced by `cwd`, and syncs the copy to
+/// disk: a session being resumed was normally written long ago, and a fresh unsynced copy
+/// would make pi-rs's first `fdatasync` (after the assistant message) write the whole
+/// 100 MiB, a cost of the copy rather than of resuming (the TS pi does not sync at all).
 pub fn copy_session(src: &Path, dst: &Path, cwd: &Path) -> Result<(), String> {
     let err = |e: std::io::Error| format!("{}: {e}", src.display());
     let mut reader = BufReader::with_capacity(1 << 20, std::fs::File::open(src).map_err(err)?);
@@ -119,7 +122,8 @@ pub fn copy_session(src: &Path, dst: &Path, cwd: &Path) -> Result<(), String> {
     let mut out = BufWriter::new(std::fs::File::create(dst).map_err(err)?);
     writeln!(out, "{header}").map_err(err)?;
     std::io::copy(&mut reader, &mut out).map_err(err)?;
-    out.flush().map_err(err)
+    let file = out.into_inner().map_err(|e| err(e.into_error()))?;
+    file.sync_all().map_err(err)
 }
 
 fn replies(script: &Script) -> Result<Vec<Reply>, String> {
@@ -149,7 +153,12 @@ fn tail(path: &Path, n: usize) -> String {
 }
 
 /// One complete run of `program` on `w`: fresh root, server, measurement, checks.
-fn run_once(program: &Path, w: &Workload, rt: &tokio::runtime::Runtime) -> Result<Sample, String> {
+fn run_once(
+    program: &Path,
+    w: &Workload,
+    rt: &tokio::runtime::Runtime,
+    probe: Probe,
+) -> Result<Sample, String> {
     let root = tempfile::Builder::new()
         .prefix("pi-bench-")
         .tempdir()
@@ -187,7 +196,7 @@ fn run_once(program: &Path, w: &Workload, rt: &tokio::runtime::Runtime) -> Resul
         .current_dir(r.join("work"))
         .env_clear()
         .envs(pi_env(r));
-    let sample = measure(&mut cmd, r)?;
+    let sample = measure(&mut cmd, r, probe)?;
     let requests = server.as_ref().map_or(0, |s| s.request_count());
     if sample.exit_code != 0 || requests != expected_requests {
         return Err(format!(
@@ -212,22 +221,33 @@ pub fn run(
     rt: &tokio::runtime::Runtime,
 ) -> Outcome {
     eprintln!("== side by side: {}", w.name);
-    if let Err(why) = run_once(rs, w, rt) {
+    if let Err(why) = run_once(rs, w, rt, Probe::Wall) {
         return Outcome::Skipped(format!(
             "target/release/pi cannot run this workload yet ({why})"
         ));
     }
     let ts = ts.and_then(|p| {
-        run_once(p, w, rt)
+        run_once(p, w, rt, Probe::Wall)
             .map(|_| p)
             .map_err(|why| format!("the TS pi failed: {why}"))
     });
+    // One measured run = an untraced run for the wall time and a traced one for the peak
+    // RSS (see `Probe`).
+    let both = |program: &Path| -> Result<Sample, String> {
+        let wall = run_once(program, w, rt, Probe::Wall)?;
+        let rss = run_once(program, w, rt, Probe::PeakRss)?;
+        Ok(Sample {
+            wall_s: wall.wall_s,
+            peak_rss_kib: rss.peak_rss_kib,
+            exit_code: wall.exit_code,
+        })
+    };
     let result = match &ts {
         Ok(p) => {
-            let mut b = || run_once(p, w, rt);
-            alternate(runs, || run_once(rs, w, rt), Some(&mut b))
+            let mut b = || both(p);
+            alternate(runs, || both(rs), Some(&mut b))
         }
-        Err(_) => alternate(runs, || run_once(rs, w, rt), None),
+        Err(_) => alternate(runs, || both(rs), None),
     };
     match result {
         Ok((a, b)) => Outcome::Measured {

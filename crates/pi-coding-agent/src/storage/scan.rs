@@ -7,6 +7,7 @@
 //! The result (slots, warnings and their line numbers) is exactly the sequential one.
 
 use std::fs::File;
+use std::hash::BuildHasher;
 use std::io::{ErrorKind, Read};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -124,11 +125,12 @@ impl<'p> Indexer<'p> {
         ));
     }
 
+    /// Indexes an entry; `id` comes with its hash for the index.
     fn entry(
         &mut self,
         line_no: usize,
         kind: Kind,
-        id: &str,
+        (id, hash): (&str, u64),
         parent_id: Option<&str>,
         offset: u64,
         len: usize,
@@ -146,7 +148,7 @@ impl<'p> Indexer<'p> {
             offset,
             len: len as u32,
         };
-        self.slots.push(id, parent_id, kind, loc);
+        self.slots.push_hashed(id, hash, parent_id, kind, loc);
     }
 
     /// Indexes one probed line after the header (`line_no` counts from 1 for the file).
@@ -160,14 +162,17 @@ impl<'p> Indexer<'p> {
                 kind,
                 id,
                 parent_id,
-            } => self.entry(
-                line_no,
-                Kind::new(&kind),
-                &id,
-                parent_id.as_deref(),
-                offset,
-                len,
-            ),
+            } => {
+                let hash = self.slots.hasher().hash_one(&*id);
+                self.entry(
+                    line_no,
+                    Kind::new(&kind),
+                    (&id, hash),
+                    parent_id.as_deref(),
+                    offset,
+                    len,
+                )
+            }
         }
     }
 }
@@ -190,15 +195,18 @@ enum Record {
         len: usize,
         kind: Kind,
         id: Range<usize>,
+        /// The id's hash for the index (computed in the helper thread).
+        hash: u64,
         parent: Option<Range<usize>>,
     },
 }
 
 /// The helper's half: its records (line numbers counted within the half) and their ids.
-#[derive(Default)]
 struct Pending {
     records: Vec<Record>,
     text: String,
+    /// The index's hasher, to hash ids ahead of the replay.
+    hasher: foldhash::fast::RandomState,
 }
 
 impl Pending {
@@ -218,6 +226,7 @@ impl Pending {
                     self.text.push_str(s);
                     start..self.text.len()
                 };
+                let hash = self.hasher.hash_one(&*id);
                 let id = keep(&id);
                 let parent = parent_id.as_deref().map(&mut keep);
                 Record::Entry {
@@ -226,6 +235,7 @@ impl Pending {
                     len,
                     kind: Kind::new(&kind),
                     id,
+                    hash,
                     parent,
                 }
             }
@@ -246,11 +256,12 @@ impl Pending {
                     len,
                     kind,
                     id,
+                    hash,
                     parent,
                 } => into.entry(
                     base + line,
                     kind,
-                    &self.text[id],
+                    (&self.text[id], hash),
                     parent.map(|p| &self.text[p]),
                     offset,
                     len,
@@ -347,8 +358,13 @@ pub(crate) fn index_lines(
         return Ok(s);
     };
     let (first, second) = std::thread::scope(|scope| {
-        let helper = scope.spawn(|| {
-            let mut pending = Pending::default();
+        let hasher = into.slots.hasher();
+        let helper = scope.spawn(move || {
+            let mut pending = Pending {
+                records: Vec::new(),
+                text: String::new(),
+                hasher,
+            };
             // About one record per 512 bytes, as the store reserves its slots.
             pending
                 .records

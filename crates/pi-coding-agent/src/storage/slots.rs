@@ -112,8 +112,35 @@ impl Slots {
         kind: Kind,
         loc: Loc,
     ) -> usize {
+        let hash = self.hasher.hash_one(id);
+        self.push_hashed(id, hash, parent_id, kind, loc)
+    }
+
+    /// The hasher of the id table: ids hashed with a clone of it can be pushed with
+    /// [`Slots::push_hashed`] (another thread can compute the hashes).
+    pub(crate) fn hasher(&self) -> foldhash::fast::RandomState {
+        self.hasher.clone()
+    }
+
+    /// [`Slots::push`] with `hash` = `self.hasher().hash_one(id)` computed by the caller.
+    pub(crate) fn push_hashed(
+        &mut self,
+        id: &str,
+        hash: u64,
+        parent_id: Option<&str>,
+        kind: Kind,
+        loc: Loc,
+    ) -> usize {
+        debug_assert_eq!(hash, self.hasher.hash_one(id));
         let idx = self.slots.len();
-        let parent = parent_id.and_then(|p| self.position(p)).map(|p| p as u32);
+        // Most entries continue the entry before them: no lookup for those (the last slot is
+        // the newest entry with its id, so it is what the table would answer).
+        let parent = parent_id
+            .and_then(|p| match idx.checked_sub(1) {
+                Some(last) if self.id(last) == p => Some(last),
+                _ => self.position(p),
+            })
+            .map(|p| p as u32);
         let id_start = self.ids.len();
         self.ids.push_str(id);
         self.slots.push(Slot {
@@ -123,7 +150,6 @@ impl Slots {
             kind,
             loc,
         });
-        let hash = self.hasher.hash_one(id);
         let (ids, slots, hasher) = (&self.ids, &self.slots, &self.hasher);
         match self.by_id.entry(
             hash,
