@@ -205,9 +205,19 @@ fn prepare(
     }
 
     // pi resolves the session before the model: a missing session wins over a bad model.
-    let store = open_store(request, &settings, &paths, stderr)?;
-
-    let mut registry = ModelRegistry::load(&paths);
+    // The registry (catalog, `models.json`, `auth.json`) is loaded meanwhile on another
+    // thread: opening a large session is the longest step of a resume, and the two are
+    // independent (the session's errors still come first).
+    let (store, registry) = std::thread::scope(|scope| {
+        let registry = scope.spawn(|| ModelRegistry::load(&paths));
+        let store = open_store(request, &settings, &paths, stderr);
+        let registry = registry
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (store, registry)
+    });
+    let store = store?;
+    let mut registry = registry;
     if let Some(e) = registry.error() {
         warn(stderr, &e);
     }

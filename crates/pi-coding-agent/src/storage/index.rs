@@ -189,11 +189,35 @@ fn probe(line: &[u8]) -> R<ProbedLine<'_>> {
     let mut kind = None;
     let mut id = None;
     let mut parent = None;
+    // pi writes every entry as `{"type":"…","id":"…","parentId":…,`: read that prefix
+    // directly, then go on as after any value (later keys still override).
+    let mut resumed = false;
+    if s.i == 1
+        && let Some((k, i, p, end)) = pi_prefix(line)
+    {
+        (kind, id, parent) = (Some(k), Some(i), p);
+        s.i = end;
+        resumed = true;
+    }
     s.ws();
-    if s.peek() == Some(b'}') {
+    if !resumed && s.peek() == Some(b'}') {
         s.i += 1;
     } else {
         loop {
+            if std::mem::take(&mut resumed) {
+                s.ws();
+                match s.peek() {
+                    Some(b',') => {
+                        s.i += 1;
+                        continue;
+                    }
+                    Some(b'}') => {
+                        s.i += 1;
+                        break;
+                    }
+                    _ => return Err("expected ',' or '}'"),
+                }
+            }
             s.ws();
             let (raw_key, escaped_key) = s.string()?;
             // A key may be written with escapes (`"\u0069d"` is `id`): compare its text.
@@ -250,6 +274,45 @@ fn probe(line: &[u8]) -> R<ProbedLine<'_>> {
         },
         _ => ProbedLine::NotAnEntry,
     })
+}
+
+/// `type`, `id`, `parentId` and the position after the prefix (see [`pi_prefix`]).
+type PiPrefix<'a> = (Cow<'a, str>, Cow<'a, str>, Option<Cow<'a, str>>, usize);
+
+/// The prefix pi writes before every entry's other fields:
+/// `{"type":"<kind>","id":"<id>","parentId":(null|"<parent>")`, with no escapes or spaces.
+/// Returns the three values and the position after the parent's value; `None` when the line
+/// does not start that way (it is then read by the general scan).
+fn pi_prefix(line: &[u8]) -> Option<PiPrefix<'_>> {
+    // A plain string starting at `at` (after its opening quote): its text and the position
+    // after its closing quote.
+    let plain = |at: usize| -> Option<(Cow<'_, str>, usize)> {
+        let rest = line.get(at..)?;
+        let k = find_quote_or_backslash(rest)?;
+        if rest[k] != b'"' {
+            return None;
+        }
+        let text = std::str::from_utf8(&rest[..k]).ok()?;
+        Some((Cow::Borrowed(text), at + k + 1))
+    };
+    let expect = |at: usize, lit: &[u8]| -> Option<usize> {
+        line.get(at..at + lit.len())
+            .filter(|b| *b == lit)
+            .map(|_| at + lit.len())
+    };
+    let at = expect(0, br#"{"type":""#)?;
+    let (kind, at) = plain(at)?;
+    let at = expect(at, br#","id":""#)?;
+    let (id, at) = plain(at)?;
+    let at = expect(at, br#","parentId":"#)?;
+    let (parent, at) = match expect(at, b"null") {
+        Some(end) => (None, end),
+        None => {
+            let (p, end) = plain(expect(at, b"\"")?)?;
+            (Some(p), end)
+        }
+    };
+    Some((kind, id, parent, at))
 }
 
 /// Classifies one line (without its trailing newline). The strings of an
@@ -392,6 +455,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The prefix shortcut gives what the general scan gives, including when later keys
+    /// override, when the prefix is cut, and when it holds escapes.
+    #[test]
+    fn the_pi_prefix_shortcut_agrees_with_the_general_scan() {
+        let lines: [&[u8]; 12] = [
+            br#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"x":"}"}}"#,
+            br#"{"type":"message","id":"a1","parentId":"a0"}"#,
+            br#"{"type":"message","id":"a1","parentId":"a0","id":"b2"}"#,
+            br#"{"type":"message","id":"a1","parentId":"a0","parentId":null}"#,
+            br#"{"type":"message","id":"a1","parentId":"a0" , "x":1 }"#,
+            br#"{"type":"message","id":"a1","parentId":"a0"x}"#,
+            br#"{"type":"message","id":"a1","parentId":"a0","#,
+            br#"{"type":"message","id":"a1","parentId":"a0""#,
+            br#"{"type":"message","id":"a1","parentId":nul}"#,
+            br#"{"type":"message","id":"a\u0031","parentId":"a0"}"#,
+            br#"{"type":"message","id":"a1","parentId":"a0"}  "#,
+            br#"{"type":"message","id":"a1","parentId":"a0"}}"#,
+        ];
+        for l in lines {
+            // The general scan alone: the same line with a space after `{` (not a pi prefix).
+            let mut general = vec![b'{', b' '];
+            general.extend_from_slice(&l[1..]);
+            assert!(pi_prefix(&general).is_none());
+            let (fast, slow) = (probe_line(l), probe_line(&general));
+            match (&fast, &slow) {
+                (ProbedLine::Corrupt(_), ProbedLine::Corrupt(_)) => {}
+                _ => assert_eq!(fast, slow, "{}", String::from_utf8_lossy(l)),
+            }
+        }
+        assert!(pi_prefix(br#"{"type":"message","id":"a1","parentId":null,"#).is_some());
+        assert!(pi_prefix(br#"{"type":"session","version":3,"id":"s"}"#).is_none());
     }
 
     #[test]
