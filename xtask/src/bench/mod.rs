@@ -326,8 +326,8 @@ fn render_docs(
     });
     if !side.is_empty() {
         s.push_str(&format!(
-            "\n## Side by side with the TS pi 0.85.0\n\nWall time and peak RSS (the \
-             child's `VmHWM` at exit, read under `ptrace`) of the whole process; medians of {runs} runs per program after one \
+            "\n## Side by side with the TS pi 0.85.0\n\nWall time (plain runs) and peak RSS (the \
+             child's `VmHWM` at exit, from separate runs under `ptrace`) of the whole process; medians of {runs} runs per program after one \
              warm-up each, the two programs alternating.\n\n{}",
             report::markdown_table(side)
         ));
