@@ -209,11 +209,18 @@ fn prepare(
     // thread: opening a large session is the longest step of a resume, and the two are
     // independent (the session's errors still come first).
     let (store, registry) = std::thread::scope(|scope| {
-        let registry = scope.spawn(|| ModelRegistry::load(&paths));
+        // Without a thread (resource limits) the registry loads after the session.
+        let registry = std::thread::Builder::new()
+            .name("pi-model-registry".into())
+            .spawn_scoped(scope, || ModelRegistry::load(&paths))
+            .ok();
         let store = open_store(request, &settings, &paths, stderr);
-        let registry = registry
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let registry = match registry {
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => ModelRegistry::load(&paths),
+        };
         (store, registry)
     });
     let store = store?;

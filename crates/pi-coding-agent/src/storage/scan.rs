@@ -332,6 +332,25 @@ fn next_line_start(file: &File, from: u64, len: u64) -> std::io::Result<Option<u
     Ok(None)
 }
 
+/// The helper's half: the lines from `split` to the end of the file, probed into records.
+fn probe_half(
+    file: &File,
+    split: u64,
+    len: u64,
+    hasher: foldhash::fast::RandomState,
+) -> std::io::Result<(Scanned, Pending)> {
+    let mut pending = Pending {
+        // About one record per 512 bytes, as the store reserves its slots.
+        records: Vec::with_capacity(reservation(len.saturating_sub(split))),
+        text: String::new(),
+        hasher,
+    };
+    let scanned = scan(file, split, None, |n, offset, l, probed| {
+        pending.line(n, offset, l, probed)
+    })?;
+    Ok((scanned, pending))
+}
+
 /// Indexes every line of `file` from `start` (a line start; the header is before it) into
 /// `into`. `lines_before` is the number of lines before `start`, for warnings; `len` is the
 /// file's size, which tells whether the lines are probed in two threads (`parallel`).
@@ -357,29 +376,23 @@ pub(crate) fn index_lines(
         s.lines += lines_before;
         return Ok(s);
     };
+    let hasher = into.slots.hasher();
+    let half = move || probe_half(file, split, len, hasher.clone());
     let (first, second) = std::thread::scope(|scope| {
-        let hasher = into.slots.hasher();
-        let helper = scope.spawn(move || {
-            let mut pending = Pending {
-                records: Vec::new(),
-                text: String::new(),
-                hasher,
-            };
-            // About one record per 512 bytes, as the store reserves its slots.
-            pending
-                .records
-                .reserve(reservation(len.saturating_sub(split)));
-            let scanned = scan(file, split, None, |n, offset, l, probed| {
-                pending.line(n, offset, l, probed)
-            });
-            scanned.map(|s| (s, pending))
-        });
+        // A thread that cannot be started (resource limits) leaves the work to this one.
+        let helper = std::thread::Builder::new()
+            .name("pi-session-index".into())
+            .spawn_scoped(scope, half.clone())
+            .ok();
         let first = scan(file, start, Some(split), |n, offset, l, probed| {
             into.line(lines_before + n, offset, l, probed)
         });
-        let second = helper
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let second = match helper {
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => half(),
+        };
         (first, second)
     });
     let first = first?;
