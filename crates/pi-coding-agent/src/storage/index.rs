@@ -130,38 +130,40 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// The first `"` or `\\` in `hay`. Most top-level strings of a session line (keys, ids,
+/// The first `"` or `\` in `hay`. Most top-level strings of a session line (keys, ids,
 /// timestamps) are short: the first 32 bytes are compared inline, 16 at a time, before
 /// handing a long string to `memchr2` (a call per short string cost more than the search).
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn find_quote_or_backslash(hay: &[u8]) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let mut at = 0;
+    while at < 32 {
+        let Some(chunk) = hay.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
+            break;
         };
-        let mut at = 0;
-        while at < 32 {
-            let Some(chunk) = hay.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
-                break;
-            };
-            // SAFETY: SSE2 is part of the x86_64 baseline; `chunk` holds 16 bytes and
-            // `_mm_loadu_si128` has no alignment requirement.
-            let mask = unsafe {
-                let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
-                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-                let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-                _mm_movemask_epi8(_mm_or_si128(quote, backslash))
-            };
-            if mask != 0 {
-                return Some(at + mask.trailing_zeros() as usize);
-            }
-            at += 16;
+        // SAFETY: SSE2 is part of the x86_64 baseline; `chunk` holds 16 bytes and
+        // `_mm_loadu_si128` has no alignment requirement.
+        let mask = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            _mm_movemask_epi8(_mm_or_si128(quote, backslash))
+        };
+        if mask != 0 {
+            return Some(at + mask.trailing_zeros() as usize);
         }
-        memchr2(b'"', b'\\', &hay[at..]).map(|k| at + k)
+        at += 16;
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    memchr2(b'"', b'\\', &hay[at..]).map(|k| at + k)
+}
+
+/// The first `"` or `\` in `hay` (other architectures: `memchr2`).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn find_quote_or_backslash(hay: &[u8]) -> Option<usize> {
     memchr2(b'"', b'\\', hay)
 }
 
