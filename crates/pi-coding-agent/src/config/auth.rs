@@ -348,7 +348,7 @@ impl AuthStorage {
         };
         let text = pi_ai::json::to_string_pretty(&Value::Object(current.clone()))
             .map_err(|e| e.to_string())?;
-        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        super::replace::replace_file(&path, text.as_bytes(), 0o600).map_err(|e| e.to_string())?;
         self.data = current;
         self.error = None;
         self.syntax_error = None;

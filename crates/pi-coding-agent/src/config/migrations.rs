@@ -2,6 +2,7 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `migrations.js` (`runMigrations`):
 //! - `oauth.json` and settings `apiKeys` → `auth.json` (only when `auth.json` does not exist;
+//!   written before anything is removed, see [`migrate_auth_to_auth_json`];
 //!   `oauth.json` is renamed `oauth.json.migrated`; `apiKeys` is removed from settings);
 //! - stray `<agentDir>/*.jsonl` sessions → `sessions/--<cwd>--/` by their header's `cwd`;
 //! - `commands/` → `prompts/` (global and project), reported as
@@ -15,6 +16,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::paths::CONFIG_DIR_NAME;
+use super::replace::replace_file;
 use super::text::strip_bom;
 
 /// What the migrations did.
@@ -34,6 +36,11 @@ fn read_json(path: &Path) -> Option<Value> {
 }
 
 /// `migrateAuthToAuthJson`.
+///
+/// Order (pi-rs): `auth.json` is written first (atomically, `0600`); only once it is on disk are
+/// `apiKeys` removed from `settings.json` and `oauth.json` renamed, so a crash in between leaves
+/// every credential readable somewhere (pi removes them first). When `auth.json` cannot be
+/// written, nothing is removed or renamed.
 pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
     let auth_path = agent_dir.join("auth.json");
     if auth_path.exists() {
@@ -42,6 +49,7 @@ pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
     let mut migrated = Map::new();
     let mut providers = Vec::new();
     let oauth_path = agent_dir.join("oauth.json");
+    let mut from_oauth = false;
     if let Some(Value::Object(oauth)) = read_json(&oauth_path) {
         for (provider, cred) in oauth {
             let mut entry = Map::new();
@@ -52,9 +60,10 @@ pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
             migrated.insert(provider.clone(), Value::Object(entry));
             providers.push(provider);
         }
-        let _ = std::fs::rename(&oauth_path, agent_dir.join("oauth.json.migrated"));
+        from_oauth = true;
     }
     let settings_path = agent_dir.join("settings.json");
+    let mut settings_without_keys = None;
     if let Some(Value::Object(mut settings)) = read_json(&settings_path)
         && let Some(Value::Object(keys)) = settings.get("apiKeys").cloned()
     {
@@ -70,25 +79,24 @@ pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
             }
         }
         settings.remove("apiKeys");
-        if let Ok(text) = pi_ai::json::to_string_pretty(&Value::Object(settings)) {
-            let _ = std::fs::write(&settings_path, text);
+        settings_without_keys = Some(settings);
+    }
+    if !migrated.is_empty() {
+        let Ok(text) = pi_ai::json::to_string_pretty(&Value::Object(migrated)) else {
+            return Vec::new();
+        };
+        let _ = std::fs::create_dir_all(agent_dir);
+        if replace_file(&auth_path, text.as_bytes(), 0o600).is_err() {
+            return Vec::new();
         }
     }
-    if !migrated.is_empty()
-        && let Ok(text) = pi_ai::json::to_string_pretty(&Value::Object(migrated))
+    if let Some(settings) = settings_without_keys
+        && let Ok(text) = pi_ai::json::to_string_pretty(&Value::Object(settings))
     {
-        let _ = std::fs::create_dir_all(agent_dir);
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        if let Ok(mut f) = options.open(&auth_path) {
-            use std::io::Write;
-            let _ = f.write_all(text.as_bytes());
-        }
+        let _ = replace_file(&settings_path, text.as_bytes(), 0o666);
+    }
+    if from_oauth {
+        let _ = std::fs::rename(&oauth_path, agent_dir.join("oauth.json.migrated"));
     }
     providers
 }
@@ -231,6 +239,27 @@ mod tests {
         // Runs only while auth.json does not exist.
         fs::write(a.join("settings.json"), r#"{"apiKeys": {"groq": "g"}}"#).unwrap();
         assert!(migrate_auth_to_auth_json(a).is_empty());
+    }
+
+    /// When `auth.json` cannot be written, the credentials stay where they were.
+    #[cfg(unix)]
+    #[test]
+    fn an_unwritable_auth_json_removes_no_credential() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path();
+        let oauth = r#"{"anthropic": {"access": "x"}}"#;
+        let settings = r#"{"apiKeys": {"openai": "sk"}}"#;
+        fs::write(a.join("oauth.json"), oauth).unwrap();
+        fs::write(a.join("settings.json"), settings).unwrap();
+        // A link into a missing directory: `auth.json` does not exist, and cannot be created.
+        std::os::unix::fs::symlink("missing/auth.json", a.join("auth.json")).unwrap();
+        assert!(migrate_auth_to_auth_json(a).is_empty());
+        assert_eq!(fs::read_to_string(a.join("oauth.json")).unwrap(), oauth);
+        assert_eq!(
+            fs::read_to_string(a.join("settings.json")).unwrap(),
+            settings
+        );
+        assert!(!a.join("oauth.json.migrated").exists());
     }
 
     #[test]

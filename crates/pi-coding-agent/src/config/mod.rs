@@ -19,7 +19,8 @@
 //! | [`system_prompt`] | prompt assembly and `SYSTEM.md` / `APPEND_SYSTEM.md` sources |
 //! | [`resources`] | one-call resource loading and the `resources_discover` seam |
 //! | [`migrations`] | start-up migrations of old layouts (`migrations.js`) |
-//! | [`lock`], [`text`], [`collate`] | file lock, BOM/JSONC helpers, `localeCompare` |
+//! | [`lock`], [`replace`] | file lock; atomic rewrite (temporary file + rename) |
+//! | [`text`], [`collate`] | BOM/JSONC helpers, `localeCompare` |
 
 pub mod auth;
 pub mod collate;
@@ -33,6 +34,7 @@ pub mod model_resolver;
 pub mod models_json;
 pub mod paths;
 pub mod registry;
+pub mod replace;
 pub mod resolve_value;
 pub mod resources;
 pub mod settings;

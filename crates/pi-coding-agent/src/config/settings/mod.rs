@@ -390,7 +390,7 @@ impl SettingsManager {
         }
         let text =
             pi_ai::json::to_string_pretty(&Value::Object(next)).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| e.to_string())
+        super::replace::replace_file(path, text.as_bytes(), 0o666).map_err(|e| e.to_string())
     }
 }
 

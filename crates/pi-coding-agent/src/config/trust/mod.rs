@@ -163,7 +163,8 @@ impl TrustStore {
         }
         let text =
             pi_ai::json::to_string_pretty(&Value::Object(sorted)).map_err(|e| e.to_string())?;
-        std::fs::write(&self.path, format!("{text}\n")).map_err(|e| e.to_string())
+        super::replace::replace_file(&self.path, format!("{text}\n").as_bytes(), 0o666)
+            .map_err(|e| e.to_string())
     }
 }
 
