@@ -455,3 +455,158 @@ async fn automatic_compaction_is_still_compacting_when_compaction_end_is_deliver
     );
     assert!(!h.session.is_compacting());
 }
+
+/// A configured key resolved per request (`!command`): `fails` makes the resolution fail as
+/// pi-ai's `auth/resolve.ts` does.
+#[derive(Default)]
+struct CommandKey {
+    fails: std::sync::atomic::AtomicBool,
+}
+
+impl pi_coding_agent::session::AuthSource for CommandKey {
+    fn has_auth(&self, _provider: &str) -> bool {
+        true
+    }
+    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        if self.fails.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(format!(
+                "API key auth failed for provider {provider}: Command failed: exit 3"
+            ))
+        } else {
+            Ok(Some("resolved-key".into()))
+        }
+    }
+}
+
+/// A summary reply that records the API key of its request.
+fn keyed_reply(
+    seen: &Arc<Mutex<Vec<Option<String>>>>,
+    reply: &'static str,
+) -> pi_ai::providers::faux::FauxStep {
+    let seen = seen.clone();
+    pi_ai::providers::faux::FauxStep::factory(move |_, options, _, _| {
+        seen.lock().unwrap().push(options.api_key.clone());
+        Ok(pi_ai::providers::faux::faux_assistant_message(
+            vec![pi_ai::providers::faux::faux_text(reply)],
+            Default::default(),
+        ))
+    })
+}
+
+/// The summary request carries the key the session's auth resolved (pi passes the
+/// `_getSummarizationRequestAuth` key to `compact`).
+#[tokio::test]
+async fn the_summary_request_carries_the_resolved_key() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let h = harness(
+        vec![
+            text("one"),
+            text("two"),
+            keyed_reply(&seen, "SUMMARY"),
+            keyed_reply(&seen, "PREFIX"),
+        ],
+        |b| {
+            b.settings(compaction_settings())
+                .compactor(Arc::new(AutoCompactor::new()))
+                .auth(Arc::new(CommandKey::default()))
+        },
+    );
+    for prompt in ["first", "second"] {
+        h.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+    }
+    h.session.compact(None).await.unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter().all(|k| k.as_deref() == Some("resolved-key")),
+        "{seen:?}"
+    );
+}
+
+/// A manual compaction whose key cannot be resolved fails after `compaction_start` with the
+/// resolver's text (pi: `Compaction failed: <message>`), and sends no summary request.
+#[tokio::test]
+async fn a_manual_compaction_with_a_failing_key_command_fails_with_its_text() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = rec.clone();
+    let auth = Arc::new(CommandKey::default());
+    let session_auth = auth.clone();
+    let h = harness(vec![text("one"), text("two")], |b| {
+        b.settings(compaction_settings())
+            .compactor(Arc::new(AutoCompactor::new()))
+            .hooks(hooks)
+            .auth(session_auth)
+    });
+    for prompt in ["first", "second"] {
+        h.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+    }
+    auth.fails.store(true, std::sync::atomic::Ordering::SeqCst);
+    let calls = h.faux.call_count();
+    let err = h.session.compact(None).await.unwrap_err();
+    let text = "API key auth failed for provider faux: Command failed: exit 3";
+    assert_eq!(err, text);
+    assert_eq!(h.faux.call_count(), calls, "no summary request");
+    let events = compaction_events(&h);
+    assert_eq!(
+        events[events.len() - 2..],
+        [
+            "start:Manual".to_owned(),
+            format!("end:Manual:false:false:false:Compaction failed: {text}")
+        ]
+    );
+    assert_eq!(
+        *rec.0.lock().unwrap(),
+        [format!("failed:Manual:false:Compaction failed: {text}")]
+    );
+}
+
+/// An automatic compaction resolves the key before `compaction_start`; when that fails it is
+/// silent (pi's `_runAutoCompaction` returns before `started`).
+#[tokio::test]
+async fn an_overflow_with_a_failing_key_command_does_not_start_a_compaction() {
+    let auth = Arc::new(CommandKey::default());
+    let flip = auth.clone();
+    let overflow_then_fail = pi_ai::providers::faux::FauxStep::factory(move |_, _, _, _| {
+        flip.fails.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(pi_ai::providers::faux::faux_assistant_message(
+            vec![],
+            pi_ai::providers::faux::FauxMessageOptions {
+                stop_reason: Some(pi_ai::StopReason::Error),
+                error_message: Some(OVERFLOW.into()),
+                ..Default::default()
+            },
+        ))
+    });
+    let session_auth = auth.clone();
+    let h = harness(vec![text("one"), overflow_then_fail], |b| {
+        b.settings(compaction_settings())
+            .compactor(Arc::new(AutoCompactor::new()))
+            .auth(session_auth)
+    });
+    h.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    let _ = h.session.prompt("second", PromptOptions::default()).await;
+    assert_eq!(h.faux.call_count(), 2, "no summary request");
+    let events = compaction_events(&h);
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.starts_with("start:") || e.starts_with("end:")),
+        "{events:?}"
+    );
+    // As without a compactor: the overflow error was taken out of the context (pi's
+    // `_checkCompaction` removes it before compacting) and stays in the file.
+    let stored = h.stored_assistants();
+    assert_eq!(
+        stored.last().unwrap().error_message.as_deref(),
+        Some(OVERFLOW)
+    );
+}

@@ -269,6 +269,41 @@ async fn summarizing_without_an_api_key_is_refused_with_the_login_help() {
     assert!(!session.is_compacting());
 }
 
+/// A configured key that cannot be resolved (pi 0.85.0 `_getSummarizationRequestAuth` →
+/// `getAuth` throws): the summary is refused with the resolver's text, and nothing is sent.
+#[tokio::test]
+async fn summarizing_with_a_failing_key_command_is_refused_with_its_text() {
+    struct FailingCommand;
+    impl pi_coding_agent::session::AuthSource for FailingCommand {
+        fn has_auth(&self, _provider: &str) -> bool {
+            true
+        }
+        fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+            Err(format!(
+                "API key auth failed for provider {provider}: Command failed: exit 3"
+            ))
+        }
+    }
+    let mut store = SessionStore::in_memory("/tmp");
+    let u1 = store.append(user("one")).unwrap();
+    store.append(user("two")).unwrap();
+    let faux = pi_ai::providers::faux::FauxProvider::default();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .store(Arc::new(Mutex::new(store)))
+        .auth(Arc::new(FailingCommand))
+        .build()
+        .unwrap();
+    let leaf = session.leaf_id();
+    let err = session.navigate_tree(&u1, summarize()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "API key auth failed for provider faux: Command failed: exit 3"
+    );
+    assert_eq!(faux.call_count(), 0);
+    assert_eq!(session.leaf_id(), leaf, "the leaf did not move");
+}
+
 // ----- navigation without a summary -----------------------------------------------------------
 
 #[tokio::test]
@@ -1246,4 +1281,50 @@ async fn session_before_tree_can_override_the_instructions_and_the_label() {
         trees.lock().unwrap().clone(),
         [format!("{leaf}|{old_leaf}|{}|Some(false)", entry.id)]
     );
+}
+
+// ----- the builder's store context ---------------------------------------------------------
+
+/// `store_with_context` takes the caller's context as the session's starting state (the
+/// resume path builds it once, in `modes/setup.rs`); `store` alone builds it from the store.
+#[tokio::test]
+async fn a_given_store_context_is_used_as_is_and_store_alone_builds_it() {
+    let mut store = SessionStore::in_memory("/tmp");
+    store.append(user("stored")).unwrap();
+    let store = Arc::new(Mutex::new(store));
+    let built = build_session_context(&store.lock().unwrap()).unwrap();
+    let texts = |s: &AgentSession| -> Vec<String> {
+        s.messages()
+            .iter()
+            .map(|m| match m {
+                AgentMessage::Llm(m) => message_text(m),
+                other => other.role().to_owned(),
+            })
+            .collect()
+    };
+    let from_store = AgentSession::builder()
+        .store(store.clone())
+        .build()
+        .unwrap();
+    assert_eq!(texts(&from_store), ["stored"]);
+
+    let mut given = built.clone();
+    given
+        .messages
+        .push(AgentMessage::Llm(Message::User(pi_ai::UserMessage::text(
+            "given",
+        ))));
+    let from_context = AgentSession::builder()
+        .store_with_context(store.clone(), given)
+        .build()
+        .unwrap();
+    assert_eq!(texts(&from_context), ["stored", "given"]);
+
+    // A later `store` call drops a context given before it.
+    let replaced = AgentSession::builder()
+        .store_with_context(store.clone(), built)
+        .store(Arc::new(Mutex::new(SessionStore::in_memory("/tmp"))))
+        .build()
+        .unwrap();
+    assert!(texts(&replaced).is_empty());
 }

@@ -37,6 +37,20 @@ pub const OVERFLOW_EXHAUSTED: &str = "Context overflow recovery failed after one
 pub const LENGTH_EXHAUSTED: &str =
     "Truncated response recovery failed after one compact-and-retry attempt.";
 
+/// One compaction to run.
+struct Job {
+    reason: CompactionReason,
+    /// Whether the interrupted turn is retried afterwards (overflow recovery).
+    will_retry: bool,
+    /// `/compact <instructions>`.
+    custom_instructions: Option<String>,
+    /// The API key an automatic compaction resolved before `compaction_start` (pi resolves it
+    /// first there, and a failure is silent); `None` resolves it after the start, where a
+    /// failure ends the compaction (manual: `Compaction failed: API key auth failed for
+    /// provider …`).
+    resolved_key: Option<Option<String>>,
+}
+
 /// The session's automatic compaction.
 #[derive(Debug, Default)]
 pub struct AutoCompactor {
@@ -130,13 +144,20 @@ impl AutoCompactor {
         {
             return false;
         }
+        let Ok(api_key) = session.auth().resolve_api_key(&model.provider) else {
+            return false;
+        };
         let branch = Self::branch(session);
         if prepare_compaction(&branch, Self::settings(session)).is_err() {
             return false;
         }
-        self.execute(session, reason, will_retry, None)
-            .await
-            .is_ok()
+        let job = Job {
+            reason,
+            will_retry,
+            custom_instructions: None,
+            resolved_key: Some(api_key),
+        };
+        self.execute(session, job).await.is_ok()
     }
 
     /// `compaction_start`, the summary, the entry, then `session_compact` and `compaction_end`
@@ -148,13 +169,9 @@ impl AutoCompactor {
     /// submit prompts; an automatic one stays compacting through `compaction_end` and the
     /// hooks and ends afterwards (spec §3.5). `session_compact_failed.fromExtension` is true
     /// when a `session_before_compact` handler had supplied the content (spec §2.4).
-    async fn execute(
-        &self,
-        session: &AgentSession,
-        reason: CompactionReason,
-        will_retry: bool,
-        custom_instructions: Option<String>,
-    ) -> Result<CompactionResult, String> {
+    ///
+    async fn execute(&self, session: &AgentSession, job: Job) -> Result<CompactionResult, String> {
+        let (reason, will_retry) = (job.reason, job.will_retry);
         let cancel = CancellationToken::new();
         *lock(&self.cancel) = Some(cancel.clone());
         self.compacting.store(true, Ordering::SeqCst);
@@ -165,14 +182,7 @@ impl AutoCompactor {
         Self::emit(session, AgentSessionEvent::CompactionStart { reason });
         let mut from_extension = false;
         let outcome = self
-            .summarize_and_apply(
-                session,
-                reason,
-                will_retry,
-                custom_instructions,
-                &cancel,
-                &mut from_extension,
-            )
+            .summarize_and_apply(session, job, &cancel, &mut from_extension)
             .await;
         let outcome = match outcome {
             Ok((result, entry)) => {
@@ -234,12 +244,16 @@ impl AutoCompactor {
     async fn summarize_and_apply(
         &self,
         session: &AgentSession,
-        reason: CompactionReason,
-        will_retry: bool,
-        custom_instructions: Option<String>,
+        job: Job,
         cancel: &CancellationToken,
         from_extension: &mut bool,
     ) -> Result<(CompactionResult, SessionEntry), String> {
+        let Job {
+            reason,
+            will_retry,
+            custom_instructions,
+            resolved_key,
+        } = job;
         let model = session
             .model()
             .ok_or_else(|| "No model selected".to_owned())?;
@@ -249,11 +263,16 @@ impl AutoCompactor {
         if !session.auth().has_auth(&model.provider) {
             return Err(format!("No API key found for {}.", model.provider));
         }
+        let api_key = match resolved_key {
+            Some(key) => key,
+            None => session.auth().resolve_api_key(&model.provider)?,
+        };
         let settings = Self::settings(session);
         let branch = Self::branch(session);
         let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
         let summarizer = session.summarizer(
             model.clone(),
+            api_key,
             cancel,
             SummarizationSource::Compaction(reason),
         );
@@ -477,13 +496,13 @@ impl Compactor for AutoCompactor {
         custom_instructions: Option<String>,
     ) -> BoxFuture<'_, Result<CompactionResult, String>> {
         Box::pin(async move {
-            self.execute(
-                &session,
-                CompactionReason::Manual,
-                false,
+            let job = Job {
+                reason: CompactionReason::Manual,
+                will_retry: false,
                 custom_instructions,
-            )
-            .await
+                resolved_key: None,
+            };
+            self.execute(&session, job).await
         })
     }
 

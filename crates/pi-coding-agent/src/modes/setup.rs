@@ -308,7 +308,7 @@ impl SessionConfig {
         stderr: &mut dyn Write,
     ) -> Result<BuiltForStore, SetupError> {
         let args = &self.request.args;
-        let (has_existing, session_model, session_thinking) = {
+        let (context, session_thinking) = {
             let s = store.lock().unwrap_or_else(|e| e.into_inner());
             for w in s.warnings() {
                 warn(stderr, w);
@@ -318,14 +318,13 @@ impl SessionConfig {
             let has_thinking = path_to_leaf(&s)
                 .into_iter()
                 .any(|i| s.kind_at(i) == "thinking_level_change");
-            (
-                !context.messages.is_empty(),
-                context.model,
-                has_thinking
-                    .then(|| parse_thinking_level(&context.thinking_level))
-                    .flatten(),
-            )
+            let thinking = has_thinking
+                .then(|| parse_thinking_level(&context.thinking_level))
+                .flatten();
+            (context, thinking)
         };
+        let has_existing = !context.messages.is_empty();
+        let session_model = context.model.clone();
 
         let explicit_model = self.cli_model.clone().or_else(|| {
             (!has_existing)
@@ -410,7 +409,7 @@ impl SessionConfig {
         let mut builder = AgentSession::builder()
             .thinking_level(choice.thinking_level)
             .settings(Arc::clone(&self.settings))
-            .store(store)
+            .store_with_context(store, context)
             .tools(tools)
             .system_prompt(system_prompt)
             .compactor(compactor())

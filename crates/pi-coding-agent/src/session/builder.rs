@@ -25,7 +25,7 @@ use crate::config::settings::{QueueMode, SettingsManager};
 use crate::config::skills::Skill;
 use crate::config::templates::PromptTemplate;
 use crate::storage::context::path_to_leaf;
-use crate::storage::{EntryKind, SessionStore, build_session_context};
+use crate::storage::{EntryKind, SessionContext, SessionStore, build_session_context};
 
 /// Builds an [`AgentSession`]. Everything is optional: the defaults are an in-memory store,
 /// in-memory default settings, no tools, an empty system prompt, [`NoHooks`],
@@ -37,6 +37,8 @@ pub struct AgentSessionBuilder {
     settings: Option<Arc<Mutex<SettingsManager>>>,
     tools: Vec<Arc<dyn AgentTool>>,
     store: Option<Arc<Mutex<SessionStore>>>,
+    /// The store's context, when the caller built it already ([`Self::store_with_context`]).
+    store_context: Option<SessionContext>,
     system_prompt: String,
     hooks: Option<Arc<dyn SessionHooks>>,
     compactor: Option<Arc<dyn Compactor>>,
@@ -129,6 +131,20 @@ impl AgentSessionBuilder {
     /// The session store (shared with the caller).
     pub fn store(mut self, store: Arc<Mutex<SessionStore>>) -> Self {
         self.store = Some(store);
+        self.store_context = None;
+        self
+    }
+
+    /// The session store and the context of its current leaf, for a caller that has built it
+    /// already (a resume reads the stored model and thinking level first): `build` then does
+    /// not rebuild it. `context` must be [`build_session_context`] of the store as it is now.
+    pub fn store_with_context(
+        mut self,
+        store: Arc<Mutex<SessionStore>>,
+        context: SessionContext,
+    ) -> Self {
+        self.store = Some(store);
+        self.store_context = Some(context);
         self
     }
 
@@ -203,7 +219,10 @@ impl AgentSessionBuilder {
 
         let (existing, has_thinking_entry, session_id) = {
             let s = lock(&store);
-            let context = build_session_context(&s)?;
+            let context = match self.store_context {
+                Some(context) => context,
+                None => build_session_context(&s)?,
+            };
             let has_thinking = path_to_leaf(&s)
                 .into_iter()
                 .any(|i| s.kind_at(i) == "thinking_level_change");

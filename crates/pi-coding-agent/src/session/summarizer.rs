@@ -16,20 +16,23 @@ use super::{AgentSession, AgentSessionEvent, SummarizationSource};
 use crate::compaction::{SummarizationRetryEvent, Summarizer, SummaryRetry};
 
 impl AgentSession {
-    /// A [`Summarizer`] for `model` with the session's key for its provider, stream function,
-    /// thinking level and `retry` settings, cancelled by `cancel`. Retries are emitted as
+    /// A [`Summarizer`] for `model` with `api_key` (the caller resolves it with
+    /// [`AuthSource::resolve_api_key`](super::AuthSource::resolve_api_key), as pi's
+    /// `_getSummarizationRequestAuth` fails the summary with the key's resolution error), the
+    /// session's stream function, thinking level and `retry` settings, cancelled by `cancel`. Retries are emitted as
     /// `summarization_retry_scheduled` / `_attempt_start {source}` / `_finished` (the session
     /// is held weakly; a failing listener is logged).
     pub(crate) fn summarizer(
         &self,
         model: Model,
+        api_key: Option<String>,
         cancel: &CancellationToken,
         source: SummarizationSource,
     ) -> Summarizer {
         let retry = lock(self.settings()).retry();
         let events = self.downgrade();
         Summarizer {
-            api_key: self.auth().api_key(&model.provider),
+            api_key,
             model,
             stream: self.agent().options().stream_fn.clone(),
             headers: Vec::new(),

@@ -326,6 +326,9 @@ impl AgentSession {
     /// The summarizer for a branch summary: the session's model, key, stream function and
     /// retry settings; retries are reported as `summarization_retry_*` events with source
     /// `branchSummary`.
+    ///
+    /// Errors: pi's no-key text without auth; `API key auth failed for provider <p>: <cause>`
+    /// when the configured key cannot be resolved (e.g. a failing `!command`).
     fn branch_summarizer(
         &self,
         model: Model,
@@ -337,7 +340,11 @@ impl AgentSession {
                 &self.inner.docs_dir,
             )));
         }
-        Ok(self.summarizer(model, cancel, SummarizationSource::BranchSummary))
+        let api_key = self
+            .auth()
+            .resolve_api_key(&model.provider)
+            .map_err(SessionError::Refused)?;
+        Ok(self.summarizer(model, api_key, cancel, SummarizationSource::BranchSummary))
     }
 }
 

@@ -163,7 +163,7 @@ impl<'p> Indexer<'p> {
                 id,
                 parent_id,
             } => {
-                let hash = self.slots.hasher().hash_one(&*id);
+                let hash = self.slots.hash_id(&id);
                 self.entry(
                     line_no,
                     Kind::new(&kind),

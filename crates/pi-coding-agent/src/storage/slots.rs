@@ -112,7 +112,7 @@ impl Slots {
         kind: Kind,
         loc: Loc,
     ) -> usize {
-        let hash = self.hasher.hash_one(id);
+        let hash = self.hash_id(id);
         self.push_hashed(id, hash, parent_id, kind, loc)
     }
 
@@ -120,6 +120,11 @@ impl Slots {
     /// [`Slots::push_hashed`] (another thread can compute the hashes).
     pub(crate) fn hasher(&self) -> foldhash::fast::RandomState {
         self.hasher.clone()
+    }
+
+    /// The hash of `id` in the id table (what [`Slots::push_hashed`] expects).
+    pub(crate) fn hash_id(&self, id: &str) -> u64 {
+        self.hasher.hash_one(id)
     }
 
     /// [`Slots::push`] with `hash` = `self.hasher().hash_one(id)` computed by the caller.
