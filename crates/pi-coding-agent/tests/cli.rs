@@ -406,6 +406,70 @@ fn a_failing_api_key_command_names_the_command() {
     );
 }
 
+/// The same failure in json mode, as pi 0.85.0 writes it (pi-ai's `lazyStream` setup error):
+/// the request ends as a stream error, not a failed run — an assistant message with no
+/// content and `errorMessage` before `timestamp`, then `turn_end` and an `agent_end` that
+/// carries the user message too; exit 0.
+#[test]
+fn a_failing_api_key_command_in_json_mode_is_a_stream_error() {
+    let sb = Sandbox::new();
+    write(
+        &sb.agent().join("models.json"),
+        r#"{"providers":{"x":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
+            "apiKey":"!exit 3","models":[{"id":"m"}]}}}"#,
+    );
+    let out = sb.run(&["--mode", "json", "--no-session", "--model", "x/m", "hi"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    let masked: Vec<String> = out
+        .stdout
+        .lines()
+        .skip(1) // the session header
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            mask_timestamps(&mut v);
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    let error = "API key auth failed for provider x: Failed to resolve API key for provider \\\"x\\\" from shell command: exit 3";
+    let usage = r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+    let user = r#"{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":0}"#;
+    let assistant = format!(
+        r#"{{"role":"assistant","content":[],"api":"openai-completions","provider":"x","model":"m","usage":{usage},"stopReason":"error","errorMessage":"{error}","timestamp":0}}"#
+    );
+    assert_eq!(
+        masked,
+        [
+            r#"{"type":"agent_start"}"#.to_owned(),
+            r#"{"type":"turn_start"}"#.to_owned(),
+            format!(r#"{{"type":"message_start","message":{user}}}"#),
+            format!(r#"{{"type":"message_end","message":{user}}}"#),
+            format!(r#"{{"type":"message_start","message":{assistant}}}"#),
+            format!(r#"{{"type":"message_end","message":{assistant}}}"#),
+            format!(r#"{{"type":"turn_end","message":{assistant},"toolResults":[]}}"#),
+            format!(r#"{{"type":"agent_end","messages":[{user},{assistant}],"willRetry":false}}"#),
+            r#"{"type":"agent_settled"}"#.to_owned(),
+        ]
+    );
+}
+
+/// Sets every `timestamp` number to 0 (key order is kept: serde_json's `preserve_order`).
+fn mask_timestamps(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == "timestamp" && x.is_number() {
+                    *x = 0.into();
+                } else {
+                    mask_timestamps(x);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(mask_timestamps),
+        _ => {}
+    }
+}
+
 /// Observed on pi 0.85.0: a `models.json` `baseUrl` without its scheme fails every API with
 /// `Invalid URL` (not a connection error); nothing is sent.
 #[test]

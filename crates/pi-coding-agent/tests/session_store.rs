@@ -280,6 +280,30 @@ fn branching_moves_the_leaf_and_unknown_ids_fail() {
     assert!(build_session_context(&s).unwrap().messages.is_empty());
 }
 
+/// pi 0.85.0 `-p --session-dir` with a `models.json` key command that exits 3: the failed
+/// request's assistant message has no content and `errorMessage` before `timestamp` (pi-ai's
+/// `lazyStream`), an order pi-rs keeps when it reads and writes the entry.
+#[test]
+fn a_ts_setup_error_message_round_trips_byte_for_byte() {
+    let (_d, p) = copy_to_temp("ts-pi-0.85.0-key-command-error.jsonl");
+    let original = fs::read_to_string(&p).unwrap();
+    let s = SessionStore::open(&p, "/w").unwrap();
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    let mut rewritten = pi_ai::json::to_string(s.header()).unwrap() + "\n";
+    for e in s.entries().unwrap() {
+        rewritten.push_str(&e.to_line());
+        rewritten.push('\n');
+    }
+    assert_eq!(rewritten, original);
+    let ctx = build_session_context(&s).unwrap();
+    let Some(AgentMessage::Llm(Message::Assistant(a))) = ctx.messages.last() else {
+        panic!("the last message is the failed request's")
+    };
+    assert!(a.error_before_timestamp);
+    assert!(a.content.is_empty());
+    assert_eq!(a.stop_reason, StopReason::Error);
+}
+
 #[test]
 fn a_file_written_by_the_ts_pi_round_trips_byte_for_byte_and_continues() {
     let (_d, p) = copy_to_temp("ts-pi-0.85.0-session_tool_read.jsonl");

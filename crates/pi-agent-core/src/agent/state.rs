@@ -137,7 +137,8 @@ impl AgentState {
 }
 
 /// The synthesized failure message (spec §4.6): one empty text block, the model's
-/// api/provider/id, zero usage, `aborted` if the run's signal was cancelled else `error`.
+/// api/provider/id, zero usage, `aborted` if the run's signal was cancelled else `error`,
+/// `errorMessage` before `timestamp` (pi-agent-core 0.85.1 `handleRunFailure` builds it whole).
 pub(crate) fn failure_message(model: &Model, aborted: bool, error: String) -> AssistantMessage {
     let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
     m.content = vec![pi_ai::AssistantContent::text("")];
@@ -147,5 +148,6 @@ pub(crate) fn failure_message(model: &Model, aborted: bool, error: String) -> As
         pi_ai::StopReason::Error
     };
     m.error_message = Some(error);
+    m.error_before_timestamp = true;
     m
 }

@@ -109,6 +109,8 @@ pub struct FauxMessageOptions {
 }
 
 /// A scripted assistant message (api `faux`, provider `faux`, model `faux-1`, zero usage).
+/// An `errorMessage` is written before `timestamp`, as pi's spread puts it (pi also puts
+/// `deferred` and `responseId` there; pi-rs writes those after `timestamp`).
 pub fn faux_assistant_message(
     content: Vec<AssistantContent>,
     options: FauxMessageOptions,
@@ -121,6 +123,7 @@ pub fn faux_assistant_message(
         usage: Usage::default(),
         stop_reason: options.stop_reason.unwrap_or(StopReason::Stop),
         deferred: options.deferred,
+        error_before_timestamp: options.error_message.is_some(),
         error_message: options.error_message,
         response_id: options.response_id,
         timestamp: options.timestamp.unwrap_or_else(now_ms),
@@ -397,12 +400,10 @@ impl Core {
         usage::with_usage_estimate(message, context, options, &mut lock(&self.prompt_cache))
     }
 
-    /// pi's `createErrorMessage`: empty content, zero usage, `error`.
+    /// pi's `createErrorMessage`: empty content, zero usage, `error`, `errorMessage` before
+    /// `timestamp`.
     fn error_message(&self, text: &str, model_id: &str) -> AssistantMessage {
-        let mut m = AssistantMessage::empty(&self.api, &self.provider, model_id);
-        m.stop_reason = StopReason::Error;
-        m.error_message = Some(text.to_owned());
-        m
+        AssistantMessage::setup_error(&self.api, &self.provider, model_id, text.to_owned())
     }
 
     /// Splits `text` into chunks of `min..=max` tokens × 4 UTF-16 units (`[""]` for empty

@@ -110,11 +110,12 @@ pub struct Diagnostic {
 }
 
 /// `{role:"assistant", content, api, provider, model, usage, stopReason, timestamp, …}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// Serialized and read by hand (`assistant_serde.rs`) so that the key order of pi survives:
+/// see [`AssistantMessage::error_before_timestamp`].
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks (`null` reads as none).
-    #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<AssistantContent>,
     /// Wire API id.
     pub api: String,
@@ -123,41 +124,49 @@ pub struct AssistantMessage {
     /// Model id (Anthropic: the server-reported id).
     pub model: String,
     /// Token usage and cost.
-    #[serde(default)]
     pub usage: Usage,
     /// Why it ended.
-    #[serde(default)]
     pub stop_reason: StopReason,
     /// ms epoch.
-    #[serde(default)]
     pub timestamp: Timestamp,
     /// Provider response id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
     /// Completions: the chunk model when it differs from `model`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_model: Option<String>,
     /// Thinking level the provider used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_thinking_level: Option<String>,
     /// Diagnostics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Vec<Diagnostic>>,
     /// The provider's finish string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_stop_reason: Option<String>,
     /// Error text for `error` / `aborted`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Provider end-of-turn marker.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_turn: Option<bool>,
     /// Deferred-request handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred: Option<Value>,
+    /// Not a field of its own: where `errorMessage` goes among the keys. pi writes it after
+    /// `timestamp` when a provider's stream fails (the key is added to the message being
+    /// streamed) and right after `stopReason`, before `timestamp`, for a message it builds whole:
+    /// a request that fails before it is sent (pi-ai `lazyStream`'s setup error) and a failed
+    /// run (pi-agent-core `handleRunFailure`). Reading a message records the order it had, so it
+    /// is written back as it was read.
+    pub error_before_timestamp: bool,
 }
 
 impl AssistantMessage {
+    /// The message of a request that failed before anything was sent (pi-ai 0.85.1
+    /// `lazyStream`: auth resolution or setup threw): no content, zero usage,
+    /// `stopReason: "error"`, `errorMessage` before `timestamp`, stamped now.
+    pub fn setup_error(api: &str, provider: &str, model: &str, error: String) -> Self {
+        AssistantMessage {
+            stop_reason: StopReason::Error,
+            error_message: Some(error),
+            error_before_timestamp: true,
+            ..AssistantMessage::empty(api, provider, model)
+        }
+    }
+
     /// An empty in-flight message (`stopReason: pending`, zero usage, stamped now).
     pub fn empty(api: &str, provider: &str, model: &str) -> Self {
         AssistantMessage {

@@ -1,5 +1,6 @@
 //! The pi-ai data model: content blocks, messages, usage and cost, models, context, tools.
 
+mod assistant_serde;
 mod content;
 mod context;
 mod message;

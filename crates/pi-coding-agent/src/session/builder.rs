@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use pi_agent_core::{
     Agent, AgentOptions, AgentTool, QueueMode as AgentQueueMode, StreamFn, agent::default_model,
 };
-use pi_ai::{AssistantMessage, AssistantMessageEventStream, Model, ModelThinkingLevel, StopReason};
+use pi_ai::{AssistantMessage, AssistantMessageEventStream, Model, ModelThinkingLevel};
 use tokio::sync::watch;
 
 use super::agent_session::{AgentSession, Inner, SessionState, lock};
@@ -84,12 +84,12 @@ pub fn default_stream_fn(settings: Arc<Mutex<SettingsManager>>) -> StreamFn {
             }
             match pi_ai::providers::registry::stream_simple(&model, &context, options) {
                 Ok(stream) => stream,
-                Err(e) => {
-                    let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-                    m.stop_reason = StopReason::Error;
-                    m.error_message = Some(e.to_string());
-                    AssistantMessageEventStream::error_only(m)
-                }
+                Err(e) => AssistantMessageEventStream::error_only(AssistantMessage::setup_error(
+                    &model.api,
+                    &model.provider,
+                    &model.id,
+                    e.to_string(),
+                )),
             }
         },
     )

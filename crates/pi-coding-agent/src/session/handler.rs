@@ -193,8 +193,8 @@ impl AgentSession {
         )))
     }
 
-    /// Installs the tool hooks, the context hook, the API-key lookup and the between-turn
-    /// refresh (compaction seam, then the current prompt, tools, model and level).
+    /// Installs the tool hooks, the context hook, the per-request API key
+    /// ([`super::request_auth`]) and the between-turn refresh (compaction seam, then the current prompt, tools, model and level).
     pub(super) fn install_agent_hooks(&self, options: &mut AgentOptions) {
         let weak = self.weak();
         options.transform_context = Some(Arc::new(move |messages, _signal| {
@@ -277,11 +277,10 @@ impl AgentSession {
             .boxed()
         }));
 
-        let auth = Arc::clone(&self.inner.auth);
-        options.get_api_key = Some(Arc::new(move |provider: String| {
-            let key = auth.resolve_api_key(&provider).map_err(HookError::new);
-            async move { key }.boxed()
-        }));
+        options.stream_fn = super::request_auth::with_request_auth(
+            Arc::clone(&self.inner.auth),
+            Arc::clone(&options.stream_fn),
+        );
 
         let weak = self.weak();
         options.prepare_next_turn_with_context =

@@ -17,6 +17,7 @@
 //! | [`queues`] | the display side of the steering/follow-up queues |
 //! | [`hooks`] | the extension seam ([`SessionHooks`]) and the compaction seam ([`Compactor`]) |
 //! | [`prompt`] | prompt options, errors, user-facing texts, the auth seam |
+//! | [`request_auth`] | the API key of each request, resolved as the request is set up |
 //! | [`builder`] | construction and initial entries |
 //! | `summarizer` | the summarizer of compactions and branch summaries (model, key, retries) |
 //! | [`tree`] | tree navigation (`navigate_tree`) with branch summaries |
@@ -32,6 +33,7 @@ pub mod models;
 pub mod modes;
 pub mod prompt;
 pub mod queues;
+pub mod request_auth;
 pub mod retry;
 mod run;
 pub mod stats;

@@ -1,0 +1,146 @@
+//! The API key of each request, resolved inside the request's stream.
+//!
+//! Mirrors pi-coding-agent 0.85.0 `sdk.js` + pi-ai 0.85.1 `lazyStream`: the session's stream
+//! function asks the model runtime for the provider's auth as the request is set up, and a
+//! failure there (a `models.json` key command that exits non-zero, an unset `$VAR`) ends that
+//! request as a stream error, not the run: the assistant message has no content,
+//! `stopReason: "error"` and the resolver's text (`API key auth failed for provider <p>:
+//! <cause>`), and the loop ends normally (`turn_end`, `agent_end` with every message of the
+//! run, the auto-retry check). pi-agent-core's `getApiKey` hook, whose failure fails the whole
+//! run, is not what pi uses.
+
+use std::sync::Arc;
+
+use pi_agent_core::StreamFn;
+use pi_ai::{AssistantMessage, AssistantMessageEventStream};
+
+use super::prompt::AuthSource;
+
+/// `stream_fn` with the key of `auth` filled in for each request: a key the request already
+/// carries wins (pi: `options.apiKey ?? auth.apiKey`); an empty key counts as none; a
+/// resolution error is returned as an error-only stream with
+/// [`AssistantMessage::setup_error`], and nothing is sent.
+pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> StreamFn {
+    Arc::new(move |model, context, mut options| {
+        if options.api_key.as_deref().is_none_or(str::is_empty) {
+            match auth.resolve_api_key(&model.provider) {
+                Ok(key) => options.api_key = key.filter(|k| !k.is_empty()),
+                Err(text) => {
+                    return AssistantMessageEventStream::error_only(AssistantMessage::setup_error(
+                        &model.api,
+                        &model.provider,
+                        &model.id,
+                        text,
+                    ));
+                }
+            }
+        }
+        stream_fn(model, context, options)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use pi_ai::{Context, Model, StopReason, StreamOptions};
+
+    use super::*;
+
+    /// A configured key per provider: `Ok` for `good`, empty for `blank`, an error otherwise.
+    struct Keys;
+    impl AuthSource for Keys {
+        fn has_auth(&self, _provider: &str) -> bool {
+            true
+        }
+        fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+            match provider {
+                "good" => Ok(Some("configured".into())),
+                "blank" => Ok(Some(String::new())),
+                p => Err(format!("API key auth failed for provider {p}: exit 3")),
+            }
+        }
+    }
+
+    /// A stream function that records the key of each request and answers with an empty
+    /// message.
+    fn recording(seen: Arc<Mutex<Vec<Option<String>>>>) -> StreamFn {
+        Arc::new(move |model: Model, _context, options: StreamOptions| {
+            seen.lock().unwrap().push(options.api_key.clone());
+            let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+            m.stop_reason = StopReason::Stop;
+            AssistantMessageEventStream::from_events(vec![pi_ai::AssistantMessageEvent::Done {
+                reason: StopReason::Stop,
+                message: m,
+            }])
+        })
+    }
+
+    fn model(provider: &str) -> Model {
+        Model {
+            id: "m".into(),
+            api: "openai-completions".into(),
+            provider: provider.into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_resolved_key_fills_a_request_without_one() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let f = with_request_auth(Arc::new(Keys), recording(seen.clone()));
+        f(model("good"), Context::default(), StreamOptions::default())
+            .result()
+            .await;
+        let carried = StreamOptions {
+            api_key: Some("given".into()),
+            ..Default::default()
+        };
+        f(model("good"), Context::default(), carried).result().await;
+        // A key the request carries wins, even where resolving would fail.
+        let carried = StreamOptions {
+            api_key: Some("given".into()),
+            ..Default::default()
+        };
+        f(model("broken"), Context::default(), carried)
+            .result()
+            .await;
+        f(model("blank"), Context::default(), StreamOptions::default())
+            .result()
+            .await;
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                Some("configured".into()),
+                Some("given".into()),
+                Some("given".into()),
+                None
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_resolution_error_ends_the_request_before_it_is_sent() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let f = with_request_auth(Arc::new(Keys), recording(seen.clone()));
+        let m = f(
+            model("broken"),
+            Context::default(),
+            StreamOptions::default(),
+        )
+        .result()
+        .await;
+        assert!(seen.lock().unwrap().is_empty(), "nothing was sent");
+        assert_eq!(m.stop_reason, StopReason::Error);
+        assert!(m.content.is_empty());
+        assert!(m.error_before_timestamp);
+        assert_eq!(
+            m.error_message.as_deref(),
+            Some("API key auth failed for provider broken: exit 3")
+        );
+        assert_eq!(
+            (m.api.as_str(), m.provider.as_str(), m.model.as_str()),
+            ("openai-completions", "broken", "m")
+        );
+    }
+}
