@@ -280,3 +280,121 @@ async fn tool_result_patches_the_result_and_message_end_replaces_the_assistant()
         other => panic!("no assistant message_end: {other:?}"),
     }
 }
+
+// ----- the tool registry ----------------------------------------------------------------------
+
+/// A tool with a name of its own.
+struct Named(&'static str);
+
+impl pi_agent_core::AgentTool for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn label(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        ""
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: serde_json::Value,
+        _cancel: tokio_util::sync::CancellationToken,
+        _on_update: Option<pi_agent_core::ToolUpdateFn>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
+    > {
+        Box::pin(async move { Ok(pi_agent_core::AgentToolResult::text(self.0, None)) })
+    }
+}
+
+fn active_tools(r: &Rig) -> Vec<String> {
+    r.session
+        .agent()
+        .with_state(|st| st.tools.iter().map(|t| t.name().to_owned()).collect())
+}
+
+/// A tool registered at run time stays in the registry for later requests: the first
+/// prompt's `agent_end` registers `late` (activated: a new name), the second's activates only
+/// it; an available built-in that was never active can be activated too.
+#[tokio::test]
+async fn a_tool_registered_at_run_time_can_be_activated_by_a_later_request() {
+    let ends = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let r = rig(
+        vec![text("one"), text("two")],
+        vec![ext("tools.ts", move |pi| {
+            let handle = pi.pi();
+            let ends = ends.clone();
+            pi.on::<AgentEndEvent, _>(move |_, _| {
+                let n = ends.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let handle = handle.clone();
+                Box::pin(async move {
+                    if n == 0 {
+                        handle
+                            .register_tool(std::sync::Arc::new(Named("late")))
+                            .unwrap();
+                    } else {
+                        handle
+                            .set_active_tools(vec!["late".into(), "grep".into()])
+                            .unwrap();
+                    }
+                    Ok(None)
+                })
+            });
+            Ok(())
+        })],
+    );
+    r.hooks
+        .set_available_tools(vec![std::sync::Arc::new(Named("grep"))]);
+    r.hooks.attach(&r.session);
+    assert_eq!(active_tools(&r), ["echo"]);
+    r.session
+        .prompt("a", PromptOptions::default())
+        .await
+        .unwrap();
+    r.hooks.flush_requests().await;
+    assert_eq!(active_tools(&r), ["echo", "late"]);
+    r.session
+        .prompt("b", PromptOptions::default())
+        .await
+        .unwrap();
+    r.hooks.flush_requests().await;
+    assert_eq!(active_tools(&r), ["late", "grep"]);
+}
+
+/// `--exclude-tools echo` and `--tools` as the hooks' filter: the session's own tool and
+/// extension tools are filtered alike, and an allowlist activates every allowed tool.
+#[tokio::test]
+async fn the_tool_filter_applies_to_session_and_extension_tools() {
+    let r = rig(
+        vec![],
+        vec![ext("tools.ts", |pi| {
+            pi.register_tool(std::sync::Arc::new(Named("deploy")));
+            pi.register_tool(std::sync::Arc::new(Named("lint")));
+            Ok(())
+        })],
+    );
+    assert_eq!(active_tools(&r), ["echo", "deploy", "lint"]);
+    r.hooks
+        .set_tool_filter(pi_coding_agent::tools::ToolFilter::new(
+            None::<Vec<String>>,
+            ["echo", "lint"],
+        ));
+    r.hooks.attach(&r.session);
+    assert_eq!(active_tools(&r), ["deploy"]);
+    r.hooks
+        .set_tool_filter(pi_coding_agent::tools::ToolFilter::new(
+            Some(["lint", "grep"]),
+            Vec::<String>::new(),
+        ));
+    r.hooks
+        .set_available_tools(vec![std::sync::Arc::new(Named("grep"))]);
+    r.hooks.attach(&r.session);
+    assert_eq!(active_tools(&r), ["grep", "lint"]);
+}

@@ -17,6 +17,7 @@
 //! | [`command_actions`] | a command `ctx`'s awaited session actions ([`CommandActions`]) |
 //! | `session_hooks` | [`ExtensionHooks`]: binding a session, `user_bash`, the request executor |
 //! | `hook_bridge` | every session hook as its extension event; the agent's events mirrored |
+//! | `tool_registry` | the tools `setActiveTools` chooses from: `--tools`/`--exclude-tools`, overrides, run-time registration |
 //! | [`context`] | `ctx`: mode, UI ([`Ui`]), cancellation, read access to the session |
 //! | [`api`] | [`Pi`]: the run-time `pi` (a request queue for the session) and the event bus |
 //! | [`errors`] | handler errors, `{extensionPath, event, error}` records, the error channel per mode |
@@ -33,6 +34,7 @@ mod hook_bridge;
 pub mod provider_hooks;
 pub mod runner;
 pub mod session_hooks;
+mod tool_registry;
 
 pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,

@@ -20,7 +20,9 @@ use super::context::SessionView;
 use super::errors::ExtensionErrorRecord;
 use super::events as ev;
 use super::runner::ExtensionRunner;
+use super::tool_registry::ToolRegistry;
 use crate::session::{self as s, AgentSession, CustomMessageOptions, UserMessageOptions};
+use crate::tools::ToolFilter;
 
 /// Read access to an [`AgentSession`] for `ctx`.
 struct SessionReader(AgentSession);
@@ -69,7 +71,10 @@ pub struct ExtensionHooks {
     pub(super) runner: ExtensionRunner,
     session: Mutex<Option<AgentSession>>,
     subscription: Mutex<Option<s::SessionSubscription>>,
-    all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
+    /// The tools `setActiveTools` can choose from (shared with the request executor).
+    tools: Arc<Mutex<ToolRegistry>>,
+    /// Base tools that may be activated later without being active at the start.
+    available: Mutex<Vec<Arc<dyn AgentTool>>>,
     executor: Mutex<Option<tokio::task::JoinHandle<()>>>,
     shutdown_handler: Mutex<Option<ShutdownHandler>>,
     command_actions: Mutex<Option<Arc<dyn CommandActions>>>,
@@ -86,11 +91,32 @@ impl ExtensionHooks {
             runner,
             session: Mutex::new(None),
             subscription: Mutex::new(None),
-            all_tools: Mutex::new(Vec::new()),
+            tools: Arc::new(Mutex::new(ToolRegistry::default())),
+            available: Mutex::new(Vec::new()),
             executor: Mutex::new(None),
             shutdown_handler: Mutex::new(None),
             command_actions: Mutex::new(None),
         })
+    }
+
+    /// pi's `--tools` allowlist and `--exclude-tools` denylist for the tool registry
+    /// (`allowedToolNames`/`excludedToolNames`; `--no-tools` is an empty allowlist). They
+    /// apply to every tool — built-in, the session's own and the extensions' — from the next
+    /// [`ExtensionHooks::attach`] on, and to tools registered at run time. Default: no filter.
+    pub fn set_tool_filter(&self, filter: ToolFilter) {
+        if let Ok(mut registry) = self.tools.lock() {
+            registry.set_filter(filter);
+        }
+    }
+
+    /// Tools the extensions may activate later (`pi.set_active_tools`) without their being
+    /// active when the session starts: pi's registry holds every built-in tool, and only
+    /// `read`, `bash`, `edit`, `write` start active. Read at the next
+    /// [`ExtensionHooks::attach`].
+    pub fn set_available_tools(&self, tools: Vec<Arc<dyn AgentTool>>) {
+        if let Ok(mut available) = self.available.lock() {
+            *available = tools;
+        }
     }
 
     /// Installs what `ctx.shutdown()` does (RPC mode: shut down after the current command or
@@ -116,25 +142,21 @@ impl ExtensionHooks {
         &self.runner
     }
 
-    /// Binds the session: `ctx` reads it and queued requests run against it. The session's
-    /// current tools plus the extensions' tools form the registry for `setActiveTools`, and
-    /// the extensions' tools are activated (pi 0.85.0 `_buildRuntime`: the initial build
-    /// activates every extension tool, spec §1.8).
+    /// Binds the session: `ctx` reads it and queued requests run against it. The available
+    /// tools, the session's current tools and the extensions' tools form the registry for
+    /// `setActiveTools`, and the extensions' tools are activated (pi 0.85.0 `_buildRuntime`:
+    /// the initial build activates every extension tool, spec §1.8; the rules, filter
+    /// included, are in `extensions/tool_registry.rs`).
     pub fn attach(&self, session: &AgentSession) {
         self.runner
             .set_session(Arc::new(SessionReader(session.clone())));
-        let mut tools: Vec<Arc<dyn AgentTool>> = session.agent().with_state(|st| st.tools.clone());
-        let active_before = tools.len();
-        for t in self.runner.tools() {
-            if !tools.iter().any(|x| x.name() == t.name()) {
-                tools.push(t);
+        let active: Vec<Arc<dyn AgentTool>> = session.agent().with_state(|st| st.tools.clone());
+        let available = self.available.lock().map(|a| a.clone()).unwrap_or_default();
+        if let Ok(mut registry) = self.tools.lock() {
+            let next = registry.build(&available, &active, self.runner.tools());
+            if !same_tools(&next, &active) {
+                session.agent().set_tools(next);
             }
-        }
-        if tools.len() > active_before {
-            session.agent().set_tools(tools.clone());
-        }
-        if let Ok(mut all) = self.all_tools.lock() {
-            *all = tools;
         }
         if let Ok(mut slot) = self.session.lock() {
             *slot = Some(session.clone());
@@ -270,15 +292,14 @@ impl ExtensionHooks {
         };
         let previous = chain.take();
         let runner = self.runner.clone();
-        let all_tools = self.all_tools.lock().map(|t| t.clone()).unwrap_or_default();
+        let tools = Arc::clone(&self.tools);
         let shutdown = self.shutdown_handler.lock().ok().and_then(|h| h.clone());
         *chain = Some(handle.spawn(async move {
             if let Some(p) = previous {
                 let _ = p.await;
             }
-            let mut all_tools = all_tools;
             for r in requests {
-                execute(&session, &runner, &mut all_tools, shutdown.as_ref(), r).await;
+                execute(&session, &runner, &tools, shutdown.as_ref(), r).await;
             }
         }));
     }
@@ -288,7 +309,7 @@ impl ExtensionHooks {
 async fn execute(
     session: &AgentSession,
     runner: &ExtensionRunner,
-    all_tools: &mut Vec<Arc<dyn AgentTool>>,
+    tools: &Mutex<ToolRegistry>,
     shutdown: Option<&ShutdownHandler>,
     request: ExtensionRequest,
 ) {
@@ -360,19 +381,19 @@ async fn execute(
             }
         }
         ExtensionRequest::SetActiveTools(names) => {
-            let active: Vec<Arc<dyn AgentTool>> = all_tools
-                .iter()
-                .filter(|t| names.iter().any(|n| n == t.name()))
-                .cloned()
-                .collect();
-            session.agent().set_tools(active);
+            let active = tools.lock().map(|r| r.select(&names));
+            if let Ok(active) = active {
+                session.agent().set_tools(active);
+            }
         }
         ExtensionRequest::RegisterTool(tool) => {
-            if !all_tools.iter().any(|t| t.name() == tool.name()) {
-                all_tools.push(Arc::clone(&tool));
-                let mut active = session.agent().with_state(|st| st.tools.clone());
-                active.push(tool);
-                session.agent().set_tools(active);
+            let active = session.agent().with_state(|st| st.tools.clone());
+            let next = tools
+                .lock()
+                .ok()
+                .and_then(|mut r| r.register(tool, &active));
+            if let Some(next) = next {
+                session.agent().set_tools(next);
             }
         }
         ExtensionRequest::SetThinkingLevel(level) => {
@@ -397,6 +418,11 @@ async fn execute(
             }
         }
     }
+}
+
+/// Whether two tool lists hold the same tools in the same order.
+fn same_tools(a: &[Arc<dyn AgentTool>], b: &[Arc<dyn AgentTool>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 fn streaming_behavior(b: ev::StreamingBehavior) -> s::StreamingBehavior {

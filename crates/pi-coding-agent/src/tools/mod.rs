@@ -65,6 +65,11 @@ impl ToolFilter {
         }
     }
 
+    /// Whether there is an allowlist (pi: `--tools` was given, or `--no-tools`, an empty one).
+    pub fn has_allowlist(&self) -> bool {
+        self.allow.is_some()
+    }
+
     /// Whether `name` passes the filter.
     pub fn allows(&self, name: &str) -> bool {
         self.allow.as_ref().is_none_or(|a| a.contains(name)) && !self.deny.contains(name)
