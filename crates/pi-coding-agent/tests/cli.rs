@@ -389,16 +389,22 @@ fn export_writes_html_next_to_the_caller() {
     );
 }
 
-/// Observed on pi 0.85.0: a `models.json` key given as a failing shell command (`!cmd`) ends
-/// the request with the resolver's text, not a generic missing-key error; nothing is sent.
-#[test]
-fn a_failing_api_key_command_names_the_command() {
+/// A sandbox whose `models.json` provider `x` (model `m`) takes its key from `!exit 3`.
+fn failing_key_command() -> Sandbox {
     let sb = Sandbox::new();
     write(
         &sb.agent().join("models.json"),
         r#"{"providers":{"x":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
             "apiKey":"!exit 3","models":[{"id":"m"}]}}}"#,
     );
+    sb
+}
+
+/// Observed on pi 0.85.0: a `models.json` key given as a failing shell command (`!cmd`) ends
+/// the request with the resolver's text, not a generic missing-key error; nothing is sent.
+#[test]
+fn a_failing_api_key_command_names_the_command() {
+    let sb = failing_key_command();
     assert_fails(
         &sb.run(&["-p", "--no-session", "--model", "x/m", "hi"]),
         "API key auth failed for provider x: Failed to resolve API key for provider \"x\" \
@@ -412,12 +418,7 @@ fn a_failing_api_key_command_names_the_command() {
 /// carries the user message too; exit 0.
 #[test]
 fn a_failing_api_key_command_in_json_mode_is_a_stream_error() {
-    let sb = Sandbox::new();
-    write(
-        &sb.agent().join("models.json"),
-        r#"{"providers":{"x":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
-            "apiKey":"!exit 3","models":[{"id":"m"}]}}}"#,
-    );
+    let sb = failing_key_command();
     let out = sb.run(&["--mode", "json", "--no-session", "--model", "x/m", "hi"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.stderr, "", "{out:?}");

@@ -456,28 +456,6 @@ async fn automatic_compaction_is_still_compacting_when_compaction_end_is_deliver
     assert!(!h.session.is_compacting());
 }
 
-/// A configured key resolved per request (`!command`): `fails` makes the resolution fail as
-/// pi-ai's `auth/resolve.ts` does.
-#[derive(Default)]
-struct CommandKey {
-    fails: std::sync::atomic::AtomicBool,
-}
-
-impl pi_coding_agent::session::AuthSource for CommandKey {
-    fn has_auth(&self, _provider: &str) -> bool {
-        true
-    }
-    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
-        if self.fails.load(std::sync::atomic::Ordering::SeqCst) {
-            Err(format!(
-                "API key auth failed for provider {provider}: Command failed: exit 3"
-            ))
-        } else {
-            Ok(Some("resolved-key".into()))
-        }
-    }
-}
-
 /// A summary reply that records the API key of its request.
 fn keyed_reply(
     seen: &Arc<Mutex<Vec<Option<String>>>>,

@@ -13,7 +13,7 @@ use pi_coding_agent::session::{AgentSessionEvent, PromptOptions};
 use serde_json::json;
 
 use extensions_rig::*;
-use session_support::{echo_call, text};
+use session_support::{Named, echo_call, text};
 
 #[tokio::test]
 async fn input_rewrites_the_prompt_or_handles_it_without_the_model() {
@@ -282,37 +282,6 @@ async fn tool_result_patches_the_result_and_message_end_replaces_the_assistant()
 }
 
 // ----- the tool registry ----------------------------------------------------------------------
-
-/// A tool with a name of its own.
-struct Named(&'static str);
-
-impl pi_agent_core::AgentTool for Named {
-    fn name(&self) -> &str {
-        self.0
-    }
-    fn label(&self) -> &str {
-        self.0
-    }
-    fn description(&self) -> &str {
-        ""
-    }
-    fn parameters(&self) -> &serde_json::Value {
-        static S: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-        S.get_or_init(|| json!({"type":"object"}))
-    }
-    fn execute<'a>(
-        &'a self,
-        _id: &'a str,
-        _args: serde_json::Value,
-        _cancel: tokio_util::sync::CancellationToken,
-        _on_update: Option<pi_agent_core::ToolUpdateFn>,
-    ) -> futures::future::BoxFuture<
-        'a,
-        Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError>,
-    > {
-        Box::pin(async move { Ok(pi_agent_core::AgentToolResult::text(self.0, None)) })
-    }
-}
 
 fn active_tools(r: &Rig) -> Vec<String> {
     r.session

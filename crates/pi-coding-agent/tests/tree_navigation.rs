@@ -248,17 +248,7 @@ async fn summarizing_without_a_model_is_refused() {
 
 #[tokio::test]
 async fn summarizing_without_an_api_key_is_refused_with_the_login_help() {
-    let mut store = SessionStore::in_memory("/tmp");
-    let u1 = store.append(user("one")).unwrap();
-    store.append(user("two")).unwrap();
-    let faux = pi_ai::providers::faux::FauxProvider::default();
-    let session = AgentSession::builder()
-        .model(faux.model())
-        .store(Arc::new(Mutex::new(store)))
-        .auth(Arc::new(session_support::NoKey))
-        .docs_dir("/pkg/docs")
-        .build()
-        .unwrap();
+    let (session, faux, u1) = two_users_with(Arc::new(session_support::NoKey));
     let err = session.navigate_tree(&u1, summarize()).await.unwrap_err();
     assert!(
         err.to_string()
@@ -273,27 +263,7 @@ async fn summarizing_without_an_api_key_is_refused_with_the_login_help() {
 /// `getAuth` throws): the summary is refused with the resolver's text, and nothing is sent.
 #[tokio::test]
 async fn summarizing_with_a_failing_key_command_is_refused_with_its_text() {
-    struct FailingCommand;
-    impl pi_coding_agent::session::AuthSource for FailingCommand {
-        fn has_auth(&self, _provider: &str) -> bool {
-            true
-        }
-        fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
-            Err(format!(
-                "API key auth failed for provider {provider}: Command failed: exit 3"
-            ))
-        }
-    }
-    let mut store = SessionStore::in_memory("/tmp");
-    let u1 = store.append(user("one")).unwrap();
-    store.append(user("two")).unwrap();
-    let faux = pi_ai::providers::faux::FauxProvider::default();
-    let session = AgentSession::builder()
-        .model(faux.model())
-        .store(Arc::new(Mutex::new(store)))
-        .auth(Arc::new(FailingCommand))
-        .build()
-        .unwrap();
+    let (session, faux, u1) = two_users_with(Arc::new(session_support::CommandKey::failing()));
     let leaf = session.leaf_id();
     let err = session.navigate_tree(&u1, summarize()).await.unwrap_err();
     assert_eq!(
@@ -302,6 +272,24 @@ async fn summarizing_with_a_failing_key_command_is_refused_with_its_text() {
     );
     assert_eq!(faux.call_count(), 0);
     assert_eq!(session.leaf_id(), leaf, "the leaf did not move");
+}
+
+/// A session on the faux model with `auth` over two user entries; returns the first's id.
+fn two_users_with(
+    auth: Arc<dyn pi_coding_agent::session::AuthSource>,
+) -> (AgentSession, pi_ai::providers::faux::FauxProvider, String) {
+    let mut store = SessionStore::in_memory("/tmp");
+    let u1 = store.append(user("one")).unwrap();
+    store.append(user("two")).unwrap();
+    let faux = pi_ai::providers::faux::FauxProvider::default();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .store(Arc::new(Mutex::new(store)))
+        .auth(auth)
+        .docs_dir("/pkg/docs")
+        .build()
+        .unwrap();
+    (session, faux, u1)
 }
 
 // ----- navigation without a summary -----------------------------------------------------------

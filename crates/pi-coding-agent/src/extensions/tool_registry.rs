@@ -61,17 +61,7 @@ impl ToolRegistry {
             self.from_extensions.insert(name.clone());
             extension_names.push(name);
         }
-        let mut names: Vec<String> = active
-            .iter()
-            .map(|t| t.name().to_owned())
-            .filter(|n| self.filter.allows(n))
-            .collect();
-        if self.filter.has_allowlist() {
-            names.extend(self.tools.iter().map(|t| t.name().to_owned()));
-        } else {
-            names.extend(extension_names);
-        }
-        self.select(&names)
+        self.next_active(active, extension_names)
     }
 
     /// A tool an extension registers at run time. Returns the new active tools when they
@@ -88,17 +78,8 @@ impl ToolRegistry {
         let known = self.position(&name).is_some();
         self.upsert(tool);
         self.from_extensions.insert(name.clone());
-        let mut names: Vec<String> = active
-            .iter()
-            .map(|t| t.name().to_owned())
-            .filter(|n| self.filter.allows(n))
-            .collect();
-        if self.filter.has_allowlist() {
-            names.extend(self.tools.iter().map(|t| t.name().to_owned()));
-        } else if !known {
-            names.push(name);
-        }
-        Some(self.select(&names))
+        let added = if known { Vec::new() } else { vec![name] };
+        Some(self.next_active(active, added))
     }
 
     /// The registry tools named in `names`, in that order, each once; unknown names skipped.
@@ -109,6 +90,26 @@ impl ToolRegistry {
             .filter(|n| seen.insert(n.as_str()))
             .filter_map(|n| self.position(n).map(|i| Arc::clone(&self.tools[i])))
             .collect()
+    }
+
+    /// The active tools after a build or a registration: the allowed ones of `active`, then
+    /// every registry tool when there is an allowlist, else the names in `added`.
+    fn next_active(
+        &self,
+        active: &[Arc<dyn AgentTool>],
+        added: Vec<String>,
+    ) -> Vec<Arc<dyn AgentTool>> {
+        let mut names: Vec<String> = active
+            .iter()
+            .map(|t| t.name().to_owned())
+            .filter(|n| self.filter.allows(n))
+            .collect();
+        if self.filter.has_allowlist() {
+            names.extend(self.tools.iter().map(|t| t.name().to_owned()));
+        } else {
+            names.extend(added);
+        }
+        self.select(&names)
     }
 
     fn position(&self, name: &str) -> Option<usize> {

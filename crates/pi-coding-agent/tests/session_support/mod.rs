@@ -256,3 +256,62 @@ impl pi_coding_agent::session::AuthSource for NoKey {
         false
     }
 }
+
+/// Auth whose configured key is resolved per request (a `!command`): `fails` makes the
+/// resolution fail as pi-ai's `auth/resolve.ts` does; otherwise the key is `resolved-key`.
+#[derive(Default)]
+pub struct CommandKey {
+    pub fails: std::sync::atomic::AtomicBool,
+}
+
+impl CommandKey {
+    /// A key command that always fails.
+    pub fn failing() -> Self {
+        CommandKey {
+            fails: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+}
+
+impl pi_coding_agent::session::AuthSource for CommandKey {
+    fn has_auth(&self, _provider: &str) -> bool {
+        true
+    }
+    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        if self.fails.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(format!(
+                "API key auth failed for provider {provider}: Command failed: exit 3"
+            ))
+        } else {
+            Ok(Some("resolved-key".into()))
+        }
+    }
+}
+
+/// A tool that answers with its own name.
+pub struct Named(pub &'static str);
+
+impl AgentTool for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn label(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        ""
+    }
+    fn parameters(&self) -> &Value {
+        static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        S.get_or_init(|| json!({"type":"object"}))
+    }
+    fn execute<'a>(
+        &'a self,
+        _id: &'a str,
+        _args: Value,
+        _cancel: CancellationToken,
+        _on_update: Option<ToolUpdateFn>,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        Box::pin(async move { Ok(AgentToolResult::text(self.0, None)) })
+    }
+}
