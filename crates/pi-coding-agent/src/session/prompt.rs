@@ -115,6 +115,18 @@ pub trait AuthSource: Send + Sync {
         Ok(self.api_key(provider))
     }
 
+    /// Extra headers of a request to `model` that will carry `api_key` (`models.json`
+    /// provider and model `headers`, `authHeader`), or the failure text the request ends with.
+    /// They come before the request's own headers, which win (pi: `mergeHeaders(auth headers,
+    /// options.headers)`). Default: none.
+    fn request_headers(
+        &self,
+        _model: &pi_ai::Model,
+        _api_key: Option<&str>,
+    ) -> Result<Vec<(String, String)>, String> {
+        Ok(Vec::new())
+    }
+
     /// A failure reading `provider`'s credentials that refuses the prompt before the key
     /// check, with pi's text (e.g. `Credential store read failed for <p>: <message>` for a
     /// broken `auth.json`). Default: none.
@@ -153,6 +165,15 @@ impl AuthSource for RegistryAuth {
         let r = self.0.read().unwrap_or_else(|e| e.into_inner());
         r.api_key(provider)
             .map_err(|cause| format!("API key auth failed for provider {provider}: {cause}"))
+    }
+
+    fn request_headers(
+        &self,
+        model: &pi_ai::Model,
+        api_key: Option<&str>,
+    ) -> Result<Vec<(String, String)>, String> {
+        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        r.request_headers(model, api_key)
     }
 
     fn credential_error(&self, provider: &str) -> Option<String> {

@@ -16,24 +16,35 @@ use pi_ai::{AssistantMessage, AssistantMessageEventStream};
 
 use super::prompt::AuthSource;
 
-/// `stream_fn` with the key of `auth` filled in for each request: a key the request already
-/// carries wins (pi: `options.apiKey ?? auth.apiKey`); an empty key counts as none; a
-/// resolution error is returned as an error-only stream with
+/// `stream_fn` with the key and headers of `auth` filled in for each request: a key the
+/// request already carries wins (pi: `options.apiKey ?? auth.apiKey`), an empty key counts as
+/// none; the configured headers ([`AuthSource::request_headers`]) go before the request's own
+/// headers, which win. A resolution error is returned as an error-only stream with
 /// [`AssistantMessage::setup_error`], and nothing is sent.
 pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> StreamFn {
     Arc::new(move |model, context, mut options| {
+        let fail = |text: String| {
+            AssistantMessageEventStream::error_only(AssistantMessage::setup_error(
+                &model.api,
+                &model.provider,
+                &model.id,
+                text,
+            ))
+        };
         if options.api_key.as_deref().is_none_or(str::is_empty) {
             match auth.resolve_api_key(&model.provider) {
                 Ok(key) => options.api_key = key.filter(|k| !k.is_empty()),
-                Err(text) => {
-                    return AssistantMessageEventStream::error_only(AssistantMessage::setup_error(
-                        &model.api,
-                        &model.provider,
-                        &model.id,
-                        text,
-                    ));
-                }
+                Err(text) => return fail(text),
             }
+        }
+        match auth.request_headers(&model, options.api_key.as_deref()) {
+            Ok(headers) if headers.is_empty() => {}
+            Ok(headers) => {
+                let own = std::mem::take(&mut options.headers);
+                options.headers = headers.into_iter().map(|(k, v)| (k, Some(v))).collect();
+                options.headers.extend(own);
+            }
+            Err(text) => return fail(text),
         }
         stream_fn(model, context, options)
     })
@@ -47,7 +58,8 @@ mod tests {
 
     use super::*;
 
-    /// A configured key per provider: `Ok` for `good`, empty for `blank`, an error otherwise.
+    /// A configured key per provider: `Ok` for `good` and `headers`, empty for `blank`, an
+    /// error otherwise; headers for `headers` (an error for `bad-header`).
     struct Keys;
     impl AuthSource for Keys {
         fn has_auth(&self, _provider: &str) -> bool {
@@ -55,18 +67,40 @@ mod tests {
         }
         fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
             match provider {
-                "good" => Ok(Some("configured".into())),
+                "good" | "headers" | "bad-header" => Ok(Some("configured".into())),
                 "blank" => Ok(Some(String::new())),
                 p => Err(format!("API key auth failed for provider {p}: exit 3")),
             }
         }
+        fn request_headers(
+            &self,
+            model: &Model,
+            api_key: Option<&str>,
+        ) -> Result<Vec<(String, String)>, String> {
+            match model.provider.as_str() {
+                "headers" => Ok(vec![
+                    ("X-Team".into(), "blue".into()),
+                    ("X-Key".into(), api_key.unwrap_or("none").into()),
+                    ("X-Over".into(), "configured".into()),
+                ]),
+                "bad-header" => Err("Failed to resolve model \"bad-header/m\" header".into()),
+                _ => Ok(Vec::new()),
+            }
+        }
     }
 
-    /// A stream function that records the key of each request and answers with an empty
-    /// message.
+    /// A stream function that records the key of each request (and its headers, in
+    /// `headers`) and answers with an empty message.
     fn recording(seen: Arc<Mutex<Vec<Option<String>>>>) -> StreamFn {
+        recording_with_headers(seen, Arc::default())
+    }
+
+    type Headers = Arc<Mutex<Vec<Vec<(String, Option<String>)>>>>;
+
+    fn recording_with_headers(seen: Arc<Mutex<Vec<Option<String>>>>, headers: Headers) -> StreamFn {
         Arc::new(move |model: Model, _context, options: StreamOptions| {
             seen.lock().unwrap().push(options.api_key.clone());
+            headers.lock().unwrap().push(options.headers.clone());
             let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
             m.stop_reason = StopReason::Stop;
             AssistantMessageEventStream::from_events(vec![pi_ai::AssistantMessageEvent::Done {
@@ -142,5 +176,59 @@ mod tests {
             (m.api.as_str(), m.provider.as_str(), m.model.as_str()),
             ("openai-completions", "broken", "m")
         );
+    }
+
+    /// Configured headers go before the request's own (which win in the provider's merge) and
+    /// see the key the request carries; a header that cannot be resolved ends the request.
+    #[tokio::test]
+    async fn configured_headers_come_first_and_a_failing_one_ends_the_request() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let headers: Headers = Arc::default();
+        let f = with_request_auth(
+            Arc::new(Keys),
+            recording_with_headers(seen.clone(), headers.clone()),
+        );
+        let own = StreamOptions {
+            headers: vec![
+                ("X-Over".into(), Some("own".into())),
+                ("X-Gone".into(), None),
+            ],
+            ..Default::default()
+        };
+        f(model("headers"), Context::default(), own).result().await;
+        f(model("good"), Context::default(), StreamOptions::default())
+            .result()
+            .await;
+        let some = |k: &str, v: &str| (k.to_owned(), Some(v.to_owned()));
+        assert_eq!(
+            *headers.lock().unwrap(),
+            [
+                vec![
+                    some("X-Team", "blue"),
+                    some("X-Key", "configured"),
+                    some("X-Over", "configured"),
+                    some("X-Over", "own"),
+                    ("X-Gone".to_owned(), None),
+                ],
+                vec![],
+            ]
+        );
+        let m = f(
+            model("bad-header"),
+            Context::default(),
+            StreamOptions::default(),
+        )
+        .result()
+        .await;
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            2,
+            "the failing request was not sent"
+        );
+        assert_eq!(
+            m.error_message.as_deref(),
+            Some("Failed to resolve model \"bad-header/m\" header")
+        );
+        assert!(m.error_before_timestamp && m.content.is_empty());
     }
 }

@@ -516,34 +516,60 @@ pub fn configured_headers(
     config: Option<&ProviderConfig>,
     model_id: &str,
 ) -> Vec<(String, String)> {
+    let mut out = provider_headers(config);
+    merge_headers(&mut out, model_headers(config, model_id));
+    out
+}
+
+/// The provider's own `headers` (unresolved). pi resolves them with the provider's key (a
+/// failure is an auth failure of the provider).
+pub fn provider_headers(config: Option<&ProviderConfig>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    merge_headers(
+        &mut out,
+        string_headers(config.and_then(|c| c.headers.as_ref())),
+    );
+    out
+}
+
+/// The model's configured headers (unresolved): its `modelOverrides` entry's, then its
+/// definition's (later wins).
+pub fn model_headers(config: Option<&ProviderConfig>, model_id: &str) -> Vec<(String, String)> {
     let Some(config) = config else {
         return Vec::new();
     };
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut put = |map: Option<&Map<String, Value>>| {
-        for (k, v) in map.into_iter().flatten() {
-            if let Some(s) = v.as_str() {
-                out.retain(|(name, _)| name != k);
-                out.push((k.clone(), s.to_owned()));
-            }
-        }
-    };
-    put(config.headers.as_ref());
     let override_headers = config
         .model_overrides
         .as_ref()
         .and_then(|o| o.get(model_id))
         .and_then(|v| v.get("headers"))
         .and_then(Value::as_object);
-    put(override_headers);
     let def_headers = config
         .models
         .iter()
         .flatten()
         .find(|d| d.id == model_id)
         .and_then(|d| d.headers.as_ref());
-    put(def_headers);
+    let mut out = Vec::new();
+    merge_headers(&mut out, string_headers(override_headers));
+    merge_headers(&mut out, string_headers(def_headers));
     out
+}
+
+/// Sets each of `later` in `into`: a name already there is replaced (and moves to the end).
+pub fn merge_headers(into: &mut Vec<(String, String)>, later: Vec<(String, String)>) {
+    for (k, v) in later {
+        into.retain(|(name, _)| *name != k);
+        into.push((k, v));
+    }
+}
+
+/// The string-valued entries of a `headers` object.
+fn string_headers(map: Option<&Map<String, Value>>) -> Vec<(String, String)> {
+    map.into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+        .collect()
 }
 
 #[cfg(test)]

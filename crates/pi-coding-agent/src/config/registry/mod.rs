@@ -15,7 +15,9 @@ use std::path::Path;
 use pi_ai::Model;
 
 use super::auth::AuthStorage;
-use super::models_json::{ModelsConfig, compose_provider_models, configured_headers};
+use super::models_json::{
+    ModelsConfig, compose_provider_models, merge_headers, model_headers, provider_headers,
+};
 use super::paths::AgentPaths;
 use super::resolve_value::{
     is_command_config_value, is_config_value_configured, resolve_config_value_or_throw,
@@ -231,20 +233,50 @@ impl ModelRegistry {
     /// the resolver's texts for keys and headers.
     pub fn request_auth(&self, model: &Model) -> Result<RequestAuth, String> {
         let api_key = self.api_key(&model.provider)?;
-        let config = self.config.provider(&model.provider);
-        let raw = configured_headers(config, &model.id);
-        let env = self.auth.stored_env(&model.provider);
-        let description = format!("model \"{}/{}\"", model.provider, model.id);
-        let mut headers =
-            resolve_headers_or_throw(&raw, &description, env.as_ref())?.unwrap_or_default();
+        let headers = self.request_headers(model, api_key.as_deref())?;
+        Ok(RequestAuth { api_key, headers })
+    }
+
+    /// The `models.json` headers of a request to `model` that will carry `api_key`, resolved
+    /// now (uncached), as pi 0.85.0 composes them:
+    /// 1. the provider's `headers` (description `provider "<p>"`; a failure is the provider's
+    ///    auth failure: `API key auth failed for provider <p>: <cause>`), then
+    ///    `Authorization: Bearer <api_key>` when the provider sets `authHeader`;
+    /// 2. the model's (`modelOverrides` entry, then definition; description
+    ///    `model "<p>/<id>"`, its errors as they are), which win over the provider's.
+    ///
+    /// Errors: those above; `No API key found for "<p>"` when `authHeader` needs a key and
+    /// there is none.
+    pub fn request_headers(
+        &self,
+        model: &Model,
+        api_key: Option<&str>,
+    ) -> Result<Vec<(String, String)>, String> {
+        let provider = &model.provider;
+        let config = self.config.provider(provider);
+        let env = self.auth.stored_env(provider);
+        let mut headers = resolve_headers_or_throw(
+            &provider_headers(config),
+            &format!("provider \"{provider}\""),
+            env.as_ref(),
+        )
+        .map_err(|cause| format!("API key auth failed for provider {provider}: {cause}"))?
+        .unwrap_or_default();
         if config.and_then(|c| c.auth_header).unwrap_or(false) {
-            let Some(key) = &api_key else {
-                return Err(format!("No API key found for \"{}\"", model.provider));
+            let Some(key) = api_key else {
+                return Err(format!("No API key found for \"{provider}\""));
             };
             headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
             headers.push(("Authorization".to_owned(), format!("Bearer {key}")));
         }
-        Ok(RequestAuth { api_key, headers })
+        let description = format!("model \"{provider}/{}\"", model.id);
+        let own = resolve_headers_or_throw(
+            &model_headers(config, &model.id),
+            &description,
+            env.as_ref(),
+        )?;
+        merge_headers(&mut headers, own.unwrap_or_default());
+        Ok(headers)
     }
 
     /// The load and composition errors, joined by blank lines (pi's `getError`), e.g.
