@@ -230,6 +230,31 @@ async fn commands_events_and_bad_lines_through_the_binary() {
     assert_eq!(pi.finish().await, 0);
 }
 
+/// `--models` is the scope `cycle_model` cycles through (pi 0.85.0 passes `scopedModels` to
+/// the session), in the scope's order, wrapping around.
+#[tokio::test]
+async fn cycle_model_stays_within_the_models_scope() {
+    let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+    let mut pi = Rpc::start(
+        &server.base_url(),
+        &[
+            "--no-session",
+            "--models",
+            "replay-anthropic/replay-model,replay-openai/replay-model",
+        ],
+    );
+    let cycled = pi.data("c1", "cycle_model", json!({})).await;
+    assert_eq!(
+        (&cycled["model"]["provider"], &cycled["model"]["id"]),
+        (&json!("replay-anthropic"), &json!("replay-model"))
+    );
+    assert_eq!(cycled["isScoped"], true);
+    let cycled = pi.data("c2", "cycle_model", json!({})).await;
+    assert_eq!(cycled["model"]["provider"], "replay-openai");
+    assert_eq!(cycled["isScoped"], true);
+    assert_eq!(pi.finish().await, 0);
+}
+
 #[tokio::test]
 async fn end_of_input_right_after_a_prompt_exits_zero() {
     let (_addr, server) = ReplayServer::start(vec![Reply::sse(sse(

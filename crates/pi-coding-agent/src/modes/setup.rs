@@ -159,7 +159,8 @@ struct SessionConfig {
     scoped: Vec<ScopedModel>,
     cli_model: Option<Model>,
     cli_level: Option<ModelThinkingLevel>,
-    scoped_first_level: Option<ModelThinkingLevel>,
+    /// The scoped model a new session starts on ([`scoped_start`]).
+    scoped_start: Option<ScopedModel>,
     trusted: bool,
     home: PathBuf,
 }
@@ -264,7 +265,7 @@ fn prepare(
         };
         let explicit = cli.model.clone().or_else(|| {
             (!has_existing)
-                .then(|| scoped.first().map(|s| s.model.clone()))
+                .then(|| scoped_start(&scoped, &settings).map(|s| s.model.clone()))
                 .flatten()
         });
         let Some(m) = &explicit else {
@@ -272,11 +273,12 @@ fn prepare(
         };
         registry.auth_mut().set_runtime_api_key(&m.provider, key);
     }
+    let start = scoped_start(&scoped, &settings).cloned();
     let config = SessionConfig {
         request: request.clone(),
         settings: Arc::new(Mutex::new(settings)),
         registry: Arc::new(RwLock::new(registry)),
-        scoped_first_level: scoped.first().and_then(|s| s.thinking_level),
+        scoped_start: start,
         scoped,
         cli_model: cli.model,
         cli_level: cli_thinking.or(cli.thinking_level),
@@ -326,14 +328,15 @@ impl SessionConfig {
         let has_existing = !context.messages.is_empty();
         let session_model = context.model.clone();
 
-        let explicit_model = self.cli_model.clone().or_else(|| {
-            (!has_existing)
-                .then(|| self.scoped.first().map(|s| s.model.clone()))
-                .flatten()
-        });
+        let start = self.scoped_start.as_ref().filter(|_| !has_existing);
+        let explicit_model = self
+            .cli_model
+            .clone()
+            .or_else(|| start.map(|s| s.model.clone()));
         let explicit_level = self.cli_level.or_else(|| {
-            (self.cli_model.is_none() && !has_existing)
-                .then_some(self.scoped_first_level)
+            self.cli_model
+                .is_none()
+                .then(|| start.and_then(|s| s.thinking_level))
                 .flatten()
         });
         let (choice, tool_names, tools, resources) = {
@@ -424,6 +427,8 @@ impl SessionConfig {
         let session = builder
             .build()
             .map_err(|e| SetupError::Error(e.to_string()))?;
+        // pi passes `scopedModels` to the session: `cycle_model` cycles within the scope.
+        session.set_scoped_models(self.scoped.clone());
         let _ = slot.set(session.clone());
         Ok(BuiltForStore {
             session,
@@ -431,6 +436,22 @@ impl SessionConfig {
             skills: resources.skills.skills,
         })
     }
+}
+
+/// The scoped model a new session starts on (pi 0.85.0 `buildSessionOptions`): the saved
+/// default (`defaultProvider`/`defaultModel`) when it is in the scope, else the first.
+fn scoped_start<'a>(
+    scoped: &'a [ScopedModel],
+    settings: &SettingsManager,
+) -> Option<&'a ScopedModel> {
+    let saved = settings.default_provider().zip(settings.default_model());
+    saved
+        .and_then(|(p, id)| {
+            scoped
+                .iter()
+                .find(|s| s.model.provider == p && s.model.id == id)
+        })
+        .or_else(|| scoped.first())
 }
 
 /// The active tool names and tools. Tools read the session's live state (model, thinking

@@ -13,14 +13,8 @@ use super::agent_session::{AgentSession, lock};
 use super::prompt::SessionError;
 use crate::storage::EntryKind;
 
-/// A model of the `--models` scope, with its optional `:level`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScopedModel {
-    /// The model.
-    pub model: Model,
-    /// The level given with it.
-    pub thinking_level: Option<ModelThinkingLevel>,
-}
+/// A model of the `--models` scope, with its optional `:level` (the resolver's type).
+pub use crate::config::model_resolver::ScopedModel;
 
 /// `{model, thinkingLevel, isScoped}` of a cycle.
 #[derive(Clone, Debug, PartialEq, Serialize)]
