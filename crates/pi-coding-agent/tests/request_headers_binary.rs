@@ -84,3 +84,42 @@ async fn a_header_that_cannot_be_resolved_ends_the_request_unsent() {
     );
     assert_eq!(server.request_count(), 0);
 }
+
+/// Observed on pi 0.85.0: `ANTHROPIC_AUTH_TOKEN` authenticates the built-in `anthropic`
+/// provider as `Authorization: Bearer <token>`, ahead of `ANTHROPIC_API_KEY`, which is then not
+/// sent at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_auth_token_is_sent_as_a_bearer_token_alone() {
+    let (_, server) = ReplayServer::start(vec![anthropic_text("Token."), anthropic_text("Only.")])
+        .await
+        .unwrap();
+    let mut models = models_json(&server.base_url(), Some(KEY));
+    models["providers"]["anthropic"] = json!({"baseUrl": server.base_url()});
+    let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
+    rig.env
+        .push(("ANTHROPIC_AUTH_TOKEN".into(), "tok-123".into()));
+    let args = [
+        "--no-session",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4-5",
+        "-p",
+        "hi",
+    ];
+    let run = rig.run(&args).await;
+    assert_eq!((run.code, run.stdout.as_str()), (0, "Token.\n"), "{run:?}");
+    rig.env
+        .push(("ANTHROPIC_API_KEY".into(), "sk-ant-env".into()));
+    let run = rig.run(&args).await;
+    assert_eq!((run.code, run.stdout.as_str()), (0, "Only.\n"), "{run:?}");
+    for r in server.requests() {
+        assert_eq!(
+            r.header("authorization"),
+            Some("Bearer tok-123"),
+            "{:?}",
+            r.headers
+        );
+        assert_eq!(r.header("x-api-key"), None, "{:?}", r.headers);
+    }
+}

@@ -115,15 +115,15 @@ pub trait AuthSource: Send + Sync {
         Ok(self.api_key(provider))
     }
 
-    /// Extra headers of a request to `model` that will carry `api_key` (`models.json`
-    /// provider and model `headers`, `authHeader`), or the failure text the request ends with.
-    /// They come before the request's own headers, which win (pi: `mergeHeaders(auth headers,
-    /// options.headers)`). Default: none.
+    /// Extra headers of a request to `model` that will carry `api_key` (an environment bearer
+    /// token, `models.json` provider and model `headers`, `authHeader`; `None` removes a
+    /// header), or the failure text the request ends with. They come before the request's own
+    /// headers, which win (pi: `mergeHeaders(auth headers, options.headers)`). Default: none.
     fn request_headers(
         &self,
         _model: &pi_ai::Model,
         _api_key: Option<&str>,
-    ) -> Result<Vec<(String, String)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, String> {
         Ok(Vec::new())
     }
 
@@ -171,7 +171,7 @@ impl AuthSource for RegistryAuth {
         &self,
         model: &pi_ai::Model,
         api_key: Option<&str>,
-    ) -> Result<Vec<(String, String)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, String> {
         let r = self.0.read().unwrap_or_else(|e| e.into_inner());
         r.request_headers(model, api_key)
     }

@@ -41,7 +41,7 @@ pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> Stre
             Ok(headers) if headers.is_empty() => {}
             Ok(headers) => {
                 let own = std::mem::take(&mut options.headers);
-                options.headers = headers.into_iter().map(|(k, v)| (k, Some(v))).collect();
+                options.headers = headers;
                 options.headers.extend(own);
             }
             Err(text) => return fail(text),
@@ -76,12 +76,12 @@ mod tests {
             &self,
             model: &Model,
             api_key: Option<&str>,
-        ) -> Result<Vec<(String, String)>, String> {
+        ) -> Result<Vec<(String, Option<String>)>, String> {
             match model.provider.as_str() {
                 "headers" => Ok(vec![
-                    ("X-Team".into(), "blue".into()),
-                    ("X-Key".into(), api_key.unwrap_or("none").into()),
-                    ("X-Over".into(), "configured".into()),
+                    ("X-Team".into(), Some("blue".into())),
+                    ("X-Key".into(), Some(api_key.unwrap_or("none").into())),
+                    ("X-Over".into(), Some("configured".into())),
                 ]),
                 "bad-header" => Err("Failed to resolve model \"bad-header/m\" header".into()),
                 _ => Ok(Vec::new()),

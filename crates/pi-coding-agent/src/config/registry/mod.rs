@@ -29,8 +29,9 @@ use super::resolve_value::{
 pub struct RequestAuth {
     /// The API key, when the provider has one.
     pub api_key: Option<String>,
-    /// Resolved configured headers (plus `Authorization` when `authHeader` is set).
-    pub headers: Vec<(String, String)>,
+    /// Resolved configured headers (plus `Authorization` when `authHeader` is set, or for an
+    /// `ANTHROPIC_AUTH_TOKEN`); `None` removes a header the provider would send.
+    pub headers: Vec<(String, Option<String>)>,
 }
 
 impl std::fmt::Debug for RequestAuth {
@@ -75,10 +76,26 @@ pub struct ModelRegistry {
     auth: AuthStorage,
     composition_errors: Vec<(String, String)>,
     env: fn(&str) -> Option<String>,
+    env_token: fn(&str) -> Option<String>,
 }
 
 fn process_env_key(provider: &str) -> Option<String> {
     pi_ai::models::get_env_api_key(provider)
+}
+
+/// pi-ai 0.85.1 `anthropicApiKeyAuth`: the built-in `anthropic` provider's bearer token
+/// from `ANTHROPIC_AUTH_TOKEN` (non-empty).
+fn process_env_token(provider: &str) -> Option<String> {
+    if provider != "anthropic" {
+        return None;
+    }
+    std::env::var("ANTHROPIC_AUTH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
+fn no_env_token(_provider: &str) -> Option<String> {
+    None
 }
 
 impl ModelRegistry {
@@ -102,15 +119,41 @@ impl ModelRegistry {
             auth,
             composition_errors: Vec::new(),
             env: process_env_key,
+            env_token: process_env_token,
         };
         registry.rebuild();
         registry
     }
 
-    /// Replaces how provider environment keys are looked up (tests: an empty environment).
+    /// Replaces how provider environment keys are looked up (tests: an empty environment);
+    /// the bearer-token lookup ([`Self::with_env_token_lookup`]) is then empty too.
     pub fn with_env_key_lookup(mut self, lookup: fn(&str) -> Option<String>) -> Self {
         self.env = lookup;
+        self.env_token = no_env_token;
         self
+    }
+
+    /// Replaces how a provider's environment bearer token is looked up (default: the built-in
+    /// `anthropic` provider's `ANTHROPIC_AUTH_TOKEN`).
+    pub fn with_env_token_lookup(mut self, lookup: fn(&str) -> Option<String>) -> Self {
+        self.env_token = lookup;
+        self
+    }
+
+    /// The environment bearer token `provider` authenticates with: only when it has no key of
+    /// its own (run-time, stored, `models.json`), as pi-ai's `anthropicApiKeyAuth` prefers
+    /// `ANTHROPIC_AUTH_TOKEN` over `ANTHROPIC_OAUTH_TOKEN` and `ANTHROPIC_API_KEY`.
+    fn env_bearer_token(&self, provider: &str) -> Option<String> {
+        if self.auth.runtime_api_key(provider).is_some()
+            || self.auth.has_stored(provider)
+            || self
+                .config
+                .provider(provider)
+                .is_some_and(|c| c.api_key.is_some())
+        {
+            return None;
+        }
+        (self.env_token)(provider)
     }
 
     fn rebuild(&mut self) {
@@ -184,7 +227,7 @@ impl ModelRegistry {
         {
             return is_command_config_value(key) || is_config_value_configured(key, None);
         }
-        (self.env)(provider).is_some()
+        (self.env)(provider).is_some() || (self.env_token)(provider).is_some()
     }
 
     /// pi 0.85.0's failure when a key lookup for `provider` reaches a credential store whose
@@ -223,6 +266,9 @@ impl ModelRegistry {
             let description = format!("API key for provider \"{provider}\"");
             return resolve_config_value_or_throw(raw, &description, None).map(Some);
         }
+        if (self.env_token)(provider).is_some() {
+            return Ok(None); // the bearer token of `request_headers` authenticates
+        }
         Ok((self.env)(provider))
     }
 
@@ -237,8 +283,11 @@ impl ModelRegistry {
         Ok(RequestAuth { api_key, headers })
     }
 
-    /// The `models.json` headers of a request to `model` that will carry `api_key`, resolved
-    /// now (uncached), as pi 0.85.0 composes them:
+    /// The auth and `models.json` headers of a request to `model` that will carry `api_key`,
+    /// resolved now (uncached), as pi 0.85.0 composes them:
+    /// 0. without a key, an environment bearer token (`ANTHROPIC_AUTH_TOKEN`):
+    ///    `Authorization: Bearer <token>`, and no `x-api-key` (`None`: pi sends the token
+    ///    alone, pi-ai's fallback to `ANTHROPIC_API_KEY` must not add one);
     /// 1. the provider's `headers` (description `provider "<p>"`; a failure is the provider's
     ///    auth failure: `API key auth failed for provider <p>: <cause>`), then
     ///    `Authorization: Bearer <api_key>` when the provider sets `authHeader`;
@@ -251,10 +300,17 @@ impl ModelRegistry {
         &self,
         model: &Model,
         api_key: Option<&str>,
-    ) -> Result<Vec<(String, String)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, String> {
         let provider = &model.provider;
         let config = self.config.provider(provider);
         let env = self.auth.stored_env(provider);
+        let mut auth: Vec<(String, Option<String>)> = Vec::new();
+        if api_key.is_none()
+            && let Some(token) = self.env_bearer_token(provider)
+        {
+            auth.push(("Authorization".to_owned(), Some(format!("Bearer {token}"))));
+            auth.push(("x-api-key".to_owned(), None));
+        }
         let mut headers = resolve_headers_or_throw(
             &provider_headers(config),
             &format!("provider \"{provider}\""),
@@ -276,7 +332,9 @@ impl ModelRegistry {
             env.as_ref(),
         )?;
         merge_headers(&mut headers, own.unwrap_or_default());
-        Ok(headers)
+        auth.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
+        auth.extend(headers.into_iter().map(|(k, v)| (k, Some(v))));
+        Ok(auth)
     }
 
     /// The load and composition errors, joined by blank lines (pi's `getError`), e.g.

@@ -130,8 +130,8 @@ fn request_auth_headers_and_auth_header() {
     assert_eq!(
         a.headers,
         vec![
-            ("x-team".to_owned(), "blue".to_owned()),
-            ("Authorization".to_owned(), "Bearer key1".to_owned())
+            ("x-team".to_owned(), Some("blue".to_owned())),
+            ("Authorization".to_owned(), Some("Bearer key1".to_owned()))
         ]
     );
     let r = registry(
@@ -168,4 +168,41 @@ fn broken_models_json_is_reported_and_ignored() {
     assert!(e.starts_with("Failed to parse models.json"), "{e}");
     assert!(e.ends_with("File: /a/models.json"), "{e}");
     assert!(r.all().len() > 500);
+}
+
+fn anthropic_token(provider: &str) -> Option<String> {
+    (provider == "anthropic").then(|| "tok".to_owned())
+}
+
+fn anthropic_api_key(provider: &str) -> Option<String> {
+    (provider == "anthropic").then(|| "sk-env".to_owned())
+}
+
+/// pi-ai 0.85.1 `anthropicApiKeyAuth`: without a key of its own, `anthropic` authenticates with
+/// `ANTHROPIC_AUTH_TOKEN` as `Authorization: Bearer`, before `ANTHROPIC_API_KEY`, and sends no
+/// `x-api-key`; a run-time, stored or `models.json` key wins over the token.
+#[test]
+fn an_anthropic_auth_token_is_a_bearer_header_without_a_key() {
+    let r = registry("{\"providers\": {}}", json!({}))
+        .with_env_key_lookup(anthropic_api_key)
+        .with_env_token_lookup(anthropic_token);
+    assert!(r.has_configured_auth("anthropic"));
+    assert_eq!(r.api_key("anthropic"), Ok(None));
+    let m = r.find("anthropic", "claude-sonnet-4-5").unwrap().clone();
+    assert_eq!(
+        r.request_headers(&m, None).unwrap(),
+        vec![
+            ("Authorization".to_owned(), Some("Bearer tok".to_owned())),
+            ("x-api-key".to_owned(), None)
+        ]
+    );
+    // Only the token: still configured.
+    let r = registry("{\"providers\": {}}", json!({})).with_env_token_lookup(anthropic_token);
+    assert!(r.has_configured_auth("anthropic"));
+    assert!(!r.has_configured_auth("openai"));
+    // A key of its own wins.
+    let mut r = registry("{\"providers\": {}}", json!({})).with_env_token_lookup(anthropic_token);
+    r.auth_mut().set_runtime_api_key("anthropic", "sk-cli");
+    assert_eq!(r.api_key("anthropic"), Ok(Some("sk-cli".to_owned())));
+    assert!(r.request_headers(&m, Some("sk-cli")).unwrap().is_empty());
 }
