@@ -68,16 +68,31 @@ pub fn default_model_for(provider: &str) -> Option<&'static str> {
 
 /// The first available model that is its provider's default (in provider priority order),
 /// else the first available model.
+///
+/// Difference from pi: among the available models, those whose wire API pi-rs can call come
+/// first (pi also calls Bedrock, Vertex, Mistral and Azure; pi-rs cannot, and would otherwise
+/// start an `AWS_PROFILE` user on a Bedrock model whose requests fail with `No API provider
+/// registered for api: bedrock-converse-stream`). Only when none is callable does the choice
+/// fall back to all of them, as pi chooses.
 fn first_default_or_any<'a>(available: &[&'a Model]) -> Option<&'a Model> {
+    let callable: Vec<&Model> = available
+        .iter()
+        .copied()
+        .filter(|m| pi_ai::providers::registry::get_api_provider(&m.api).is_some())
+        .collect();
+    let pool = if callable.is_empty() {
+        available
+    } else {
+        &callable
+    };
     DEFAULT_MODEL_PER_PROVIDER
         .iter()
         .find_map(|(p, id)| {
-            available
-                .iter()
+            pool.iter()
                 .copied()
                 .find(|m| m.provider == *p && m.id == *id)
         })
-        .or_else(|| available.first().copied())
+        .or_else(|| pool.first().copied())
 }
 
 /// Inputs of [`find_initial_model`].

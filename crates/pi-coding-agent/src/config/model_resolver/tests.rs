@@ -616,3 +616,27 @@ fn switch_level_priority() {
         L::Medium
     );
 }
+
+/// Difference from pi: with `AWS_PROFILE` and an Anthropic key, pi starts on Bedrock (first in
+/// its order); pi-rs cannot call Bedrock's wire API and starts on the next default it can call.
+/// With nothing callable, the order is pi's.
+#[test]
+fn initial_model_prefers_a_provider_default_pi_rs_can_call() {
+    let mut bedrock = model(
+        "amazon-bedrock",
+        "us.anthropic.claude-opus-4-6-v1",
+        "Opus",
+        true,
+    );
+    bedrock.api = "bedrock-converse-stream".into();
+    let anthropic = model("anthropic", "claude-opus-4-8", "Opus 4.8", true);
+    let s = Source::new(
+        vec![bedrock.clone(), anthropic],
+        &["amazon-bedrock", "anthropic"],
+    );
+    let r = find_initial_model(&InitialModelOptions::default(), &s).unwrap();
+    assert_eq!(r.model.unwrap().provider, "anthropic");
+    let only_bedrock = Source::new(vec![bedrock], &["amazon-bedrock"]);
+    let r = find_initial_model(&InitialModelOptions::default(), &only_bedrock).unwrap();
+    assert_eq!(r.model.unwrap().provider, "amazon-bedrock");
+}
