@@ -123,3 +123,61 @@ async fn an_anthropic_auth_token_is_sent_as_a_bearer_token_alone() {
         assert_eq!(r.header("x-api-key"), None, "{:?}", r.headers);
     }
 }
+
+/// A Chat Completions stream answering `text`.
+fn completions_text(text: &str) -> pi_ai::testkit::Reply {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    pi_ai::testkit::Reply::sse(format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        chunk(json!({"role": "assistant", "content": text}), json!(null)),
+        chunk(json!({}), json!("stop"))
+    ))
+}
+
+/// Observed on pi 0.85.0: Cloudflare Workers AI needs `CLOUDFLARE_ACCOUNT_ID` besides
+/// `CLOUDFLARE_API_KEY` (without it the provider has no auth), and the id fills the
+/// `{CLOUDFLARE_ACCOUNT_ID}` of its base URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cloudflare_workers_ai_needs_its_account_id_and_puts_it_in_the_url() {
+    let (_, server) = ReplayServer::start(vec![completions_text("From Cloudflare.")])
+        .await
+        .unwrap();
+    let mut models = models_json(&server.base_url(), Some(KEY));
+    models["providers"]["cloudflare-workers-ai"] = json!({
+        "baseUrl": format!("{}/accounts/{{CLOUDFLARE_ACCOUNT_ID}}/ai/v1", server.base_url())
+    });
+    let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
+    rig.env.push(("CLOUDFLARE_API_KEY".into(), "cf-key".into()));
+    let args = [
+        "--no-session",
+        "--provider",
+        "cloudflare-workers-ai",
+        "--model",
+        "@cf/deepseek-ai/deepseek-v4-flash-0731",
+        "-p",
+        "hi",
+    ];
+    let run = rig.run(&args).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("No API key found for cloudflare-workers-ai."),
+        "{run:?}"
+    );
+    assert_eq!(server.request_count(), 0);
+
+    rig.env
+        .push(("CLOUDFLARE_ACCOUNT_ID".into(), "acct-1".into()));
+    let run = rig.run(&args).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "From Cloudflare.\n"),
+        "{run:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/accounts/acct-1/ai/v1/chat/completions");
+    assert_eq!(requests[0].header("authorization"), Some("Bearer cf-key"));
+}

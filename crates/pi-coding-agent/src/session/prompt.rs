@@ -127,6 +127,12 @@ pub trait AuthSource: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// The base URL of a request to `model` when it is not the model's own (the Cloudflare
+    /// providers' account and gateway placeholders filled in). Default: none.
+    fn request_base_url(&self, _model: &pi_ai::Model) -> Option<String> {
+        None
+    }
+
     /// A failure reading `provider`'s credentials that refuses the prompt before the key
     /// check, with pi's text (e.g. `Credential store read failed for <p>: <message>` for a
     /// broken `auth.json`). Default: none.
@@ -174,6 +180,11 @@ impl AuthSource for RegistryAuth {
     ) -> Result<Vec<(String, Option<String>)>, String> {
         let r = self.0.read().unwrap_or_else(|e| e.into_inner());
         r.request_headers(model, api_key)
+    }
+
+    fn request_base_url(&self, model: &pi_ai::Model) -> Option<String> {
+        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        r.request_base_url(model)
     }
 
     fn credential_error(&self, provider: &str) -> Option<String> {

@@ -16,13 +16,17 @@ use pi_ai::{AssistantMessage, AssistantMessageEventStream};
 
 use super::prompt::AuthSource;
 
-/// `stream_fn` with the key and headers of `auth` filled in for each request: a key the
+/// `stream_fn` with the base URL, key and headers of `auth` filled in for each request
+/// ([`AuthSource::request_base_url`] replaces the model's URL when it has placeholders): a key the
 /// request already carries wins (pi: `options.apiKey ?? auth.apiKey`), an empty key counts as
 /// none; the configured headers ([`AuthSource::request_headers`]) go before the request's own
 /// headers, which win. A resolution error is returned as an error-only stream with
 /// [`AssistantMessage::setup_error`], and nothing is sent.
 pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> StreamFn {
-    Arc::new(move |model, context, mut options| {
+    Arc::new(move |mut model: pi_ai::Model, context, mut options| {
+        if let Some(url) = auth.request_base_url(&model) {
+            model.base_url = url;
+        }
         let fail = |text: String| {
             AssistantMessageEventStream::error_only(AssistantMessage::setup_error(
                 &model.api,

@@ -20,7 +20,7 @@ use super::models_json::{
 };
 use super::paths::AgentPaths;
 use super::resolve_value::{
-    is_command_config_value, is_config_value_configured, resolve_config_value_or_throw,
+    is_command_config_value, is_config_value_configured, lookup_env, resolve_config_value_or_throw,
     resolve_headers_or_throw,
 };
 
@@ -96,6 +96,16 @@ fn process_env_token(provider: &str) -> Option<String> {
 
 fn no_env_token(_provider: &str) -> Option<String> {
     None
+}
+
+/// The variables a provider's endpoint needs besides its key (see
+/// [`ModelRegistry::request_base_url`]).
+fn endpoint_vars(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "cloudflare-workers-ai" => &["CLOUDFLARE_ACCOUNT_ID"],
+        "cloudflare-ai-gateway" => &["CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID"],
+        _ => &[],
+    }
 }
 
 impl ModelRegistry {
@@ -214,6 +224,9 @@ impl ModelRegistry {
 
     /// Whether a provider has auth (see the module docs for the sources).
     pub fn has_configured_auth(&self, provider: &str) -> bool {
+        if !self.endpoint_vars_set(provider) {
+            return false;
+        }
         if self.auth.runtime_api_key(provider).is_some() {
             return true;
         }
@@ -281,6 +294,37 @@ impl ModelRegistry {
         let api_key = self.api_key(&model.provider)?;
         let headers = self.request_headers(model, api_key.as_deref())?;
         Ok(RequestAuth { api_key, headers })
+    }
+
+    /// Whether the variables `provider`'s endpoint needs besides its key are set, in its
+    /// stored credential's `env` or the environment (pi-ai 0.85.1 `cloudflareWorkersAIAuth`:
+    /// `CLOUDFLARE_ACCOUNT_ID`; `cloudflareAIGatewayAuth`: also `CLOUDFLARE_GATEWAY_ID`).
+    /// Without them the provider has no usable auth, whatever its key.
+    fn endpoint_vars_set(&self, provider: &str) -> bool {
+        let vars = endpoint_vars(provider);
+        if vars.is_empty() {
+            return true;
+        }
+        let env = self.auth.stored_env(provider);
+        vars.iter().all(|v| lookup_env(v, env.as_ref()).is_some())
+    }
+
+    /// The base URL of a request to `model` when it differs from the model's: the
+    /// `{CLOUDFLARE_ACCOUNT_ID}` / `{CLOUDFLARE_GATEWAY_ID}` placeholders of the Cloudflare
+    /// providers' URLs filled in from the stored credential's `env` or the environment (pi-ai
+    /// 0.85.1 `resolveCloudflareModel`; a placeholder without a value stays).
+    pub fn request_base_url(&self, model: &Model) -> Option<String> {
+        if endpoint_vars(&model.provider).is_empty() || !model.base_url.contains("{CLOUDFLARE_") {
+            return None;
+        }
+        let env = self.auth.stored_env(&model.provider);
+        let mut url = model.base_url.clone();
+        for name in ["CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID"] {
+            if let Some(value) = lookup_env(name, env.as_ref()) {
+                url = url.replace(&format!("{{{name}}}"), &value);
+            }
+        }
+        (url != model.base_url).then_some(url)
     }
 
     /// The auth and `models.json` headers of a request to `model` that will carry `api_key`,

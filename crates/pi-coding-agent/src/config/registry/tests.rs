@@ -206,3 +206,54 @@ fn an_anthropic_auth_token_is_a_bearer_header_without_a_key() {
     assert_eq!(r.api_key("anthropic"), Ok(Some("sk-cli".to_owned())));
     assert!(r.request_headers(&m, Some("sk-cli")).unwrap().is_empty());
 }
+
+/// pi-ai 0.85.1 `cloudflareWorkersAIAuth` / `cloudflareAIGatewayAuth`: a Cloudflare provider is
+/// configured only with its account id (and gateway id) besides its key, and those fill the
+/// placeholders of its base URL (here from the stored credential's `env`; the process
+/// environment is the fallback).
+#[test]
+fn cloudflare_providers_need_their_ids_and_fill_their_urls() {
+    let key_only = registry(
+        "{\"providers\": {}}",
+        json!({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-key"}}),
+    );
+    assert!(!key_only.has_configured_auth("cloudflare-workers-ai"));
+
+    let r = registry(
+        "{\"providers\": {}}",
+        json!({
+            "cloudflare-workers-ai": {"type": "api_key", "key": "cf-key",
+                "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-1"}},
+            "cloudflare-ai-gateway": {"type": "api_key", "key": "cf-key",
+                "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-1"}}
+        }),
+    );
+    assert!(r.has_configured_auth("cloudflare-workers-ai"));
+    assert!(
+        !r.has_configured_auth("cloudflare-ai-gateway"),
+        "the gateway id is missing"
+    );
+    let workers = r
+        .all()
+        .into_iter()
+        .find(|m| m.provider == "cloudflare-workers-ai")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        r.request_base_url(&workers).as_deref(),
+        Some("https://api.cloudflare.com/client/v4/accounts/acct-1/ai/v1")
+    );
+    let gateway = r
+        .all()
+        .into_iter()
+        .find(|m| m.provider == "cloudflare-ai-gateway" && m.api == "openai-completions")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        r.request_base_url(&gateway).as_deref(),
+        Some("https://gateway.ai.cloudflare.com/v1/acct-1/{CLOUDFLARE_GATEWAY_ID}/compat")
+    );
+    // Other providers are left alone.
+    let m = r.find("anthropic", "claude-sonnet-4-5").unwrap().clone();
+    assert_eq!(r.request_base_url(&m), None);
+}
