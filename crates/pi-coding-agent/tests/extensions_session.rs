@@ -329,6 +329,9 @@ async fn a_tool_registered_at_run_time_can_be_activated_by_a_later_request() {
         .unwrap();
     r.hooks.flush_requests().await;
     assert_eq!(active_tools(&r), ["echo", "late"]);
+    // Binding again (pi: a new session, a reload) keeps the run-time tool in the registry.
+    r.hooks.attach(&r.session);
+    assert_eq!(active_tools(&r), ["echo", "late"]);
     r.session
         .prompt("b", PromptOptions::default())
         .await

@@ -91,6 +91,9 @@ pub(crate) struct Inner {
     flag_values: Arc<Mutex<std::collections::HashMap<String, FlagValue>>>,
     detached: Mutex<Option<tokio::task::JoinHandle<()>>>,
     command_actions: RwLock<Option<Arc<dyn CommandActions>>>,
+    /// Tools registered at run time (`pi.register_tool` after loading), kept for every later
+    /// registry build, as pi adds them to the extension's tools.
+    runtime_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
 }
 
 /// The runner (pi's `ExtensionRunner`): cheap to clone, shared by the session and its
@@ -187,6 +190,7 @@ impl ExtensionRunnerBuilder {
                 ui: RwLock::new(UiHandle::none()),
                 session: RwLock::new(None),
                 listeners: Mutex::new(Vec::new()),
+                runtime_tools: Mutex::new(Vec::new()),
                 requests,
                 bus,
                 flag_values,
@@ -308,15 +312,32 @@ impl ExtensionRunner {
             .collect()
     }
 
-    /// Every registered tool; the first registration of a name wins.
+    /// Every registered tool — at load, then at run time; the first registration of a name
+    /// wins.
     pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
         let mut out: Vec<Arc<dyn AgentTool>> = Vec::new();
-        for tool in self.inner.extensions.iter().flat_map(|e| e.tools.iter()) {
+        let runtime = self
+            .inner
+            .runtime_tools
+            .lock()
+            .map(|t| t.clone())
+            .unwrap_or_default();
+        let loaded = self.inner.extensions.iter().flat_map(|e| e.tools.iter());
+        for tool in loaded.chain(runtime.iter()) {
             if !out.iter().any(|t| t.name() == tool.name()) {
                 out.push(Arc::clone(tool));
             }
         }
         out
+    }
+
+    /// Records a tool registered at run time, for [`ExtensionRunner::tools`].
+    pub(crate) fn add_runtime_tool(&self, tool: Arc<dyn AgentTool>) {
+        if let Ok(mut tools) = self.inner.runtime_tools.lock()
+            && !tools.iter().any(|t| t.name() == tool.name())
+        {
+            tools.push(tool);
+        }
     }
 
     /// Every command with its invocation name (`name`, or `name:<n>` for duplicates).

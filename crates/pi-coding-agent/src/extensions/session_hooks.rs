@@ -387,6 +387,7 @@ async fn execute(
             }
         }
         ExtensionRequest::RegisterTool(tool) => {
+            runner.add_runtime_tool(Arc::clone(&tool));
             let active = session.agent().with_state(|st| st.tools.clone());
             let next = tools
                 .lock()
