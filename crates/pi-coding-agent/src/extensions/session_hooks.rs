@@ -155,7 +155,7 @@ impl ExtensionHooks {
         if let Ok(mut registry) = self.tools.lock() {
             let next = registry.build(&available, &active, self.runner.tools());
             if !same_tools(&next, &active) {
-                session.agent().set_tools(next);
+                session.set_active_tools(next);
             }
         }
         if let Ok(mut slot) = self.session.lock() {
@@ -383,7 +383,7 @@ async fn execute(
         ExtensionRequest::SetActiveTools(names) => {
             let active = tools.lock().map(|r| r.select(&names));
             if let Ok(active) = active {
-                session.agent().set_tools(active);
+                session.set_active_tools(active);
             }
         }
         ExtensionRequest::RegisterTool(tool) => {
@@ -394,7 +394,7 @@ async fn execute(
                 .ok()
                 .and_then(|mut r| r.register(tool, &active));
             if let Some(next) = next {
-                session.agent().set_tools(next);
+                session.set_active_tools(next);
             }
         }
         ExtensionRequest::SetThinkingLevel(level) => {

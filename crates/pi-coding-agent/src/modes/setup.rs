@@ -393,21 +393,8 @@ impl SessionConfig {
             docs: docs.clone(),
             examples: package.join("examples"),
         };
-        let snippets: Vec<(String, String)> = tool_names
-            .iter()
-            .filter_map(|n| tool_snippet(n).map(|s| (n.clone(), s.to_owned())))
-            .collect();
-        let system_prompt = build_system_prompt(&SystemPromptOptions {
-            custom_prompt: resources.prompts.system_prompt.as_deref(),
-            selected_tools: Some(&tool_names),
-            tool_snippets: &snippets,
-            prompt_guidelines: &[],
-            append_system_prompt: resources.prompts.append_system_prompt.as_deref(),
-            cwd,
-            context_files: &resources.context_files,
-            skills: &resources.skills.skills,
-            docs: &docs_paths,
-        });
+        let prompt_for_tools = prompt_for_tools(&resources, cwd, docs_paths);
+        let system_prompt = prompt_for_tools(&tool_names);
 
         let mut builder = AgentSession::builder()
             .thinking_level(choice.thinking_level)
@@ -415,6 +402,7 @@ impl SessionConfig {
             .store_with_context(store, context)
             .tools(tools)
             .system_prompt(system_prompt)
+            .system_prompt_for_tools(prompt_for_tools)
             .compactor(compactor())
             .auth(Arc::new(RegistryAuth(Arc::clone(&self.registry))))
             .docs_dir(docs)
@@ -436,6 +424,38 @@ impl SessionConfig {
             skills: resources.skills.skills,
         })
     }
+}
+
+/// The base system prompt for a list of active tool names, from the loaded resources (pi
+/// `_rebuildSystemPrompt`): the session's first prompt, and its prompt after the active tools
+/// change.
+fn prompt_for_tools(
+    resources: &Resources,
+    cwd: &Path,
+    docs: DocsPaths,
+) -> crate::session::agent_session::SystemPromptFn {
+    let custom = resources.prompts.system_prompt.clone();
+    let append = resources.prompts.append_system_prompt.clone();
+    let context_files = resources.context_files.clone();
+    let skills = resources.skills.skills.clone();
+    let cwd = cwd.to_path_buf();
+    Arc::new(move |tool_names: &[String]| {
+        let snippets: Vec<(String, String)> = tool_names
+            .iter()
+            .filter_map(|n| tool_snippet(n).map(|s| (n.clone(), s.to_owned())))
+            .collect();
+        build_system_prompt(&SystemPromptOptions {
+            custom_prompt: custom.as_deref(),
+            selected_tools: Some(tool_names),
+            tool_snippets: &snippets,
+            prompt_guidelines: &[],
+            append_system_prompt: append.as_deref(),
+            cwd: &cwd,
+            context_files: &context_files,
+            skills: &skills,
+            docs: &docs,
+        })
+    })
 }
 
 /// The scoped model a new session starts on (pi 0.85.0 `buildSessionOptions`): the saved

@@ -80,12 +80,19 @@ pub(super) struct Inner {
     pub agent_dir: Option<PathBuf>,
     pub skills: Vec<Skill>,
     pub templates: Vec<PromptTemplate>,
+    /// Rebuilds the base system prompt for a set of active tools (see
+    /// [`AgentSession::set_active_tools`]).
+    pub prompt_for_tools: Option<SystemPromptFn>,
     pub state: Mutex<SessionState>,
     pub listeners: Mutex<(u64, Vec<(u64, SessionListener)>)>,
     /// Bumped whenever the session may have become idle.
     pub idle: watch::Sender<u64>,
     pub agent_subscription: Mutex<Option<Subscription>>,
 }
+
+/// `(active tool names) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
+/// whose tools change while it lives (extensions' `setActiveTools`, `registerTool`).
+pub type SystemPromptFn = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
 
 /// The session (a shared handle).
 #[derive(Clone)]
@@ -275,6 +282,24 @@ impl AgentSession {
     /// The effective system prompt (including a run's `before_agent_start` override).
     pub fn system_prompt(&self) -> String {
         self.inner.agent.with_state(|s| s.system_prompt.clone())
+    }
+
+    /// Makes `tools` the active tools, in that order (pi 0.85.0 `setActiveToolsByName`): the
+    /// agent's tools are replaced and, when the tool names change and the session was built
+    /// with [`super::AgentSessionBuilder::system_prompt_for_tools`], the base system prompt is
+    /// rebuilt for the new names.
+    pub fn set_active_tools(&self, tools: Vec<Arc<dyn pi_agent_core::AgentTool>>) {
+        let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+        let before: Vec<String> = self
+            .inner
+            .agent
+            .with_state(|st| st.tools.iter().map(|t| t.name().to_owned()).collect());
+        self.inner.agent.set_tools(tools);
+        if names != before
+            && let Some(rebuild) = &self.inner.prompt_for_tools
+        {
+            self.set_base_system_prompt(rebuild(&names));
+        }
     }
 
     /// Sets the base system prompt (used by every run without an override).

@@ -40,6 +40,7 @@ pub struct AgentSessionBuilder {
     /// The store's context, when the caller built it already ([`Self::store_with_context`]).
     store_context: Option<SessionContext>,
     system_prompt: String,
+    prompt_for_tools: Option<super::agent_session::SystemPromptFn>,
     hooks: Option<Arc<dyn SessionHooks>>,
     compactor: Option<Arc<dyn Compactor>>,
     auth: Option<Arc<dyn AuthSource>>,
@@ -145,6 +146,17 @@ impl AgentSessionBuilder {
     ) -> Self {
         self.store = Some(store);
         self.store_context = Some(context);
+        self
+    }
+
+    /// How the base system prompt is rebuilt when the active tools change later (pi
+    /// `_rebuildSystemPrompt`; see [`AgentSession::set_active_tools`]). Without it the
+    /// prompt given to [`Self::system_prompt`] stays.
+    pub fn system_prompt_for_tools(
+        mut self,
+        rebuild: super::agent_session::SystemPromptFn,
+    ) -> Self {
+        self.prompt_for_tools = Some(rebuild);
         self
     }
 
@@ -309,6 +321,7 @@ impl AgentSessionBuilder {
             agent_dir: self.agent_dir,
             skills: self.skills,
             templates: self.templates,
+            prompt_for_tools: self.prompt_for_tools,
             state: Mutex::new(SessionState {
                 base_system_prompt: self.system_prompt,
                 has_model: self.model.is_some(),

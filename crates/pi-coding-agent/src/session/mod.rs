@@ -40,7 +40,9 @@ pub mod stats;
 mod summarizer;
 pub mod tree;
 
-pub use agent_session::{AgentSession, SessionListener, SessionSubscription, WeakAgentSession};
+pub use agent_session::{
+    AgentSession, SessionListener, SessionSubscription, SystemPromptFn, WeakAgentSession,
+};
 pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
