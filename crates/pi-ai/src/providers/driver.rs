@@ -200,8 +200,11 @@ impl Run {
         let mut mapper = self
             .api
             .new_mapper(&self.model, self.partial.clone(), &self.options);
+        // A frozen copy: the mapper keeps filling the live accumulator while the consumer may
+        // not have handled `start` yet, and pi's `message_start` never shows content or a
+        // final stop reason. Later events carry the live handle.
         let start = AssistantMessageEvent::Start {
-            partial: self.partial.clone(),
+            partial: PartialMessage::new(self.partial.snapshot()),
         };
         if !self.sink.push(start).await {
             return Ok(());

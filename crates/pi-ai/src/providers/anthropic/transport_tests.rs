@@ -111,6 +111,40 @@ async fn a_recorded_stream_over_http_and_the_request_on_the_wire() {
     );
 }
 
+/// `start` carries the message as it was when the response began, however far the producer
+/// got before the consumer looked: no content, zero usage, `stopReason: "pending"` (pi's
+/// `message_start`). Later events carry the live accumulator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_is_a_snapshot_taken_before_the_body_is_read() {
+    let body = data("conformance/text_anthropic/01-text.sse");
+    let (_, handle) = ReplayServer::start(vec![Reply::sse(body)]).await.unwrap();
+    let mut stream = stream_wire(
+        crate::providers::anthropic(),
+        &model(handle.base_url()),
+        &context(),
+        options(),
+    );
+    let start = tokio::time::timeout(GUARD, stream.next_event())
+        .await
+        .unwrap()
+        .unwrap();
+    // Give the producer time to read the whole body into the live accumulator (the old
+    // behaviour, a live handle in `start`, showed the finished text here).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let Ev::Start { partial } = &start else {
+        panic!("expected start, got {start:?}");
+    };
+    let snapshot = partial.snapshot();
+    assert!(snapshot.content.is_empty(), "{snapshot:?}");
+    assert_eq!(snapshot.stop_reason, StopReason::Pending);
+    assert_eq!(snapshot.usage, crate::types::Usage::default());
+    let rest = collect(stream).await;
+    let Some(Ev::Done { message, .. }) = rest.last() else {
+        panic!("expected done, got {:?}", rest.last());
+    };
+    assert_eq!(message.text(), "Hello world!");
+}
+
 #[tokio::test]
 async fn an_in_stream_error_event_fails_with_its_raw_data() {
     let body = data("bugs/anthropic-mid-stream-overloaded.sse");
