@@ -139,6 +139,22 @@ async fn several_messages_are_successive_prompts_and_text_mode_prints_the_last_a
     );
 }
 
+/// Observed on pi 0.85.0: an empty first message is not sent (`if (initialMessage)`): `-p ""`
+/// makes no request and prints nothing; `-p "" second` sends only `second`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_first_message_is_not_sent() {
+    let (_, server) = ReplayServer::start(vec![answer("only")]).await.unwrap();
+    let env = Env::new(&server.base_url());
+    let (code, stdout, stderr) = env.run(&["-p", "--no-session", ""]);
+    assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
+    assert_eq!(server.request_count(), 0);
+    let (code, stdout, _) = env.run(&["-p", "--no-session", "", "second"]);
+    assert_eq!((code, stdout.as_str()), (0, "only\n"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(user_texts(&requests[0].body_json().unwrap()), ["second"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_mode_writes_a_failed_answer_to_stderr_and_exits_1_json_mode_exits_0() {
     let fail = || {

@@ -49,12 +49,14 @@ pub fn run_print_or_json(
     code
 }
 
-/// Sends the initial prompt and the further messages, each awaited to `agent_settled`.
+/// Sends the initial prompt and the further messages, each awaited to `agent_settled`. An
+/// empty initial prompt (`pi -p ""`, empty stdin) is not sent (pi 0.85.0 print mode:
+/// `if (initialMessage)`); the further messages are sent as they are.
 async fn send_prompts(
     session: AgentSession,
     initial: crate::cli::input::InitialMessage,
 ) -> Result<(), SessionError> {
-    if let Some(text) = initial.text {
+    if let Some(text) = initial.text.filter(|t| !t.is_empty()) {
         let options = PromptOptions {
             images: initial.images,
             ..Default::default()
