@@ -191,24 +191,25 @@ impl SettingsManager {
         as_str(self.get("defaultModel"))
     }
 
-    /// `defaultThinkingLevel` (unset or unknown → `None`; the caller falls back to `medium`).
+    /// `defaultThinkingLevel` (unset or `null` → `None`; the caller falls back to `medium`).
+    /// See [`configured_level`] for a value that is not a level.
     pub fn default_thinking_level(&self) -> Option<ModelThinkingLevel> {
-        as_str(self.get("defaultThinkingLevel")).and_then(ModelThinkingLevel::parse)
+        configured_level(self.get("defaultThinkingLevel"))
     }
 
-    /// `modelThinkingLevels["<provider>/<id>"]`.
+    /// `modelThinkingLevels["<provider>/<id>"]` (as [`Self::default_thinking_level`]).
     pub fn model_thinking_level(&self, provider: &str, id: &str) -> Option<ModelThinkingLevel> {
         let key = format!("{provider}/{id}");
-        as_str(self.get("modelThinkingLevels")?.get(&key)).and_then(ModelThinkingLevel::parse)
+        configured_level(self.get("modelThinkingLevels")?.get(&key))
     }
 
-    /// All of `modelThinkingLevels` that parse.
+    /// All of `modelThinkingLevels` (as [`Self::default_thinking_level`]).
     pub fn all_model_thinking_levels(&self) -> Vec<(String, ModelThinkingLevel)> {
         self.get("modelThinkingLevels")
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), ModelThinkingLevel::parse(v.as_str()?)?)))
+                    .filter_map(|(k, v)| Some((k.clone(), configured_level(Some(v))?)))
                     .collect()
             })
             .unwrap_or_default()
@@ -545,5 +546,20 @@ impl SettingsManager {
     /// Sets `lastChangelogVersion`.
     pub fn set_last_changelog_version(&mut self, version: &str) {
         self.set_global("lastChangelogVersion", Some(Value::from(version)));
+    }
+}
+
+/// A configured thinking level: `None` when unset or `null`; a value that is not a level (a
+/// typo, a number) reads as `off`, because pi passes it on and `clampThinkingLevel` turns an
+/// unknown level into the model's lowest supported one (which `off` clamps to as well). No
+/// warning, as in pi.
+fn configured_level(value: Option<&Value>) -> Option<ModelThinkingLevel> {
+    match value? {
+        Value::Null => None,
+        v => Some(
+            v.as_str()
+                .and_then(ModelThinkingLevel::parse)
+                .unwrap_or(ModelThinkingLevel::Off),
+        ),
     }
 }

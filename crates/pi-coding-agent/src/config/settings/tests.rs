@@ -156,8 +156,12 @@ fn typed_values_are_read() {
         s.model_thinking_level("openai", "gpt-5"),
         Some(ModelThinkingLevel::Low)
     );
-    assert_eq!(s.model_thinking_level("bad", "x"), None);
-    assert_eq!(s.all_model_thinking_levels().len(), 1);
+    // Not a level: pi passes it on and clamps it to the model's lowest level (`off`).
+    assert_eq!(
+        s.model_thinking_level("bad", "x"),
+        Some(ModelThinkingLevel::Off)
+    );
+    assert_eq!(s.all_model_thinking_levels().len(), 2);
     assert_eq!(
         s.enabled_models(),
         Some(vec!["anthropic/*".to_owned(), "gpt-5:high".to_owned()])
@@ -414,4 +418,23 @@ fn conformance_scenario_settings_load() {
     assert_eq!(s.retry().base_delay_ms, 50);
     assert_eq!(s.retry().max_retries, 3);
     assert!(s.retry().enabled);
+}
+
+/// Observed on pi 0.85.0: `defaultThinkingLevel: "bogus"` runs a reasoning model with `off`
+/// (`clampThinkingLevel` of an unknown level), silently; `null` means unset.
+#[test]
+fn a_default_thinking_level_that_is_not_a_level_reads_as_off() {
+    let level = |v: Value| {
+        SettingsManager::in_memory(
+            json!({"defaultThinkingLevel": v})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .default_thinking_level()
+    };
+    assert_eq!(level(json!("bogus")), Some(ModelThinkingLevel::Off));
+    assert_eq!(level(json!(3)), Some(ModelThinkingLevel::Off));
+    assert_eq!(level(json!("high")), Some(ModelThinkingLevel::High));
+    assert_eq!(level(json!(null)), None);
 }
