@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+#[path = "usage_serde.rs"]
+mod usage_serde;
+
 use super::model::{Model, ModelCost};
 
 /// Cost in US dollars per component: `{input, output, cacheRead, cacheWrite, total}`.
@@ -24,13 +27,14 @@ pub struct Cost {
 }
 
 /// Token usage of one response:
-/// `{input, output, cacheRead, cacheWrite, totalTokens, cost, cacheWrite1h?, reasoning?}` (pi's
-/// key order: the optional fields are added after the cost).
+/// `{input, output, cacheRead, cacheWrite, totalTokens, cost, cacheWrite1h?, reasoning?}`, or with
+/// the optional keys right after `cacheWrite` (see [`Usage::optional_before_total`]).
 ///
 /// `input` excludes cache traffic; `cache_write_1h` ⊂ `cache_write` (Anthropic only);
-/// `reasoning` ⊂ `output`, set only by adapters that report it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// `reasoning` ⊂ `output`, set only by adapters that report it. Written and read by hand
+/// (`usage_serde.rs`) to keep pi's key order; otherwise as a derive with camelCase keys
+/// (`cost` may be missing, the optional keys are left out when unset).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
     /// Uncached input tokens.
     pub input: u64,
@@ -43,18 +47,16 @@ pub struct Usage {
     /// Total tokens (component sum, or the provider's total where pi copies it).
     pub total_tokens: u64,
     /// Cost in dollars.
-    #[serde(default)]
     pub cost: Cost,
     /// Of `cache_write`, tokens written with a 1-hour TTL (Anthropic).
-    #[serde(
-        rename = "cacheWrite1h",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub cache_write_1h: Option<u64>,
     /// Of `output`, reasoning tokens, when the adapter reports them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<u64>,
+    /// Not a field of its own: `cacheWrite1h` and `reasoning` are written right after
+    /// `cacheWrite`, before `totalTokens`. pi's OpenAI (Completions, Responses) and Google
+    /// adapters and its `combineUsage` build their usage whole with them there; Anthropic's
+    /// adapter adds them last. Recorded when a usage is read.
+    pub optional_before_total: bool,
 }
 
 impl Usage {

@@ -157,6 +157,8 @@ pub fn combine_usage(a: &Usage, b: &Usage) -> Usage {
         cache_write_1h: opt(a.cache_write_1h, b.cache_write_1h),
         reasoning: opt(a.reasoning, b.reasoning),
         total_tokens: a.total_tokens + b.total_tokens,
+        // pi builds it whole: `cacheWrite1h`/`reasoning` before `totalTokens`.
+        optional_before_total: true,
         cost: pi_ai::Cost {
             input: a.cost.input + b.cost.input,
             output: a.cost.output + b.cost.output,

@@ -203,6 +203,8 @@ impl GoogleMapper {
             cache_write: 0,
             cache_write_1h: None,
             reasoning: Some(thoughts),
+            // pi builds this usage whole, `reasoning` before `totalTokens`.
+            optional_before_total: true,
             total_tokens: n("totalTokenCount"),
             cost: Default::default(),
         };

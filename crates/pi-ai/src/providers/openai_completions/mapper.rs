@@ -443,6 +443,8 @@ pub(crate) fn parse_usage(u: &Value, model: &Model) -> Usage {
                 .and_then(|d| d.get("reasoning_tokens")),
         )),
         total_tokens: input + output + cache_read + cache_write,
+        // pi builds this usage whole, `reasoning` before `totalTokens`.
+        optional_before_total: true,
         cost: Default::default(),
     };
     calculate_cost(model, &mut usage);
@@ -459,5 +461,24 @@ fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
             StopReason::Error,
             Some(format!("Provider finish_reason: {other}")),
         ),
+    }
+}
+
+#[cfg(test)]
+mod usage_order_tests {
+    use super::*;
+
+    /// Observed on pi 0.85.0 over an OpenAI-compatible server: the usage is built whole, with
+    /// `reasoning` right after `cacheWrite`.
+    #[test]
+    fn reasoning_is_written_before_total_tokens() {
+        let u = parse_usage(
+            &serde_json::json!({"prompt_tokens": 10, "completion_tokens": 5}),
+            &Model::default(),
+        );
+        assert_eq!(
+            crate::json::to_string(&u).unwrap(),
+            r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"reasoning":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#
+        );
     }
 }

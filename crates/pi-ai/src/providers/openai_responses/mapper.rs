@@ -619,6 +619,8 @@ fn parse_usage(u: &Value) -> Usage {
                 .and_then(|d| d.get("reasoning_tokens")),
         )),
         total_tokens: tokens(u.get("total_tokens")),
+        // pi builds this usage whole, `reasoning` before `totalTokens`.
+        optional_before_total: true,
         cost: Default::default(),
     }
 }
