@@ -145,38 +145,28 @@ impl<'de> Visitor<'de> for AssistantVisitor {
         let mut end_turn: Option<Option<bool>> = None;
         let mut deferred: Option<Option<Value>> = None;
         let mut error_before_timestamp = false;
-
-        /// Reads the value of a key that must not repeat into its slot.
-        macro_rules! once {
-            ($slot:ident, $name:literal) => {{
-                if $slot.is_some() {
-                    return Err(de::Error::duplicate_field($name));
-                }
-                $slot = Some(map.next_value()?);
-            }};
-        }
         while let Some(key) = map.next_key::<Field>()? {
             match key {
-                Field::Content => once!(content, "content"),
-                Field::Api => once!(api, "api"),
-                Field::Provider => once!(provider, "provider"),
-                Field::Model => once!(model, "model"),
-                Field::Usage => once!(usage, "usage"),
-                Field::StopReason => once!(stop_reason, "stopReason"),
-                Field::Timestamp => once!(timestamp, "timestamp"),
-                Field::ResponseId => once!(response_id, "responseId"),
-                Field::ResponseModel => once!(response_model, "responseModel"),
+                Field::Content => read_once!(map, content, "content"),
+                Field::Api => read_once!(map, api, "api"),
+                Field::Provider => read_once!(map, provider, "provider"),
+                Field::Model => read_once!(map, model, "model"),
+                Field::Usage => read_once!(map, usage, "usage"),
+                Field::StopReason => read_once!(map, stop_reason, "stopReason"),
+                Field::Timestamp => read_once!(map, timestamp, "timestamp"),
+                Field::ResponseId => read_once!(map, response_id, "responseId"),
+                Field::ResponseModel => read_once!(map, response_model, "responseModel"),
                 Field::ProviderThinkingLevel => {
-                    once!(provider_thinking_level, "providerThinkingLevel")
+                    read_once!(map, provider_thinking_level, "providerThinkingLevel")
                 }
-                Field::Diagnostics => once!(diagnostics, "diagnostics"),
-                Field::RawStopReason => once!(raw_stop_reason, "rawStopReason"),
+                Field::Diagnostics => read_once!(map, diagnostics, "diagnostics"),
+                Field::RawStopReason => read_once!(map, raw_stop_reason, "rawStopReason"),
                 Field::ErrorMessage => {
-                    once!(error_message, "errorMessage");
+                    read_once!(map, error_message, "errorMessage");
                     error_before_timestamp = timestamp.is_none();
                 }
-                Field::EndTurn => once!(end_turn, "endTurn"),
-                Field::Deferred => once!(deferred, "deferred"),
+                Field::EndTurn => read_once!(map, end_turn, "endTurn"),
+                Field::Deferred => read_once!(map, deferred, "deferred"),
                 Field::Other => {
                     map.next_value::<de::IgnoredAny>()?;
                 }

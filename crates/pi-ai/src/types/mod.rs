@@ -1,5 +1,16 @@
 //! The pi-ai data model: content blocks, messages, usage and cost, models, context, tools.
 
+/// In a hand-written `visit_map`: reads the value of a key that must not repeat into its
+/// `Option` slot (`duplicate field` error otherwise, as `#[derive(Deserialize)]` gives).
+macro_rules! read_once {
+    ($map:ident, $slot:ident, $name:literal) => {{
+        if $slot.is_some() {
+            return Err(serde::de::Error::duplicate_field($name));
+        }
+        $slot = Some($map.next_value()?);
+    }};
+}
+
 mod assistant_serde;
 mod content;
 mod context;
@@ -7,6 +18,7 @@ mod message;
 mod model;
 mod options;
 mod usage;
+mod usage_serde;
 
 pub use content::*;
 pub use context::*;

@@ -5,9 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-#[path = "usage_serde.rs"]
-mod usage_serde;
-
 use super::model::{Model, ModelCost};
 
 /// Cost in US dollars per component: `{input, output, cacheRead, cacheWrite, total}`.

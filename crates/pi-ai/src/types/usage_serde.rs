@@ -9,7 +9,7 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Cost, Usage};
+use super::usage::{Cost, Usage};
 
 impl Serialize for Usage {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -104,30 +104,20 @@ impl<'de> Visitor<'de> for UsageVisitor {
         let mut cache_write_1h: Option<Option<u64>> = None;
         let mut reasoning: Option<Option<u64>> = None;
         let mut optional_before_total = false;
-
-        /// Reads the value of a key that must not repeat into its slot.
-        macro_rules! once {
-            ($slot:ident, $name:literal) => {{
-                if $slot.is_some() {
-                    return Err(de::Error::duplicate_field($name));
-                }
-                $slot = Some(map.next_value()?);
-            }};
-        }
         while let Some(key) = map.next_key::<Field>()? {
             match key {
-                Field::Input => once!(input, "input"),
-                Field::Output => once!(output, "output"),
-                Field::CacheRead => once!(cache_read, "cacheRead"),
-                Field::CacheWrite => once!(cache_write, "cacheWrite"),
-                Field::TotalTokens => once!(total_tokens, "totalTokens"),
-                Field::Cost => once!(cost, "cost"),
+                Field::Input => read_once!(map, input, "input"),
+                Field::Output => read_once!(map, output, "output"),
+                Field::CacheRead => read_once!(map, cache_read, "cacheRead"),
+                Field::CacheWrite => read_once!(map, cache_write, "cacheWrite"),
+                Field::TotalTokens => read_once!(map, total_tokens, "totalTokens"),
+                Field::Cost => read_once!(map, cost, "cost"),
                 Field::CacheWrite1h => {
-                    once!(cache_write_1h, "cacheWrite1h");
+                    read_once!(map, cache_write_1h, "cacheWrite1h");
                     optional_before_total = total_tokens.is_none();
                 }
                 Field::Reasoning => {
-                    once!(reasoning, "reasoning");
+                    read_once!(map, reasoning, "reasoning");
                     optional_before_total = total_tokens.is_none();
                 }
                 Field::Other => {
