@@ -1,6 +1,6 @@
 //! Contract point 9: abort while streaming and while tools run (spec §4.5 "Abort").
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,7 +1,7 @@
 //! The `Agent` API (ported from the reference's `agent.test.ts`, adapted to 0.85) and
 //! contract point 10: steering / follow-up queues and `continue` (spec §4.6).
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

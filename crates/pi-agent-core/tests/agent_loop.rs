@@ -3,7 +3,7 @@
 //! without `start`, steering after the whole batch, `prepare_next_turn` context swaps, and
 //! the continue entry point.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

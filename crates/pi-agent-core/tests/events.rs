@@ -1,7 +1,7 @@
 //! Contract points 1 and 2: the canonical event sequences (spec §4.6), the lone-`error`
 //! path, pi's JSON for each event, and state updated before delivery.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

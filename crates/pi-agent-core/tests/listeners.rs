@@ -2,7 +2,7 @@
 //! semantics of `prompt` / `wait_for_idle` / `is_streaming`, `Set` iteration semantics, and
 //! the synthesized failure sequence for a failing listener (spec §4.6, seed §3–4).
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! and joining; sequential vs parallel ordering (the seed's example); `terminate`; the
 //! `length` stop (spec §4.5, seed §7).
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The Anthropic bug inputs of the shared `bugs/` folder (vendored), each with its correct
 //! value, in every chunking.
 
-mod anthropic_google_support;
+use crate::anthropic_google_support;
 
 use anthropic_google_support::{CHUNKINGS, data, event_summary, model, replay};
 use pi_ai::providers::AnthropicMessages;

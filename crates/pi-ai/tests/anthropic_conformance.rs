@@ -3,7 +3,7 @@
 //! (usage and cost with the `run_pi.py` prices), and each request rebuilt from the goldens
 //! equals the golden request after the harness's normalization.
 
-mod anthropic_google_support;
+use crate::anthropic_google_support;
 
 use anthropic_google_support::{check_conformance_messages, check_conformance_requests};
 use pi_ai::providers::AnthropicMessages;

@@ -3,7 +3,7 @@
 //! One test only: synthesized tool-call ids carry a process-wide counter, and the golden
 //! `tool_edit` message expects the first id of the process (`edit_<NOW>_1`).
 
-mod anthropic_google_support;
+use crate::anthropic_google_support;
 
 use anthropic_google_support::{
     CHUNKINGS, Chunking, check_conformance_messages, check_conformance_requests,

@@ -2,7 +2,7 @@
 //! (random text, and recorded payloads cut or with bytes flipped) never panic and always end
 //! in `Ok` or `Err`; random read boundaries of every recorded stream give the whole-body result.
 
-mod anthropic_google_support;
+use crate::anthropic_google_support;
 
 use anthropic_google_support::{Chunking, data, message_json, model, normalize_google_ids, replay};
 use pi_ai::providers::{AnthropicMessages, GoogleGenerativeAi, WireApi};

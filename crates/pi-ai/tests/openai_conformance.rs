@@ -3,7 +3,7 @@
 //! bodies and headers (normalized as the harness does, rule 11: system prompt and tool
 //! descriptions masked; the Context is rebuilt from the golden run).
 
-mod openai_support;
+use crate::openai_support;
 
 use openai_support::{Chunking, data, replay_model};
 use pi_ai::event::{AssistantMessageEvent, PartialMessage};

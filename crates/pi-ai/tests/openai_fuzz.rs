@@ -2,7 +2,7 @@
 //! flipped, or replaced by noise) never panic, every event's content index points into the
 //! message; random read boundaries of recorded streams give the whole-body result.
 
-mod openai_support;
+use crate::openai_support;
 
 use openai_support::{Chunking, data, replay_model, run_stream};
 use pi_ai::event::PartialMessage;

@@ -11,8 +11,7 @@ use pi_ai::types::{
 };
 use serde_json::{Value, json};
 
-#[allow(dead_code)]
-mod openai_request_support;
+use crate::openai_request_support;
 use openai_request_support::*;
 
 fn chat(provider: &str, base_url: &str) -> Model {

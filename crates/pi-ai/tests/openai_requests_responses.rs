@@ -8,8 +8,7 @@ use pi_ai::types::{
 };
 use serde_json::json;
 
-#[allow(dead_code)]
-mod openai_request_support;
+use crate::openai_request_support;
 use openai_request_support::*;
 
 // ---------------------------------------------------------------- Responses body

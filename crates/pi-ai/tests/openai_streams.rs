@@ -2,7 +2,7 @@
 //! inputs: the final message must equal the reference's (`expected.json`), whatever the read
 //! sizes (whole body, line by line, 1-byte and 7-byte reads).
 
-mod openai_support;
+use crate::openai_support;
 
 use openai_support::{Chunking, data, replay_model, run_stream};
 use pi_ai::providers::WireApi;

@@ -3,7 +3,7 @@
 //! the final message equals the reference's `message` (timestamp and cost left out, Google's
 //! synthesized ids as `<generated>`) and the event sequence equals its `events`.
 
-mod anthropic_google_support;
+use crate::anthropic_google_support;
 
 use anthropic_google_support::{
     CHUNKINGS, data, data_json, event_summary, message_json, model, replay,

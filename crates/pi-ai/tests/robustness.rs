@@ -11,7 +11,7 @@
 //! SSE chunking-invariance lives in `tests/sse.rs`, the Anthropic/Google read-boundary
 //! property in `tests/mapper_fuzz.rs`.
 
-mod anthropic_google_support;
+use crate::anthropic_google_support;
 use anthropic_google_support as common;
 
 use common::data;

@@ -5,10 +5,7 @@
 //! `--api-key` bypasses the store; `--list-models` warns and exits 1. The file is never
 //! rewritten. (Checked against the TypeScript pi with `PI_RIG_BIN`.)
 
-mod support {
-    pub mod anthropic_sse;
-    pub mod binary_rig;
-}
+use crate::support;
 
 use std::process::Stdio;
 

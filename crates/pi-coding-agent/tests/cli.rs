@@ -1,9 +1,7 @@
 //! The `pi` command line through the real binary: parsing rules, error texts and exit codes
 //! as pi 0.85.0 prints them (each expected text was checked against the installed reference).
 
-mod support {
-    pub mod pi_bin;
-}
+use crate::support;
 
 use support::pi_bin::{Output, Sandbox, write};
 

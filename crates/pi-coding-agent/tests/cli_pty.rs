@@ -5,9 +5,7 @@
 //! pi's no-key refusal; [`reached_mode`] tells the modes apart by what they wrote before it
 //! (json mode: the session header line); rpc mode ends at end of input (exit 0, no output).
 
-mod support {
-    pub mod pi_bin;
-}
+use crate::support;
 
 use std::fs::File;
 use std::io::{Read, Write};

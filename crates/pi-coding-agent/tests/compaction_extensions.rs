@@ -4,8 +4,8 @@
 //! falling back to the default summary, several extensions in load order, and an extension's
 //! result used whatever its values (spec §2.2–2.4, §3.5).
 
-mod extensions_rig;
-mod session_support;
+use crate::extensions_rig;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -4,7 +4,7 @@
 //! session goes on; the split turn's two requests and the update of a previous summary are
 //! fitted too.
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

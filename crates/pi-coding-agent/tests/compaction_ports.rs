@@ -5,7 +5,7 @@
 //! session fixture is replaced by a generated session of the same shape (hundreds of
 //! entries, tool round trips), so no one's real transcript is vendored.
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -5,7 +5,7 @@
 //! `compaction_end`; an abort during the back-off cancels the compaction; an exhausted
 //! budget fails it with the last error.
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

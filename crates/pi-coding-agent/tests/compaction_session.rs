@@ -1,7 +1,7 @@
 //! Compaction inside a session on the faux provider: overflow recovery (once, then
 //! exhausted), manual compaction, and the extension-facing hooks.
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

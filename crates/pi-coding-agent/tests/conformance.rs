@@ -4,9 +4,7 @@
 //! Part of the default `cargo test`. `PI_CONFORMANCE_BIN=<path>` runs another binary instead
 //! (the TypeScript reference, say, to check the harness itself).
 
-mod support {
-    pub mod conformance;
-}
+use crate::support;
 
 use std::path::Path;
 

@@ -2,9 +2,7 @@
 //! goldens themselves: a raw run of the TypeScript pi 0.85.0 per scenario (`raw.json`, the
 //! unnormalized source of the goldens) must normalize to exactly `expected/`.
 
-mod support {
-    pub mod conformance;
-}
+use crate::support;
 
 use serde_json::{Value, json};
 use support::conformance::normalize::{

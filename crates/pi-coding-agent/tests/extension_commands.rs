@@ -4,7 +4,7 @@
 //! session itself. Mirrors pi-coding-agent 0.85.0 `createCommandContext` and the modes'
 //! `commandContextActions`.
 
-mod session_support;
+use crate::session_support;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

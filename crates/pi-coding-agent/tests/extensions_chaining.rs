@@ -1,7 +1,7 @@
 //! The extension runner on synthetic payloads: the tool hooks, the provider hooks, the
 //! `session_before_*` cancel results, and pi's event names and JSON (spec §2.2–2.4).
 
-mod extensions_support;
+use crate::extensions_support;
 
 use pi_ai::UserContent;
 use pi_coding_agent::extensions::events::*;

@@ -2,8 +2,8 @@
 //! error channel, queued `pi` requests, provider hooks, model/thinking/name events, binding,
 //! commands, and panic isolation (spec §1.4–1.7, §2.2–2.7).
 
-mod extensions_rig;
-mod session_support;
+use crate::extensions_rig;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -3,7 +3,7 @@
 //! before_agent_start, context, message_end) (spec §2.1–2.3). Ports the reference's
 //! `extensions-runner.test.ts` and `extensions-input-event.test.ts` where they apply.
 
-mod extensions_support;
+use crate::extensions_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,8 +2,8 @@
 //! the `SessionHooks` seam — input, before_agent_start, context, tool_call (block and
 //! failure), tool_result, message_end (spec §1.4–1.5, §2.2–2.3).
 
-mod extensions_rig;
-mod session_support;
+use crate::extensions_rig;
+use crate::session_support;
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{AssistantContent, Message, UserContent};

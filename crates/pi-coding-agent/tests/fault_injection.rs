@@ -19,10 +19,7 @@
 //! the slowest cases wait about a second; at most four cases run at once
 //! ([`support::binary_rig::slot`]), so load cannot stretch a normal reply past those limits.
 
-mod support {
-    pub mod anthropic_sse;
-    pub mod binary_rig;
-}
+use crate::support;
 
 use std::path::Path;
 

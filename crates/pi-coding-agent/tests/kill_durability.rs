@@ -2,10 +2,7 @@
 //! `cargo xtask kill-loop` runs (see `support/kill_loop.rs` for the conversation, the kill
 //! points and the checks). `PI_KILL_SEED` picks another seed.
 
-mod support {
-    pub mod anthropic_sse;
-    pub mod kill_loop;
-}
+use crate::support;
 
 use std::path::Path;
 

@@ -16,8 +16,7 @@
 //!
 //! 8 seeds per test by default; `PI_LISTENER_LOAD_SEEDS=<n>` runs more.
 
-mod extensions_rig;
-mod session_support;
+use crate::extensions_rig;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -4,8 +4,7 @@
 //! preference kept through a non-reasoning model. Ports the offline case of pi 0.85.0's
 //! `agent-session-model-switch-thinking.test.ts` onto the faux provider (spec §1.7, §2.2).
 
-mod extensions_rig;
-mod session_support;
+use crate::extensions_rig;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,10 +2,7 @@
 //! `buildSessionOptions`): the saved default (`defaultProvider`/`defaultModel`) when it is in
 //! the scope, else the first scoped model.
 
-mod support {
-    pub mod anthropic_sse;
-    pub mod binary_rig;
-}
+use crate::support;
 
 use pi_ai::testkit::ReplayServer;
 use serde_json::json;

@@ -4,10 +4,7 @@
 //! request's auth headers). A header value that cannot be resolved ends the request before
 //! anything is sent.
 
-mod support {
-    pub mod anthropic_sse;
-    pub mod binary_rig;
-}
+use crate::support;
 
 use pi_ai::testkit::ReplayServer;
 use serde_json::json;

@@ -2,9 +2,7 @@
 //! (spec §6.4). `PI_RPC_BIN` runs the same checks against another binary (the TypeScript
 //! reference passes them).
 
-mod support {
-    pub mod conformance;
-}
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Stdio;

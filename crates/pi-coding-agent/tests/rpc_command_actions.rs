@@ -3,8 +3,8 @@
 //! `modes/rpc/rpc-mode.ts`), and RPC `bash` asks the `user_bash` handlers first (spec §2.7,
 //! §6.4).
 
-mod rpc_support;
-mod session_support;
+use crate::rpc_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

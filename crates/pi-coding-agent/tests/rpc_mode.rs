@@ -1,8 +1,8 @@
 //! RPC mode in process: `run_rpc` over `tokio::io::duplex` with sessions on the faux provider
 //! (spec §6.4; observed reference values where noted).
 
-mod rpc_support;
-mod session_support;
+use crate::rpc_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -3,8 +3,8 @@
 //! before `session_start` runs (pi's `rebindSession`), and cancellations answer
 //! `{cancelled:true}` (spec §2.8, §6.4).
 
-mod rpc_support;
-mod session_support;
+use crate::rpc_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,8 +2,8 @@
 //! process: an extension on the session asks through `ctx.ui`, the test answers as the RPC
 //! client; `RpcUi`'s timeouts and cancellation directly.
 
-mod rpc_support;
-mod session_support;
+use crate::rpc_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,7 +2,7 @@
 //! listeners and error texts. Ports the offline cases of pi's `agent-session-branching.test.ts`
 //! and `agent-session-runtime.test.ts` (spec §2.8) onto the faux provider.
 
-mod session_support;
+use crate::session_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -7,10 +7,7 @@
 //! a 401. The replay server's request log carries the key exactly once, in the provider's
 //! auth header (`x-api-key` for Anthropic), and nowhere else (URL, other headers, body).
 
-mod support {
-    pub mod anthropic_sse;
-    pub mod binary_rig;
-}
+use crate::support;
 
 use std::path::Path;
 use std::process::Stdio;

@@ -1,7 +1,7 @@
 //! Session features on the faux provider: thinking level, session name, entries, user bash,
 //! model switching and cycling, statistics, `last_assistant_text`.
 
-mod session_support;
+use crate::session_support;
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{Message, StopReason};

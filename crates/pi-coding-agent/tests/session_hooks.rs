@@ -3,7 +3,7 @@
 //! (`input`, `before_agent_start`), `message_end` replacement, tool hooks, and the
 //! compactor's call points.
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

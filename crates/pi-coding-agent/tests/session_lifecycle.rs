@@ -2,7 +2,7 @@
 //! pi's `agent-session-concurrent.test.ts`), injected messages, preflight refusals, listener
 //! failures and `agent_settled`.
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

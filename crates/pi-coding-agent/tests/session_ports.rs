@@ -6,7 +6,7 @@
 //!
 //! The slow handlers sleep on Tokio's paused clock (no real socket is involved).
 
-mod session_support;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Auto-retry and abort on the faux provider (ports of pi's `agent-session-retry.test.ts`).
 
-mod session_support;
+use crate::session_support;
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{Message, StopReason};

@@ -9,9 +9,7 @@ use std::process::{Command, Stdio};
 use pi_ai::testkit::ReplayServer;
 use serde_json::{Value, json};
 
-mod support {
-    pub mod anthropic_sse;
-}
+use crate::support;
 
 use support::anthropic_sse::anthropic_text as answer;
 

@@ -3,10 +3,7 @@
 //!
 //! Part of the default `cargo test`; `PI_CONFORMANCE_BIN=<path>` runs another binary instead.
 
-mod support {
-    pub mod conformance;
-    pub mod streams;
-}
+use crate::support;
 
 use std::path::Path;
 

@@ -1,10 +1,7 @@
 //! The recorded-stream checker's pieces (`support/streams.rs`, a port of
 //! `conformance/check_streams.py`), tested without running the binary.
 
-mod support {
-    pub mod conformance;
-    pub mod streams;
-}
+use crate::support;
 
 use serde_json::json;
 use support::streams::{check_correct, first_assistant, follow_up, py_eq, streams, strip};

@@ -6,8 +6,8 @@
 //! of `session-manager/tree-traversal.test.ts`, plus the `session_before_tree` /
 //! `session_tree` hooks through a registered extension.
 
-mod extensions_rig;
-mod session_support;
+use crate::extensions_rig;
+use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 

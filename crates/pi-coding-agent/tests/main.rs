@@ -1,0 +1,73 @@
+//! One integration-test binary for the crate: every file beside this one is a module of it
+//! (one link instead of one per file keeps the debug build small). Helpers are declared
+//! here once; test files reach them with `use crate::<helper>;`.
+
+mod extensions_rig;
+mod extensions_support;
+mod rpc_support;
+mod session_support;
+mod support {
+    pub mod anthropic_sse;
+    pub mod binary_rig;
+    pub mod conformance;
+    pub mod kill_loop;
+    pub mod pi_bin;
+    pub mod streams;
+}
+
+mod abort_loop;
+mod auth_broken_binary;
+mod bad_files;
+mod bash_kill_tracked;
+mod bash_tool;
+mod cli;
+mod cli_pty;
+mod compaction;
+mod compaction_extensions;
+mod compaction_fit;
+mod compaction_ports;
+mod compaction_retry;
+mod compaction_retry_binary;
+mod compaction_session;
+mod config_startup;
+mod conformance;
+mod conformance_normalize;
+mod edit_diff_reference;
+mod extension_commands;
+mod extensions_api;
+mod extensions_chaining;
+mod extensions_config;
+mod extensions_lifecycle;
+mod extensions_runner;
+mod extensions_session;
+mod fault_injection;
+mod grep_find;
+mod kill_durability;
+mod listeners_load;
+mod model_cycling;
+mod model_scope_binary;
+mod modes_runs;
+mod modes_signals;
+mod read_ls_reference;
+mod request_headers_binary;
+mod rpc_binary;
+mod rpc_command_actions;
+mod rpc_mode;
+mod rpc_runtime;
+mod rpc_ui;
+mod runtime_host;
+mod secrets_binary;
+mod session_features;
+mod session_goldens;
+mod session_hooks;
+mod session_lifecycle;
+mod session_ports;
+mod session_retry;
+mod session_robustness;
+mod session_selection;
+mod session_store;
+mod session_tree_export;
+mod streams;
+mod streams_check;
+mod tools_files;
+mod tree_navigation;
