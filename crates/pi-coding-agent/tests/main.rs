@@ -69,5 +69,6 @@ mod session_store;
 mod session_tree_export;
 mod streams;
 mod streams_check;
+mod tool_prompts;
 mod tools_files;
 mod tree_navigation;

@@ -14,6 +14,9 @@
 //! separators; a custom base adds a final `\n`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent_core::AgentTool;
 
 use super::context_files::ContextFile;
 use super::paths::CONFIG_DIR_NAME;
@@ -60,6 +63,47 @@ pub struct SystemPromptOptions<'a> {
 /// Collapses a snippet to one line (whitespace runs become one space).
 pub fn one_line(snippet: &str) -> String {
     snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The parts of the default prompt that come from the active tools, in tool order: their
+/// names, their snippets (one line each; tools without one, or with only whitespace, are not
+/// listed) and their guidelines (trimmed, empty ones dropped; [`build_system_prompt`] drops
+/// duplicates). Mirrors pi-coding-agent 0.85.0 `_refreshToolRegistry` /
+/// `_rebuildSystemPrompt` (`_normalizePromptSnippet`, `_normalizePromptGuidelines`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolPromptParts {
+    /// Active tool names in order ([`SystemPromptOptions::selected_tools`]).
+    pub names: Vec<String>,
+    /// `(name, snippet)` pairs ([`SystemPromptOptions::tool_snippets`]).
+    pub snippets: Vec<(String, String)>,
+    /// Guidelines in tool order ([`SystemPromptOptions::prompt_guidelines`]).
+    pub guidelines: Vec<String>,
+}
+
+impl ToolPromptParts {
+    /// Collects the parts of `tools` (see the type docs).
+    pub fn of(tools: &[Arc<dyn AgentTool>]) -> Self {
+        let mut parts = ToolPromptParts::default();
+        for tool in tools {
+            let name = tool.name().to_owned();
+            if let Some(snippet) = tool
+                .prompt_snippet()
+                .map(one_line)
+                .filter(|s| !s.is_empty())
+            {
+                parts.snippets.push((name.clone(), snippet));
+            }
+            parts.guidelines.extend(
+                tool.prompt_guidelines()
+                    .iter()
+                    .map(|g| g.trim())
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned),
+            );
+            parts.names.push(name);
+        }
+        parts
+    }
 }
 
 fn project_context(files: &[ContextFile]) -> String {
