@@ -14,6 +14,7 @@ mod support {
     pub mod conformance;
     pub mod kill_loop;
     pub mod pi_bin;
+    pub mod replay_env;
     pub mod streams;
 }
 
