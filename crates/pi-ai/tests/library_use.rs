@@ -343,3 +343,48 @@ fn an_empty_base_url_means_the_sdk_default_endpoint() {
         assert_eq!(request.url, url, "{}", wire.api());
     }
 }
+
+#[tokio::test]
+async fn dropping_the_stream_mid_way_closes_the_request() {
+    let reply = Reply::sse(data(
+        "streams/anthropic-messages/thinking-signature-text.sse",
+    ))
+    .event_delay(Duration::from_millis(20));
+    let (_, server) = ReplayServer::start(vec![reply]).await.unwrap();
+    let m = model(
+        "anthropic-messages",
+        "anthropic",
+        "claude-sonnet-4-5",
+        server.base_url(),
+    );
+    let mut s = stream_simple(&m, &context(), options("test-key")).unwrap();
+    assert!(matches!(
+        s.next_event().await,
+        Some(AssistantMessageEvent::Start { .. })
+    ));
+    drop(s);
+    tokio::time::timeout(Duration::from_secs(10), server.wait_client_closed(0))
+        .await
+        .expect("dropping the stream closes the connection");
+}
+
+#[test]
+fn a_stream_started_outside_a_tokio_runtime_is_an_error_not_a_panic() {
+    let m = model(
+        "openai-completions",
+        "openai",
+        "gpt-4o-mini",
+        "http://127.0.0.1:9/v1".into(),
+    );
+    // Started here, with no runtime entered; consumed on a runtime afterwards.
+    let s = stream_simple(&m, &context(), options("k")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let message = runtime.block_on(s.result());
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("pi-ai streams must be started inside a Tokio runtime")
+    );
+}
