@@ -542,3 +542,79 @@ async fn abort_before_preflight_gives_operation_aborted() {
     assert_eq!(*texts.lock().unwrap(), ["Operation aborted"]);
     assert!(!take(&log).contains(&"execute a".to_owned()));
 }
+
+#[tokio::test]
+async fn a_panicking_listener_is_a_failure_of_the_run_not_of_the_process() {
+    let faux = FauxProvider::default();
+    faux.set_responses(vec![text("hello")]);
+    let agent = agent(&faux, vec![]);
+    let fired = Arc::new(Mutex::new(false));
+    let f = fired.clone();
+    agent.subscribe(move |event, _| {
+        let f = f.clone();
+        async move {
+            if matches!(&*event, AgentEvent::MessageEnd { message } if message.role() == "assistant")
+                && !std::mem::replace(&mut *f.lock().unwrap(), true)
+            {
+                panic!("listener bug");
+            }
+            Ok(())
+        }
+    });
+    agent.prompt("go").await.unwrap();
+    assert_eq!(agent.error_message().as_deref(), Some("listener bug"));
+    assert!(!agent.is_streaming());
+}
+
+#[tokio::test]
+async fn a_listener_failing_again_in_the_failure_sequence_makes_prompt_return_the_error() {
+    let faux = FauxProvider::default();
+    faux.set_responses(vec![text("hello")]);
+    let agent = agent(&faux, vec![]);
+    agent.subscribe(|event, _| async move {
+        match &*event {
+            AgentEvent::MessageEnd { message } if message.role() == "assistant" => {
+                Err(ListenerError::new("disk full"))
+            }
+            _ => Ok(()),
+        }
+    });
+    let err = agent.prompt("go").await.unwrap_err();
+    assert_eq!(err.to_string(), "disk full");
+    assert!(!agent.is_streaming());
+    // The agent is not left busy: the next prompt runs (and meets the same listener).
+    faux.set_responses(vec![text("again")]);
+    let err = agent.prompt("go").await.unwrap_err();
+    assert_eq!(err.to_string(), "disk full");
+    assert_eq!(faux.call_count(), 2);
+}
+
+#[tokio::test]
+async fn a_second_prompt_during_a_run_is_refused_with_pis_text() {
+    let log: Log = Arc::default();
+    let probe = Probe::new(ExecutionMode::Parallel, &log);
+    let faux = FauxProvider::default();
+    faux.set_responses(vec![calls(&[("probe", "a", "wait")]), text("done")]);
+    let agent = agent(&faux, vec![probe.clone()]);
+    let refused: Log = Arc::default();
+    let (a, r, gate) = (agent.clone(), refused.clone(), probe.gate.clone());
+    agent.subscribe(move |event, _| {
+        let (a, r, gate) = (a.clone(), r.clone(), gate.clone());
+        async move {
+            if let AgentEvent::ToolExecutionStart { .. } = &*event {
+                let err = a.prompt("second").await.unwrap_err();
+                r.lock().unwrap().push(err.to_string());
+                gate.notify_one();
+            }
+            Ok(())
+        }
+    });
+    agent.prompt("go").await.unwrap();
+    assert_eq!(
+        *refused.lock().unwrap(),
+        [
+            "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+        ]
+    );
+    assert_eq!(faux.call_count(), 2);
+}
