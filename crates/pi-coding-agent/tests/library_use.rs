@@ -294,3 +294,99 @@ async fn a_file_backed_session_with_extensions_and_a_custom_tool_resumes_from_it
     let reread = SessionStore::open(&path, &cwd).unwrap();
     assert!(reread.len() > 7, "entries: {}", reread.len());
 }
+
+#[tokio::test]
+async fn failing_extension_handlers_block_the_tool_or_are_reported_and_prompt_waits_for_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Arc<Mutex<Vec<String>>> = Arc::default();
+    let runner = ExtensionRunner::builder(dir.path())
+        .extension(FnExtension::new("panicky", |pi| {
+            pi.on::<ToolCallEvent, _>(|event, _ctx| {
+                Box::pin(async move {
+                    if event.input["cmd"] == "boom" {
+                        panic!("guard crashed");
+                    }
+                    Ok(None)
+                })
+            });
+            pi.on::<InputEvent, _>(|_event, _ctx| {
+                Box::pin(async move {
+                    Err(pi_coding_agent::extensions::HandlerError::new(
+                        "bad input hook",
+                    ))
+                })
+            });
+            Ok(())
+        }))
+        .build();
+    let reported: Arc<Mutex<Vec<String>>> = Arc::default();
+    let r = reported.clone();
+    runner.on_error(Arc::new(move |e| {
+        r.lock()
+            .unwrap()
+            .push(format!("{} {} {}", e.extension_path, e.event, e.error));
+    }));
+    let hooks = ExtensionHooks::new(runner);
+    let faux = FauxProvider::new(FauxOptions::default());
+    faux.set_responses(vec![
+        faux_assistant_message(
+            vec![faux_tool_call(
+                "echo",
+                json!({"cmd": "boom"}).as_object().unwrap().clone(),
+                Some("c1"),
+            )],
+            FauxMessageOptions {
+                stop_reason: Some(StopReason::ToolUse),
+                ..Default::default()
+            },
+        )
+        .into(),
+        faux_assistant_message(vec![faux_text("done")], Default::default()).into(),
+    ]);
+    let s = session(
+        &faux,
+        Arc::new(Mutex::new(SessionStore::in_memory("/tmp"))),
+        hooks.clone(),
+        &runs,
+    );
+    hooks.bind(&s, "startup", None).await;
+    let kinds: Arc<Mutex<Vec<String>>> = Arc::default();
+    let k = kinds.clone();
+    s.subscribe(move |event| {
+        let json = event.to_json_mode();
+        let kind = json["type"].as_str().unwrap_or_default().to_owned();
+        if kind == "tool_execution_end" {
+            let text = json["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            k.lock().unwrap().push(format!("tool_execution_end {text}"));
+        } else if kind == "agent_settled" {
+            k.lock().unwrap().push(kind);
+        }
+        Ok(())
+    });
+    s.prompt("hi", PromptOptions::default()).await.unwrap();
+    // A panicking tool_call handler blocks the call with pi's text and is not reported.
+    assert!(runs.lock().unwrap().is_empty());
+    assert_eq!(
+        *kinds.lock().unwrap(),
+        [
+            "tool_execution_end Extension failed, blocking execution: guard crashed",
+            "agent_settled",
+        ]
+    );
+    // A failing input handler is reported; the input goes on unchanged.
+    assert_eq!(*reported.lock().unwrap(), ["panicky input bad input hook"]);
+}
+
+#[tokio::test]
+async fn a_session_without_a_model_refuses_prompts_with_pis_text() {
+    let s = AgentSession::builder().build().unwrap();
+    let err = s.prompt("hi", PromptOptions::default()).await.unwrap_err();
+    // The first line is pi's; the help after it names the docs (`docs_dir`).
+    let text = err.to_string();
+    assert_eq!(
+        text.lines().next(),
+        Some("No API key found for the selected model.")
+    );
+}
