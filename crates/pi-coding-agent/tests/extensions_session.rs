@@ -340,6 +340,95 @@ async fn a_tool_registered_at_run_time_can_be_activated_by_a_later_request() {
     assert_eq!(active_tools(&r), ["late", "grep"]);
 }
 
+/// `pi.get_active_tools()` / `pi.get_all_tools()` (pi 0.85.0 `getActiveTools`, `getAllTools`):
+/// the active names and every registry tool with its source — the session's own tool is
+/// `Sdk`, an available built-in `Builtin`, extension tools carry the registering extension's
+/// path (also when registered at run time); nothing before a session is bound.
+#[tokio::test]
+async fn get_active_tools_and_get_all_tools_read_the_registry() {
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, Vec<(String, ToolSource)>)>>>;
+    let seen: Seen = Default::default();
+    let record = seen.clone();
+    let r = rig(
+        vec![text("one"), text("two")],
+        vec![
+            ext("deploy.ts", move |pi| {
+                pi.register_tool(std::sync::Arc::new(Named("deploy")));
+                let handle = pi.pi();
+                let record = record.clone();
+                pi.on::<AgentEndEvent, _>(move |_, _| {
+                    let handle = handle.clone();
+                    let record = record.clone();
+                    Box::pin(async move {
+                        let active = handle.get_active_tools().unwrap();
+                        let all = handle
+                            .get_all_tools()
+                            .unwrap()
+                            .into_iter()
+                            .map(|t| (t.name, t.source))
+                            .collect();
+                        record.lock().unwrap().push((active, all));
+                        if record.lock().unwrap().len() == 1 {
+                            handle
+                                .register_tool(std::sync::Arc::new(Named("late")))
+                                .unwrap();
+                            handle.set_active_tools(vec!["grep".into()]).unwrap();
+                        }
+                        Ok(None)
+                    })
+                });
+                Ok(())
+            }),
+            ext("lint.ts", |pi| {
+                pi.register_tool(std::sync::Arc::new(Named("lint")));
+                Ok(())
+            }),
+        ],
+    );
+    r.hooks
+        .set_available_tools(vec![std::sync::Arc::new(Named("grep"))]);
+    r.hooks.attach(&r.session);
+    for prompt in ["a", "b"] {
+        r.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+        r.hooks.flush_requests().await;
+    }
+    let from = |p: &str| ToolSource::Extension { path: p.into() };
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen[0],
+        (
+            vec!["echo".into(), "deploy".into(), "lint".into()],
+            vec![
+                ("grep".into(), ToolSource::Builtin),
+                ("echo".into(), ToolSource::Sdk),
+                ("deploy".into(), from("deploy.ts")),
+                ("lint".into(), from("lint.ts")),
+            ]
+        )
+    );
+    assert_eq!(seen[1].0, ["grep"]);
+    assert_eq!(seen[1].1.last(), Some(&("late".into(), from("deploy.ts"))));
+    assert_eq!(seen[1].1.len(), 5);
+    assert_eq!(active_tools(&r), ["grep"]);
+
+    // A runner no session is bound to: nothing to report.
+    let kept: std::sync::Arc<std::sync::Mutex<Option<Pi>>> = Default::default();
+    let keep = kept.clone();
+    let _runner = ExtensionRunner::builder("/tmp")
+        .extension(BoxedExtension(ext("alone.ts", move |pi| {
+            pi.register_tool(std::sync::Arc::new(Named("alone")));
+            *keep.lock().unwrap() = Some(pi.pi());
+            Ok(())
+        })))
+        .build();
+    let pi = kept.lock().unwrap().clone().unwrap();
+    assert!(pi.get_all_tools().unwrap().is_empty());
+    assert!(pi.get_active_tools().unwrap().is_empty());
+}
+
 /// `--exclude-tools echo` and `--tools` as the hooks' filter: the session's own tool and
 /// extension tools are filtered alike, and an allowlist activates every allowed tool.
 #[tokio::test]

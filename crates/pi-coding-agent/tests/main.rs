@@ -1,6 +1,8 @@
 //! One integration-test binary for the crate: every file beside this one is a module of it
 //! (one link instead of one per file keeps the debug build small). Helpers are declared
-//! here once; test files reach them with `use crate::<helper>;`.
+//! here once; test files reach them with `use crate::<helper>;`. Two files are binaries of their
+//! own, for process-wide effects: `secrets.rs` (sets an environment variable, installs a
+//! tracing subscriber) and `bash_kill_tracked.rs` (kills every bash command of the process).
 
 mod extensions_rig;
 mod extensions_support;
@@ -18,7 +20,6 @@ mod support {
 mod abort_loop;
 mod auth_broken_binary;
 mod bad_files;
-mod bash_kill_tracked;
 mod bash_tool;
 mod cli;
 mod cli_pty;

@@ -34,6 +34,7 @@ mod hook_bridge;
 pub mod provider_hooks;
 pub mod runner;
 pub mod session_hooks;
+pub mod tool_info;
 mod tool_registry;
 
 pub use api::{
@@ -57,3 +58,4 @@ pub use extension::{
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
 pub use session_hooks::{ExtensionHooks, ShutdownHandler};
+pub use tool_info::{ToolInfo, ToolSource};

@@ -20,12 +20,14 @@ use super::context::SessionView;
 use super::errors::ExtensionErrorRecord;
 use super::events as ev;
 use super::runner::ExtensionRunner;
+use super::tool_info::ToolInfo;
 use super::tool_registry::ToolRegistry;
 use crate::session::{self as s, AgentSession, CustomMessageOptions, UserMessageOptions};
 use crate::tools::ToolFilter;
 
-/// Read access to an [`AgentSession`] for `ctx`.
-struct SessionReader(AgentSession);
+/// Read access to an [`AgentSession`] (and the hooks' tool registry) for `ctx` and the `pi`
+/// handles.
+struct SessionReader(AgentSession, Arc<Mutex<ToolRegistry>>);
 
 impl SessionView for SessionReader {
     fn session_id(&self) -> String {
@@ -63,6 +65,9 @@ impl SessionView for SessionReader {
         self.0
             .agent()
             .with_state(|st| st.tools.iter().map(|t| t.name().to_owned()).collect())
+    }
+    fn all_tools(&self) -> Vec<ToolInfo> {
+        self.1.lock().map(|r| r.infos()).unwrap_or_default()
     }
 }
 
@@ -148,12 +153,14 @@ impl ExtensionHooks {
     /// the initial build activates every extension tool, spec §1.8; the rules, filter
     /// included, are in `extensions/tool_registry.rs`).
     pub fn attach(&self, session: &AgentSession) {
-        self.runner
-            .set_session(Arc::new(SessionReader(session.clone())));
+        self.runner.set_session(Arc::new(SessionReader(
+            session.clone(),
+            Arc::clone(&self.tools),
+        )));
         let active: Vec<Arc<dyn AgentTool>> = session.agent().with_state(|st| st.tools.clone());
         let available = self.available.lock().map(|a| a.clone()).unwrap_or_default();
         if let Ok(mut registry) = self.tools.lock() {
-            let next = registry.build(&available, &active, self.runner.tools());
+            let next = registry.build(&available, &active, self.runner.tools_by_extension());
             if !same_tools(&next, &active) {
                 session.set_active_tools(next);
             }
@@ -386,13 +393,16 @@ async fn execute(
                 session.set_active_tools(active);
             }
         }
-        ExtensionRequest::RegisterTool(tool) => {
-            runner.add_runtime_tool(Arc::clone(&tool));
+        ExtensionRequest::RegisterTool {
+            extension_path,
+            tool,
+        } => {
+            runner.add_runtime_tool(&extension_path, Arc::clone(&tool));
             let active = session.agent().with_state(|st| st.tools.clone());
             let next = tools
                 .lock()
                 .ok()
-                .and_then(|mut r| r.register(tool, &active));
+                .and_then(|mut r| r.register(&extension_path, tool, &active));
             if let Some(next) = next {
                 session.set_active_tools(next);
             }
