@@ -1,7 +1,7 @@
 //! [`ExtensionHooks`]: what an [`AgentSession`] gets when extensions are registered — binding
 //! the session to the runner (`ctx`, command actions, `session_start`), `user_bash`, and the
 //! executor of the extensions' queued `pi`/`ctx` requests. The translation of every session
-//! hook into its extension event is [`super::hook_bridge`].
+//! hook into its extension event is `hook_bridge`.
 //!
 //! Mirrors how pi-coding-agent 0.85.0 `core/agent-session.ts` calls its `ExtensionRunner`
 //! (`_handleAgentEvent`, `_installAgentToolHooks`, `prompt`, `bindExtensions`). The hooks
