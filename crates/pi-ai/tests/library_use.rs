@@ -196,7 +196,7 @@ async fn abort_mid_stream(api: &str, provider: &str, id: &str, sse: &str) -> Ass
             tokio::time::timeout(Duration::from_secs(10), server.wait_client_closed(0))
                 .await
                 .unwrap_or_else(|_| panic!("{api}: the request's connection stays open"));
-            error
+            *error
         }
         other => panic!("{api}: ended with {:?}", other.map(|e| e.kind())),
     }

@@ -503,7 +503,10 @@ impl Request {
 
     async fn push_error(&mut self, reason: StopReason, error: AssistantMessage) {
         self.sink
-            .push(AssistantMessageEvent::Error { reason, error })
+            .push(AssistantMessageEvent::Error {
+                reason,
+                error: Box::new(error),
+            })
             .await;
     }
 
@@ -565,8 +568,11 @@ impl Request {
                 Ok(())
             }
             reason => {
-                self.push(AssistantMessageEvent::Done { reason, message })
-                    .await;
+                self.push(AssistantMessageEvent::Done {
+                    reason,
+                    message: Box::new(message),
+                })
+                .await;
                 Ok(())
             }
         }
@@ -708,7 +714,7 @@ impl Request {
         });
         self.push(AssistantMessageEvent::ToolcallEnd {
             content_index: index,
-            tool_call: call.clone(),
+            tool_call: Box::new(call.clone()),
             partial: partial.clone(),
         })
         .await

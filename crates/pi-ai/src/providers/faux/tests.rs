@@ -62,8 +62,8 @@ fn text_message(text: &str) -> FauxStep {
 
 fn last(events: &[AssistantMessageEvent]) -> (StopReason, AssistantMessage) {
     match events.last() {
-        Some(AssistantMessageEvent::Done { reason, message }) => (*reason, message.clone()),
-        Some(AssistantMessageEvent::Error { reason, error }) => (*reason, error.clone()),
+        Some(AssistantMessageEvent::Done { reason, message }) => (*reason, (**message).clone()),
+        Some(AssistantMessageEvent::Error { reason, error }) => (*reason, (**error).clone()),
         other => panic!("no terminal event: {other:?}"),
     }
 }
