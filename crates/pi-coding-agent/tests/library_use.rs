@@ -12,9 +12,7 @@ use pi_ai::providers::faux::{
     faux_tool_call,
 };
 use pi_ai::{Context, Message, StopReason, UserContent};
-use pi_coding_agent::config::system_prompt::{
-    DocsPaths, SystemPromptOptions, ToolPromptParts, build_system_prompt,
-};
+use pi_coding_agent::config::system_prompt::{DocsPaths, SystemPromptBase};
 use pi_coding_agent::extensions::events::{InputEvent, InputResult, ToolCallEvent, ToolCallResult};
 use pi_coding_agent::extensions::{ExtensionHooks, ExtensionRunner, FnExtension};
 use pi_coding_agent::session::{AgentSession, AgentSessionEvent, PromptOptions, SystemPromptFn};
@@ -65,25 +63,19 @@ impl AgentTool for Echo {
 }
 
 fn prompt_fn() -> SystemPromptFn {
-    let docs = DocsPaths {
-        readme: "/pi/README.md".into(),
-        docs: "/pi/docs".into(),
-        examples: "/pi/examples".into(),
-    };
-    Arc::new(move |tools: &[Arc<dyn AgentTool>]| {
-        let parts = ToolPromptParts::of(tools);
-        build_system_prompt(&SystemPromptOptions {
-            custom_prompt: None,
-            selected_tools: Some(&parts.names),
-            tool_snippets: &parts.snippets,
-            prompt_guidelines: &parts.guidelines,
-            append_system_prompt: None,
-            cwd: Path::new("/work"),
-            context_files: &[],
-            skills: &[],
-            docs: &docs,
-        })
-    })
+    SystemPromptBase {
+        custom_prompt: None,
+        append_system_prompt: None,
+        cwd: "/work".into(),
+        context_files: Vec::new(),
+        skills: Vec::new(),
+        docs: DocsPaths {
+            readme: "/pi/README.md".into(),
+            docs: "/pi/docs".into(),
+            examples: "/pi/examples".into(),
+        },
+    }
+    .into_prompt_fn()
 }
 
 fn runner(cwd: &Path) -> ExtensionRunner {

@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use pi_ai::providers::faux::{FauxOptions, FauxProvider};
-use pi_coding_agent::config::system_prompt::{
-    DocsPaths, SystemPromptOptions, ToolPromptParts, build_system_prompt,
-};
+use pi_coding_agent::config::system_prompt::{DocsPaths, SystemPromptBase, ToolPromptParts};
 use pi_coding_agent::extensions::events::AgentEndEvent;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::session::{AgentSession, SystemPromptFn};
@@ -60,25 +58,19 @@ impl AgentTool for Prompted {
 }
 
 fn prompt_fn() -> SystemPromptFn {
-    let docs = DocsPaths {
-        readme: "/pi/README.md".into(),
-        docs: "/pi/docs".into(),
-        examples: "/pi/examples".into(),
-    };
-    Arc::new(move |tools: &[Arc<dyn AgentTool>]| {
-        let parts = ToolPromptParts::of(tools);
-        build_system_prompt(&SystemPromptOptions {
-            custom_prompt: None,
-            selected_tools: Some(&parts.names),
-            tool_snippets: &parts.snippets,
-            prompt_guidelines: &parts.guidelines,
-            append_system_prompt: None,
-            cwd: Path::new("/work"),
-            context_files: &[],
-            skills: &[],
-            docs: &docs,
-        })
-    })
+    SystemPromptBase {
+        custom_prompt: None,
+        append_system_prompt: None,
+        cwd: "/work".into(),
+        context_files: Vec::new(),
+        skills: Vec::new(),
+        docs: DocsPaths {
+            readme: "/pi/README.md".into(),
+            docs: "/pi/docs".into(),
+            examples: "/pi/examples".into(),
+        },
+    }
+    .into_prompt_fn()
 }
 
 /// The lines of one section of the prompt (`Available tools:`, `Guidelines:`).

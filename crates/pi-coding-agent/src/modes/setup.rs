@@ -45,9 +45,7 @@ use crate::config::registry::ModelRegistry;
 use crate::config::resources::{ResourceOptions, Resources};
 use crate::config::settings::SettingsManager;
 use crate::config::skills::Skill;
-use crate::config::system_prompt::{
-    DocsPaths, SystemPromptOptions, ToolPromptParts, build_system_prompt,
-};
+use crate::config::system_prompt::{DocsPaths, SystemPromptBase};
 use crate::config::templates::PromptTemplate;
 use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
 use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
@@ -415,7 +413,7 @@ impl SessionConfig {
     }
 }
 
-/// The base system prompt for a list of active tool names, from the loaded resources (pi
+/// The base system prompt for the active tools, from the loaded resources (pi
 /// `_rebuildSystemPrompt`): the session's first prompt, and its prompt after the active tools
 /// change.
 fn prompt_for_tools(
@@ -423,25 +421,15 @@ fn prompt_for_tools(
     cwd: &Path,
     docs: DocsPaths,
 ) -> crate::session::agent_session::SystemPromptFn {
-    let custom = resources.prompts.system_prompt.clone();
-    let append = resources.prompts.append_system_prompt.clone();
-    let context_files = resources.context_files.clone();
-    let skills = resources.skills.skills.clone();
-    let cwd = cwd.to_path_buf();
-    Arc::new(move |tools: &[Arc<dyn AgentTool>]| {
-        let parts = ToolPromptParts::of(tools);
-        build_system_prompt(&SystemPromptOptions {
-            custom_prompt: custom.as_deref(),
-            selected_tools: Some(&parts.names),
-            tool_snippets: &parts.snippets,
-            prompt_guidelines: &parts.guidelines,
-            append_system_prompt: append.as_deref(),
-            cwd: &cwd,
-            context_files: &context_files,
-            skills: &skills,
-            docs: &docs,
-        })
-    })
+    SystemPromptBase {
+        custom_prompt: resources.prompts.system_prompt.clone(),
+        append_system_prompt: resources.prompts.append_system_prompt.clone(),
+        cwd: cwd.to_path_buf(),
+        context_files: resources.context_files.clone(),
+        skills: resources.skills.skills.clone(),
+        docs,
+    }
+    .into_prompt_fn()
 }
 
 /// The scoped model a new session starts on (pi 0.85.0 `buildSessionOptions`): the saved

@@ -151,6 +151,50 @@ fn guidelines(tools: &[&str], extra: &[String]) -> Vec<String> {
     out
 }
 
+/// Everything the default prompt is built from except the tools, owned: what a session needs
+/// to rebuild its prompt whenever its active tools change (pi 0.85.0 `_rebuildSystemPrompt`,
+/// which reads the same inputs from its resource loader).
+#[derive(Clone, Debug)]
+pub struct SystemPromptBase {
+    /// A custom base prompt (text already resolved).
+    pub custom_prompt: Option<String>,
+    /// The append text (already joined with `\n\n`).
+    pub append_system_prompt: Option<String>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Context files in order.
+    pub context_files: Vec<ContextFile>,
+    /// Loaded skills.
+    pub skills: Vec<Skill>,
+    /// Documentation paths.
+    pub docs: DocsPaths,
+}
+
+impl SystemPromptBase {
+    /// The prompt for the active `tools`, in order ([`ToolPromptParts::of`] +
+    /// [`build_system_prompt`]).
+    pub fn build(&self, tools: &[Arc<dyn AgentTool>]) -> String {
+        let parts = ToolPromptParts::of(tools);
+        build_system_prompt(&SystemPromptOptions {
+            custom_prompt: self.custom_prompt.as_deref(),
+            selected_tools: Some(&parts.names),
+            tool_snippets: &parts.snippets,
+            prompt_guidelines: &parts.guidelines,
+            append_system_prompt: self.append_system_prompt.as_deref(),
+            cwd: &self.cwd,
+            context_files: &self.context_files,
+            skills: &self.skills,
+            docs: &self.docs,
+        })
+    }
+
+    /// [`Self::build`] as a session's prompt function, for
+    /// [`AgentSessionBuilder::system_prompt_for_tools`](crate::session::AgentSessionBuilder::system_prompt_for_tools).
+    pub fn into_prompt_fn(self) -> crate::session::SystemPromptFn {
+        Arc::new(move |tools: &[Arc<dyn AgentTool>]| self.build(tools))
+    }
+}
+
 /// Builds the prompt (see the module docs for the structure).
 pub fn build_system_prompt(o: &SystemPromptOptions<'_>) -> String {
     let cwd = o.cwd.to_string_lossy().replace('\\', "/");
