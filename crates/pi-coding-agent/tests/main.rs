@@ -54,6 +54,7 @@ mod modes_runs;
 mod modes_signals;
 mod read_ls_reference;
 mod request_headers_binary;
+mod resources_binary;
 mod rpc_binary;
 mod rpc_command_actions;
 mod rpc_mode;

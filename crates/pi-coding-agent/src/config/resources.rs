@@ -11,9 +11,10 @@
 use std::path::{Path, PathBuf};
 
 use super::context_files::{ContextFile, load_project_context_files};
+use super::settings::ScopedResourcePaths;
 use super::skills::{LoadedSkills, SkillSources, load_skills};
 use super::system_prompt::{PromptSources, resolve_prompt_sources};
-use super::templates::{PromptTemplate, load_prompt_templates};
+use super::templates::{PromptTemplate, TemplateSources, load_templates};
 
 /// Paths an extension's `resources_discover` handler returned.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,10 +44,10 @@ pub struct ResourceOptions {
     pub home: PathBuf,
     /// Project trust decision.
     pub project_trusted: bool,
-    /// Settings `skills` paths.
-    pub settings_skill_paths: Vec<String>,
-    /// Settings `prompts` paths.
-    pub settings_prompt_paths: Vec<String>,
+    /// Settings `skills` entries, resolved per settings file.
+    pub settings_skill_paths: ScopedResourcePaths,
+    /// Settings `prompts` entries, resolved per settings file.
+    pub settings_prompt_paths: ScopedResourcePaths,
     /// `--skill` paths.
     pub cli_skill_paths: Vec<String>,
     /// `--prompt-template` paths.
@@ -118,7 +119,7 @@ impl Resources {
         let cli = merged(&opts.cli_skill_paths, &self.extra_skill_paths);
         self.skills = load_skills(&SkillSources {
             project_trusted: opts.project_trusted,
-            settings_paths: &opts.settings_skill_paths,
+            settings: &opts.settings_skill_paths,
             cli_paths: &cli,
             no_skills: opts.no_skills,
             ..SkillSources::new(&opts.cwd, &opts.agent_dir, &opts.home)
@@ -126,20 +127,15 @@ impl Resources {
     }
 
     fn reload_templates(&mut self, opts: &ResourceOptions) {
-        let mut paths = if opts.no_prompt_templates {
-            Vec::new()
-        } else {
-            opts.settings_prompt_paths.clone()
-        };
-        paths = merged(&paths, &opts.cli_prompt_paths);
-        paths = merged(&paths, &self.extra_prompt_paths);
-        self.templates = load_prompt_templates(
-            &opts.cwd,
-            &opts.agent_dir,
-            opts.project_trusted,
-            !opts.no_prompt_templates,
-            &paths,
-        );
+        let paths = merged(&opts.cli_prompt_paths, &self.extra_prompt_paths);
+        self.templates = load_templates(&TemplateSources {
+            cwd: &opts.cwd,
+            agent_dir: &opts.agent_dir,
+            project_trusted: opts.project_trusted,
+            include_defaults: !opts.no_prompt_templates,
+            settings: &opts.settings_prompt_paths,
+            paths: &paths,
+        });
     }
 
     /// Adds extension-discovered paths (pi's `extendResources`) and reloads what they affect.
@@ -185,8 +181,8 @@ mod tests {
             agent_dir: root.join("agent"),
             home: root.join("home"),
             project_trusted: true,
-            settings_skill_paths: vec![],
-            settings_prompt_paths: vec![],
+            settings_skill_paths: ScopedResourcePaths::default(),
+            settings_prompt_paths: ScopedResourcePaths::default(),
             cli_skill_paths: vec![],
             cli_prompt_paths: vec![],
             no_skills: false,

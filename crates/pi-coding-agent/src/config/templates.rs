@@ -1,8 +1,12 @@
 //! Prompt templates: `*.md` files expanded by `/name args`.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/prompt-templates.js`:
-//! - sources: `<agentDir>/prompts`, trusted `<cwd>/.pi/prompts` (non-recursive `*.md`), then
-//!   settings / CLI paths (directories non-recursive, or single `.md` files); name = file stem;
+//! - sources, in pi's precedence order (`DefaultPackageManager.resolve` ranks, then the
+//!   resource loader's first-wins de-duplication by name): the project settings' `prompts`
+//!   entries, trusted `<cwd>/.pi/prompts`, the global settings' entries, `<agentDir>/prompts`,
+//!   then `--prompt-template` / extension paths. Settings directories are walked recursively
+//!   (dot entries and `node_modules` skipped); the default directories and explicit
+//!   directories are not; a file must end in `.md`; name = file stem;
 //!   description = frontmatter `description`, else the first non-empty body line (60 chars,
 //!   `...` when cut); `argument-hint` is kept;
 //! - arguments split bash-like (quotes group, no escapes);
@@ -14,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter::parse_frontmatter;
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
+use super::settings::ScopedResourcePaths;
 
 /// A loaded template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,7 +80,115 @@ pub fn load_templates_from_dir(dir: &Path) -> Vec<PromptTemplate> {
         .collect()
 }
 
-/// Loads templates from the default directories (`include_defaults`) and explicit paths.
+/// `*.md` files under `dir`, recursively, sorted per directory; dot entries and
+/// `node_modules` are skipped (pi's `collectFiles` for a settings directory; its ignore files
+/// are not read).
+fn collect_md_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && name != "node_modules"
+        })
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            collect_md_files(&p, out);
+        } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// Where templates come from (see the module docs for the order).
+#[derive(Clone, Copy, Debug)]
+pub struct TemplateSources<'a> {
+    /// The working directory (explicit paths resolve against it).
+    pub cwd: &'a Path,
+    /// The agent directory.
+    pub agent_dir: &'a Path,
+    /// Whether `<cwd>/.pi/prompts` may load.
+    pub project_trusted: bool,
+    /// Whether the settings entries and the default directories load (not with
+    /// `--no-prompt-templates`).
+    pub include_defaults: bool,
+    /// The settings' `prompts` entries, already resolved per file.
+    pub settings: &'a ScopedResourcePaths,
+    /// `--prompt-template` and extension paths (resolved against `cwd`).
+    pub paths: &'a [String],
+}
+
+/// Loads the templates of `src`, first of each name winning (a later namesake is dropped,
+/// as pi's `dedupePrompts` does).
+pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    // `auto`: a default directory, whose dot entries pi's `collectAutoPromptEntries` skips.
+    let md_files = |dir: &Path, auto: bool| -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| !auto || !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        paths.sort();
+        paths
+    };
+    let settings_entries = |entries: &[PathBuf], files: &mut Vec<PathBuf>| {
+        for p in entries {
+            if p.is_dir() {
+                collect_md_files(p, files);
+            } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
+                files.push(p.clone());
+            }
+        }
+    };
+    if src.include_defaults {
+        settings_entries(&src.settings.project, &mut files);
+        if src.project_trusted {
+            files.extend(md_files(
+                &src.cwd.join(CONFIG_DIR_NAME).join("prompts"),
+                true,
+            ));
+        }
+        settings_entries(&src.settings.user, &mut files);
+        files.extend(md_files(&src.agent_dir.join("prompts"), true));
+    }
+    for raw in src.paths {
+        let p = resolve_path(raw.trim(), src.cwd);
+        if p.is_dir() {
+            files.extend(md_files(&p, false));
+        } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
+            files.push(p);
+        }
+    }
+    let mut seen_files: Vec<PathBuf> = Vec::new();
+    let mut out: Vec<PromptTemplate> = Vec::new();
+    for f in files {
+        let real = std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone());
+        if seen_files.contains(&real) {
+            continue;
+        }
+        seen_files.push(real);
+        if let Some(t) = load_template_from_file(&f)
+            && !out.iter().any(|e| e.name == t.name)
+        {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Loads templates from the default directories (`include_defaults`) and explicit paths,
+/// without settings entries (see [`load_templates`]).
 pub fn load_prompt_templates(
     cwd: &Path,
     agent_dir: &Path,
@@ -83,24 +196,14 @@ pub fn load_prompt_templates(
     include_defaults: bool,
     paths: &[String],
 ) -> Vec<PromptTemplate> {
-    let mut out = Vec::new();
-    if include_defaults {
-        out.extend(load_templates_from_dir(&agent_dir.join("prompts")));
-        if project_trusted {
-            out.extend(load_templates_from_dir(
-                &cwd.join(CONFIG_DIR_NAME).join("prompts"),
-            ));
-        }
-    }
-    for raw in paths {
-        let p = resolve_path(raw.trim(), cwd);
-        if p.is_dir() {
-            out.extend(load_templates_from_dir(&p));
-        } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
-            out.extend(load_template_from_file(&p));
-        }
-    }
-    out
+    load_templates(&TemplateSources {
+        cwd,
+        agent_dir,
+        project_trusted,
+        include_defaults,
+        settings: &ScopedResourcePaths::default(),
+        paths,
+    })
 }
 
 /// `parseCommandArgs`: whitespace-separated, `"…"` / `'…'` group (quotes removed).
@@ -315,10 +418,11 @@ mod tests {
         fs::write(cwd.join(".pi/prompts/fix.md"), format!("\n\n{long}\nmore")).unwrap();
         let t = load_prompt_templates(&cwd, &agent, true, true, &[]);
         let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, vec!["review", "fix"]);
-        assert_eq!(t[0].description, "Review code");
-        assert_eq!(t[0].argument_hint.as_deref(), Some("<file>"));
-        assert_eq!(t[1].description, format!("{}...", "x".repeat(60)));
+        // Project templates come first (pi's precedence: project before user).
+        assert_eq!(names, vec!["fix", "review"]);
+        assert_eq!(t[1].description, "Review code");
+        assert_eq!(t[1].argument_hint.as_deref(), Some("<file>"));
+        assert_eq!(t[0].description, format!("{}...", "x".repeat(60)));
         assert_eq!(
             expand_prompt_template("/review \"src/a b.rs\" now", &t),
             "Review src/a b.rs carefully. All: src/a b.rs now"
@@ -327,5 +431,57 @@ mod tests {
         assert_eq!(expand_prompt_template("review x", &t), "review x");
         let untrusted = load_prompt_templates(&cwd, &agent, false, true, &[]);
         assert_eq!(untrusted.len(), 1);
+    }
+
+    #[test]
+    fn precedence_settings_entries_and_first_of_a_name_wins() {
+        let tmp = tempfile::tempdir().unwrap();
+        let agent = tmp.path().join("agent");
+        let cwd = tmp.path().join("proj");
+        let put = |p: PathBuf, text: &str| {
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        };
+        put(agent.join("prompts/a.md"), "user auto a");
+        put(agent.join("prompts/b.md"), "user auto b");
+        put(agent.join("prompts/.hidden.md"), "skipped");
+        put(agent.join("mine/deep/b.md"), "user settings b");
+        put(agent.join("mine/node_modules/c.md"), "skipped");
+        put(cwd.join(".pi/prompts/a.md"), "project auto a");
+        put(cwd.join(".pi/team/a.md"), "project settings a");
+        put(cwd.join("cli/a.md"), "cli a");
+        put(cwd.join("cli/d.md"), "cli d");
+        let settings = ScopedResourcePaths {
+            project: vec![cwd.join(".pi/team")],
+            user: vec![agent.join("mine")],
+        };
+        let paths = vec!["cli".to_owned()];
+        let src = TemplateSources {
+            cwd: &cwd,
+            agent_dir: &agent,
+            project_trusted: true,
+            include_defaults: true,
+            settings: &settings,
+            paths: &paths,
+        };
+        let t = load_templates(&src);
+        let got: Vec<(&str, &str)> = t
+            .iter()
+            .map(|t| (t.name.as_str(), t.content.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "project settings a"),
+                ("b", "user settings b"),
+                ("d", "cli d")
+            ]
+        );
+        let only_cli = load_templates(&TemplateSources {
+            include_defaults: false,
+            ..src
+        });
+        assert_eq!(only_cli.len(), 2);
+        assert_eq!(only_cli[0].content, "cli a");
     }
 }

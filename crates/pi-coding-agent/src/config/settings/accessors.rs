@@ -141,6 +141,21 @@ fn as_str(v: Option<&Value>) -> Option<&str> {
     v?.as_str()
 }
 
+/// pi's `isPattern`: an entry that filters rather than names a path.
+fn is_resource_pattern(entry: &str) -> bool {
+    entry.starts_with(['!', '+', '-']) || entry.contains(['*', '?'])
+}
+
+/// A settings resource list of both files, resolved (see
+/// [`SettingsManager::scoped_resource_paths`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScopedResourcePaths {
+    /// From `<cwd>/.pi/settings.json` (empty when the project is untrusted).
+    pub project: Vec<std::path::PathBuf>,
+    /// From `<agentDir>/settings.json`.
+    pub user: Vec<std::path::PathBuf>,
+}
+
 fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
     Some(
         v?.as_array()?
@@ -416,6 +431,33 @@ impl SettingsManager {
     /// `prompts` (prompt-template) paths.
     pub fn prompt_template_paths(&self) -> Vec<String> {
         string_list(self.get("prompts")).unwrap_or_default()
+    }
+
+    /// The plain entries of a resource list (`skills`, `prompts`) of each settings file,
+    /// resolved against that file's resource base: `<agentDir>` for the global file,
+    /// `<cwd>/.pi` for the project file (`~` expanded, absolute paths kept).
+    ///
+    /// Mirrors pi 0.85.0 `DefaultPackageManager.resolve` (`resolveLocalEntries` with the
+    /// scope's base directory). Pattern entries (`!x`, `+x`, `-x`, globs) filter the
+    /// reference's file lists; pi-rs does not support them and leaves them out. Settings held
+    /// only in memory resolve against the current directory.
+    pub fn scoped_resource_paths(&self, key: &str) -> ScopedResourcePaths {
+        let resolve = |map: &Map<String, Value>, file: Option<&std::path::Path>| {
+            let base = file
+                .and_then(std::path::Path::parent)
+                .unwrap_or(std::path::Path::new(""));
+            string_list(map.get(key))
+                .unwrap_or_default()
+                .iter()
+                .map(|e| e.trim())
+                .filter(|e| !e.is_empty() && !is_resource_pattern(e))
+                .map(|e| crate::config::paths::resolve_path(e, base))
+                .collect()
+        };
+        ScopedResourcePaths {
+            project: resolve(&self.project, self.project_path.as_deref()),
+            user: resolve(&self.global, self.global_path.as_deref()),
+        }
     }
 
     /// `themes` paths.

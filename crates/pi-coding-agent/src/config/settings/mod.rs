@@ -18,7 +18,7 @@ mod migrate;
 
 pub use accessors::{
     BranchSummarySettings, CompactionSettings, ProjectTrustDefault, ProviderRetrySettings,
-    QueueMode, RetrySettings, StreamSettings,
+    QueueMode, RetrySettings, ScopedResourcePaths, StreamSettings,
 };
 pub use migrate::migrate;
 

@@ -2,10 +2,12 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/skills.js` and the skill sources of
 //! `core/package-manager.js`:
-//! - sources in order (first name wins, the same real file once): trusted `<cwd>/.pi/skills`,
-//!   trusted `.agents/skills` of the cwd and its ancestors up to the git root (not
-//!   `~/.agents/skills`), `<agentDir>/skills`, `~/.agents/skills`, settings `skills` paths,
-//!   `--skill` paths;
+//! - sources in pi's precedence order (`DefaultPackageManager.resolve` ranks; first name
+//!   wins, the same real file once): the project settings' `skills` entries (resolved against
+//!   `<cwd>/.pi`), trusted `<cwd>/.pi/skills`, trusted `.agents/skills` of the cwd and its
+//!   ancestors up to the git root (not `~/.agents/skills`), the global settings' entries
+//!   (resolved against `<agentDir>`), `<agentDir>/skills`, `~/.agents/skills`, then `--skill`
+//!   paths; a settings entry that does not exist is skipped silently;
 //! - in a directory: a `SKILL.md` makes it a skill root (no recursion below); otherwise `*.md`
 //!   files (directly in a `.pi`-style root; below the root of an `.agents` directory) and
 //!   subdirectories (not hidden, not `node_modules`, not ignored by `.gitignore`/`.ignore`/
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter::{parse_frontmatter, strip_frontmatter};
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
+use super::settings::ScopedResourcePaths;
 use super::trust::canonicalize;
 
 /// Longest valid name.
@@ -308,8 +311,8 @@ pub struct SkillSources<'a> {
     pub home: &'a Path,
     /// Whether project resources may load.
     pub project_trusted: bool,
-    /// Settings `skills` paths.
-    pub settings_paths: &'a [String],
+    /// Settings `skills` entries, resolved per file.
+    pub settings: &'a ScopedResourcePaths,
     /// `--skill` paths.
     pub cli_paths: &'a [String],
     /// `--no-skills`: only the explicit `--skill` paths load.
@@ -324,12 +327,17 @@ impl<'a> SkillSources<'a> {
             agent_dir,
             home,
             project_trusted: true,
-            settings_paths: &[],
+            settings: &NO_SETTINGS_PATHS,
             cli_paths: &[],
             no_skills: false,
         }
     }
 }
+
+static NO_SETTINGS_PATHS: ScopedResourcePaths = ScopedResourcePaths {
+    project: Vec::new(),
+    user: Vec::new(),
+};
 
 fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
     let git_root = cwd.ancestors().find(|d| d.join(".git").exists());
@@ -343,12 +351,35 @@ fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Found skills and their diagnostics, as one source yields them.
+type Found = (Vec<Skill>, Vec<SkillDiagnostic>);
+
+/// Loads an explicit path that exists: a directory (searched like `<agentDir>/skills`) or one
+/// `.md` file.
+fn load_path(path: &Path, out: &mut LoadedSkills, add: &mut dyn FnMut(Found, &mut LoadedSkills)) {
+    if path.is_dir() {
+        add(load_skills_from_dir(path, SkillDirMode::Pi), out);
+    } else if path.is_file() && path.extension().is_some_and(|e| e == "md") {
+        let mut diags = Vec::new();
+        match load_skill_from_file(path, &mut diags) {
+            Some(s) => add((vec![s], diags), out),
+            None => out.diagnostics.extend(diags),
+        }
+    } else {
+        out.diagnostics.push(SkillDiagnostic {
+            kind: "warning",
+            message: "skill path is not a markdown file".to_owned(),
+            path: path.to_path_buf(),
+        });
+    }
+}
+
 /// Discovers all skills (see the module docs for the order).
 pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
     let mut out = LoadedSkills::default();
     let mut collisions = Vec::new();
     let mut real_paths: Vec<PathBuf> = Vec::new();
-    let mut add = |(skills, diags): (Vec<Skill>, Vec<SkillDiagnostic>), out: &mut LoadedSkills| {
+    let mut add = |(skills, diags): Found, out: &mut LoadedSkills| {
         out.diagnostics.extend(diags);
         for s in skills {
             let real = canonicalize(&s.file_path);
@@ -369,6 +400,9 @@ pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
     };
     if !src.no_skills {
         let user_agents = src.home.join(".agents").join("skills");
+        for path in src.settings.project.iter().filter(|p| p.exists()) {
+            load_path(path, &mut out, &mut add);
+        }
         if src.project_trusted {
             add(
                 load_skills_from_dir(
@@ -383,6 +417,9 @@ pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
                 }
             }
         }
+        for path in src.settings.user.iter().filter(|p| p.exists()) {
+            load_path(path, &mut out, &mut add);
+        }
         add(
             load_skills_from_dir(&src.agent_dir.join("skills"), SkillDirMode::Pi),
             &mut out,
@@ -392,31 +429,16 @@ pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
             &mut out,
         );
     }
-    let explicit: Vec<&String> = if src.no_skills {
-        src.cli_paths.iter().collect()
-    } else {
-        src.settings_paths.iter().chain(src.cli_paths).collect()
-    };
-    for raw in explicit {
+    for raw in src.cli_paths {
         let path = resolve_path(raw.trim(), src.cwd);
-        let warn = |message: &str| SkillDiagnostic {
-            kind: "warning",
-            message: message.to_owned(),
-            path: path.clone(),
-        };
-        if !path.exists() {
-            out.diagnostics.push(warn("skill path does not exist"));
-        } else if path.is_dir() {
-            add(load_skills_from_dir(&path, SkillDirMode::Pi), &mut out);
-        } else if path.is_file() && path.extension().is_some_and(|e| e == "md") {
-            let mut diags = Vec::new();
-            match load_skill_from_file(&path, &mut diags) {
-                Some(s) => add((vec![s], diags), &mut out),
-                None => out.diagnostics.extend(diags),
-            }
+        if path.exists() {
+            load_path(&path, &mut out, &mut add);
         } else {
-            out.diagnostics
-                .push(warn("skill path is not a markdown file"));
+            out.diagnostics.push(SkillDiagnostic {
+                kind: "warning",
+                message: "skill path does not exist".to_owned(),
+                path,
+            });
         }
     }
     out.diagnostics.extend(collisions);

@@ -1,0 +1,115 @@
+//! Prompt templates and skills through the `pi` binary, as a user lays them out: which file a
+//! `/name` or `/skill:name` expands to when several places hold one of that name, and where
+//! the settings' `prompts` / `skills` entries are looked for. The expectations are those of
+//! pi 0.85.0 (checked side by side with the reference binary, same replay server):
+//! `DefaultPackageManager.resolve` ranks project settings entries, then the project's
+//! `.pi/` directories, then the global settings entries, then the agent directory; the first
+//! of a name wins; a settings entry is relative to its file's base (`<cwd>/.pi` for the
+//! project file, the agent directory for the global one), not to the working directory.
+
+use crate::support;
+
+use pi_ai::testkit::ReplayServer;
+use serde_json::json;
+use support::anthropic_sse::anthropic_text;
+use support::binary_rig::Rig;
+
+fn write(rig: &Rig, sub: &str, text: &str) {
+    let path = rig.path(sub);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Runs `-p <prompt>` in `rig` (project trusted) and returns the user text the request
+/// carried.
+async fn sent_text(rig: &Rig, server: &pi_ai::testkit::ReplayHandle, prompt: &str) -> String {
+    let run = rig
+        .run(&[
+            "--no-session",
+            "-a",
+            "--model",
+            "replay-anthropic/replay-model",
+            "-p",
+            prompt,
+        ])
+        .await;
+    assert_eq!((run.code, run.stdout.as_str()), (0, "ok\n"), "{run:?}");
+    let body = server.requests().last().unwrap().body_json().unwrap();
+    body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn server(replies: usize) -> pi_ai::testkit::ReplayHandle {
+    let script = (0..replies).map(|_| anthropic_text("ok")).collect();
+    ReplayServer::start(script).await.unwrap().1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_template_wins_over_the_agent_dirs_namesake() {
+    let server = server(1).await;
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    write(&rig, "work/.pi/prompts/x.md", "from the project $1\n");
+    write(&rig, "agent/prompts/x.md", "from the agent dir $1\n");
+    assert_eq!(
+        sent_text(&rig, &server, "/x a").await,
+        "from the project a\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn global_settings_entries_are_relative_to_the_agent_dir_and_walked_recursively() {
+    let server = server(2).await;
+    let settings =
+        json!({"retry": {"enabled": false}, "prompts": ["mine"], "skills": ["myskills"]});
+    let rig = Rig::new(&server.base_url(), &settings);
+    write(&rig, "agent/mine/sub/y.md", "agent-relative\n");
+    write(&rig, "work/mine/y.md", "cwd-relative\n");
+    let skill = |body: &str| format!("---\nname: s1\ndescription: d\n---\n{body}\n");
+    write(&rig, "agent/myskills/s1/SKILL.md", &skill("agent-relative"));
+    write(&rig, "work/myskills/s1/SKILL.md", &skill("cwd-relative"));
+    assert_eq!(sent_text(&rig, &server, "/y").await, "agent-relative\n");
+    let dir = rig.path("agent/myskills/s1");
+    assert_eq!(
+        sent_text(&rig, &server, "/skill:s1").await,
+        format!(
+            "<skill name=\"s1\" location=\"{}/SKILL.md\">\nReferences are relative to {}.\n\nagent-relative\n</skill>",
+            dir.display(),
+            dir.display()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_settings_entries_are_relative_to_dot_pi() {
+    let server = server(1).await;
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    write(&rig, "work/.pi/settings.json", r#"{"prompts": ["team"]}"#);
+    write(&rig, "work/.pi/team/y.md", "dot-pi-relative\n");
+    write(&rig, "work/team/y.md", "cwd-relative\n");
+    assert_eq!(sent_text(&rig, &server, "/y").await, "dot-pi-relative\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_dirs_rank_above_global_settings_entries() {
+    let server = server(2).await;
+    let settings =
+        json!({"retry": {"enabled": false}, "prompts": ["mine"], "skills": ["myskills"]});
+    let rig = Rig::new(&server.base_url(), &settings);
+    write(&rig, "agent/mine/y.md", "global settings\n");
+    write(&rig, "work/.pi/prompts/y.md", "project dir\n");
+    let skill = |body: &str| format!("---\nname: s1\ndescription: d\n---\n{body}\n");
+    write(
+        &rig,
+        "agent/myskills/s1/SKILL.md",
+        &skill("global settings"),
+    );
+    write(&rig, "work/.pi/skills/s1/SKILL.md", &skill("project dir"));
+    assert_eq!(sent_text(&rig, &server, "/y").await, "project dir\n");
+    assert!(
+        sent_text(&rig, &server, "/skill:s1")
+            .await
+            .ends_with("\n\nproject dir\n</skill>")
+    );
+}
