@@ -113,3 +113,30 @@ async fn project_dirs_rank_above_global_settings_entries() {
             .ends_with("\n\nproject dir\n</skill>")
     );
 }
+
+/// pi parses frontmatter with a YAML parser and skips a template whose frontmatter does not
+/// parse; the common case is an unquoted `: ` in a description. A document that is not a
+/// mapping parses (no fields).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_with_invalid_yaml_frontmatter_is_not_loaded() {
+    let server = server(3).await;
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    write(
+        &rig,
+        "work/.pi/prompts/bad.md",
+        "---\ndescription: Review: a file\n---\nbad $1\n",
+    );
+    write(
+        &rig,
+        "work/.pi/prompts/dup.md",
+        "---\ndescription: one\ndescription: two\n---\ndup $1\n",
+    );
+    write(
+        &rig,
+        "work/.pi/prompts/words.md",
+        "---\njust words\n---\nwords $1\n",
+    );
+    assert_eq!(sent_text(&rig, &server, "/bad a").await, "/bad a");
+    assert_eq!(sent_text(&rig, &server, "/dup a").await, "/dup a");
+    assert_eq!(sent_text(&rig, &server, "/words a").await, "words a");
+}

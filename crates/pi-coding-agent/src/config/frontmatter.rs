@@ -2,12 +2,13 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `utils/frontmatter.js`: BOM stripped, newlines normalized to
 //! `\n`; frontmatter exists when the text starts with `---` and a later line starts with `---`;
-//! the body is the rest, trimmed. The YAML is read with a small subset parser (top-level
-//! `key: value` scalars — plain, single- or double-quoted, `true`/`false`, numbers kept as text
-//! — and `|` / `>` block scalars); nested structures are skipped. A line that is not a
-//! `key: value` pair is an error, as the reference's YAML parser would report.
+//! the body is the rest, trimmed. The YAML's top-level fields are read by
+//! [`super::yaml_subset`], which rejects what the reference's YAML parser rejects (a file
+//! with such frontmatter is not loaded as a skill or template).
 
 use serde_json::{Map, Value};
+
+use super::yaml_subset::parse_yaml_subset;
 
 use super::text::strip_bom;
 
@@ -30,91 +31,6 @@ impl Frontmatter {
     pub fn bool(&self, key: &str) -> Option<bool> {
         self.fields.get(key)?.as_bool()
     }
-}
-
-fn unquote(raw: &str) -> Result<Value, String> {
-    let v = raw.trim();
-    if v.is_empty() || v == "~" || v == "null" {
-        return Ok(Value::Null);
-    }
-    if let Some(inner) = v.strip_prefix('"') {
-        let inner = inner
-            .strip_suffix('"')
-            .ok_or_else(|| format!("Missing closing \"quote in {v}"))?;
-        return serde_json::from_str::<String>(&format!("\"{inner}\""))
-            .map(Value::from)
-            .map_err(|e| e.to_string());
-    }
-    if let Some(inner) = v.strip_prefix('\'') {
-        let inner = inner
-            .strip_suffix('\'')
-            .ok_or_else(|| format!("Missing closing 'quote in {v}"))?;
-        return Ok(Value::from(inner.replace("''", "'")));
-    }
-    match v {
-        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
-        _ => {}
-    }
-    // Strip a trailing comment.
-    let plain = match v.find(" #") {
-        Some(i) => v[..i].trim_end(),
-        None => v,
-    };
-    Ok(Value::from(plain))
-}
-
-fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, String> {
-    let mut fields = Map::new();
-    let lines: Vec<&str> = yaml.lines().collect();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        i += 1;
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || line.starts_with([' ', '\t']) {
-            continue;
-        }
-        let Some((key, rest)) = line.split_once(':') else {
-            return Err(format!(
-                "Implicit keys need to be followed by map values at line {i}"
-            ));
-        };
-        let key = key.trim().trim_matches(['"', '\'']).to_owned();
-        let rest = rest.trim();
-        if let Some(style) = rest.chars().next().filter(|c| *c == '|' || *c == '>') {
-            let mut block: Vec<&str> = Vec::new();
-            while i < lines.len()
-                && (lines[i].starts_with([' ', '\t']) || lines[i].trim().is_empty())
-            {
-                block.push(lines[i].trim());
-                i += 1;
-            }
-            while block.last().is_some_and(|l| l.is_empty()) {
-                block.pop();
-            }
-            let text = if style == '|' {
-                block.join("\n")
-            } else {
-                block.join(" ")
-            };
-            let keep = if rest.contains('-') { "" } else { "\n" };
-            fields.insert(key, Value::from(format!("{text}{keep}")));
-            continue;
-        }
-        if rest.is_empty() {
-            // Nested mapping or list: skip its indented lines.
-            while i < lines.len()
-                && (lines[i].starts_with([' ', '\t', '-']) || lines[i].trim().is_empty())
-            {
-                i += 1;
-            }
-            fields.insert(key, Value::Null);
-            continue;
-        }
-        fields.insert(key, unquote(rest)?);
-    }
-    Ok(fields)
 }
 
 /// Parses frontmatter; errors only for malformed YAML.
@@ -187,7 +103,14 @@ mod tests {
 
     #[test]
     fn malformed_yaml_is_an_error() {
-        assert!(parse_frontmatter("---\njust words\n---\nb").is_err());
+        assert!(parse_frontmatter("---\ndescription: Review: a file\n---\nb").is_err());
+        // A document that is not a mapping parses, without fields (pi's `yaml` does the same).
+        assert!(
+            parse_frontmatter("---\njust words\n---\nb")
+                .unwrap()
+                .fields
+                .is_empty()
+        );
         assert_eq!(strip_frontmatter("---\na: 1\n---\n  body  "), "body");
     }
 }

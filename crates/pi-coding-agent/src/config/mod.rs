@@ -15,7 +15,7 @@
 //! | [`list_models`] | `--list-models [search]` (`cli/list-models.js`, pi-tui fuzzy) |
 //! | [`trust`] | `trust.json`, trust decision, the `project_trust` seam |
 //! | [`context_files`] | `AGENTS.md` / `CLAUDE.md` discovery |
-//! | [`skills`], [`templates`], [`frontmatter`] | skills and `/name args` templates |
+//! | [`skills`], [`templates`], [`frontmatter`], [`yaml_subset`] | skills and `/name args` templates |
 //! | [`system_prompt`] | prompt assembly and `SYSTEM.md` / `APPEND_SYSTEM.md` sources |
 //! | [`resources`] | one-call resource loading and the `resources_discover` seam |
 //! | [`migrations`] | start-up migrations of old layouts (`migrations.js`) |
@@ -43,3 +43,4 @@ pub mod system_prompt;
 pub mod templates;
 pub mod text;
 pub mod trust;
+pub mod yaml_subset;
