@@ -140,3 +140,66 @@ async fn a_template_with_invalid_yaml_frontmatter_is_not_loaded() {
     assert_eq!(sent_text(&rig, &server, "/dup a").await, "/dup a");
     assert_eq!(sent_text(&rig, &server, "/words a").await, "words a");
 }
+
+/// A `--system-prompt` / `--append-system-prompt` path that exists but cannot be read: one
+/// warning each, worded as pi 0.85.0 does (the JavaScript error's `String()`), and the run
+/// goes on with the argument as literal text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_system_prompt_file_warns_once_in_pis_words() {
+    let server = server(1).await;
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    std::fs::create_dir_all(rig.path("work/sd")).unwrap();
+    std::fs::create_dir_all(rig.path("work/.pi/APPEND_SYSTEM.md")).unwrap();
+    let run = rig
+        .run(&[
+            "--no-session",
+            "-a",
+            "--model",
+            "replay-anthropic/replay-model",
+            "--system-prompt",
+            "sd",
+            "-p",
+            "hi",
+        ])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Warning: Could not read system prompt file sd: Error: EISDIR: illegal operation on a directory, read\n\
+             Warning: Could not read append system prompt file {}: Error: EISDIR: illegal operation on a directory, read\n",
+            rig.path("work/.pi/APPEND_SYSTEM.md").display()
+        )
+    );
+    let body = server.requests()[0].body_json().unwrap();
+    let system = body["system"][0]["text"].as_str().unwrap();
+    let append = rig.path("work/.pi/APPEND_SYSTEM.md").display().to_string();
+    assert!(system.starts_with(&format!("sd\n\n{append}")), "{system}");
+}
+
+/// Node reads a prompt file as UTF-8 with replacement characters; so does pi-rs (no warning).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_system_prompt_file_that_is_not_utf8_is_read_lossily() {
+    let server = server(1).await;
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    std::fs::write(rig.path("work/s.txt"), b"sys \xff end").unwrap();
+    std::fs::write(rig.path("work/a.txt"), b"app \xfe").unwrap();
+    let run = rig
+        .run(&[
+            "--no-session",
+            "--model",
+            "replay-anthropic/replay-model",
+            "--system-prompt",
+            "s.txt",
+            "--append-system-prompt",
+            "a.txt",
+            "-p",
+            "hi",
+        ])
+        .await;
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    let body = server.requests()[0].body_json().unwrap();
+    let system = body["system"][0]["text"].as_str().unwrap();
+    assert!(system.starts_with("sys \u{fffd} end"), "{system}");
+    assert!(system.contains("app \u{fffd}"), "{system}");
+}

@@ -30,7 +30,8 @@ pub struct ContextFile {
     pub content: String,
 }
 
-/// The files, and warnings for unreadable ones (`Warning: Could not read <path>: <e>`).
+/// The files, and warnings for unreadable ones (`Could not read <path>: Error: <Node's
+/// message>`, printed with a `Warning: ` prefix).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContextFiles {
     /// Files in prompt order.
@@ -57,7 +58,11 @@ pub fn load_context_file_from_dir(dir: &Path, warnings: &mut Vec<String>) -> Opt
                     path,
                 });
             }
-            Err(e) => warnings.push(format!("Warning: Could not read {}: {e}", path.display())),
+            Err(e) => warnings.push(format!(
+                "Could not read {}: Error: {}",
+                path.display(),
+                crate::tools::fs_error::read_file_message(&e, &path)
+            )),
         }
     }
     None

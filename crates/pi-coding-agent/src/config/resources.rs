@@ -77,7 +77,8 @@ pub struct Resources {
     pub prompts: PromptSources,
     /// Theme paths added by extensions.
     pub extra_theme_paths: Vec<String>,
-    /// Warnings (unreadable files, hook errors).
+    /// Warnings (unreadable files, hook errors), without the `Warning: ` prefix their printer
+    /// adds.
     pub warnings: Vec<String>,
     extra_skill_paths: Vec<String>,
     extra_prompt_paths: Vec<String>,

@@ -259,17 +259,22 @@ Pi documentation (consult it only when the user asks about pi itself: its SDK, e
     prompt
 }
 
-/// pi's `resolvePromptInput`: an existing file's text (BOM stripped), else the text itself.
-/// Errors reading an existing file yield the input text and a warning
-/// (`Warning: Could not read <what> file <path>: <e>`).
+/// pi's `resolvePromptInput`: an existing file's text (BOM stripped; bytes that are not
+/// UTF-8 become U+FFFD, as Node's `readFileSync(p, "utf-8")` does), else the text itself.
+/// Errors reading an existing file yield the input text and a warning, without the
+/// `Warning: ` prefix its printer adds: `Could not read <what> file <input>: Error: <Node's
+/// message>` (e.g. `Error: EISDIR: illegal operation on a directory, read`).
 pub fn resolve_prompt_input(input: &str, what: &str) -> (String, Option<String>) {
     let path = Path::new(input);
     if !input.is_empty() && path.exists() {
-        return match std::fs::read_to_string(path) {
-            Ok(t) => (strip_bom(&t).to_owned(), None),
+        return match std::fs::read(path) {
+            Ok(bytes) => (strip_bom(&String::from_utf8_lossy(&bytes)).to_owned(), None),
             Err(e) => (
                 input.to_owned(),
-                Some(format!("Warning: Could not read {what} file {input}: {e}")),
+                Some(format!(
+                    "Could not read {what} file {input}: Error: {}",
+                    crate::tools::fs_error::read_file_message(&e, path)
+                )),
             ),
         };
     }
