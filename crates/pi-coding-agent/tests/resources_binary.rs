@@ -203,3 +203,29 @@ async fn a_system_prompt_file_that_is_not_utf8_is_read_lossily() {
     assert!(system.starts_with("sys \u{fffd} end"), "{system}");
     assert!(system.contains("app \u{fffd}"), "{system}");
 }
+
+/// Node reads templates and skills as UTF-8 with replacement characters; a stray byte does not
+/// make the file disappear.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn templates_and_skills_that_are_not_utf8_still_load() {
+    let server = server(2).await;
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    std::fs::create_dir_all(rig.path("work/.pi/prompts")).unwrap();
+    std::fs::write(rig.path("work/.pi/prompts/x.md"), b"tmpl \xff $1").unwrap();
+    std::fs::create_dir_all(rig.path("work/.pi/skills/s")).unwrap();
+    std::fs::write(
+        rig.path("work/.pi/skills/s/SKILL.md"),
+        b"---\nname: s\ndescription: d \xff\n---\nbody \xfe",
+    )
+    .unwrap();
+    assert_eq!(sent_text(&rig, &server, "/x a").await, "tmpl \u{fffd} a");
+    let dir = rig.path("work/.pi/skills/s");
+    assert_eq!(
+        sent_text(&rig, &server, "/skill:s").await,
+        format!(
+            "<skill name=\"s\" location=\"{}/SKILL.md\">\nReferences are relative to {}.\n\nbody \u{fffd}\n</skill>",
+            dir.display(),
+            dir.display()
+        )
+    );
+}

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use super::frontmatter::parse_frontmatter;
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
 use super::settings::ScopedResourcePaths;
+use super::text::read_text_lossy;
 
 /// A loaded template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,9 +36,10 @@ pub struct PromptTemplate {
     pub file_path: PathBuf,
 }
 
-/// Loads one template file; `None` when unreadable.
+/// Loads one template file (bytes that are not UTF-8 read as U+FFFD, as Node reads them);
+/// `None` when unreadable or its frontmatter is not valid YAML.
 pub fn load_template_from_file(path: &Path) -> Option<PromptTemplate> {
-    let raw = std::fs::read_to_string(path).ok()?;
+    let raw = read_text_lossy(path).ok()?;
     let front = parse_frontmatter(&raw).ok()?;
     let name = path.file_name()?.to_string_lossy();
     let name = name.strip_suffix(".md").unwrap_or(&name).to_owned();

@@ -4,6 +4,19 @@
 //! `//` line comments and trailing commas are removed outside string literals; block comments
 //! are not supported, as in the reference).
 
+/// A file's text as Node's `readFileSync(path, "utf-8")` gives it: bytes that are not UTF-8
+/// become U+FFFD instead of failing the read.
+///
+/// # Errors
+/// The file cannot be read (missing, a directory, no permission).
+pub fn read_text_lossy(path: &std::path::Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 /// Removes one leading U+FEFF.
 pub fn strip_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use super::frontmatter::{parse_frontmatter, strip_frontmatter};
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
 use super::settings::ScopedResourcePaths;
+use super::text::read_text_lossy;
 use super::trust::canonicalize;
 
 /// Longest valid name.
@@ -100,7 +101,7 @@ pub fn load_skill_from_file(path: &Path, diagnostics: &mut Vec<SkillDiagnostic>)
             path: path.to_path_buf(),
         });
     };
-    let raw = match std::fs::read_to_string(path) {
+    let raw = match read_text_lossy(path) {
         Ok(r) => r,
         Err(e) => {
             warn(diagnostics, e.to_string());
@@ -507,7 +508,7 @@ pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, Stri
     let Some(skill) = skills.iter().find(|s| s.name == name) else {
         return Ok(text.to_owned());
     };
-    let content = std::fs::read_to_string(&skill.file_path).map_err(|e| e.to_string())?;
+    let content = read_text_lossy(&skill.file_path).map_err(|e| e.to_string())?;
     let body = strip_frontmatter(&content);
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
