@@ -229,3 +229,36 @@ async fn templates_and_skills_that_are_not_utf8_still_load() {
         )
     );
 }
+
+/// The settings' pattern entries switch templates and skills off (`!glob`, `-path`) and back
+/// on (`+path`), relative to the settings file's base.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_patterns_switch_templates_and_skills_off_and_on() {
+    let server = server(5).await;
+    let settings = json!({"retry": {"enabled": false},
+        "prompts": ["mine", "!mine/b.md", "!z.md"], "skills": ["!foo"]});
+    let rig = Rig::new(&server.base_url(), &settings);
+    write(&rig, "agent/mine/a.md", "a\n");
+    write(&rig, "agent/mine/b.md", "b\n");
+    write(&rig, "agent/prompts/z.md", "z\n");
+    write(
+        &rig,
+        "agent/skills/foo/SKILL.md",
+        "---\nname: foo\ndescription: d\n---\nF\n",
+    );
+    write(
+        &rig,
+        "work/.pi/skills/bar/SKILL.md",
+        "---\nname: bar\ndescription: d\n---\nB\n",
+    );
+    write(
+        &rig,
+        "work/.pi/settings.json",
+        r#"{"skills": ["-skills/bar"]}"#,
+    );
+    assert_eq!(sent_text(&rig, &server, "/a").await, "a\n");
+    assert_eq!(sent_text(&rig, &server, "/b").await, "/b");
+    assert_eq!(sent_text(&rig, &server, "/z").await, "/z");
+    assert_eq!(sent_text(&rig, &server, "/skill:foo").await, "/skill:foo");
+    assert_eq!(sent_text(&rig, &server, "/skill:bar").await, "/skill:bar");
+}

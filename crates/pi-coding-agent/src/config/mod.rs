@@ -36,6 +36,7 @@ pub mod paths;
 pub mod registry;
 pub mod replace;
 pub mod resolve_value;
+pub mod resource_filter;
 pub mod resources;
 pub mod settings;
 pub mod skills;

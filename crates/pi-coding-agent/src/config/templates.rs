@@ -6,7 +6,8 @@
 //!   entries, trusted `<cwd>/.pi/prompts`, the global settings' entries, `<agentDir>/prompts`,
 //!   then `--prompt-template` / extension paths. Settings directories are walked recursively
 //!   (dot entries and `node_modules` skipped); the default directories and explicit
-//!   directories are not; a file must end in `.md`; name = file stem;
+//!   directories are not; a file must end in `.md`; the settings' pattern entries switch
+//!   files off and on ([`super::resource_filter`]); name = file stem;
 //!   description = frontmatter `description`, else the first non-empty body line (60 chars,
 //!   `...` when cut); `argument-hint` is kept;
 //! - arguments split bash-like (quotes group, no escapes);
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter::parse_frontmatter;
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
+use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
 use super::text::read_text_lossy;
 
@@ -129,7 +131,6 @@ pub struct TemplateSources<'a> {
 /// Loads the templates of `src`, first of each name winning (a later namesake is dropped,
 /// as pi's `dedupePrompts` does).
 pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
-    let mut files: Vec<PathBuf> = Vec::new();
     // `auto`: a default directory, whose dot entries pi's `collectAutoPromptEntries` skips.
     let md_files = |dir: &Path, auto: bool| -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -144,42 +145,70 @@ pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
         paths.sort();
         paths
     };
-    let settings_entries = |entries: &[PathBuf], files: &mut Vec<PathBuf>| {
-        for p in entries {
+    // (file, enabled) in precedence order; the first sighting of a file decides (pi's
+    // `addResource` keeps the first entry of a path).
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
+    let settings_scope = |paths: &[PathBuf], entries: &[String], base: &Path| {
+        let mut found = Vec::new();
+        for p in paths {
             if p.is_dir() {
-                collect_md_files(p, files);
+                collect_md_files(p, &mut found);
             } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
-                files.push(p.clone());
+                found.push(p.clone());
             }
         }
+        let on = apply_patterns(&found, entries, base);
+        found
+            .into_iter()
+            .map(|f| {
+                let enabled = on.contains(&f);
+                (f, enabled)
+            })
+            .collect::<Vec<_>>()
     };
+    let auto_scope = |dir: &Path, entries: &[String], base: &Path| {
+        md_files(dir, true)
+            .into_iter()
+            .map(|f| {
+                let enabled = is_enabled_by_overrides(&f, entries, base);
+                (f, enabled)
+            })
+            .collect::<Vec<_>>()
+    };
+    let set = src.settings;
     if src.include_defaults {
-        settings_entries(&src.settings.project, &mut files);
+        files.extend(settings_scope(
+            &set.project,
+            &set.project_entries,
+            &set.project_base,
+        ));
         if src.project_trusted {
-            files.extend(md_files(
-                &src.cwd.join(CONFIG_DIR_NAME).join("prompts"),
-                true,
-            ));
+            let dir = src.cwd.join(CONFIG_DIR_NAME).join("prompts");
+            files.extend(auto_scope(&dir, &set.project_entries, &set.project_base));
         }
-        settings_entries(&src.settings.user, &mut files);
-        files.extend(md_files(&src.agent_dir.join("prompts"), true));
+        files.extend(settings_scope(&set.user, &set.user_entries, &set.user_base));
+        let dir = src.agent_dir.join("prompts");
+        files.extend(auto_scope(&dir, &set.user_entries, &set.user_base));
     }
     for raw in src.paths {
         let p = resolve_path(raw.trim(), src.cwd);
         if p.is_dir() {
-            files.extend(md_files(&p, false));
+            files.extend(md_files(&p, false).into_iter().map(|f| (f, true)));
         } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
-            files.push(p);
+            files.push((p, true));
         }
     }
     let mut seen_files: Vec<PathBuf> = Vec::new();
     let mut out: Vec<PromptTemplate> = Vec::new();
-    for f in files {
+    for (f, enabled) in files {
         let real = std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone());
         if seen_files.contains(&real) {
             continue;
         }
         seen_files.push(real);
+        if !enabled {
+            continue;
+        }
         if let Some(t) = load_template_from_file(&f)
             && !out.iter().any(|e| e.name == t.name)
         {
@@ -456,6 +485,10 @@ mod tests {
         let settings = ScopedResourcePaths {
             project: vec![cwd.join(".pi/team")],
             user: vec![agent.join("mine")],
+            project_entries: vec!["team".into()],
+            user_entries: vec!["mine".into()],
+            project_base: cwd.join(".pi"),
+            user_base: agent.clone(),
         };
         let paths = vec!["cli".to_owned()];
         let src = TemplateSources {

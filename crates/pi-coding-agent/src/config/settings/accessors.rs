@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::SettingsManager;
 use crate::config::paths::expand_tilde;
+use crate::config::resource_filter::is_pattern;
 
 /// Default `httpIdleTimeoutMs` (5 minutes).
 pub const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
@@ -141,19 +142,23 @@ fn as_str(v: Option<&Value>) -> Option<&str> {
     v?.as_str()
 }
 
-/// pi's `isPattern`: an entry that filters rather than names a path.
-fn is_resource_pattern(entry: &str) -> bool {
-    entry.starts_with(['!', '+', '-']) || entry.contains(['*', '?'])
-}
-
 /// A settings resource list of both files, resolved (see
 /// [`SettingsManager::scoped_resource_paths`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScopedResourcePaths {
-    /// From `<cwd>/.pi/settings.json` (empty when the project is untrusted).
+    /// The path entries of `<cwd>/.pi/settings.json` (empty when the project is untrusted).
     pub project: Vec<std::path::PathBuf>,
-    /// From `<agentDir>/settings.json`.
+    /// The path entries of `<agentDir>/settings.json`.
     pub user: Vec<std::path::PathBuf>,
+    /// Every entry of the project file as written (patterns included; see
+    /// [`crate::config::resource_filter`]).
+    pub project_entries: Vec<String>,
+    /// Every entry of the global file as written.
+    pub user_entries: Vec<String>,
+    /// The project file's resource base (`<cwd>/.pi`).
+    pub project_base: std::path::PathBuf,
+    /// The global file's resource base (the agent directory).
+    pub user_base: std::path::PathBuf,
 }
 
 fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
@@ -438,25 +443,35 @@ impl SettingsManager {
     /// `<cwd>/.pi` for the project file (`~` expanded, absolute paths kept).
     ///
     /// Mirrors pi 0.85.0 `DefaultPackageManager.resolve` (`resolveLocalEntries` with the
-    /// scope's base directory). Pattern entries (`!x`, `+x`, `-x`, globs) filter the
-    /// reference's file lists; pi-rs does not support them and leaves them out. Settings held
-    /// only in memory resolve against the current directory.
+    /// scope's base directory). Pattern entries (`!x`, `+x`, `-x`, globs) are kept apart, for
+    /// [`crate::config::resource_filter`]. Settings held only in memory resolve against the
+    /// current directory.
     pub fn scoped_resource_paths(&self, key: &str) -> ScopedResourcePaths {
-        let resolve = |map: &Map<String, Value>, file: Option<&std::path::Path>| {
-            let base = file
-                .and_then(std::path::Path::parent)
-                .unwrap_or(std::path::Path::new(""));
-            string_list(map.get(key))
-                .unwrap_or_default()
+        let base = |file: Option<&std::path::Path>| {
+            file.and_then(std::path::Path::parent)
+                .unwrap_or(std::path::Path::new(""))
+                .to_path_buf()
+        };
+        let entries = |map: &Map<String, Value>| string_list(map.get(key)).unwrap_or_default();
+        let paths = |entries: &[String], base: &std::path::Path| {
+            entries
                 .iter()
                 .map(|e| e.trim())
-                .filter(|e| !e.is_empty() && !is_resource_pattern(e))
+                .filter(|e| !e.is_empty() && !is_pattern(e))
                 .map(|e| crate::config::paths::resolve_path(e, base))
                 .collect()
         };
+        let project_base = base(self.project_path.as_deref());
+        let user_base = base(self.global_path.as_deref());
+        let project_entries = entries(&self.project);
+        let user_entries = entries(&self.global);
         ScopedResourcePaths {
-            project: resolve(&self.project, self.project_path.as_deref()),
-            user: resolve(&self.global, self.global_path.as_deref()),
+            project: paths(&project_entries, &project_base),
+            user: paths(&user_entries, &user_base),
+            project_entries,
+            user_entries,
+            project_base,
+            user_base,
         }
     }
 

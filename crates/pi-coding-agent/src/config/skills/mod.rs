@@ -7,7 +7,8 @@
 //!   `<cwd>/.pi`), trusted `<cwd>/.pi/skills`, trusted `.agents/skills` of the cwd and its
 //!   ancestors up to the git root (not `~/.agents/skills`), the global settings' entries
 //!   (resolved against `<agentDir>`), `<agentDir>/skills`, `~/.agents/skills`, then `--skill`
-//!   paths; a settings entry that does not exist is skipped silently;
+//!   paths; a settings entry that does not exist is skipped silently; the settings' pattern
+//!   entries switch skills off and on ([`super::resource_filter`]);
 //! - in a directory: a `SKILL.md` makes it a skill root (no recursion below); otherwise `*.md`
 //!   files (directly in a `.pi`-style root; below the root of an `.agents` directory) and
 //!   subdirectories (not hidden, not `node_modules`, not ignored by `.gitignore`/`.ignore`/
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter::{parse_frontmatter, strip_frontmatter};
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
+use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
 use super::text::read_text_lossy;
 use super::trust::canonicalize;
@@ -338,6 +340,10 @@ impl<'a> SkillSources<'a> {
 static NO_SETTINGS_PATHS: ScopedResourcePaths = ScopedResourcePaths {
     project: Vec::new(),
     user: Vec::new(),
+    project_entries: Vec::new(),
+    user_entries: Vec::new(),
+    project_base: PathBuf::new(),
+    user_base: PathBuf::new(),
 };
 
 fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
@@ -375,6 +381,35 @@ fn load_path(path: &Path, out: &mut LoadedSkills, add: &mut dyn FnMut(Found, &mu
     }
 }
 
+/// The skills under one settings file's path entries that its pattern entries leave on.
+fn settings_scope(paths: &[PathBuf], entries: &[String], base: &Path) -> Found {
+    let mut found = LoadedSkills::default();
+    let mut collect = |(skills, diags): Found, out: &mut LoadedSkills| {
+        out.diagnostics.extend(diags);
+        out.skills.extend(skills);
+    };
+    for path in paths.iter().filter(|p| p.exists()) {
+        load_path(path, &mut found, &mut collect);
+    }
+    let files: Vec<PathBuf> = found.skills.iter().map(|s| s.file_path.clone()).collect();
+    let on = apply_patterns(&files, entries, base);
+    let skills = found
+        .skills
+        .into_iter()
+        .filter(|s| on.contains(&s.file_path))
+        .collect();
+    (skills, found.diagnostics)
+}
+
+/// Auto-discovered skills that a settings file's `!`/`+`/`-` entries leave on.
+fn auto_scope((skills, diags): Found, entries: &[String], base: &Path) -> Found {
+    let skills = skills
+        .into_iter()
+        .filter(|s| is_enabled_by_overrides(&s.file_path, entries, base))
+        .collect();
+    (skills, diags)
+}
+
 /// Discovers all skills (see the module docs for the order).
 pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
     let mut out = LoadedSkills::default();
@@ -400,35 +435,39 @@ pub fn load_skills(src: &SkillSources<'_>) -> LoadedSkills {
         }
     };
     if !src.no_skills {
+        let set = src.settings;
         let user_agents = src.home.join(".agents").join("skills");
-        for path in src.settings.project.iter().filter(|p| p.exists()) {
-            load_path(path, &mut out, &mut add);
-        }
+        add(
+            settings_scope(&set.project, &set.project_entries, &set.project_base),
+            &mut out,
+        );
         if src.project_trusted {
+            let dir = src.cwd.join(CONFIG_DIR_NAME).join("skills");
+            let found = load_skills_from_dir(&dir, SkillDirMode::Pi);
             add(
-                load_skills_from_dir(
-                    &src.cwd.join(CONFIG_DIR_NAME).join("skills"),
-                    SkillDirMode::Pi,
-                ),
+                auto_scope(found, &set.project_entries, &set.project_base),
                 &mut out,
             );
             for dir in ancestor_agents_skill_dirs(src.cwd) {
                 if dir != user_agents {
-                    add(load_skills_from_dir(&dir, SkillDirMode::Agents), &mut out);
+                    let found = load_skills_from_dir(&dir, SkillDirMode::Agents);
+                    let base = dir.parent().unwrap_or(&dir);
+                    add(auto_scope(found, &set.project_entries, base), &mut out);
                 }
             }
         }
-        for path in src.settings.user.iter().filter(|p| p.exists()) {
-            load_path(path, &mut out, &mut add);
-        }
         add(
-            load_skills_from_dir(&src.agent_dir.join("skills"), SkillDirMode::Pi),
+            settings_scope(&set.user, &set.user_entries, &set.user_base),
             &mut out,
         );
+        let found = load_skills_from_dir(&src.agent_dir.join("skills"), SkillDirMode::Pi);
         add(
-            load_skills_from_dir(&user_agents, SkillDirMode::Agents),
+            auto_scope(found, &set.user_entries, &set.user_base),
             &mut out,
         );
+        let found = load_skills_from_dir(&user_agents, SkillDirMode::Agents);
+        let base = user_agents.parent().unwrap_or(&user_agents);
+        add(auto_scope(found, &set.user_entries, base), &mut out);
     }
     for raw in src.cli_paths {
         let path = resolve_path(raw.trim(), src.cwd);

@@ -1,0 +1,221 @@
+//! The pattern entries of the settings' `skills` / `prompts` lists, which switch resource
+//! files off and on.
+//!
+//! Mirrors pi 0.85.0 `core/package-manager.js` (`isPattern`, `matchesAnyPattern`,
+//! `matchesAnyExactPattern`, `isEnabledByOverrides`, `applyPatterns`):
+//! - an entry starting with `!`, `+` or `-`, or holding `*` or `?`, is a pattern; the others
+//!   are paths;
+//! - a glob matches a file when it matches the file's path relative to the settings file's
+//!   base (`<cwd>/.pi`, the agent directory), its name, or its absolute path; for a `SKILL.md`
+//!   also its directory (relative, name or absolute). `+x` / `-x` compare exactly (relative or
+//!   absolute, `./` dropped);
+//! - the files under the path entries: kept when they match a plain glob (all of them when
+//!   there is none), then `!glob` removes, `+path` adds back, `-path` removes;
+//! - the auto-discovered files (`.pi/…`, the agent directory's): enabled unless `!glob` matches,
+//!   then `+path` enables and `-path` disables.
+//!
+//! Globs are `globset` globs with `*` not crossing `/` (minimatch's rule); unlike minimatch,
+//! `*` also matches a leading dot.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::GlobBuilder;
+
+/// pi's `isPattern`: an entry that filters rather than names a path.
+pub fn is_pattern(entry: &str) -> bool {
+    entry.starts_with(['!', '+', '-']) || entry.contains(['*', '?'])
+}
+
+fn posix(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// Node's `path.relative(from, to)` for absolute, lexically normal paths.
+fn relative(from: &Path, to: &Path) -> String {
+    let a: Vec<Component> = from.components().collect();
+    let b: Vec<Component> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_owned(); a.len() - common];
+    parts.extend(
+        b[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
+/// The spellings of `file` a pattern is compared with: relative, name, absolute, and for a
+/// `SKILL.md` the same three of its directory.
+struct Names {
+    rel: String,
+    name: String,
+    abs: String,
+    skill_dir: Option<(String, String, String)>,
+}
+
+fn names(file: &Path, base: &Path) -> Names {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let skill_dir = (name == "SKILL.md")
+        .then(|| file.parent())
+        .flatten()
+        .map(|dir| {
+            (
+                relative(base, dir),
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                posix(dir),
+            )
+        });
+    Names {
+        rel: relative(base, file),
+        name,
+        abs: posix(file),
+        skill_dir,
+    }
+}
+
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    GlobBuilder::new(&pattern.replace('\\', "/"))
+        .literal_separator(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
+}
+
+/// `matchesAnyPattern`.
+fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
+    let n = names(file, base);
+    patterns.iter().any(|p| {
+        glob_matches(p, &n.rel)
+            || glob_matches(p, &n.name)
+            || glob_matches(p, &n.abs)
+            || n.skill_dir.as_ref().is_some_and(|(rel, name, abs)| {
+                glob_matches(p, rel) || glob_matches(p, name) || glob_matches(p, abs)
+            })
+    })
+}
+
+/// `matchesAnyExactPattern`.
+fn matches_any_exact(file: &Path, patterns: &[&str], base: &Path) -> bool {
+    let n = names(file, base);
+    patterns.iter().any(|p| {
+        let p = p
+            .strip_prefix("./")
+            .or_else(|| p.strip_prefix(".\\"))
+            .unwrap_or(p)
+            .replace('\\', "/");
+        p == n.rel
+            || p == n.abs
+            || n.skill_dir
+                .as_ref()
+                .is_some_and(|(rel, _, abs)| p == *rel || p == *abs)
+    })
+}
+
+/// The patterns of `entries` that start with `prefix`, without it.
+fn with_prefix(entries: &[String], prefix: char) -> Vec<&str> {
+    entries
+        .iter()
+        .filter_map(|e| e.strip_prefix(prefix))
+        .collect()
+}
+
+/// `isEnabledByOverrides`: whether an auto-discovered `file` stays on under a settings
+/// file's `entries` (only its `!`, `+`, `-` patterns count), `base` being that file's base.
+pub fn is_enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> bool {
+    let mut enabled = !matches_any(file, &with_prefix(entries, '!'), base);
+    if matches_any_exact(file, &with_prefix(entries, '+'), base) {
+        enabled = true;
+    }
+    if matches_any_exact(file, &with_prefix(entries, '-'), base) {
+        enabled = false;
+    }
+    enabled
+}
+
+/// `applyPatterns`: the `files` found under a settings file's path entries that its pattern
+/// entries leave on, in their order.
+pub fn apply_patterns(files: &[PathBuf], entries: &[String], base: &Path) -> Vec<PathBuf> {
+    let patterns: Vec<&String> = entries.iter().filter(|e| is_pattern(e)).collect();
+    let includes: Vec<&str> = patterns
+        .iter()
+        .filter(|p| !p.starts_with(['!', '+', '-']))
+        .map(|p| p.as_str())
+        .collect();
+    let owned: Vec<String> = patterns.iter().map(|p| (*p).clone()).collect();
+    let excludes = with_prefix(&owned, '!');
+    let force_in = with_prefix(&owned, '+');
+    let force_out = with_prefix(&owned, '-');
+    let mut result: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| includes.is_empty() || matches_any(f, &includes, base))
+        .filter(|f| !matches_any(f, &excludes, base))
+        .cloned()
+        .collect();
+    for f in files {
+        if !result.contains(f) && matches_any_exact(f, &force_in, base) {
+            result.push(f.clone());
+        }
+    }
+    result.retain(|f| !matches_any_exact(f, &force_out, base));
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(entries: &[&str]) -> Vec<String> {
+        entries.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn overrides_switch_auto_files() {
+        let base = Path::new("/a");
+        let z = Path::new("/a/prompts/z.md");
+        assert!(is_enabled_by_overrides(z, &v(&["mine"]), base));
+        assert!(!is_enabled_by_overrides(z, &v(&["!z.md"]), base));
+        assert!(!is_enabled_by_overrides(z, &v(&["!prompts/*"]), base));
+        assert!(is_enabled_by_overrides(
+            z,
+            &v(&["!*", "+prompts/z.md"]),
+            base
+        ));
+        assert!(!is_enabled_by_overrides(
+            z,
+            &v(&["+./prompts/z.md", "-/a/prompts/z.md"]),
+            base
+        ));
+        let skill = Path::new("/a/skills/foo/SKILL.md");
+        assert!(!is_enabled_by_overrides(skill, &v(&["!foo"]), base));
+        assert!(!is_enabled_by_overrides(skill, &v(&["-skills/foo"]), base));
+        assert!(is_enabled_by_overrides(skill, &v(&["!bar"]), base));
+    }
+
+    #[test]
+    fn patterns_filter_the_files_of_path_entries() {
+        let base = Path::new("/a");
+        let files = vec![
+            PathBuf::from("/a/myp/a.md"),
+            PathBuf::from("/a/myp/sub/c.md"),
+        ];
+        assert_eq!(apply_patterns(&files, &v(&["myp"]), base), files);
+        assert_eq!(
+            apply_patterns(&files, &v(&["myp", "!myp/sub/*"]), base),
+            vec![PathBuf::from("/a/myp/a.md")]
+        );
+        assert!(apply_patterns(&files, &v(&["myp", "sub/*.md"]), base).is_empty());
+        assert_eq!(
+            apply_patterns(&files, &v(&["myp", "?.md", "!a*"]), base),
+            vec![PathBuf::from("/a/myp/sub/c.md")]
+        );
+        assert_eq!(
+            apply_patterns(&files, &v(&["!*.md", "+myp/a.md"]), base),
+            vec![PathBuf::from("/a/myp/a.md")]
+        );
+        assert_eq!(relative(Path::new("/a/b"), Path::new("/a/c/d")), "../c/d");
+    }
+}
