@@ -234,7 +234,7 @@ async fn templates_and_skills_that_are_not_utf8_still_load() {
 /// on (`+path`), relative to the settings file's base.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_patterns_switch_templates_and_skills_off_and_on() {
-    let server = server(5).await;
+    let server = server(7).await;
     let settings = json!({"retry": {"enabled": false},
         "prompts": ["mine", "!mine/b.md", "!z.md"], "skills": ["!foo"]});
     let rig = Rig::new(&server.base_url(), &settings);

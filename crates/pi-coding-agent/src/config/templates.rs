@@ -5,7 +5,8 @@
 //!   resource loader's first-wins de-duplication by name): the project settings' `prompts`
 //!   entries, trusted `<cwd>/.pi/prompts`, the global settings' entries, `<agentDir>/prompts`,
 //!   then `--prompt-template` / extension paths. Settings directories are walked recursively
-//!   (dot entries and `node_modules` skipped); the default directories and explicit
+//!   (dot entries, `node_modules` and what `.gitignore` / `.ignore` / `.fdignore` files
+//!   exclude skipped; the default directories honour their own ignore files); explicit
 //!   directories are not; a file must end in `.md`; the settings' pattern entries switch
 //!   files off and on ([`super::resource_filter`]); name = file stem;
 //!   description = frontmatter `description`, else the first non-empty body line (60 chars,
@@ -18,6 +19,8 @@
 use std::path::{Path, PathBuf};
 
 use super::frontmatter::parse_frontmatter;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
 use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
@@ -84,12 +87,46 @@ pub fn load_templates_from_dir(dir: &Path) -> Vec<PromptTemplate> {
         .collect()
 }
 
-/// `*.md` files under `dir`, recursively, sorted per directory; dot entries and
-/// `node_modules` are skipped (pi's `collectFiles` for a settings directory; its ignore files
-/// are not read).
-fn collect_md_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The rules of `dir`'s `.gitignore`, `.ignore` and `.fdignore` (rooted at `dir`), if any.
+fn dir_ignore_rules(dir: &Path) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(dir);
+    let mut any = false;
+    for name in [".gitignore", ".ignore", ".fdignore"] {
+        if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
+            for line in text.lines() {
+                any |= builder.add_line(None, line.trim_end_matches('\r')).is_ok();
+            }
+        }
+    }
+    any.then(|| builder.build().ok()).flatten()
+}
+
+/// Whether the rules met on the way to `path` (outermost first) ignore it: the deepest rule
+/// that matches decides.
+fn is_ignored(stack: &[Gitignore], path: &Path, is_dir: bool) -> bool {
+    for rules in stack.iter().rev() {
+        match rules.matched(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
+}
+
+/// `*.md` files under `dir`, recursively, sorted per directory; dot entries, `node_modules` and
+/// what the ignore files met on the way exclude are skipped (pi's `collectFiles` for a
+/// settings directory).
+fn collect_md_files(dir: &Path, stack: &mut Vec<Gitignore>, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
+    };
+    let pushed = match dir_ignore_rules(dir) {
+        Some(rules) => {
+            stack.push(rules);
+            true
+        }
+        None => false,
     };
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
@@ -102,11 +139,18 @@ fn collect_md_files(dir: &Path, out: &mut Vec<PathBuf>) {
         .collect();
     paths.sort();
     for p in paths {
-        if p.is_dir() {
-            collect_md_files(&p, out);
+        let is_dir = p.is_dir();
+        if is_ignored(stack, &p, is_dir) {
+            continue;
+        }
+        if is_dir {
+            collect_md_files(&p, stack, out);
         } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
             out.push(p);
         }
+    }
+    if pushed {
+        stack.pop();
     }
 }
 
@@ -131,15 +175,22 @@ pub struct TemplateSources<'a> {
 /// Loads the templates of `src`, first of each name winning (a later namesake is dropped,
 /// as pi's `dedupePrompts` does).
 pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
-    // `auto`: a default directory, whose dot entries pi's `collectAutoPromptEntries` skips.
+    // `auto`: a default directory, whose dot entries and ignored files pi's
+    // `collectAutoPromptEntries` skips.
     let md_files = |dir: &Path, auto: bool| -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Vec::new();
+        };
+        let rules: Vec<Gitignore> = if auto {
+            dir_ignore_rules(dir).into_iter().collect()
+        } else {
+            Vec::new()
         };
         let mut paths: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|e| !auto || !e.file_name().to_string_lossy().starts_with('.'))
             .map(|e| e.path())
+            .filter(|p| !is_ignored(&rules, p, false))
             .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
             .collect();
         paths.sort();
@@ -152,7 +203,7 @@ pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
         let mut found = Vec::new();
         for p in paths {
             if p.is_dir() {
-                collect_md_files(p, &mut found);
+                collect_md_files(p, &mut Vec::new(), &mut found);
             } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
                 found.push(p.clone());
             }
