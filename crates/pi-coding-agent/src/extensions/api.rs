@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::command_info::{CommandInfo, command_infos};
 use super::context::SessionView;
 use super::errors::panic_message;
 use super::events::{CustomMessageSpec, StreamingBehavior};
@@ -190,7 +191,12 @@ pub struct Pi {
     pub(crate) own_flags: Arc<Mutex<Vec<String>>>,
     /// The bound session's view (shared with the runner), for the `get_*` reads.
     pub(crate) session: SessionSlot,
+    /// The runner, once built (weak: the runner owns the handles).
+    pub(crate) runner: RunnerSlot,
 }
+
+/// The runner a `pi` handle belongs to, set when the runner is built.
+pub(crate) type RunnerSlot = Arc<std::sync::OnceLock<std::sync::Weak<super::runner::Inner>>>;
 
 /// The runner's bound session view, shared with every `pi` handle.
 pub(crate) type SessionSlot = Arc<std::sync::RwLock<Option<Arc<dyn SessionView>>>>;
@@ -295,6 +301,19 @@ impl Pi {
             .session_view()?
             .map(|s| s.all_tools())
             .unwrap_or_default())
+    }
+
+    /// `pi.getCommands()`: the extensions' commands (invocation names), then the bound
+    /// session's prompt templates and skills (see [`CommandInfo`]).
+    pub fn get_commands(&self) -> Result<Vec<CommandInfo>, StaleError> {
+        let session = self.session_view()?;
+        let runner = self
+            .runner
+            .get()
+            .and_then(super::runner::ExtensionRunner::from_weak);
+        let mut out = command_infos(runner.as_ref(), &[], &[]);
+        out.extend(session.map(|s| s.resource_commands()).unwrap_or_default());
+        Ok(out)
     }
 
     fn session_view(&self) -> Result<Option<Arc<dyn SessionView>>, StaleError> {

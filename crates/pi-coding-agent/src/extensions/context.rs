@@ -341,6 +341,11 @@ pub trait SessionView: Send + Sync {
     fn all_tools(&self) -> Vec<super::tool_info::ToolInfo> {
         Vec::new()
     }
+    /// The session's prompt-template and skill commands (`pi.get_commands()` adds the
+    /// extensions'); a view without resources has none (the default).
+    fn resource_commands(&self) -> Vec<super::command_info::CommandInfo> {
+        Vec::new()
+    }
 }
 
 /// `ctx`: cheap to clone. Built by the runner for each dispatch.

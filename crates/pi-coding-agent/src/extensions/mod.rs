@@ -24,6 +24,7 @@
 
 pub mod api;
 pub mod command_actions;
+pub mod command_info;
 pub mod config_hooks;
 pub mod context;
 pub mod dispatch;
@@ -43,6 +44,7 @@ pub use api::{
 pub use command_actions::{
     ActionOutcome, CommandActions, NewSessionOptions, SessionActions, UnboundActions,
 };
+pub use command_info::{CommandInfo, CommandSource};
 pub use config_hooks::RunnerTrustAnswer;
 pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
 pub use dispatch::{

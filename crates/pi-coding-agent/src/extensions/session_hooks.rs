@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{DeliverAs, ExtensionRequest};
 use super::command_actions::{CommandActions, SessionActions};
+use super::command_info::{CommandInfo, resource_commands};
 use super::context::SessionView;
 use super::errors::ExtensionErrorRecord;
 use super::events as ev;
@@ -68,6 +69,9 @@ impl SessionView for SessionReader {
     }
     fn all_tools(&self) -> Vec<ToolInfo> {
         self.1.lock().map(|r| r.infos()).unwrap_or_default()
+    }
+    fn resource_commands(&self) -> Vec<CommandInfo> {
+        resource_commands(self.0.prompt_templates(), self.0.skills())
     }
 }
 
