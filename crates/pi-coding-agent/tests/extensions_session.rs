@@ -559,3 +559,74 @@ async fn get_commands_lists_extension_commands_templates_and_skills() {
         ]
     );
 }
+
+/// `pi.set_model(model)` (pi 0.85.0: `false` without configured auth, else the session's
+/// `setModel` and `true`): the switch is queued and executed by the session (`model_select`
+/// with source `set`, a `model_change` entry); a provider without auth changes nothing.
+#[tokio::test]
+async fn set_model_switches_when_the_provider_has_auth() {
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let selected = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (record, seen) = (answers.clone(), selected.clone());
+    let r = rig(
+        vec![text("one")],
+        vec![ext("models.ts", move |pi| {
+            let handle = pi.pi();
+            let record = record.clone();
+            pi.on::<AgentEndEvent, _>(move |_, _| {
+                let handle = handle.clone();
+                let record = record.clone();
+                Box::pin(async move {
+                    let base = pi_ai::Model {
+                        id: "faux-2".into(),
+                        api: "faux".into(),
+                        provider: "faux".into(),
+                        ..Default::default()
+                    };
+                    let nobody = pi_ai::Model {
+                        provider: "unknown".into(),
+                        ..base.clone()
+                    };
+                    let mut r = record.lock().unwrap();
+                    r.push(handle.set_model(nobody).unwrap());
+                    r.push(handle.set_model(base).unwrap());
+                    Ok(None)
+                })
+            });
+            let seen = seen.clone();
+            pi.on::<ModelSelectEvent, _>(move |e, _| {
+                seen.lock()
+                    .unwrap()
+                    .push((e.model.id.clone(), format!("{:?}", e.source)));
+                Box::pin(async { Ok(None) })
+            });
+            Ok(())
+        })],
+    );
+    let before = r.session.model().unwrap().id;
+    r.session
+        .prompt("a", PromptOptions::default())
+        .await
+        .unwrap();
+    r.hooks.flush_requests().await;
+    assert_eq!(*answers.lock().unwrap(), [false, true]);
+    assert_ne!(before, "faux-2");
+    assert_eq!(r.session.model().unwrap().id, "faux-2");
+    assert_eq!(
+        *selected.lock().unwrap(),
+        [("faux-2".to_owned(), "Set".to_owned())]
+    );
+    let store = r.store.lock().unwrap();
+    let changes: Vec<String> = store
+        .entries()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            pi_coding_agent::storage::entry::EntryKind::ModelChange { model_id, .. } => {
+                Some(model_id.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes.last().map(String::as_str), Some("faux-2"));
+}

@@ -7,7 +7,7 @@
 //! every call fails with [`STALE_MESSAGE`].
 
 use pi_agent_core::AgentTool;
-use pi_ai::{ImageContent, ModelThinkingLevel};
+use pi_ai::{ImageContent, Model, ModelThinkingLevel};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -94,6 +94,9 @@ pub enum ExtensionRequest {
     },
     /// `pi.setThinkingLevel(level)`.
     SetThinkingLevel(ModelThinkingLevel),
+    /// `pi.setModel(model)` once its provider was found to have auth (the session's
+    /// `set_model`, not persisted as the default).
+    SetModel(Box<Model>),
     /// `ctx.abort()`.
     Abort,
     /// `ctx.shutdown()`.
@@ -126,6 +129,7 @@ impl std::fmt::Debug for ExtensionRequest {
             }
             ExtensionRequest::SetActiveTools(t) => write!(f, "SetActiveTools({t:?})"),
             ExtensionRequest::SetThinkingLevel(l) => write!(f, "SetThinkingLevel({l:?})"),
+            ExtensionRequest::SetModel(m) => write!(f, "SetModel({}/{})", m.provider, m.id),
             ExtensionRequest::Abort => f.write_str("Abort"),
             ExtensionRequest::Shutdown => f.write_str("Shutdown"),
             ExtensionRequest::Compact {
@@ -321,6 +325,20 @@ impl Pi {
             return Err(StaleError);
         }
         Ok(self.session.read().ok().and_then(|s| s.clone()))
+    }
+
+    /// `pi.setModel(model)`: `false` (and nothing queued) when the model's provider has no
+    /// configured auth or no session is bound; otherwise the switch is queued (the session's
+    /// `set_model`: a `model_change` entry, the level for the switch, `model_select`) and
+    /// `true` returned. The default model is not changed.
+    pub fn set_model(&self, model: Model) -> Result<bool, StaleError> {
+        let authorized = self
+            .session_view()?
+            .is_some_and(|s| s.has_auth(&model.provider));
+        if authorized {
+            self.send(ExtensionRequest::SetModel(Box::new(model)))?;
+        }
+        Ok(authorized)
     }
 
     /// `pi.setThinkingLevel(level)`.

@@ -346,6 +346,10 @@ pub trait SessionView: Send + Sync {
     fn resource_commands(&self) -> Vec<super::command_info::CommandInfo> {
         Vec::new()
     }
+    /// Whether `provider` has configured auth (`pi.set_model`'s check); `false` by default.
+    fn has_auth(&self, _provider: &str) -> bool {
+        false
+    }
 }
 
 /// `ctx`: cheap to clone. Built by the runner for each dispatch.

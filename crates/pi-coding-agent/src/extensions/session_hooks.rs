@@ -73,6 +73,9 @@ impl SessionView for SessionReader {
     fn resource_commands(&self) -> Vec<CommandInfo> {
         resource_commands(self.0.prompt_templates(), self.0.skills())
     }
+    fn has_auth(&self, provider: &str) -> bool {
+        self.0.auth().has_auth(provider)
+    }
 }
 
 /// [`crate::session::SessionHooks`] backed by an [`ExtensionRunner`].
@@ -414,6 +417,11 @@ async fn execute(
         ExtensionRequest::SetThinkingLevel(level) => {
             if let Err(e) = session.set_thinking_level(level) {
                 tracing::warn!("setThinkingLevel failed: {e}");
+            }
+        }
+        ExtensionRequest::SetModel(model) => {
+            if let Err(e) = session.set_model(*model, false).await {
+                tracing::warn!("setModel failed: {e}");
             }
         }
         ExtensionRequest::Abort => session.abort().await,
