@@ -40,6 +40,7 @@ mod extension_commands;
 mod extensions_api;
 mod extensions_chaining;
 mod extensions_config;
+mod extensions_exec;
 mod extensions_lifecycle;
 mod extensions_runner;
 mod extensions_session;

@@ -17,6 +17,7 @@ use super::command_info::{CommandInfo, command_infos};
 use super::context::SessionView;
 use super::errors::panic_message;
 use super::events::{CustomMessageSpec, StreamingBehavior};
+use super::exec::{ExecOptions, ExecResult};
 use super::extension::FlagValue;
 use super::tool_info::ToolInfo;
 
@@ -305,6 +306,29 @@ impl Pi {
             .session_view()?
             .map(|s| s.all_tools())
             .unwrap_or_default())
+    }
+
+    /// `pi.exec(command, args, options)`: runs `command` without a shell in `options.cwd`,
+    /// else the runner's working directory (see [`super::exec`] for kills, codes and output).
+    pub async fn exec(
+        &self,
+        command: &str,
+        args: &[String],
+        mut options: ExecOptions,
+    ) -> Result<ExecResult, StaleError> {
+        if self.requests.is_stale() {
+            return Err(StaleError);
+        }
+        let cwd = match options.cwd.take() {
+            Some(cwd) => cwd,
+            None => self
+                .runner
+                .get()
+                .and_then(super::runner::ExtensionRunner::from_weak)
+                .map(|r| r.cwd().to_path_buf())
+                .unwrap_or_else(|| std::path::PathBuf::from(".")),
+        };
+        Ok(super::exec::exec_command(command, args, &cwd, options).await)
     }
 
     /// `pi.getCommands()`: the extensions' commands (invocation names), then the bound

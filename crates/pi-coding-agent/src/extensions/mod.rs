@@ -30,6 +30,7 @@ pub mod context;
 pub mod dispatch;
 pub mod errors;
 pub mod events;
+pub mod exec;
 pub mod extension;
 mod hook_bridge;
 pub mod provider_hooks;
@@ -54,6 +55,7 @@ pub use dispatch::{
 pub use errors::{
     ErrorListener, ExtensionErrorRecord, HandlerError, HandlerResult, Mode, mode_error_listener,
 };
+pub use exec::{ExecOptions, ExecResult};
 pub use extension::{
     CommandHandler, CommandSpec, Extension, ExtensionApi, ExtensionLoadError, FlagSpec, FlagType,
     FlagValue, FnExtension, Handler, LoadedExtension,

@@ -209,6 +209,11 @@ impl ExtensionRunnerBuilder {
 }
 
 impl ExtensionRunner {
+    /// The working directory the extensions run in (`ctx.cwd`, `pi.exec`'s default).
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
     /// The runner behind a `pi` handle's weak link, while it exists.
     pub(crate) fn from_weak(inner: &Weak<Inner>) -> Option<ExtensionRunner> {
         inner.upgrade().map(|inner| ExtensionRunner { inner })
