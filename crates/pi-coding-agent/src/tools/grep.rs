@@ -11,6 +11,11 @@
 //!   one with `/` is anchored at the tool's cwd, ripgrep's working directory);
 //! - an explicitly named file is always searched, even if ignored or binary; files found by
 //!   the walk that contain a NUL byte are skipped as binary;
+//! - a byte-order mark is sniffed as rg does: a UTF-8 BOM is not part of line 1, UTF-16 files
+//!   with a BOM are transcoded and searched as text (context lines are read back raw, as pi
+//!   reads them itself);
+//! - a file whose name is not UTF-8 is reported with U+FFFD in its name (pi drops such
+//!   matches: rg gives their paths as bytes, which it does not read);
 //! - each line (without its `\n`) is matched on its own; `ignoreCase` is ripgrep's
 //!   `--ignore-case`, `literal` its `--fixed-strings`; a pattern that needs a newline fails
 //!   with ripgrep's message;
@@ -26,6 +31,7 @@
 //! lines]`, joined with `. ` in one bracket. Errors: `Path not found: <abs>`,
 //! `Operation aborted`, the regex parser's message; no match gives `No matches found`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -306,6 +312,7 @@ impl Search {
                 return;
             }
         };
+        let data = decode_bom(&data);
         if skip_binary && data.contains(&0) {
             return;
         }
@@ -327,6 +334,32 @@ impl Search {
                 return;
             }
         }
+    }
+}
+
+/// A file's bytes as rg searches them: rg sniffs a byte-order mark, drops a UTF-8 one and
+/// transcodes UTF-16 (LE or BE) to UTF-8 (an unpaired surrogate or odd final byte becomes
+/// U+FFFD); without a BOM the bytes are searched as they are. Mirrors pi 0.85.0 `grep`, whose
+/// match lines are rg's.
+fn decode_bom(data: &[u8]) -> Cow<'_, [u8]> {
+    let utf16 = |body: &[u8], from: fn([u8; 2]) -> u16| -> Cow<'_, [u8]> {
+        let units = body.chunks_exact(2).map(|p| from([p[0], p[1]]));
+        let mut text: String = char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect();
+        if body.len() % 2 == 1 {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+        Cow::Owned(text.into_bytes())
+    };
+    if let Some(body) = data.strip_prefix(b"\xef\xbb\xbf") {
+        Cow::Borrowed(body)
+    } else if let Some(body) = data.strip_prefix(b"\xff\xfe") {
+        utf16(body, u16::from_le_bytes)
+    } else if let Some(body) = data.strip_prefix(b"\xfe\xff") {
+        utf16(body, u16::from_be_bytes)
+    } else {
+        Cow::Borrowed(data)
     }
 }
 

@@ -1,0 +1,119 @@
+//! Findings of the new-user try-out, side by side with the TypeScript pi 0.85.0 on the same
+//! replay server, the same agent dir and the same cwd: each case drives the `pi` binary
+//! where the user (or the model) sees the behaviour, with the reference's observed value.
+
+use pi_ai::testkit::{ReplayServer, Reply};
+use serde_json::{Value, json};
+
+use crate::support::anthropic_sse::{anthropic_text, anthropic_tools};
+use crate::support::binary_rig::Rig;
+
+/// The arguments of a json-mode run of `replay-model` with the given tools and no session.
+fn json_args(tools: &str) -> Vec<String> {
+    [
+        "-p",
+        "--mode",
+        "json",
+        "--no-session",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "--tools",
+        tools,
+        "go",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// Runs one scripted turn calling `calls` (`(name, input)` each) in a rig whose work dir
+/// `setup` filled; returns the text of each `tool_execution_end` result, in call order.
+async fn tool_texts(tools: &str, calls: &[(&str, Value)], setup: impl FnOnce(&Rig)) -> Vec<String> {
+    let ids: Vec<String> = (0..calls.len()).map(|i| format!("toolu_{i}")).collect();
+    let blocks: Vec<(&str, &str, Value)> = calls
+        .iter()
+        .zip(&ids)
+        .map(|((name, input), id)| (id.as_str(), *name, input.clone()))
+        .collect();
+    let script: Vec<Reply> = vec![anthropic_tools(&blocks), anthropic_text("done")];
+    let (_, server) = ReplayServer::start(script).await.unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    setup(&rig);
+    let args = json_args(tools);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = rig.run(&args).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ends: Vec<Value> = run
+        .records()
+        .into_iter()
+        .filter(|r| r["type"] == "tool_execution_end")
+        .collect();
+    ids.iter()
+        .map(|id| {
+            let end = ends
+                .iter()
+                .find(|r| r["toolCallId"] == id.as_str())
+                .unwrap_or_else(|| panic!("no result for {id}: {}", run.stdout));
+            end["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn grep_reads_bom_files_as_rg_does() {
+    // rg sniffs byte-order marks: a UTF-8 BOM is not part of the first line, and UTF-16
+    // files with a BOM are searched as text. Observed with pi 0.85.0 (ripgrep 13).
+    let utf16 = |text: &str, big_endian: bool| -> Vec<u8> {
+        let units = "\u{feff}".encode_utf16().chain(text.encode_utf16());
+        units
+            .flat_map(|u| {
+                if big_endian {
+                    u.to_be_bytes()
+                } else {
+                    u.to_le_bytes()
+                }
+            })
+            .collect()
+    };
+    let texts = tool_texts(
+        "grep",
+        &[
+            ("grep", json!({"pattern": "^alpha", "path": "bom.txt"})),
+            ("grep", json!({"pattern": "alpha", "path": "u16.txt"})),
+            ("grep", json!({"pattern": "^alpha", "path": "dir"})),
+            (
+                "grep",
+                json!({"pattern": "alpha", "path": "bom.txt", "context": 1}),
+            ),
+        ],
+        |rig| {
+            let work = rig.path("work");
+            std::fs::write(work.join("bom.txt"), b"\xef\xbb\xbfalpha\nbeta\n").unwrap();
+            std::fs::write(work.join("u16.txt"), utf16("alpha16\nbeta16\n", false)).unwrap();
+            std::fs::create_dir(work.join("dir")).unwrap();
+            std::fs::write(work.join("dir/le.txt"), utf16("alpha le\n", false)).unwrap();
+            std::fs::write(work.join("dir/be.txt"), utf16("alpha be\n", true)).unwrap();
+            std::fs::write(work.join("dir/u8.txt"), b"\xef\xbb\xbfalpha u8\n").unwrap();
+        },
+    )
+    .await;
+    assert_eq!(texts[0], "bom.txt:1: alpha");
+    assert_eq!(texts[1], "u16.txt:1: alpha16");
+    // rg's order across files is its threads'; the lines are what count.
+    let mut lines: Vec<&str> = texts[2].lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            "be.txt:1: alpha be",
+            "le.txt:1: alpha le",
+            "u8.txt:1: alpha u8"
+        ]
+    );
+    // Context lines come from pi reading the file itself (BOM kept), as in the reference.
+    assert_eq!(texts[3], "bom.txt:1: \u{feff}alpha\nbom.txt-2- beta");
+}
