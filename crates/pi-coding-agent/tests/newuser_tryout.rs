@@ -117,3 +117,82 @@ async fn grep_reads_bom_files_as_rg_does() {
     // Context lines come from pi reading the file itself (BOM kept), as in the reference.
     assert_eq!(texts[3], "bom.txt:1: \u{feff}alpha\nbom.txt-2- beta");
 }
+
+/// The arguments of a print-mode run of `replay-model`, with `extra` before the prompt.
+fn print_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "-p",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+    ];
+    args.extend_from_slice(extra);
+    args.push("hi");
+    args
+}
+
+/// Every `.jsonl` file under `dir`, recursively.
+fn jsonl_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(jsonl_files(&path));
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_empty_session_dir_flag_means_the_default_directory() {
+    // pi 0.85.0: `--session-dir ""` is no directory at all (`parsed.sessionDir ? … : undefined`),
+    // so the session goes to `<agent>/sessions/--<cwd>--/`, not into the working directory.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let run = rig.run(&print_args(&["--session-dir", ""])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "hello\n");
+    assert!(jsonl_files(&rig.path("work")).is_empty());
+    let stored = jsonl_files(&rig.path("agent/sessions"));
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let dir_name = stored[0].parent().unwrap().file_name().unwrap();
+    assert!(dir_name.to_string_lossy().starts_with("--"), "{dir_name:?}");
+}
+
+#[tokio::test]
+async fn a_session_dir_that_is_a_file_fails_as_node_does() {
+    // pi 0.85.0 skips creating an existing path and fails on the first write of the session:
+    // `ENOTDIR: not a directory, open '<dir>/<file>.jsonl'` on stderr, exit status 1.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let file = rig.path("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.display().to_string();
+    let run = rig.run(&print_args(&["--session-dir", &file])).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    let prefix = format!("ENOTDIR: not a directory, open '{file}/");
+    assert!(run.stderr.starts_with(&prefix), "{:?}", run.stderr);
+    assert!(run.stderr.ends_with(".jsonl'\n"), "{:?}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+#[tokio::test]
+async fn exporting_a_directory_reports_node_s_read_error() {
+    // pi 0.85.0: `pi --export <dir>` → `Error: EISDIR: illegal operation on a directory, read`.
+    let rig = Rig::new("http://127.0.0.1:9", &json!({}));
+    let dir = rig.path("work").display().to_string();
+    let run = rig.run(&["--export", &dir]).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "Error: EISDIR: illegal operation on a directory, read\n"
+    );
+    assert_eq!(run.stdout, "");
+}

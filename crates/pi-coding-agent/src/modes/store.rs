@@ -57,9 +57,11 @@ fn session_scope(
     sessions_root: PathBuf,
     settings: &SettingsManager,
 ) -> SessionScope {
+    // An empty `--session-dir ""` is no directory (pi tests the flag's truthiness).
     let configured = args
         .session_dir
         .clone()
+        .filter(|d| !d.is_empty())
         .or_else(|| {
             std::env::var(SESSION_DIR_ENV)
                 .ok()

@@ -32,6 +32,7 @@ use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
 use super::slots::{Kind, Loc, Slots};
+use crate::tools::fs_error::node_message;
 
 /// Session-store errors; texts are pi's where pi has one.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,10 @@ pub enum StoreError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A file-system failure pi lets through as Node words it (`ENOTDIR: not a directory,
+    /// open '<path>'`): the first write of a session file.
+    #[error("{0}")]
+    Fs(String),
     /// A stored line that no longer parses (e.g. the file changed under us).
     #[error("{path}: corrupt entry at byte {offset}: {message}")]
     Corrupt {
@@ -516,7 +521,11 @@ impl SessionStore {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if let Some(dir) = path.parent() {
+        // pi creates a missing directory only; a path that exists as something else fails
+        // at the open below, with Node's message (`ENOTDIR: not a directory, open '…'`).
+        if let Some(dir) = path.parent()
+            && !dir.exists()
+        {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
         let content = self.full_content(self.slots.len())?;
@@ -524,7 +533,7 @@ impl SessionStore {
             .create_new(true)
             .append(true)
             .open(&path)
-            .map_err(io_err(&path))?;
+            .map_err(|e| StoreError::Fs(node_message(&e, "open", Some(&path))))?;
         file.write_all(&content).map_err(io_err(&path))?;
         file.sync_data().map_err(io_err(&path))?;
         self.bind(file, &path, content.len() as u64)
