@@ -196,3 +196,21 @@ async fn exporting_a_directory_reports_node_s_read_error() {
     );
     assert_eq!(run.stdout, "");
 }
+
+#[tokio::test]
+async fn a_directory_given_to_session_reports_node_s_read_error() {
+    // pi 0.85.0 reads the session file with readFileSync: on a directory that fails in `read`.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let dir = rig.path("work").display().to_string();
+    let run = rig.run(&print_args(&["--session", &dir])).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "Error: EISDIR: illegal operation on a directory, read\n"
+    );
+    assert_eq!(run.stdout, "");
+    assert!(jsonl_files(&rig.path("agent")).is_empty());
+}

@@ -2,7 +2,8 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/export-html/index.js` (`exportFromFile`): the input
 //! resolves against the working directory (`~` expanded); a missing input is
-//! `File not found: <abs>`, a directory `EISDIR: illegal operation on a directory, read`; the default output is `pi-session-<input name without .jsonl>.html`
+//! `File not found: <abs>` (a directory: the store's `EISDIR: illegal operation on a
+//! directory, read`); the default output is `pi-session-<input name without .jsonl>.html`
 //! relative to the working directory, printed as `Exported to: <output>` as given.
 
 use std::path::{Path, PathBuf};
@@ -18,10 +19,6 @@ pub fn export_from_file(input: &str, output: Option<&str>, cwd: &Path) -> Result
     let resolved = lexical_normalize(&resolve_path(input, cwd));
     if !resolved.exists() {
         return Err(format!("File not found: {}", resolved.display()));
-    }
-    if resolved.is_dir() {
-        // Node's readFileSync on a directory fails in its `read` call, without a path.
-        return Err("EISDIR: illegal operation on a directory, read".to_owned());
     }
     let store = SessionStore::open(&resolved, &cwd.to_string_lossy()).map_err(|e| e.to_string())?;
     let output = match output {

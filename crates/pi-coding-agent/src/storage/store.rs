@@ -62,7 +62,7 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// A file-system failure pi lets through as Node words it (`ENOTDIR: not a directory,
-    /// open '<path>'`): the first write of a session file.
+    /// open '<path>'`): the first write of a session file, opening a directory.
     #[error("{0}")]
     Fs(String),
     /// A stored line that no longer parses (e.g. the file changed under us).
@@ -175,6 +175,11 @@ impl SessionStore {
                 ));
             }
             Err(e) => return Err(io_err(path)(e)),
+            // pi reads the file with readFileSync, whose `read` call fails on a directory.
+            Ok(m) if m.is_dir() => {
+                let eisdir = std::io::Error::from_raw_os_error(libc::EISDIR);
+                return Err(StoreError::Fs(node_message(&eisdir, "read", None)));
+            }
             Ok(m) => m,
         };
         if meta.len() == 0 {
