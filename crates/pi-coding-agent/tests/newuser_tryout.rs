@@ -214,3 +214,43 @@ async fn a_directory_given_to_session_reports_node_s_read_error() {
     assert_eq!(run.stdout, "");
     assert!(jsonl_files(&rig.path("agent")).is_empty());
 }
+
+#[tokio::test]
+async fn big_integers_in_tool_arguments_are_written_as_javascript_numbers() {
+    // pi parses the model's arguments into JavaScript numbers: past 2^53 they become the
+    // nearest double, and that is what the json-mode lines and the session file hold.
+    let input =
+        json!({"command": "echo hi", "x": 12345678901234567890u64, "y": 9007199254740993u64});
+    let script = vec![
+        anthropic_tools(&[("toolu_0", "bash", input)]),
+        anthropic_text("done"),
+    ];
+    let (_, server) = ReplayServer::start(script).await.unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let sessions = rig.sessions();
+    let run = rig
+        .run(&[
+            "-p",
+            "--mode",
+            "json",
+            "--session-dir",
+            &sessions,
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "go",
+        ])
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let expected =
+        r#""arguments":{"command":"echo hi","x":12345678901234567000,"y":9007199254740992}"#;
+    let end = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(r#"{"type":"message_end""#) && l.contains("toolCall"))
+        .unwrap();
+    assert!(end.contains(expected), "{end}");
+    let file = std::fs::read_to_string(&rig.session_files()[0]).unwrap();
+    assert!(file.contains(expected), "{file}");
+}
