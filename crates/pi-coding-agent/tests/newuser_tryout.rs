@@ -254,3 +254,52 @@ async fn big_integers_in_tool_arguments_are_written_as_javascript_numbers() {
     let file = std::fs::read_to_string(&rig.session_files()[0]).unwrap();
     assert!(file.contains(expected), "{file}");
 }
+
+#[tokio::test]
+async fn rpc_export_html_answers_the_default_path_as_pi_does() {
+    // pi 0.85.0 `exportSessionToHtml` writes `pi-session-<file stem>.html` relative to the
+    // working directory and answers that relative path; a given path is answered as given.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let sessions = rig.sessions();
+    let first = rig.run(&print_args(&["--session-dir", &sessions])).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let file = rig.session_files()[0].clone();
+    let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+    let file = file.display().to_string();
+    let input = "{\"type\":\"export_html\",\"id\":\"a\"}\n\
+                 {\"type\":\"export_html\",\"outputPath\":\"out/x.html\",\"id\":\"b\"}\n";
+    std::fs::create_dir(rig.path("work/out")).unwrap();
+    let run = rig
+        .run_with_input(
+            &[
+                "--mode",
+                "rpc",
+                "--session",
+                &file,
+                "--provider",
+                "replay-anthropic",
+                "--model",
+                "replay-model",
+            ],
+            Some(input),
+        )
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let responses: Vec<Value> = run
+        .records()
+        .into_iter()
+        .filter(|r| r["type"] == "response")
+        .collect();
+    let default_name = format!("pi-session-{stem}.html");
+    assert_eq!(
+        responses[0],
+        json!({"id": "a", "type": "response", "command": "export_html", "success": true,
+               "data": {"path": default_name}})
+    );
+    assert_eq!(responses[1]["data"], json!({"path": "out/x.html"}));
+    assert!(rig.path("work").join(&default_name).is_file());
+    assert!(rig.path("work/out/x.html").is_file());
+}

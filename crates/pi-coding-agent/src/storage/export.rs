@@ -239,6 +239,7 @@ pub fn render_html(store: &SessionStore) -> Result<String, StoreError> {
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;background:#fafafa;color:#222}pre{white-space:pre-wrap;word-break:break-word;margin:.3rem 0}.msg{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:.8rem 0;background:#fff}.user{border-left:4px solid #36c}.assistant{border-left:4px solid #3a3}.toolresult{border-left:4px solid #999}.error{color:#b00}.thinking{color:#666}.meta{color:#888;font-size:.85em}img{max-width:100%}";
 
 /// Writes the HTML export; default `pi-session-<file stem>.html` in the working directory.
+/// Returns the path as pi reports it: `output` as given, else the default's relative name.
 ///
 /// Errors (mirrors pi 0.85.0 `exportSessionToHtml`): [`StoreError::InMemoryExport`] for an
 /// in-memory store, [`StoreError::NothingToExport`] while the session file is not on disk yet
@@ -252,8 +253,10 @@ pub fn export_html(store: &SessionStore, output: Option<&Path>) -> Result<PathBu
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| store.session_id().to_owned());
-    let path = resolve_output(output, format!("pi-session-{stem}.html"));
+    let default_name = format!("pi-session-{stem}.html");
+    let shown = output.map_or_else(|| PathBuf::from(&default_name), Path::to_path_buf);
+    let path = resolve_output(output, default_name);
     let html = render_html(store)?;
     std::fs::write(&path, html).map_err(io(&path))?;
-    Ok(path)
+    Ok(shown)
 }
