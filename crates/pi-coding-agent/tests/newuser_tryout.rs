@@ -303,3 +303,31 @@ async fn rpc_export_html_answers_the_default_path_as_pi_does() {
     assert!(rig.path("work").join(&default_name).is_file());
     assert!(rig.path("work/out/x.html").is_file());
 }
+
+#[tokio::test]
+async fn a_session_dir_that_cannot_be_made_stops_the_run_before_any_request() {
+    // pi 0.85.0 makes a missing session directory when the session manager is built, before
+    // the model is called; when that fails it crashes with Node's uncaught
+    // `Error: ENOTDIR: not a directory, mkdir '<dir>'` and a stack trace (exit 1). pi-rs
+    // stops at the same point with the same first line and no stack trace; it used to call
+    // the model first and lose the answer when the session file could not be written.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let file = rig.path("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let dir = file.join("sessions").display().to_string();
+    for mode in ["text", "json"] {
+        let run = rig
+            .run(&print_args(&["--mode", mode, "--session-dir", &dir]))
+            .await;
+        assert_eq!(run.code, 1, "{run:?}");
+        assert_eq!(
+            run.stderr,
+            format!("Error: ENOTDIR: not a directory, mkdir '{dir}'\n")
+        );
+        assert_eq!(run.stdout, "");
+    }
+    assert_eq!(server.request_count(), 0);
+}

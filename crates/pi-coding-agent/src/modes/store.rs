@@ -31,6 +31,7 @@ use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
 use crate::storage::paths::default_session_dir;
 use crate::storage::paths::iso_now;
+use crate::tools::fs_error::node_message;
 use crate::tools::path::lexical_normalize;
 
 /// The session directory of this run.
@@ -189,7 +190,8 @@ fn store_error(e: crate::storage::StoreError) -> SetupError {
 /// # Errors
 /// [`SetupError::Plain`] `No session found matching '<X>'`, `Session already exists with id
 /// '<ID>'`, `Stored session working directory does not exist: <cwd>\nSession file:
-/// <file>\nCurrent working directory: <cwd>`; [`SetupError::Error`] an unreadable or invalid
+/// <file>\nCurrent working directory: <cwd>`; [`SetupError::Error`] a session directory that
+/// cannot be made (`ENOTDIR: not a directory, mkdir '<dir>'`), an unreadable or invalid
 /// session file, an invalid fork source (the store's error texts).
 pub fn open_store(
     request: &ModeRequest,
@@ -207,6 +209,13 @@ pub fn open_store(
         settings,
     );
     let dir = scope.dir.clone();
+    // pi's session manager makes a missing session directory when it is built, so a
+    // directory that cannot be made stops the run before the model is called (pi 0.85.0
+    // crashes there with Node's uncaught error; the same text, as an error, here).
+    if !args.no_session && !dir.exists() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| SetupError::Error(node_message(&e, "mkdir", Some(&dir))))?;
+    }
     let store = if args.no_session {
         in_memory(&cwd, args.session_id.clone()).map_err(store_error)?
     } else if let Some(src) = &args.fork {
