@@ -331,3 +331,47 @@ async fn a_session_dir_that_cannot_be_made_stops_the_run_before_any_request() {
     }
     assert_eq!(server.request_count(), 0);
 }
+
+#[tokio::test]
+async fn a_v1_compaction_index_counts_the_header_as_pi_does() {
+    // pi 0.85.0 `migrateV1ToV2` maps `firstKeptEntryIndex` into the file's entries with the
+    // session header at index 0, so index 1 keeps the first message after the summary.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("second answer")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let cwd = rig.path("work").display().to_string();
+    let header = json!({"type": "session", "id": "abc-v1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": cwd});
+    let lines = [
+        header,
+        json!({"type": "message", "timestamp": "2025-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "hello v1", "timestamp": 1}}),
+        json!({"type": "message", "timestamp": "2025-01-01T00:00:02.000Z",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}],
+                           "api": "anthropic-messages", "provider": "replay-anthropic",
+                           "model": "replay-model",
+                           "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0,
+                                     "totalTokens": 2, "cost": {"input": 0, "output": 0,
+                                     "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                           "stopReason": "stop", "timestamp": 2}}),
+        json!({"type": "compaction", "timestamp": "2025-01-01T00:00:03.000Z", "summary": "sum",
+               "firstKeptEntryIndex": 1, "tokensBefore": 5}),
+    ];
+    let file = rig.path("v1.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let file = file.display().to_string();
+    let run = rig.run(&print_args(&["--session", &file])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "second answer\n");
+    let body = server.requests()[0].body_json().unwrap();
+    let sent: Vec<Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| json!([m["role"], m["content"]]))
+        .collect();
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    assert_eq!(sent[1], json!(["user", "hello v1"]));
+    assert_eq!(sent[2][0], "assistant");
+}
