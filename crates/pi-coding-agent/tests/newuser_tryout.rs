@@ -375,3 +375,33 @@ async fn a_v1_compaction_index_counts_the_header_as_pi_does() {
     assert_eq!(sent[1], json!(["user", "hello v1"]));
     assert_eq!(sent[2][0], "assistant");
 }
+
+#[tokio::test]
+async fn grep_suggests_pcre2_for_look_around_and_backreferences_as_rg_does() {
+    // ripgrep (built with PCRE2, as its releases are) appends a hint to these two parse
+    // errors; pi 0.85.0 passes rg's stderr through as the tool error.
+    let hint = "\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around.";
+    let texts = tool_texts(
+        "grep",
+        &[
+            ("grep", json!({"pattern": "a(?=b)"})),
+            ("grep", json!({"pattern": "(a)\\1"})),
+            ("grep", json!({"pattern": "("})),
+        ],
+        |rig| std::fs::write(rig.path("work/a.txt"), "ab\n").unwrap(),
+    )
+    .await;
+    assert_eq!(
+        texts[0],
+        format!(
+            "regex parse error:\n    a(?=b)\n     ^^^\nerror: look-around, including look-ahead and look-behind, is not supported{hint}"
+        )
+    );
+    assert_eq!(
+        texts[1],
+        format!(
+            "regex parse error:\n    (a)\\1\n       ^^\nerror: backreferences are not supported{hint}"
+        )
+    );
+    assert!(!texts[2].contains("PCRE2"), "{}", texts[2]);
+}

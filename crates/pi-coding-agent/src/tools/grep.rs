@@ -29,7 +29,8 @@
 //! Notices: `[<L> matches limit reached. Use limit=<2L> for more, or refine pattern]`,
 //! `[50.0KB limit reached]`, `[Some lines truncated to 500 chars. Use read tool to see full
 //! lines]`, joined with `. ` in one bracket. Errors: `Path not found: <abs>`,
-//! `Operation aborted`, the regex parser's message; no match gives `No matches found`.
+//! `Operation aborted`, the regex parser's message (with ripgrep's `--pcre2` hint for
+//! look-around and backreferences); no match gives `No matches found`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -216,7 +217,7 @@ fn build_regex(pattern: &str, literal: bool, ignore_case: bool) -> Result<Regex,
         .multi_line(true)
         .build()
         .parse(&source)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(|e| ToolError::new(suggest_pcre2(e.to_string())))?;
     if has_newline_literal(&hir) {
         return Err(ToolError::new(NEWLINE_ERROR));
     }
@@ -225,6 +226,19 @@ fn build_regex(pattern: &str, literal: bool, ignore_case: bool) -> Result<Regex,
         .multi_line(true)
         .build()
         .map_err(|e| ToolError::new(e.to_string()))
+}
+
+/// ripgrep's `suggest_pcre2`: a parse error about backreferences or look-around gets a hint
+/// to use `--pcre2` (ripgrep's releases are built with PCRE2).
+fn suggest_pcre2(message: String) -> String {
+    if message.contains("backreferences") || message.contains("look-around") {
+        format!(
+            "{message}\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle \
+             backreferences\nand look-around."
+        )
+    } else {
+        message
+    }
 }
 
 /// Whether the pattern contains a literal line feed (ripgrep refuses those without
