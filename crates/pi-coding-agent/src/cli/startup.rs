@@ -238,10 +238,21 @@ pub fn run(argv: &[String], host: Host<'_>) -> i32 {
         let _ = write!(stdout, "{}", out.stdout);
         return 0;
     }
-    // pi selects the session (and asks about another project's) before reading stdin.
+    // pi selects the session (and asks about another project's) before reading stdin. Its
+    // question goes through `console.log`, which lands on stderr once pi has taken stdout
+    // over (every mode but the interactive one).
     let mut args = args;
+    let question_out: &mut dyn Write = if mode == AppMode::Interactive {
+        stdout
+    } else {
+        stderr
+    };
     if let Some(code) = crate::modes::store::confirm_cross_project_session(
-        &mut args, &cwd, &agent_dir, stdin, stdout,
+        &mut args,
+        &cwd,
+        &agent_dir,
+        stdin,
+        question_out,
     ) {
         return code;
     }

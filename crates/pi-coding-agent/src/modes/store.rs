@@ -108,7 +108,8 @@ fn read_answer(stdin: &mut dyn Read) -> Option<String> {
 
 /// pi's cross-project `--session <id>`: when the id matches no session of this project but
 /// one of another project, prints `Session found in different project: <cwd>` and asks
-/// `Fork this session into current directory? [y/N] ` on stdout, reading one line of stdin.
+/// `Fork this session into current directory? [y/N] ` on `stdout` (the caller passes stderr
+/// in the non-interactive modes, as pi does), reading one line of stdin.
 /// `y`/`yes` (any case) turns the request into `--fork <file>`; any other answer or end of
 /// input prints `Aborted.` and returns `Some(0)` (the exit status). `None`: go on.
 ///
