@@ -405,3 +405,33 @@ async fn grep_suggests_pcre2_for_look_around_and_backreferences_as_rg_does() {
     );
     assert!(!texts[2].contains("PCRE2"), "{}", texts[2]);
 }
+
+#[tokio::test]
+async fn help_and_list_models_go_to_stderr_once_a_mode_is_asked_for() {
+    // pi 0.85.0 takes stdout over (everything written to it goes to stderr) in every
+    // non-interactive mode; only a bare `--help` / `--list-models` (no `-p`, no `--mode`)
+    // is exempt. So `pi --mode json --list-models` keeps stdout free of non-JSON text.
+    let rig = Rig::new("http://127.0.0.1:9", &json!({}));
+    for flag in ["--help", "--list-models"] {
+        let plain = rig.run(&[flag]).await;
+        assert_eq!(plain.code, 0, "{plain:?}");
+        assert!(!plain.stdout.is_empty(), "{plain:?}");
+        for extra in [
+            &["-p"][..],
+            &["--mode", "json"],
+            &["--mode", "rpc"],
+            &["--mode", "text"],
+        ] {
+            let mut args = extra.to_vec();
+            args.push(flag);
+            let run = rig.run(&args).await;
+            assert_eq!(run.code, 0, "{args:?}: {run:?}");
+            assert_eq!(run.stdout, "", "{args:?}");
+            assert_eq!(
+                run.stderr,
+                format!("{}{}", plain.stderr, plain.stdout),
+                "{args:?}"
+            );
+        }
+    }
+}
