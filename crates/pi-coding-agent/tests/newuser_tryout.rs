@@ -435,3 +435,37 @@ async fn help_and_list_models_go_to_stderr_once_a_mode_is_asked_for() {
         }
     }
 }
+
+#[tokio::test]
+async fn read_takes_fractional_and_negative_offsets_as_javascript_does() {
+    // pi 0.85.0 does its offset/limit arithmetic on JavaScript numbers: `Array.slice` cuts
+    // fractions and counts a negative end from the back, and the notices print the raw sums.
+    let texts = tool_texts(
+        "read",
+        &[
+            (
+                "read",
+                json!({"path": "f.txt", "offset": 2.5, "limit": 1.5}),
+            ),
+            ("read", json!({"path": "f.txt", "limit": -7})),
+            ("read", json!({"path": "f.txt", "offset": 3, "limit": 2})),
+        ],
+        |rig| {
+            let text: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+            std::fs::write(rig.path("work/f.txt"), text).unwrap();
+        },
+    )
+    .await;
+    assert_eq!(
+        texts[0],
+        "l2\nl3\n\n[8 more lines in file. Use offset=4 to continue.]"
+    );
+    assert_eq!(
+        texts[1],
+        "l1\nl2\nl3\nl4\n\n[18 more lines in file. Use offset=-6 to continue.]"
+    );
+    assert_eq!(
+        texts[2],
+        "l3\nl4\n\n[7 more lines in file. Use offset=5 to continue.]"
+    );
+}
