@@ -469,3 +469,16 @@ async fn read_takes_fractional_and_negative_offsets_as_javascript_does() {
         "l3\nl4\n\n[7 more lines in file. Use offset=5 to continue.]"
     );
 }
+
+#[tokio::test]
+async fn a_failed_write_after_a_good_open_is_node_s_write_error() {
+    // pi 0.85.0 writes with fs.writeFile: the open succeeds on /dev/full and the write fails,
+    // so the message names the `write` call, without a path (as Node words it).
+    let texts = tool_texts(
+        "write",
+        &[("write", json!({"path": "/dev/full", "content": "x"}))],
+        |_| {},
+    )
+    .await;
+    assert_eq!(texts[0], "ENOSPC: no space left on device, write");
+}
