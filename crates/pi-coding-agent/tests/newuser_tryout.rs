@@ -482,3 +482,42 @@ async fn a_failed_write_after_a_good_open_is_node_s_write_error() {
     .await;
     assert_eq!(texts[0], "ENOSPC: no space left on device, write");
 }
+
+#[tokio::test]
+async fn the_name_flag_is_the_first_entry_of_a_new_session() {
+    // pi 0.85.0 appends `--name`'s session_info as soon as the session manager exists, before
+    // the session is built (whose model_change and thinking_level_change follow).
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let sessions = rig.sessions();
+    let run = rig
+        .run(&print_args(&[
+            "--session-dir",
+            &sessions,
+            "--name",
+            "  my run  ",
+        ]))
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let records = crate::support::binary_rig::file_records(&rig.session_files()[0]);
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "session_info",
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "message"
+        ]
+    );
+    assert_eq!(records[1]["name"], "my run");
+    assert_eq!(records[1]["parentId"], Value::Null);
+    assert_eq!(records[2]["parentId"], records[1]["id"]);
+}
