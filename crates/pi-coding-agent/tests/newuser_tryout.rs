@@ -521,3 +521,40 @@ async fn the_name_flag_is_the_first_entry_of_a_new_session() {
     assert_eq!(records[1]["parentId"], Value::Null);
     assert_eq!(records[2]["parentId"], records[1]["id"]);
 }
+
+#[tokio::test]
+async fn session_and_fork_paths_resolve_as_node_s_path_resolve() {
+    // pi 0.85.0 resolves `--session`/`--fork` paths with path.resolve (`.`/`..` and a trailing
+    // slash folded) and reads a directory given to `--fork` with readFileSync (EISDIR).
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let run = rig
+        .run_with_input(
+            &[
+                "--mode",
+                "rpc",
+                "--session",
+                "../x/./y/../s.jsonl",
+                "--provider",
+                "replay-anthropic",
+                "--model",
+                "replay-model",
+            ],
+            Some("{\"type\":\"get_state\",\"id\":\"g\"}\n"),
+        )
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let state = run.records().into_iter().find(|r| r["id"] == "g").unwrap();
+    let expected = rig.path("x/s.jsonl").display().to_string();
+    assert_eq!(state["data"]["sessionFile"], expected.as_str());
+
+    let dir = rig.path("work").display().to_string();
+    let fork = rig.run(&print_args(&["--fork", &dir])).await;
+    assert_eq!(fork.code, 1, "{fork:?}");
+    assert_eq!(
+        fork.stderr,
+        "Error: EISDIR: illegal operation on a directory, read\n"
+    );
+}

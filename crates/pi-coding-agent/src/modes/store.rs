@@ -149,7 +149,8 @@ pub fn confirm_cross_project_session(
 
 fn locate(arg: &str, scope: &SessionScope, cwd: &Path) -> Result<PathBuf, SetupError> {
     if looks_like_path(arg) {
-        Ok(resolve_path(arg, cwd))
+        // pi uses path.resolve: `.`, `..` and a trailing slash are folded.
+        Ok(lexical_normalize(&resolve_path(arg, cwd)))
     } else {
         // pi prints this one without the `Error: ` prefix.
         scope
