@@ -509,3 +509,26 @@ async fn an_abort_during_a_tool_with_a_steer_queued_ends_the_next_request_in_set
     assert_eq!(server.request_count(), 1);
     assert_eq!(pi.finish().await, 0);
 }
+
+/// pi 0.85.0 `SessionManager.open` resolves `switch_session`'s path (`resolvePath`: `~`,
+/// then path.resolve against the working directory, `.`/`..` folded).
+#[tokio::test]
+async fn switch_session_resolves_its_path() {
+    let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+    let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+    let work = pi._root.path().canonicalize().unwrap().join("work");
+    let switched = pi
+        .data(
+            "s",
+            "switch_session",
+            json!({"sessionPath": "rel/./../s2.jsonl"}),
+        )
+        .await;
+    assert_eq!(switched, json!({"cancelled": false}));
+    let state = pi.data("g", "get_state", json!({})).await;
+    assert_eq!(
+        state["sessionFile"],
+        work.join("s2.jsonl").display().to_string()
+    );
+    assert_eq!(pi.finish().await, 0);
+}
