@@ -558,3 +558,40 @@ async fn session_and_fork_paths_resolve_as_node_s_path_resolve() {
         "Error: EISDIR: illegal operation on a directory, read\n"
     );
 }
+
+#[tokio::test]
+async fn rpc_export_html_into_a_missing_directory_is_node_s_open_error() {
+    // pi 0.85.0 writes the page with writeFileSync(outputPath): the error names the path as
+    // given.
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    let sessions = rig.sessions();
+    let first = rig.run(&print_args(&["--session-dir", &sessions])).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let file = rig.session_files()[0].display().to_string();
+    let input = "{\"type\":\"export_html\",\"outputPath\":\"./a/../o.html\",\"id\":\"e\"}\n";
+    let run = rig
+        .run_with_input(
+            &[
+                "--mode",
+                "rpc",
+                "--session",
+                &file,
+                "--provider",
+                "replay-anthropic",
+                "--model",
+                "replay-model",
+            ],
+            Some(input),
+        )
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let response = run.records().into_iter().find(|r| r["id"] == "e").unwrap();
+    assert_eq!(
+        response,
+        json!({"id": "e", "type": "response", "command": "export_html", "success": false,
+               "error": "ENOENT: no such file or directory, open './a/../o.html'"})
+    );
+}
