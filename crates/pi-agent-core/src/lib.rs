@@ -32,7 +32,9 @@ pub mod listeners;
 pub mod message;
 pub mod tool;
 
-pub use agent::{Agent, AgentOptions, AgentState, PromptInput, QueueMode, StreamingMessage};
+pub use agent::{
+    Agent, AgentOptions, AgentState, PromptInput, QueueMode, StreamingMessage, WeakAgent,
+};
 pub use agent_loop::{
     AfterToolCallContext, AfterToolCallResult, AgentContext, AgentLoopConfig,
     BeforeToolCallContext, BeforeToolCallResult, EventSink, StreamFn, TurnContext, TurnUpdate,

@@ -89,6 +89,18 @@ pub trait AgentTool: Send + Sync {
     fn prepare_arguments(&self, raw: Value) -> Value {
         raw
     }
+    /// The one line a coding agent's default system prompt lists for this tool
+    /// (`- <name>: <snippet>`); `None` (the default) leaves the tool out of that list. The loop
+    /// never reads it. Mirrors pi-coding-agent 0.85.0 `ToolDefinition.promptSnippet`.
+    fn prompt_snippet(&self) -> Option<&str> {
+        None
+    }
+    /// Guidelines a coding agent's default system prompt adds (one bullet each, in tool order,
+    /// duplicates dropped) while this tool is active; empty by default. The loop never reads
+    /// them. Mirrors pi-coding-agent 0.85.0 `ToolDefinition.promptGuidelines`.
+    fn prompt_guidelines(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Runs the tool with validated `args`.
     fn execute<'a>(
         &'a self,

@@ -58,7 +58,7 @@ async fn abort_while_streaming_ends_with_an_aborted_message() {
             m.error_message = Some("This operation was aborted".into());
             sink.push(AssistantMessageEvent::Error {
                 reason: StopReason::Aborted,
-                error: m,
+                error: Box::new(m),
             })
             .await;
         });

@@ -609,3 +609,32 @@ async fn a_message_end_listener_can_replace_the_message_everywhere() {
     // Outside a run nothing is replaced.
     assert!(!agent.replace_ending_message(user("late")));
 }
+
+/// `Agent::downgrade`: a listener holding a `WeakAgent` can steer the agent while it runs and
+/// does not keep it alive (with a strong clone the agent and its listener would leak).
+#[tokio::test]
+async fn a_weak_agent_in_a_listener_steers_and_does_not_keep_the_agent_alive() {
+    let script = Scripted::new(vec![text_reply("one"), text_reply("two")]);
+    let agent = agent_with(&script, vec![]);
+    let weak = agent.downgrade();
+    let steered = Arc::new(Mutex::new(false));
+    let (w, done) = (weak.clone(), Arc::clone(&steered));
+    agent.subscribe(move |e, _| {
+        if matches!(&*e, AgentEvent::MessageStart { message } if message.role() == "assistant")
+            && !std::mem::replace(&mut *done.lock().unwrap(), true)
+        {
+            let agent = w.upgrade().expect("alive while it runs");
+            agent.steer(user("and also this"));
+        }
+        async { Ok::<(), ListenerError>(()) }
+    });
+    agent.prompt("go").await.unwrap();
+    assert_eq!(roles(&agent), ["user", "assistant", "user", "assistant"]);
+    assert!(format!("{weak:?}").contains("alive: true"));
+    drop(agent);
+    assert!(
+        weak.upgrade().is_none(),
+        "the listener's weak handle kept nothing alive"
+    );
+    assert!(format!("{weak:?}").contains("alive: false"));
+}

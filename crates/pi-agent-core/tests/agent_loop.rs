@@ -77,7 +77,7 @@ async fn done_without_start_still_emits_message_start_and_end() {
         msg.stop_reason = StopReason::Stop;
         AssistantMessageEventStream::from_events(vec![AssistantMessageEvent::Done {
             reason: StopReason::Stop,
-            message: msg,
+            message: Box::new(msg),
         }])
     });
     let sink = Arc::new(Collect::default());
@@ -348,7 +348,7 @@ async fn block_events_before_start_are_ignored() {
             },
             AssistantMessageEvent::Done {
                 reason: StopReason::Stop,
-                message: done,
+                message: Box::new(done),
             },
         ])
     });

@@ -9,6 +9,7 @@ mod abort_loop;
 mod agent;
 mod agent_loop;
 mod events;
+mod library_use;
 mod listeners;
 mod listeners_load;
 mod tools;

@@ -143,8 +143,8 @@ pub enum AssistantMessageEvent {
     ToolcallEnd {
         /// Index into `partial.content`.
         content_index: usize,
-        /// The finalized block.
-        tool_call: ToolCall,
+        /// The finalized block (boxed, like the terminal messages, to keep every event small).
+        tool_call: Box<ToolCall>,
         /// Live accumulator.
         partial: PartialMessage,
     },
@@ -152,16 +152,17 @@ pub enum AssistantMessageEvent {
     Done {
         /// Why it ended.
         reason: StopReason,
-        /// The final message.
-        message: AssistantMessage,
+        /// The final message (boxed: events move through channels and into `AgentEvent`s
+        /// one by one, and an inline 450-byte message made every event that large).
+        message: Box<AssistantMessage>,
     },
     /// Terminal failure: `reason ∈ {error, aborted}`; the message carries partial content,
     /// usage so far and `errorMessage`.
     Error {
         /// `error` or `aborted`.
         reason: StopReason,
-        /// The failed message.
-        error: AssistantMessage,
+        /// The failed message (boxed, as in `Done`).
+        error: Box<AssistantMessage>,
     },
 }
 
@@ -257,7 +258,7 @@ impl AssistantMessageEvent {
                     "toolCall".into(),
                     // The block with its `type: "toolCall"` tag, as pi writes it.
                     serde_json::to_value(crate::types::AssistantContent::ToolCall(
-                        tool_call.clone(),
+                        (**tool_call).clone(),
                     ))
                     .unwrap_or_default(),
                 );
@@ -299,7 +300,7 @@ impl Serialize for AssistantMessageEvent {
             }
             Self::ToolcallEnd { tool_call, .. } => m.serialize_entry(
                 "toolCall",
-                &crate::types::AssistantContent::ToolCall(tool_call.clone()),
+                &crate::types::AssistantContent::ToolCall((**tool_call).clone()),
             )?,
             Self::Done { reason, message } => {
                 m.serialize_entry("reason", reason)?;
@@ -327,7 +328,7 @@ mod tests {
         let msg = AssistantMessage::empty("anthropic-messages", "p", "m");
         let done = AssistantMessageEvent::Done {
             reason: StopReason::Stop,
-            message: msg.clone(),
+            message: Box::new(msg.clone()),
         };
         let v = serde_json::to_value(&done).unwrap();
         assert_eq!(v["message"]["role"], "assistant");

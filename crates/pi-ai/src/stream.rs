@@ -108,7 +108,7 @@ impl AssistantMessageEventStream {
         };
         Self::from_events(vec![AssistantMessageEvent::Error {
             reason,
-            error: message,
+            error: Box::new(message),
         }])
     }
 
@@ -149,8 +149,8 @@ impl AssistantMessageEventStream {
         let mut last: Option<crate::event::PartialMessage> = None;
         while let Some(ev) = self.next_event().await {
             match ev {
-                AssistantMessageEvent::Done { message, .. } => return message,
-                AssistantMessageEvent::Error { error, .. } => return error,
+                AssistantMessageEvent::Done { message, .. } => return *message,
+                AssistantMessageEvent::Error { error, .. } => return *error,
                 other => {
                     if let Some(p) = other.partial() {
                         last = Some(p.clone());
@@ -227,7 +227,7 @@ mod tests {
             assert!(
                 sink.push(AssistantMessageEvent::Done {
                     reason: StopReason::Stop,
-                    message: done,
+                    message: Box::new(done),
                 })
                 .await
             );
@@ -337,7 +337,7 @@ mod tests {
             delta(&p, "x"),
             AssistantMessageEvent::Done {
                 reason: StopReason::Stop,
-                message: p.snapshot(),
+                message: Box::new(p.snapshot()),
             },
             delta(&p, "after the end"),
         ];
@@ -353,7 +353,7 @@ mod tests {
         match lone.next_event().await {
             Some(AssistantMessageEvent::Error { reason, error }) => {
                 assert_eq!(reason, StopReason::Aborted);
-                assert_eq!(error, aborted);
+                assert_eq!(*error, aborted);
             }
             other => panic!("expected a lone error, got {other:?}"),
         }

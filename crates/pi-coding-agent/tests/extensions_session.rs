@@ -340,6 +340,95 @@ async fn a_tool_registered_at_run_time_can_be_activated_by_a_later_request() {
     assert_eq!(active_tools(&r), ["late", "grep"]);
 }
 
+/// `pi.get_active_tools()` / `pi.get_all_tools()` (pi 0.85.0 `getActiveTools`, `getAllTools`):
+/// the active names and every registry tool with its source — the session's own tool is
+/// `Sdk`, an available built-in `Builtin`, extension tools carry the registering extension's
+/// path (also when registered at run time); nothing before a session is bound.
+#[tokio::test]
+async fn get_active_tools_and_get_all_tools_read_the_registry() {
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, Vec<(String, ToolSource)>)>>>;
+    let seen: Seen = Default::default();
+    let record = seen.clone();
+    let r = rig(
+        vec![text("one"), text("two")],
+        vec![
+            ext("deploy.ts", move |pi| {
+                pi.register_tool(std::sync::Arc::new(Named("deploy")));
+                let handle = pi.pi();
+                let record = record.clone();
+                pi.on::<AgentEndEvent, _>(move |_, _| {
+                    let handle = handle.clone();
+                    let record = record.clone();
+                    Box::pin(async move {
+                        let active = handle.get_active_tools().unwrap();
+                        let all = handle
+                            .get_all_tools()
+                            .unwrap()
+                            .into_iter()
+                            .map(|t| (t.name, t.source))
+                            .collect();
+                        record.lock().unwrap().push((active, all));
+                        if record.lock().unwrap().len() == 1 {
+                            handle
+                                .register_tool(std::sync::Arc::new(Named("late")))
+                                .unwrap();
+                            handle.set_active_tools(vec!["grep".into()]).unwrap();
+                        }
+                        Ok(None)
+                    })
+                });
+                Ok(())
+            }),
+            ext("lint.ts", |pi| {
+                pi.register_tool(std::sync::Arc::new(Named("lint")));
+                Ok(())
+            }),
+        ],
+    );
+    r.hooks
+        .set_available_tools(vec![std::sync::Arc::new(Named("grep"))]);
+    r.hooks.attach(&r.session);
+    for prompt in ["a", "b"] {
+        r.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+        r.hooks.flush_requests().await;
+    }
+    let from = |p: &str| ToolSource::Extension { path: p.into() };
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen[0],
+        (
+            vec!["echo".into(), "deploy".into(), "lint".into()],
+            vec![
+                ("grep".into(), ToolSource::Builtin),
+                ("echo".into(), ToolSource::Sdk),
+                ("deploy".into(), from("deploy.ts")),
+                ("lint".into(), from("lint.ts")),
+            ]
+        )
+    );
+    assert_eq!(seen[1].0, ["grep"]);
+    assert_eq!(seen[1].1.last(), Some(&("late".into(), from("deploy.ts"))));
+    assert_eq!(seen[1].1.len(), 5);
+    assert_eq!(active_tools(&r), ["grep"]);
+
+    // A runner no session is bound to: nothing to report.
+    let kept: std::sync::Arc<std::sync::Mutex<Option<Pi>>> = Default::default();
+    let keep = kept.clone();
+    let _runner = ExtensionRunner::builder("/tmp")
+        .extension(BoxedExtension(ext("alone.ts", move |pi| {
+            pi.register_tool(std::sync::Arc::new(Named("alone")));
+            *keep.lock().unwrap() = Some(pi.pi());
+            Ok(())
+        })))
+        .build();
+    let pi = kept.lock().unwrap().clone().unwrap();
+    assert!(pi.get_all_tools().unwrap().is_empty());
+    assert!(pi.get_active_tools().unwrap().is_empty());
+}
+
 /// `--exclude-tools echo` and `--tools` as the hooks' filter: the session's own tool and
 /// extension tools are filtered alike, and an allowlist activates every allowed tool.
 #[tokio::test]
@@ -369,4 +458,104 @@ async fn the_tool_filter_applies_to_session_and_extension_tools() {
         .set_available_tools(vec![std::sync::Arc::new(Named("grep"))]);
     r.hooks.attach(&r.session);
     assert_eq!(active_tools(&r), ["grep", "lint"]);
+}
+
+/// `pi.get_commands()` (pi 0.85.0 `getCommands`): the extensions' commands by invocation name
+/// (a duplicate numbered), then the session's prompt templates, then its skills as
+/// `skill:<name>`, each with its source and path; only the extensions' before a session is
+/// bound. The same list, as JSON, is RPC `get_commands`.
+#[tokio::test]
+async fn get_commands_lists_extension_commands_templates_and_skills() {
+    use pi_coding_agent::config::skills::Skill;
+    use pi_coding_agent::config::templates::PromptTemplate;
+    use pi_coding_agent::session::AgentSession;
+    use pi_coding_agent::storage::SessionStore;
+    use std::sync::{Arc, Mutex};
+
+    let kept: Arc<Mutex<Option<Pi>>> = Arc::default();
+    let keep = kept.clone();
+    let noop = |_: String,
+                _: ExtensionContext|
+     -> futures::future::BoxFuture<'static, Result<(), HandlerError>> {
+        Box::pin(async { Ok(()) })
+    };
+    let runner = ExtensionRunner::builder("/tmp")
+        .extension(BoxedExtension(ext("a.ts", move |pi| {
+            pi.register_command("deploy", Some("ships it".into()), noop);
+            *keep.lock().unwrap() = Some(pi.pi());
+            Ok(())
+        })))
+        .extension(BoxedExtension(ext("b.ts", move |pi| {
+            pi.register_command("deploy", None, noop);
+            Ok(())
+        })))
+        .build();
+    let pi = kept.lock().unwrap().clone().unwrap();
+    let names = |cmds: Vec<CommandInfo>| -> Vec<(String, CommandSource, String)> {
+        cmds.into_iter()
+            .map(|c| (c.name, c.source, c.path.display().to_string()))
+            .collect()
+    };
+    let ext_only = vec![
+        (
+            "deploy:1".to_owned(),
+            CommandSource::Extension,
+            "a.ts".to_owned(),
+        ),
+        (
+            "deploy:2".to_owned(),
+            CommandSource::Extension,
+            "b.ts".to_owned(),
+        ),
+    ];
+    assert_eq!(names(pi.get_commands().unwrap()), ext_only);
+
+    let hooks = ExtensionHooks::new(runner.clone());
+    let session = AgentSession::builder()
+        .store(Arc::new(Mutex::new(SessionStore::in_memory("/tmp"))))
+        .prompt_templates(vec![PromptTemplate {
+            name: "review".into(),
+            description: "Review a file".into(),
+            argument_hint: None,
+            content: "Review $1".into(),
+            file_path: "/p/review.md".into(),
+        }])
+        .skills(vec![Skill {
+            name: "greet".into(),
+            description: "Say hi".into(),
+            file_path: "/s/greet/SKILL.md".into(),
+            base_dir: "/s/greet".into(),
+            disable_model_invocation: false,
+        }])
+        .hooks(hooks.clone())
+        .build()
+        .unwrap();
+    hooks.attach(&session);
+    let all = pi.get_commands().unwrap();
+    let mut expected = ext_only.clone();
+    expected.push((
+        "review".into(),
+        CommandSource::Prompt,
+        "/p/review.md".into(),
+    ));
+    expected.push((
+        "skill:greet".into(),
+        CommandSource::Skill,
+        "/s/greet/SKILL.md".into(),
+    ));
+    assert_eq!(names(all.clone()), expected);
+    // pi's key order: name, description?, source, sourceInfo.
+    let json: Vec<String> = all
+        .iter()
+        .map(|c| serde_json::to_string(&c.to_json()).unwrap())
+        .collect();
+    assert_eq!(
+        json,
+        [
+            r#"{"name":"deploy:1","description":"ships it","source":"extension","sourceInfo":{"path":"a.ts"}}"#,
+            r#"{"name":"deploy:2","source":"extension","sourceInfo":{"path":"b.ts"}}"#,
+            r#"{"name":"review","description":"Review a file","source":"prompt","sourceInfo":{"path":"/p/review.md"}}"#,
+            r#"{"name":"skill:greet","description":"Say hi","source":"skill","sourceInfo":{"path":"/s/greet/SKILL.md"}}"#,
+        ]
+    );
 }

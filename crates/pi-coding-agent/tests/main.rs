@@ -1,6 +1,8 @@
 //! One integration-test binary for the crate: every file beside this one is a module of it
 //! (one link instead of one per file keeps the debug build small). Helpers are declared
-//! here once; test files reach them with `use crate::<helper>;`.
+//! here once; test files reach them with `use crate::<helper>;`. Two files are binaries of their
+//! own, for process-wide effects: `secrets.rs` (sets an environment variable, installs a
+//! tracing subscriber) and `bash_kill_tracked.rs` (kills every bash command of the process).
 
 mod extensions_rig;
 mod extensions_support;
@@ -12,13 +14,13 @@ mod support {
     pub mod conformance;
     pub mod kill_loop;
     pub mod pi_bin;
+    pub mod replay_env;
     pub mod streams;
 }
 
 mod abort_loop;
 mod auth_broken_binary;
 mod bad_files;
-mod bash_kill_tracked;
 mod bash_tool;
 mod cli;
 mod cli_pty;
@@ -32,6 +34,7 @@ mod compaction_session;
 mod config_startup;
 mod conformance;
 mod conformance_normalize;
+mod doc_snippets;
 mod edit_diff_reference;
 mod extension_commands;
 mod extensions_api;
@@ -43,6 +46,7 @@ mod extensions_session;
 mod fault_injection;
 mod grep_find;
 mod kill_durability;
+mod library_use;
 mod listeners_load;
 mod model_cycling;
 mod model_scope_binary;
@@ -70,5 +74,6 @@ mod session_store;
 mod session_tree_export;
 mod streams;
 mod streams_check;
+mod tool_prompts;
 mod tools_files;
 mod tree_navigation;

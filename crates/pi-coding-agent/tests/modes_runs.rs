@@ -3,11 +3,13 @@
 //! `--name`), several messages as successive prompts, text mode's failure output, json mode's
 //! exit status on a failed assistant, and start-up errors (pi 0.85.0 §4.9, §6.1–6.3, §6.5).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use pi_ai::testkit::{ReplayServer, Reply};
 use serde_json::{Value, json};
+
+use crate::support::replay_env::Env;
 
 /// An Anthropic reply with one text block.
 fn answer(text: &str) -> Reply {
@@ -27,71 +29,6 @@ fn answer(text: &str) -> Reply {
         ));
     }
     Reply::sse(body)
-}
-
-struct Env {
-    root: tempfile::TempDir,
-}
-
-impl Env {
-    fn new(base_url: &str) -> Env {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["agent", "home", "tmp", "work", "sessions"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        let models = json!({"providers": {"replay-anthropic": {
-            "baseUrl": base_url, "api": "anthropic-messages", "apiKey": "replay-test-key",
-            "models": [{"id": "replay-model", "contextWindow": 128000, "maxTokens": 16384}]
-        }}});
-        std::fs::write(root.path().join("agent/models.json"), models.to_string()).unwrap();
-        std::fs::write(
-            root.path().join("agent/settings.json"),
-            r#"{"retry": {"enabled": false}}"#,
-        )
-        .unwrap();
-        Env { root }
-    }
-
-    fn path(&self, sub: &str) -> PathBuf {
-        self.root.path().join(sub)
-    }
-
-    fn sessions(&self) -> String {
-        self.path("sessions").display().to_string()
-    }
-
-    /// Runs pi with the replay model; returns (exit code, stdout, stderr).
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .args(["--provider", "replay-anthropic", "--model", "replay-model"])
-            .args(args)
-            .current_dir(self.path("work"))
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", self.path("home"))
-            .env("TMPDIR", self.path("tmp"))
-            .env("PI_CODING_AGENT_DIR", self.path("agent"))
-            .env("PI_OFFLINE", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// Session files in the session dir, sorted by name (= creation time).
-    fn session_files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(self.path("sessions"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        files.sort();
-        files
-    }
 }
 
 fn records(path: &Path) -> Vec<Value> {

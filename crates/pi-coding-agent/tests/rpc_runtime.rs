@@ -12,12 +12,11 @@ use pi_ai::providers::faux::{FauxOptions, FauxProvider};
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::rpc::RpcRuntime;
-use pi_coding_agent::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
-use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::runtime::{RuntimeHost, SessionFactory, SessionTarget};
 use pi_coding_agent::storage::SessionStore;
 use rpc_support::start;
 use serde_json::{Value, json};
-use session_support::{Echo, text};
+use session_support::text;
 
 /// Each build loads `gen<N>.ts`: `session_start` notifies through the UI and fails (an
 /// extension error), `session_before_switch` / `_fork` cancel while `cancel` is set, and the
@@ -64,20 +63,7 @@ fn factory(faux: &FauxProvider, cancel: &Arc<Mutex<bool>>) -> SessionFactory {
                 Ok(())
             }))
             .build();
-        let hooks = ExtensionHooks::new(runner.clone());
-        let f = faux.clone();
-        let session = AgentSession::builder()
-            .model(faux.model())
-            .store(Arc::new(Mutex::new(target.store)))
-            .tools(vec![Arc::new(Echo)])
-            .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
-            .hooks(hooks.clone())
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(BuiltSession {
-            session,
-            extensions: Some(hooks),
-        })
+        rpc_support::session_with_extensions(runner, &faux, target.store)
     })
 }
 

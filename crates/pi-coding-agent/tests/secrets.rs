@@ -222,8 +222,8 @@ fn headers_with(request: &RecordedRequest, secret: &str) -> Vec<String> {
 
 fn final_message(events: &[AssistantMessageEvent]) -> AssistantMessage {
     match events.last() {
-        Some(AssistantMessageEvent::Done { message, .. }) => message.clone(),
-        Some(AssistantMessageEvent::Error { error, .. }) => error.clone(),
+        Some(AssistantMessageEvent::Done { message, .. }) => (**message).clone(),
+        Some(AssistantMessageEvent::Error { error, .. }) => (**error).clone(),
         other => panic!("no terminal event: {other:?}"),
     }
 }

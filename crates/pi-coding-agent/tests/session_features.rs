@@ -480,8 +480,9 @@ async fn skills_and_templates_expand_in_prompts_and_queued_messages() {
     );
 }
 
-/// pi 0.85.0 `setActiveToolsByName` rebuilds the base system prompt for the new tool names;
-/// the same names again rebuild nothing; a session without a prompt function keeps its prompt.
+/// pi 0.85.0 `setActiveToolsByName` rebuilds the base system prompt for the new tools; the
+/// same tools again rebuild nothing, another implementation under the same name does; a
+/// session without a prompt function keeps its prompt.
 #[tokio::test]
 async fn changing_the_active_tools_rebuilds_the_system_prompt() {
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -492,17 +493,23 @@ async fn changing_the_active_tools_rebuilds_the_system_prompt() {
             Arc::new(session_support::Named("b")),
         ])
         .system_prompt("tools: a,b")
-        .system_prompt_for_tools(Arc::new(move |names: &[String]| {
-            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            format!("tools: {}", names.join(","))
-        }))
+        .system_prompt_for_tools(Arc::new(
+            move |tools: &[Arc<dyn pi_agent_core::AgentTool>]| {
+                let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+                format!("tools: {} (build {n})", names.join(","))
+            },
+        ))
     });
     assert_eq!(h.session.system_prompt(), "tools: a,b");
     let only_b = vec![Arc::new(session_support::Named("b")) as Arc<dyn pi_agent_core::AgentTool>];
     h.session.set_active_tools(only_b.clone());
-    assert_eq!(h.session.system_prompt(), "tools: b");
+    assert_eq!(h.session.system_prompt(), "tools: b (build 0)");
     h.session.set_active_tools(only_b);
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    h.session
+        .set_active_tools(vec![Arc::new(session_support::Named("b"))]);
+    assert_eq!(h.session.system_prompt(), "tools: b (build 1)");
 
     let plain = harness(vec![], |b| b.system_prompt("fixed"));
     plain

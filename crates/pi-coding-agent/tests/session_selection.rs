@@ -5,110 +5,14 @@
 //! a resumed session whose stored cwd no longer exists.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use pi_ai::testkit::ReplayServer;
 use serde_json::{Value, json};
 
 use crate::support;
+use support::replay_env::Env;
 
 use support::anthropic_sse::anthropic_text as answer;
-
-struct Env {
-    root: tempfile::TempDir,
-}
-
-impl Env {
-    fn new(base_url: &str) -> Env {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["agent", "home", "tmp", "work", "sessions"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        let models = json!({"providers": {"replay-anthropic": {
-            "baseUrl": base_url, "api": "anthropic-messages", "apiKey": "replay-test-key",
-            "models": [{"id": "replay-model", "contextWindow": 128000, "maxTokens": 16384}]
-        }}});
-        std::fs::write(root.path().join("agent/models.json"), models.to_string()).unwrap();
-        std::fs::write(
-            root.path().join("agent/settings.json"),
-            r#"{"retry": {"enabled": false}}"#,
-        )
-        .unwrap();
-        Env { root }
-    }
-
-    fn path(&self, sub: &str) -> PathBuf {
-        self.root.path().join(sub)
-    }
-
-    /// The working directory as the process sees it.
-    fn work(&self) -> PathBuf {
-        self.path("work").canonicalize().unwrap()
-    }
-
-    /// This project's default session directory.
-    fn here(&self) -> PathBuf {
-        self.path("agent/sessions").join(format!(
-            "--{}--",
-            self.work()
-                .display()
-                .to_string()
-                .trim_start_matches('/')
-                .replace('/', "-")
-        ))
-    }
-
-    /// Runs pi with the replay model and `input` on stdin; returns (exit code, stdout,
-    /// stderr).
-    fn run(&self, args: &[&str], input: &str) -> (i32, String, String) {
-        self.run_with_env(args, input, &[])
-    }
-
-    /// [`Env::run`] with extra environment variables.
-    fn run_with_env(
-        &self,
-        args: &[&str],
-        input: &str,
-        vars: &[(&str, &str)],
-    ) -> (i32, String, String) {
-        use std::io::Write;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .args(["--provider", "replay-anthropic", "--model", "replay-model"])
-            .args(args)
-            .current_dir(self.path("work"))
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", self.path("home"))
-            .env("TMPDIR", self.path("tmp"))
-            .env("PI_CODING_AGENT_DIR", self.path("agent"))
-            .env("PI_OFFLINE", "1")
-            .envs(vars.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.as_bytes()).unwrap();
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// The `.jsonl` files of `dir`, sorted.
-    fn files(dir: &Path) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|rd| rd.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default();
-        files.retain(|f| f.extension().is_some_and(|e| e == "jsonl"));
-        files.sort();
-        files
-    }
-}
 
 /// Writes a session `id` of project `cwd` with one user message into `dir`.
 fn write_session(dir: &Path, id: &str, cwd: &str) -> PathBuf {
@@ -142,7 +46,7 @@ async fn another_projects_session_is_forked_here_after_yes() {
         "abc12345",
         "/elsewhere",
     );
-    let (code, out, err) = env.run(&["-p", "--session", "abc1", "hi"], "Yes\n");
+    let (code, out, err) = env.run_in(&["-p", "--session", "abc1", "hi"], "Yes\n");
     assert_eq!((code, err), (0, PROMPT.to_owned()));
     // Difference: pi 0.85.0 ends this run silently after the fork (exit 0, nothing on stdout,
     // no prompt or answer in the fork); pi-rs runs the prompt in the fork and answers.
@@ -176,7 +80,7 @@ async fn another_projects_session_is_refused_on_no_or_end_of_input() {
         "/elsewhere",
     );
     for input in ["n\n", "", "maybe\n"] {
-        let (code, out, err) = env.run(&["-p", "--session", "abc12345", "hi"], input);
+        let (code, out, err) = env.run_in(&["-p", "--session", "abc12345", "hi"], input);
         assert_eq!(
             (code, out.as_str(), err.as_str()),
             (0, "", format!("{PROMPT}Aborted.\n").as_str()),
@@ -204,7 +108,7 @@ async fn a_fork_takes_the_session_id_and_refuses_an_existing_one() {
         "my-fork",
         "q",
     ];
-    let (code, out, err) = env.run(&args, "");
+    let (code, out, err) = env.run_in(&args, "");
     assert_eq!((code, out.as_str(), err.as_str()), (0, "A\n", ""));
     let fork = Env::files(&dir)
         .into_iter()
@@ -214,7 +118,7 @@ async fn a_fork_takes_the_session_id_and_refuses_an_existing_one() {
     assert_eq!(header["id"], "my-fork");
     assert_eq!(header["parentSession"], src_s.as_str());
 
-    let (code, out, err) = env.run(&args, "");
+    let (code, out, err) = env.run_in(&args, "");
     assert_eq!(
         (code, out.as_str(), err.as_str()),
         (1, "", "Session already exists with id 'my-fork'\n")
@@ -236,7 +140,7 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
         vec!["-p", "--session", src.to_str().unwrap(), "hi"],
         vec!["--mode", "json", "--session", "gone", "hi"],
     ] {
-        let (code, out, err) = env.run(&args, "");
+        let (code, out, err) = env.run_in(&args, "");
         assert_eq!(
             (code, out.as_str(), err.as_str()),
             (1, "", expected.as_str()),
@@ -250,7 +154,7 @@ async fn a_session_whose_stored_cwd_is_gone_is_refused() {
         r#"{"retry":{"enabled":false}}"#,
     )
     .unwrap();
-    let (code, _, err) = env.run(&["-p", "--continue", "hi"], "");
+    let (code, _, err) = env.run_in(&["-p", "--continue", "hi"], "");
     assert_eq!((code, err.as_str()), (1, "Connection error.\n"));
     assert!(std::fs::read_to_string(&src).unwrap().contains("\"hi\""));
 }
@@ -276,7 +180,7 @@ async fn a_shared_session_dir_keeps_projects_apart() {
         .unwrap();
 
     // --continue picks this project's session, not the newest file of the directory.
-    let (code, out, _) = env.run(&["-p", "--session-dir", &shared_s, "--continue", "q"], "");
+    let (code, out, _) = env.run_in(&["-p", "--session-dir", &shared_s, "--continue", "q"], "");
     assert_eq!((code, out.as_str()), (0, "continued\n"));
     let last = records(&mine).pop().unwrap();
     assert_eq!(last["message"]["content"][0]["text"], "continued");
@@ -285,13 +189,15 @@ async fn a_shared_session_dir_keeps_projects_apart() {
     // The same directory through the environment: the other project's id is "another
     // project" (asked about), and `--session-id` of it is not this project's.
     let mut cmd_env = vec![("PI_CODING_AGENT_SESSION_DIR", shared_s.as_str())];
-    let (code, out, err) = env.run_with_env(&["-p", "--session", "theirs", "q"], "n\n", &cmd_env);
+    let (code, out, err) =
+        env.run_in_with_env(&["-p", "--session", "theirs", "q"], "n\n", &cmd_env);
     assert_eq!(
         (code, out.as_str(), err.as_str()),
         (0, "", format!("{PROMPT}Aborted.\n").as_str())
     );
     cmd_env.push(("PI_OFFLINE", "1"));
-    let (code, out, err) = env.run_with_env(&["-p", "--session-id", "theirs-1", "q"], "", &cmd_env);
+    let (code, out, err) =
+        env.run_in_with_env(&["-p", "--session-id", "theirs-1", "q"], "", &cmd_env);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "fresh\n");
     assert!(
@@ -304,7 +210,7 @@ async fn a_shared_session_dir_keeps_projects_apart() {
 async fn no_session_takes_the_session_id_and_writes_nothing() {
     let (_, server) = ReplayServer::start(vec![answer("A")]).await.unwrap();
     let env = Env::new(&server.base_url());
-    let (code, out, err) = env.run(
+    let (code, out, err) = env.run_in(
         &[
             "--mode",
             "json",

@@ -837,7 +837,7 @@ fn blocking_third_request(
             msg.error_message = Some("Request was aborted".into());
             sink.push(AssistantMessageEvent::Error {
                 reason: StopReason::Aborted,
-                error: msg,
+                error: Box::new(msg),
             })
             .await;
         });

@@ -56,7 +56,7 @@ pub fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
             let message = partial.snapshot();
             sink.push(AssistantMessageEvent::Done {
                 reason: StopReason::Stop,
-                message,
+                message: Box::new(message),
             })
             .await;
         });
@@ -84,7 +84,7 @@ pub fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
     }));
     events.push(AssistantMessageEvent::Done {
         reason: StopReason::Stop,
-        message: m,
+        message: Box::new(m),
     });
     AssistantMessageEventStream::from_events(events)
 }

@@ -72,7 +72,7 @@ pub fn scripted(replies: Vec<Reply>) -> StreamFn {
                 partial.update(|m| m.content.push(AssistantContent::ToolCall(call.clone())));
                 events.push(AssistantMessageEvent::ToolcallEnd {
                     content_index: 0,
-                    tool_call: call,
+                    tool_call: Box::new(call),
                     partial: partial.clone(),
                 });
                 StopReason::ToolUse
@@ -81,7 +81,7 @@ pub fn scripted(replies: Vec<Reply>) -> StreamFn {
         partial.update(|m| m.stop_reason = stop);
         events.push(AssistantMessageEvent::Done {
             reason: stop,
-            message: partial.snapshot(),
+            message: Box::new(partial.snapshot()),
         });
         AssistantMessageEventStream::from_events(events)
     })

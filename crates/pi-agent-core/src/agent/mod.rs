@@ -14,7 +14,7 @@ mod state;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll};
 
 use futures::FutureExt;
@@ -200,7 +200,33 @@ impl EventSink for AgentSink {
     }
 }
 
+/// A weak handle to an [`Agent`] ([`Agent::downgrade`]). A listener is owned by its agent, so
+/// a listener that captured an `Agent` clone (to steer or abort it) would keep the agent alive
+/// forever; capture this instead and [`WeakAgent::upgrade`] it when the listener runs.
+#[derive(Clone, Default)]
+pub struct WeakAgent(Weak<Inner>);
+
+impl WeakAgent {
+    /// The agent, if a strong handle still exists.
+    pub fn upgrade(&self) -> Option<Agent> {
+        self.0.upgrade().map(|inner| Agent { inner })
+    }
+}
+
+impl std::fmt::Debug for WeakAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakAgent")
+            .field("alive", &(self.0.strong_count() > 0))
+            .finish()
+    }
+}
+
 impl Agent {
+    /// A handle that does not keep the agent alive (see [`WeakAgent`]).
+    pub fn downgrade(&self) -> WeakAgent {
+        WeakAgent(Arc::downgrade(&self.inner))
+    }
+
     /// An idle agent with pi's default state (empty prompt, placeholder model, `off`).
     pub fn new(options: AgentOptions) -> Self {
         let (idle, _) = watch::channel((0, false));

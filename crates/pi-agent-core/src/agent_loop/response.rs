@@ -75,7 +75,7 @@ pub(crate) async fn stream_assistant_response(
                 | AssistantMessageEvent::Error { error: message, .. } => message,
                 _ => continue,
             };
-            return finish(context, sink, message, partial.is_some()).await;
+            return finish(context, sink, *message, partial.is_some()).await;
         }
         if let AssistantMessageEvent::Start { partial: p } = &event {
             let snapshot = p.snapshot();

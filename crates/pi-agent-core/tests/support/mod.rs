@@ -165,7 +165,7 @@ pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
             m.error_message = Some(msg);
             return vec![AssistantMessageEvent::Error {
                 reason: StopReason::Error,
-                error: m,
+                error: Box::new(m),
             }];
         }
         Reply::Text(t) => {
@@ -176,7 +176,7 @@ pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
             partial.update(|m| m.stop_reason = StopReason::Stop);
             ev.push(AssistantMessageEvent::Done {
                 reason: StopReason::Stop,
-                message: partial.snapshot(),
+                message: Box::new(partial.snapshot()),
             });
         }
         Reply::Unterminated(t) => {
@@ -196,7 +196,7 @@ pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
             });
             ev.push(AssistantMessageEvent::Error {
                 reason: StopReason::Error,
-                error: partial.snapshot(),
+                error: Box::new(partial.snapshot()),
             });
         }
         Reply::Tools(calls, stop) => {
@@ -220,14 +220,14 @@ pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
                 });
                 ev.push(AssistantMessageEvent::ToolcallEnd {
                     content_index: i,
-                    tool_call: call,
+                    tool_call: Box::new(call),
                     partial: partial.clone(),
                 });
             }
             partial.update(|m| m.stop_reason = stop);
             ev.push(AssistantMessageEvent::Done {
                 reason: stop,
-                message: partial.snapshot(),
+                message: Box::new(partial.snapshot()),
             });
         }
     }
@@ -455,7 +455,7 @@ pub fn waiting_stream_fn(calls: Arc<Mutex<usize>>) -> StreamFn {
             m.error_message = Some("This operation was aborted".into());
             sink.push(AssistantMessageEvent::Error {
                 reason: StopReason::Aborted,
-                error: m,
+                error: Box::new(m),
             })
             .await;
         });

@@ -176,7 +176,10 @@ impl Run {
             m.clone()
         });
         self.sink
-            .push(AssistantMessageEvent::Error { reason, error })
+            .push(AssistantMessageEvent::Error {
+                reason,
+                error: Box::new(error),
+            })
             .await;
     }
 
@@ -362,7 +365,10 @@ impl Run {
             StopReason::Pending => Err(UNKNOWN_ERROR.to_owned()),
             reason => {
                 self.sink
-                    .push(AssistantMessageEvent::Done { reason, message })
+                    .push(AssistantMessageEvent::Done {
+                        reason,
+                        message: Box::new(message),
+                    })
                     .await;
                 Ok(())
             }

@@ -109,14 +109,18 @@ pub struct FauxMessageOptions {
 }
 
 /// A scripted assistant message (api `faux`, provider `faux`, model `faux-1`, zero usage).
-/// An `errorMessage` is written before `timestamp`, as pi's spread puts it (pi also puts
-/// `deferred` and `responseId` there; pi-rs writes those after `timestamp`).
+/// Its keys are in pi's order: `…, stopReason, deferred?, errorMessage?, responseId?,
+/// timestamp` ([`AssistantMessage::ids_before_timestamp`],
+/// [`AssistantMessage::error_before_timestamp`]).
 pub fn faux_assistant_message(
     content: Vec<AssistantContent>,
     options: FauxMessageOptions,
 ) -> AssistantMessage {
+    // pi's literal: `…, stopReason, deferred?, errorMessage?, responseId?, timestamp`.
+    let ids_before_timestamp = options.deferred.is_some() || options.response_id.is_some();
     AssistantMessage {
         content,
+        ids_before_timestamp,
         api: DEFAULT_API.into(),
         provider: DEFAULT_PROVIDER.into(),
         model: DEFAULT_MODEL_ID.into(),
@@ -503,7 +507,10 @@ impl Request {
 
     async fn push_error(&mut self, reason: StopReason, error: AssistantMessage) {
         self.sink
-            .push(AssistantMessageEvent::Error { reason, error })
+            .push(AssistantMessageEvent::Error {
+                reason,
+                error: Box::new(error),
+            })
             .await;
     }
 
@@ -565,8 +572,11 @@ impl Request {
                 Ok(())
             }
             reason => {
-                self.push(AssistantMessageEvent::Done { reason, message })
-                    .await;
+                self.push(AssistantMessageEvent::Done {
+                    reason,
+                    message: Box::new(message),
+                })
+                .await;
                 Ok(())
             }
         }
@@ -708,7 +718,7 @@ impl Request {
         });
         self.push(AssistantMessageEvent::ToolcallEnd {
             content_index: index,
-            tool_call: call.clone(),
+            tool_call: Box::new(call.clone()),
             partial: partial.clone(),
         })
         .await

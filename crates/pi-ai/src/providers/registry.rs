@@ -119,6 +119,13 @@ pub fn registered_apis() -> Vec<String> {
 
 /// Streams `context` with the provider registered for `model.api`; an unknown api yields an
 /// error-only stream `No API provider registered for api: <api>`.
+///
+/// Call it inside a Tokio runtime: the request runs on a spawned task (outside one, the
+/// stream holds the error `pi-ai streams must be started inside a Tokio runtime`). Every
+/// failure after this point — HTTP errors, an unreachable server (`Connection error.`,
+/// Google `fetch failed`), a malformed base URL (`Invalid URL`), a cancelled
+/// `options.signal` — ends the stream with an `error` event; nothing panics. Dropping the
+/// stream cancels the request.
 pub fn stream(
     model: &Model,
     context: &Context,

@@ -79,7 +79,7 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
             let message = partial.snapshot();
             events.push(AssistantMessageEvent::Done {
                 reason: message.stop_reason,
-                message: message.clone(),
+                message: Box::new(message.clone()),
             });
             message
         }
@@ -91,7 +91,7 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
             let message = partial.snapshot();
             events.push(AssistantMessageEvent::Error {
                 reason: StopReason::Error,
-                error: message.clone(),
+                error: Box::new(message.clone()),
             });
             message
         }

@@ -13,9 +13,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::command_info::{CommandInfo, command_infos};
+use super::context::SessionView;
 use super::errors::panic_message;
 use super::events::{CustomMessageSpec, StreamingBehavior};
 use super::extension::FlagValue;
+use super::tool_info::ToolInfo;
 
 /// pi's text for any use of a captured `pi`/`ctx` after session replacement or reload.
 pub const STALE_MESSAGE: &str = "This extension ctx is stale after session replacement or reload. Do not use a captured pi or command ctx after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For newSession, fork, and switchSession, move post-replacement work into withSession and use the ctx passed to withSession. For reload, do not use the old ctx after await ctx.reload().";
@@ -83,7 +86,12 @@ pub enum ExtensionRequest {
     /// `pi.setActiveTools(names)`.
     SetActiveTools(Vec<String>),
     /// `pi.registerTool(def)` after loading (registry refresh).
-    RegisterTool(Arc<dyn AgentTool>),
+    RegisterTool {
+        /// The registering extension.
+        extension_path: String,
+        /// The tool.
+        tool: Arc<dyn AgentTool>,
+    },
     /// `pi.setThinkingLevel(level)`.
     SetThinkingLevel(ModelThinkingLevel),
     /// `ctx.abort()`.
@@ -100,7 +108,9 @@ pub enum ExtensionRequest {
 impl std::fmt::Debug for ExtensionRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ExtensionRequest::RegisterTool(t) => write!(f, "RegisterTool({})", t.name()),
+            ExtensionRequest::RegisterTool { tool, .. } => {
+                write!(f, "RegisterTool({})", tool.name())
+            }
             ExtensionRequest::SendMessage { message, .. } => {
                 write!(f, "SendMessage({})", message.custom_type)
             }
@@ -179,7 +189,17 @@ pub struct Pi {
     pub(crate) bus: EventBus,
     pub(crate) flags: Arc<Mutex<HashMap<String, FlagValue>>>,
     pub(crate) own_flags: Arc<Mutex<Vec<String>>>,
+    /// The bound session's view (shared with the runner), for the `get_*` reads.
+    pub(crate) session: SessionSlot,
+    /// The runner, once built (weak: the runner owns the handles).
+    pub(crate) runner: RunnerSlot,
 }
+
+/// The runner a `pi` handle belongs to, set when the runner is built.
+pub(crate) type RunnerSlot = Arc<std::sync::OnceLock<std::sync::Weak<super::runner::Inner>>>;
+
+/// The runner's bound session view, shared with every `pi` handle.
+pub(crate) type SessionSlot = Arc<std::sync::RwLock<Option<Arc<dyn SessionView>>>>;
 
 impl Pi {
     fn send(&self, request: ExtensionRequest) -> Result<(), StaleError> {
@@ -259,7 +279,48 @@ impl Pi {
 
     /// `pi.registerTool(def)` at run time.
     pub fn register_tool(&self, tool: Arc<dyn AgentTool>) -> Result<(), StaleError> {
-        self.send(ExtensionRequest::RegisterTool(tool))
+        self.send(ExtensionRequest::RegisterTool {
+            extension_path: self.path.to_string(),
+            tool,
+        })
+    }
+
+    /// `pi.getActiveTools()`: the active tool names, in order (empty before a session is
+    /// bound). A `set_active_tools` queued by a handler shows once the session executed it.
+    pub fn get_active_tools(&self) -> Result<Vec<String>, StaleError> {
+        Ok(self
+            .session_view()?
+            .map(|s| s.active_tools())
+            .unwrap_or_default())
+    }
+
+    /// `pi.getAllTools()`: every tool of the session's registry (see [`ToolInfo`]; empty
+    /// before a session is bound).
+    pub fn get_all_tools(&self) -> Result<Vec<ToolInfo>, StaleError> {
+        Ok(self
+            .session_view()?
+            .map(|s| s.all_tools())
+            .unwrap_or_default())
+    }
+
+    /// `pi.getCommands()`: the extensions' commands (invocation names), then the bound
+    /// session's prompt templates and skills (see [`CommandInfo`]).
+    pub fn get_commands(&self) -> Result<Vec<CommandInfo>, StaleError> {
+        let session = self.session_view()?;
+        let runner = self
+            .runner
+            .get()
+            .and_then(super::runner::ExtensionRunner::from_weak);
+        let mut out = command_infos(runner.as_ref(), &[], &[]);
+        out.extend(session.map(|s| s.resource_commands()).unwrap_or_default());
+        Ok(out)
+    }
+
+    fn session_view(&self) -> Result<Option<Arc<dyn SessionView>>, StaleError> {
+        if self.requests.is_stale() {
+            return Err(StaleError);
+        }
+        Ok(self.session.read().ok().and_then(|s| s.clone()))
     }
 
     /// `pi.setThinkingLevel(level)`.

@@ -336,6 +336,16 @@ pub trait SessionView: Send + Sync {
     fn signal(&self) -> Option<CancellationToken>;
     /// The active tool names.
     fn active_tools(&self) -> Vec<String>;
+    /// Every tool of the session's registry (`pi.get_all_tools()`); a view without a
+    /// registry has none (the default).
+    fn all_tools(&self) -> Vec<super::tool_info::ToolInfo> {
+        Vec::new()
+    }
+    /// The session's prompt-template and skill commands (`pi.get_commands()` adds the
+    /// extensions'); a view without resources has none (the default).
+    fn resource_commands(&self) -> Vec<super::command_info::CommandInfo> {
+        Vec::new()
+    }
 }
 
 /// `ctx`: cheap to clone. Built by the runner for each dispatch.

@@ -24,6 +24,7 @@
 
 pub mod api;
 pub mod command_actions;
+pub mod command_info;
 pub mod config_hooks;
 pub mod context;
 pub mod dispatch;
@@ -34,6 +35,7 @@ mod hook_bridge;
 pub mod provider_hooks;
 pub mod runner;
 pub mod session_hooks;
+pub mod tool_info;
 mod tool_registry;
 
 pub use api::{
@@ -42,6 +44,7 @@ pub use api::{
 pub use command_actions::{
     ActionOutcome, CommandActions, NewSessionOptions, SessionActions, UnboundActions,
 };
+pub use command_info::{CommandInfo, CommandSource};
 pub use config_hooks::RunnerTrustAnswer;
 pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
 pub use dispatch::{
@@ -57,3 +60,4 @@ pub use extension::{
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
 pub use session_hooks::{ExtensionHooks, ShutdownHandler};
+pub use tool_info::{ToolInfo, ToolSource};

@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use super::api::{EventBus, ExtensionRequest, Pi, RequestQueue};
+use super::api::{EventBus, ExtensionRequest, Pi, RequestQueue, RunnerSlot, SessionSlot};
 use super::command_actions::{CommandActions, UnboundActions};
 use super::context::{ExtensionContext, PromptTracker, SessionView, Ui, UiHandle};
 use super::errors::{ErrorListener, ExtensionErrorRecord, Mode, panic_message};
@@ -84,16 +84,17 @@ pub(crate) struct Inner {
     cwd: Arc<Path>,
     mode: Mode,
     ui: RwLock<UiHandle>,
-    session: RwLock<Option<Arc<dyn SessionView>>>,
+    session: SessionSlot,
     listeners: Mutex<Vec<ErrorListener>>,
     requests: RequestQueue,
     bus: EventBus,
     flag_values: Arc<Mutex<std::collections::HashMap<String, FlagValue>>>,
     detached: Mutex<Option<tokio::task::JoinHandle<()>>>,
     command_actions: RwLock<Option<Arc<dyn CommandActions>>>,
-    /// Tools registered at run time (`pi.register_tool` after loading), kept for every later
-    /// registry build, as pi adds them to the extension's tools.
-    runtime_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
+    /// Tools registered at run time (`pi.register_tool` after loading) with the registering
+    /// extension's path, kept for every later registry build, as pi adds them to the
+    /// extension's tools.
+    runtime_tools: Mutex<Vec<(String, Arc<dyn AgentTool>)>>,
 }
 
 /// The runner (pi's `ExtensionRunner`): cheap to clone, shared by the session and its
@@ -140,6 +141,8 @@ impl ExtensionRunnerBuilder {
                 .into_iter()
                 .collect::<std::collections::HashMap<_, _>>(),
         ));
+        let session: SessionSlot = Arc::default();
+        let runner_slot: RunnerSlot = Arc::default();
         let mut loaded = Vec::new();
         let mut load_errors = Vec::new();
         for ext in &self.extensions {
@@ -151,6 +154,8 @@ impl ExtensionRunnerBuilder {
                 bus: bus.clone(),
                 flags: Arc::clone(&flag_values),
                 own_flags: Arc::clone(&own_flags),
+                session: Arc::clone(&session),
+                runner: Arc::clone(&runner_slot),
             };
             let mut record = LoadedExtension {
                 path: path.clone(),
@@ -181,14 +186,14 @@ impl ExtensionRunnerBuilder {
             }
             loaded.push(record);
         }
-        ExtensionRunner {
+        let runner = ExtensionRunner {
             inner: Arc::new(Inner {
                 extensions: loaded,
                 load_errors,
                 cwd: Arc::from(self.cwd.as_path()),
                 mode: self.mode,
                 ui: RwLock::new(UiHandle::none()),
-                session: RwLock::new(None),
+                session,
                 listeners: Mutex::new(Vec::new()),
                 runtime_tools: Mutex::new(Vec::new()),
                 requests,
@@ -197,11 +202,18 @@ impl ExtensionRunnerBuilder {
                 detached: Mutex::new(None),
                 command_actions: RwLock::new(None),
             }),
-        }
+        };
+        let _ = runner_slot.set(Arc::downgrade(&runner.inner));
+        runner
     }
 }
 
 impl ExtensionRunner {
+    /// The runner behind a `pi` handle's weak link, while it exists.
+    pub(crate) fn from_weak(inner: &Weak<Inner>) -> Option<ExtensionRunner> {
+        inner.upgrade().map(|inner| ExtensionRunner { inner })
+    }
+
     /// A builder for a runner in `cwd`.
     pub fn builder(cwd: impl Into<PathBuf>) -> ExtensionRunnerBuilder {
         ExtensionRunnerBuilder {
@@ -315,28 +327,41 @@ impl ExtensionRunner {
     /// Every registered tool — at load, then at run time; the first registration of a name
     /// wins.
     pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
-        let mut out: Vec<Arc<dyn AgentTool>> = Vec::new();
+        self.tools_by_extension()
+            .into_iter()
+            .map(|(_, tool)| tool)
+            .collect()
+    }
+
+    /// [`ExtensionRunner::tools`] with the path of the registering extension.
+    pub(crate) fn tools_by_extension(&self) -> Vec<(String, Arc<dyn AgentTool>)> {
+        let mut out: Vec<(String, Arc<dyn AgentTool>)> = Vec::new();
         let runtime = self
             .inner
             .runtime_tools
             .lock()
             .map(|t| t.clone())
             .unwrap_or_default();
-        let loaded = self.inner.extensions.iter().flat_map(|e| e.tools.iter());
-        for tool in loaded.chain(runtime.iter()) {
-            if !out.iter().any(|t| t.name() == tool.name()) {
-                out.push(Arc::clone(tool));
+        let loaded = self
+            .inner
+            .extensions
+            .iter()
+            .flat_map(|e| e.tools.iter().map(|t| (e.path.clone(), Arc::clone(t))));
+        for (path, tool) in loaded.chain(runtime) {
+            if !out.iter().any(|(_, t)| t.name() == tool.name()) {
+                out.push((path, tool));
             }
         }
         out
     }
 
-    /// Records a tool registered at run time, for [`ExtensionRunner::tools`].
-    pub(crate) fn add_runtime_tool(&self, tool: Arc<dyn AgentTool>) {
+    /// Records a tool registered at run time by the extension at `path`, for
+    /// [`ExtensionRunner::tools`].
+    pub(crate) fn add_runtime_tool(&self, path: &str, tool: Arc<dyn AgentTool>) {
         if let Ok(mut tools) = self.inner.runtime_tools.lock()
-            && !tools.iter().any(|t| t.name() == tool.name())
+            && !tools.iter().any(|(_, t)| t.name() == tool.name())
         {
-            tools.push(tool);
+            tools.push((path.to_owned(), tool));
         }
     }
 

@@ -1,7 +1,7 @@
 //! [`ExtensionHooks`]: what an [`AgentSession`] gets when extensions are registered — binding
 //! the session to the runner (`ctx`, command actions, `session_start`), `user_bash`, and the
 //! executor of the extensions' queued `pi`/`ctx` requests. The translation of every session
-//! hook into its extension event is [`super::hook_bridge`].
+//! hook into its extension event is `hook_bridge`.
 //!
 //! Mirrors how pi-coding-agent 0.85.0 `core/agent-session.ts` calls its `ExtensionRunner`
 //! (`_handleAgentEvent`, `_installAgentToolHooks`, `prompt`, `bindExtensions`). The hooks
@@ -16,16 +16,19 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{DeliverAs, ExtensionRequest};
 use super::command_actions::{CommandActions, SessionActions};
+use super::command_info::{CommandInfo, resource_commands};
 use super::context::SessionView;
 use super::errors::ExtensionErrorRecord;
 use super::events as ev;
 use super::runner::ExtensionRunner;
+use super::tool_info::ToolInfo;
 use super::tool_registry::ToolRegistry;
 use crate::session::{self as s, AgentSession, CustomMessageOptions, UserMessageOptions};
 use crate::tools::ToolFilter;
 
-/// Read access to an [`AgentSession`] for `ctx`.
-struct SessionReader(AgentSession);
+/// Read access to an [`AgentSession`] (and the hooks' tool registry) for `ctx` and the `pi`
+/// handles.
+struct SessionReader(AgentSession, Arc<Mutex<ToolRegistry>>);
 
 impl SessionView for SessionReader {
     fn session_id(&self) -> String {
@@ -63,6 +66,12 @@ impl SessionView for SessionReader {
         self.0
             .agent()
             .with_state(|st| st.tools.iter().map(|t| t.name().to_owned()).collect())
+    }
+    fn all_tools(&self) -> Vec<ToolInfo> {
+        self.1.lock().map(|r| r.infos()).unwrap_or_default()
+    }
+    fn resource_commands(&self) -> Vec<CommandInfo> {
+        resource_commands(self.0.prompt_templates(), self.0.skills())
     }
 }
 
@@ -148,12 +157,14 @@ impl ExtensionHooks {
     /// the initial build activates every extension tool, spec §1.8; the rules, filter
     /// included, are in `extensions/tool_registry.rs`).
     pub fn attach(&self, session: &AgentSession) {
-        self.runner
-            .set_session(Arc::new(SessionReader(session.clone())));
+        self.runner.set_session(Arc::new(SessionReader(
+            session.clone(),
+            Arc::clone(&self.tools),
+        )));
         let active: Vec<Arc<dyn AgentTool>> = session.agent().with_state(|st| st.tools.clone());
         let available = self.available.lock().map(|a| a.clone()).unwrap_or_default();
         if let Ok(mut registry) = self.tools.lock() {
-            let next = registry.build(&available, &active, self.runner.tools());
+            let next = registry.build(&available, &active, self.runner.tools_by_extension());
             if !same_tools(&next, &active) {
                 session.set_active_tools(next);
             }
@@ -386,13 +397,16 @@ async fn execute(
                 session.set_active_tools(active);
             }
         }
-        ExtensionRequest::RegisterTool(tool) => {
-            runner.add_runtime_tool(Arc::clone(&tool));
+        ExtensionRequest::RegisterTool {
+            extension_path,
+            tool,
+        } => {
+            runner.add_runtime_tool(&extension_path, Arc::clone(&tool));
             let active = session.agent().with_state(|st| st.tools.clone());
             let next = tools
                 .lock()
                 .ok()
-                .and_then(|mut r| r.register(tool, &active));
+                .and_then(|mut r| r.register(&extension_path, tool, &active));
             if let Some(next) = next {
                 session.set_active_tools(next);
             }

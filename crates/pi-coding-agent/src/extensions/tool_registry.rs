@@ -15,19 +15,24 @@
 //! - `setActiveTools(names)` activates the registry tools named, in the order named; unknown
 //!   names are skipped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use pi_agent_core::AgentTool;
 
+use super::tool_info::{ToolInfo, ToolSource};
 use crate::tools::ToolFilter;
+
+/// pi's built-in tool names ([`ToolSource::Builtin`]).
+const BUILTIN_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /// The registry (see the module docs).
 #[derive(Default)]
 pub(crate) struct ToolRegistry {
     filter: ToolFilter,
     tools: Vec<Arc<dyn AgentTool>>,
-    from_extensions: HashSet<String>,
+    /// Extension tool name → the registering extension's path.
+    from_extensions: HashMap<String, String>,
 }
 
 impl ToolRegistry {
@@ -37,12 +42,13 @@ impl ToolRegistry {
     }
 
     /// Rebuilds the registry from `available` base tools, the session's `active` tools and
-    /// the extensions' tools (first registration first); returns the tools to activate.
+    /// the extensions' tools (first registration first, with the registering extension's path);
+    /// returns the tools to activate.
     pub(crate) fn build(
         &mut self,
         available: &[Arc<dyn AgentTool>],
         active: &[Arc<dyn AgentTool>],
-        extension_tools: Vec<Arc<dyn AgentTool>>,
+        extension_tools: Vec<(String, Arc<dyn AgentTool>)>,
     ) -> Vec<Arc<dyn AgentTool>> {
         self.tools.clear();
         self.from_extensions.clear();
@@ -52,32 +58,34 @@ impl ToolRegistry {
             }
         }
         let mut extension_names = Vec::new();
-        for tool in extension_tools {
+        for (path, tool) in extension_tools {
             let name = tool.name().to_owned();
-            if !self.filter.allows(&name) || self.from_extensions.contains(&name) {
+            if !self.filter.allows(&name) || self.from_extensions.contains_key(&name) {
                 continue;
             }
             self.upsert(tool);
-            self.from_extensions.insert(name.clone());
+            self.from_extensions.insert(name.clone(), path);
             extension_names.push(name);
         }
         self.next_active(active, extension_names)
     }
 
-    /// A tool an extension registers at run time. Returns the new active tools when they
-    /// change (`None`: filtered out, or an extension tool of that name exists already).
+    /// A tool the extension at `path` registers at run time. Returns the new active tools
+    /// when they change (`None`: filtered out, or an extension tool of that name exists
+    /// already).
     pub(crate) fn register(
         &mut self,
+        path: &str,
         tool: Arc<dyn AgentTool>,
         active: &[Arc<dyn AgentTool>],
     ) -> Option<Vec<Arc<dyn AgentTool>>> {
         let name = tool.name().to_owned();
-        if !self.filter.allows(&name) || self.from_extensions.contains(&name) {
+        if !self.filter.allows(&name) || self.from_extensions.contains_key(&name) {
             return None;
         }
         let known = self.position(&name).is_some();
         self.upsert(tool);
-        self.from_extensions.insert(name.clone());
+        self.from_extensions.insert(name.clone(), path.to_owned());
         let added = if known { Vec::new() } else { vec![name] };
         Some(self.next_active(active, added))
     }
@@ -89,6 +97,24 @@ impl ToolRegistry {
             .iter()
             .filter(|n| seen.insert(n.as_str()))
             .filter_map(|n| self.position(n).map(|i| Arc::clone(&self.tools[i])))
+            .collect()
+    }
+
+    /// Every registry tool in registry order, with where it comes from (`getAllTools`).
+    pub(crate) fn infos(&self) -> Vec<ToolInfo> {
+        self.tools
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.name().to_owned(),
+                description: t.description().to_owned(),
+                parameters: t.parameters().clone(),
+                prompt_guidelines: t.prompt_guidelines(),
+                source: match self.from_extensions.get(t.name()) {
+                    Some(path) => ToolSource::Extension { path: path.clone() },
+                    None if BUILTIN_NAMES.contains(&t.name()) => ToolSource::Builtin,
+                    None => ToolSource::Sdk,
+                },
+            })
             .collect()
     }
 

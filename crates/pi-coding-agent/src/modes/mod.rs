@@ -7,7 +7,7 @@
 //! |---|---|
 //! | [`setup`] | parsed arguments → a built `AgentSession` (settings, trust, auth, model, tools, prompt) |
 //! | [`store`] | which session file a run uses (`--no-session`, `--session`, `--continue`, `--fork`, …) |
-//! | [`print`] | text mode's final output |
+//! | [`print`](mod@print) | text mode's final output |
 //! | [`json`] | json mode's header line and event lines |
 //! | [`signals`] | SIGTERM / SIGHUP / SIGINT |
 //! | [`output`] | the line channel from session listeners to stdout |

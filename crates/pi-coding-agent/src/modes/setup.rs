@@ -45,7 +45,7 @@ use crate::config::registry::ModelRegistry;
 use crate::config::resources::{ResourceOptions, Resources};
 use crate::config::settings::SettingsManager;
 use crate::config::skills::Skill;
-use crate::config::system_prompt::{DocsPaths, SystemPromptOptions, build_system_prompt};
+use crate::config::system_prompt::{DocsPaths, SystemPromptBase};
 use crate::config::templates::PromptTemplate;
 use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
 use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
@@ -55,22 +55,10 @@ use crate::storage::context::path_to_leaf;
 use crate::storage::entry::EntryKind;
 use crate::storage::tree::normalize_session_name;
 use crate::storage::{SessionStore, build_session_context};
+use crate::tools::bash::BashToolOptions;
 use crate::tools::bash::SessionEnv;
-use crate::tools::bash::{BASH_PROMPT_SNIPPET, BashToolOptions};
 use crate::tools::read::ReadToolOptions;
 use crate::tools::{BuiltinToolOptions, create_builtin_tool, initial_active_tool_names};
-
-/// The one-line tool summaries our system prompt lists (prose for the model: ours).
-fn tool_snippet(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "read" => "Read file contents (text and images)",
-        "bash" => BASH_PROMPT_SNIPPET,
-        "edit" => "Make exact text replacements in a file",
-        "write" => "Create or overwrite a file",
-        "ls" => "List directory contents",
-        _ => return None,
-    })
-}
 
 /// Why the session could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -345,7 +333,7 @@ impl SessionConfig {
                 .then(|| start.and_then(|s| s.thinking_level))
                 .flatten()
         });
-        let (choice, tool_names, tools, resources) = {
+        let (choice, tools, resources) = {
             let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
             let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
             let levels = settings.all_model_thinking_levels();
@@ -369,8 +357,7 @@ impl SessionConfig {
                 warn(stderr, msg);
             }
             let slot: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
-            let (tool_names, tools) =
-                build_tools(&self.request, cwd, &settings, &choice.model, &slot);
+            let tools = build_tools(&self.request, cwd, &settings, &choice.model, &slot);
             let resources = Resources::load(&ResourceOptions {
                 cwd: cwd.to_path_buf(),
                 agent_dir: self.request.agent_dir.clone(),
@@ -386,7 +373,7 @@ impl SessionConfig {
                 system_prompt: args.system_prompt.clone(),
                 append_system_prompt: args.append_system_prompt.clone(),
             });
-            (choice, tool_names, (tools, slot), resources)
+            (choice, (tools, slot), resources)
         };
         let (tools, slot) = tools;
         for w in &resources.warnings {
@@ -400,7 +387,7 @@ impl SessionConfig {
             examples: package.join("examples"),
         };
         let prompt_for_tools = prompt_for_tools(&resources, cwd, docs_paths);
-        let system_prompt = prompt_for_tools(&tool_names);
+        let system_prompt = prompt_for_tools(&tools);
 
         let mut builder = AgentSession::builder()
             .thinking_level(choice.thinking_level)
@@ -432,7 +419,7 @@ impl SessionConfig {
     }
 }
 
-/// The base system prompt for a list of active tool names, from the loaded resources (pi
+/// The base system prompt for the active tools, from the loaded resources (pi
 /// `_rebuildSystemPrompt`): the session's first prompt, and its prompt after the active tools
 /// change.
 fn prompt_for_tools(
@@ -440,28 +427,15 @@ fn prompt_for_tools(
     cwd: &Path,
     docs: DocsPaths,
 ) -> crate::session::agent_session::SystemPromptFn {
-    let custom = resources.prompts.system_prompt.clone();
-    let append = resources.prompts.append_system_prompt.clone();
-    let context_files = resources.context_files.clone();
-    let skills = resources.skills.skills.clone();
-    let cwd = cwd.to_path_buf();
-    Arc::new(move |tool_names: &[String]| {
-        let snippets: Vec<(String, String)> = tool_names
-            .iter()
-            .filter_map(|n| tool_snippet(n).map(|s| (n.clone(), s.to_owned())))
-            .collect();
-        build_system_prompt(&SystemPromptOptions {
-            custom_prompt: custom.as_deref(),
-            selected_tools: Some(tool_names),
-            tool_snippets: &snippets,
-            prompt_guidelines: &[],
-            append_system_prompt: append.as_deref(),
-            cwd: &cwd,
-            context_files: &context_files,
-            skills: &skills,
-            docs: &docs,
-        })
-    })
+    SystemPromptBase {
+        custom_prompt: resources.prompts.system_prompt.clone(),
+        append_system_prompt: resources.prompts.append_system_prompt.clone(),
+        cwd: cwd.to_path_buf(),
+        context_files: resources.context_files.clone(),
+        skills: resources.skills.skills.clone(),
+        docs,
+    }
+    .into_prompt_fn()
 }
 
 /// The scoped model a new session starts on (pi 0.85.0 `buildSessionOptions`): the saved
@@ -480,7 +454,7 @@ fn scoped_start<'a>(
         .or_else(|| scoped.first())
 }
 
-/// The active tool names and tools. Tools read the session's live state (model, thinking
+/// The active built-in tools, in order. Tools read the session's live state (model, thinking
 /// level, file) through `slot`, filled once the session exists.
 fn build_tools(
     request: &ModeRequest,
@@ -488,7 +462,7 @@ fn build_tools(
     settings: &SettingsManager,
     model: &Option<Model>,
     slot: &Arc<OnceLock<AgentSession>>,
-) -> (Vec<String>, Vec<Arc<dyn AgentTool>>) {
+) -> Vec<Arc<dyn AgentTool>> {
     let args = &request.args;
     let exclude = args.exclude_tools.clone().unwrap_or_default();
     let names = if args.no_builtin_tools && args.tools.is_none() {
@@ -524,15 +498,10 @@ fn build_tools(
             temp_dir: None,
         },
     };
-    let mut active = Vec::new();
-    let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
-    for name in names {
-        if let Some(tool) = create_builtin_tool(&name, cwd, &options) {
-            tools.push(tool);
-            active.push(name);
-        }
-    }
-    (active, tools)
+    names
+        .iter()
+        .filter_map(|name| create_builtin_tool(name, cwd, &options))
+        .collect()
 }
 
 /// The `PI_*` variables of the bash tool from the live session.

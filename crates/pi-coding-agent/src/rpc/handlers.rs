@@ -19,6 +19,7 @@ use super::commands::{
 };
 use super::server::Shared;
 use crate::config::settings::QueueMode;
+use crate::extensions::command_info::{CommandInfo, command_infos};
 use crate::extensions::events::UserBashEvent;
 use crate::session::queues::content_text;
 use crate::session::{
@@ -438,32 +439,15 @@ async fn bash(
 /// `get_commands`: extension commands, prompt templates, skills (`{name, description?,
 /// source, sourceInfo}`; pi-rs's `sourceInfo` carries only `path`).
 fn commands(shared: &Shared) -> Vec<Value> {
-    let mut out = Vec::new();
-    if let Some(ext) = &shared.extensions() {
-        for c in ext.runner().commands() {
-            let mut m = Map::new();
-            m.insert("name".into(), c.invocation_name.into());
-            if let Some(d) = c.spec.description {
-                m.insert("description".into(), d.into());
-            }
-            m.insert("source".into(), "extension".into());
-            m.insert("sourceInfo".into(), json!({"path": c.spec.extension_path}));
-            out.push(Value::Object(m));
-        }
-    }
-    for t in &shared.runtime.templates {
-        out.push(
-            json!({"name": t.name, "description": t.description, "source": "prompt",
-            "sourceInfo": {"path": t.file_path.display().to_string()}}),
-        );
-    }
-    for s in &shared.runtime.skills {
-        out.push(
-            json!({"name": format!("skill:{}", s.name), "description": s.description,
-            "source": "skill", "sourceInfo": {"path": s.file_path.display().to_string()}}),
-        );
-    }
-    out
+    let extensions = shared.extensions();
+    command_infos(
+        extensions.as_ref().map(|e| e.runner()),
+        &shared.runtime.templates,
+        &shared.runtime.skills,
+    )
+    .iter()
+    .map(CommandInfo::to_json)
+    .collect()
 }
 
 /// Writes `[{entry, children:[…], label?}, …]` without recursion (session chains can be far

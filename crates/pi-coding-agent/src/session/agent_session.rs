@@ -90,9 +90,12 @@ pub(super) struct Inner {
     pub agent_subscription: Mutex<Option<Subscription>>,
 }
 
-/// `(active tool names) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
-/// whose tools change while it lives (extensions' `setActiveTools`, `registerTool`).
-pub type SystemPromptFn = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
+/// `(active tools, in order) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
+/// whose tools change while it lives (extensions' `setActiveTools`, `registerTool`). Each tool
+/// carries its prompt snippet and guidelines ([`pi_agent_core::AgentTool::prompt_snippet`],
+/// [`pi_agent_core::AgentTool::prompt_guidelines`]);
+/// [`crate::config::system_prompt::ToolPromptParts::of`] collects them.
+pub type SystemPromptFn = Arc<dyn Fn(&[Arc<dyn pi_agent_core::AgentTool>]) -> String + Send + Sync>;
 
 /// The session (a shared handle).
 #[derive(Clone)]
@@ -279,26 +282,38 @@ impl AgentSession {
         })
     }
 
+    /// The prompt templates the session was built with (`/name` commands).
+    pub fn prompt_templates(&self) -> &[PromptTemplate] {
+        &self.inner.templates
+    }
+
+    /// The skills the session was built with (`/skill:name` commands).
+    pub fn skills(&self) -> &[Skill] {
+        &self.inner.skills
+    }
+
     /// The effective system prompt (including a run's `before_agent_start` override).
     pub fn system_prompt(&self) -> String {
         self.inner.agent.with_state(|s| s.system_prompt.clone())
     }
 
     /// Makes `tools` the active tools, in that order (pi 0.85.0 `setActiveToolsByName`): the
-    /// agent's tools are replaced and, when the tool names change and the session was built
-    /// with [`super::AgentSessionBuilder::system_prompt_for_tools`], the base system prompt is
-    /// rebuilt for the new names.
+    /// agent's tools are replaced and, when the list changes (another tool, order or
+    /// implementation) and the session was built with
+    /// [`super::AgentSessionBuilder::system_prompt_for_tools`], the base system prompt is
+    /// rebuilt for the new tools (their snippets and guidelines included).
     pub fn set_active_tools(&self, tools: Vec<Arc<dyn pi_agent_core::AgentTool>>) {
-        let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
-        let before: Vec<String> = self
-            .inner
-            .agent
-            .with_state(|st| st.tools.iter().map(|t| t.name().to_owned()).collect());
+        let unchanged = self.inner.agent.with_state(|st| {
+            st.tools.len() == tools.len()
+                && st.tools.iter().zip(&tools).all(|(a, b)| Arc::ptr_eq(a, b))
+        });
+        let prompt = match &self.inner.prompt_for_tools {
+            Some(rebuild) if !unchanged => Some(rebuild(&tools)),
+            _ => None,
+        };
         self.inner.agent.set_tools(tools);
-        if names != before
-            && let Some(rebuild) = &self.inner.prompt_for_tools
-        {
-            self.set_base_system_prompt(rebuild(&names));
+        if let Some(prompt) = prompt {
+            self.set_base_system_prompt(prompt);
         }
     }
 

@@ -39,7 +39,9 @@ pub struct AgentSessionBuilder {
     store: Option<Arc<Mutex<SessionStore>>>,
     /// The store's context, when the caller built it already ([`Self::store_with_context`]).
     store_context: Option<SessionContext>,
-    system_prompt: String,
+    /// The explicit base prompt ([`Self::system_prompt`]); `None` = built by
+    /// `prompt_for_tools` from the initial tools, else empty.
+    system_prompt: Option<String>,
     prompt_for_tools: Option<super::agent_session::SystemPromptFn>,
     hooks: Option<Arc<dyn SessionHooks>>,
     compactor: Option<Arc<dyn Compactor>>,
@@ -149,9 +151,11 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// How the base system prompt is rebuilt when the active tools change later (pi
-    /// `_rebuildSystemPrompt`; see [`AgentSession::set_active_tools`]). Without it the
-    /// prompt given to [`Self::system_prompt`] stays.
+    /// How the base system prompt is built from the active tools (pi `_rebuildSystemPrompt`):
+    /// at `build` from the initial tools unless [`Self::system_prompt`] gave the prompt (pi's
+    /// session builds it from its tools at construction), and again whenever the active
+    /// tools change (see [`AgentSession::set_active_tools`]). Without it the prompt given to
+    /// [`Self::system_prompt`] stays.
     pub fn system_prompt_for_tools(
         mut self,
         rebuild: super::agent_session::SystemPromptFn,
@@ -160,9 +164,9 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// The base system prompt.
+    /// The base system prompt (wins over [`Self::system_prompt_for_tools`] at `build`).
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.system_prompt = prompt.into();
+        self.system_prompt = Some(prompt.into());
         self
     }
 
@@ -284,8 +288,13 @@ impl AgentSessionBuilder {
         let agent = Agent::new(options);
         agent.set_model(self.model.clone().unwrap_or_else(default_model));
         agent.set_thinking_level(level);
+        let system_prompt = match (self.system_prompt, &self.prompt_for_tools) {
+            (Some(prompt), _) => prompt,
+            (None, Some(build_prompt)) => build_prompt(&self.tools),
+            (None, None) => String::new(),
+        };
         agent.set_tools(self.tools);
-        agent.set_system_prompt(self.system_prompt.clone());
+        agent.set_system_prompt(system_prompt.clone());
 
         {
             let mut s = lock(&store);
@@ -323,7 +332,7 @@ impl AgentSessionBuilder {
             templates: self.templates,
             prompt_for_tools: self.prompt_for_tools,
             state: Mutex::new(SessionState {
-                base_system_prompt: self.system_prompt,
+                base_system_prompt: system_prompt,
                 has_model: self.model.is_some(),
                 ..Default::default()
             }),

@@ -124,7 +124,7 @@ mod tests {
             m.stop_reason = StopReason::Stop;
             AssistantMessageEventStream::from_events(vec![pi_ai::AssistantMessageEvent::Done {
                 reason: StopReason::Stop,
-                message: m,
+                message: Box::new(m),
             }])
         })
     }

@@ -8,7 +8,7 @@
 //!
 //! Speed: the top level (a handful of keys) is scanned token by token; a nested value —
 //! the message, most of every line — is skimmed 64 bytes at a time with bitmasks of its
-//! quotes, backslashes and brackets ([`skim`]), the way simdjson finds structure, so a line
+//! quotes, backslashes and brackets (`skim`), the way simdjson finds structure, so a line
 //! costs about one pass of vector compares instead of a call per string.
 
 use std::borrow::Cow;

@@ -127,6 +127,9 @@ impl AgentTool for FindTool {
     fn parameters(&self) -> &Value {
         &self.parameters
     }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Find files by glob pattern (honours .gitignore)")
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

@@ -149,6 +149,9 @@ impl AgentTool for GrepTool {
     fn parameters(&self) -> &Value {
         &self.parameters
     }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Search file contents by regex or literal text (honours .gitignore)")
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

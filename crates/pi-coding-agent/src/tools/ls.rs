@@ -175,6 +175,9 @@ impl AgentTool for LsTool {
         &self.parameters
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("List directory contents")
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

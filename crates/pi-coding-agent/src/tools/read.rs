@@ -304,6 +304,14 @@ impl AgentTool for ReadTool {
         &self.parameters
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Read file contents (text and images)")
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        ["Prefer read over cat or sed to look at a file."]
+            .map(String::from)
+            .to_vec()
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

@@ -92,6 +92,14 @@ impl AgentTool for WriteTool {
         &self.parameters
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Create or overwrite a file")
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        ["Use write for new files and whole-file rewrites only; use edit for changes."]
+            .map(String::from)
+            .to_vec()
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

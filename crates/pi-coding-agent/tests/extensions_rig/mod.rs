@@ -79,7 +79,7 @@ pub fn rig_with(
     }
 }
 
-pub struct BoxedExtension(Box<dyn Extension>);
+pub struct BoxedExtension(pub Box<dyn Extension>);
 
 impl Extension for BoxedExtension {
     fn path(&self) -> &str {

@@ -1,13 +1,45 @@
 //! An in-process RPC client over `tokio::io::duplex`, driving `run_rpc`.
 #![allow(dead_code)]
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pi_ai::providers::faux::FauxProvider;
+use pi_coding_agent::extensions::{ExtensionHooks, ExtensionRunner};
 use pi_coding_agent::rpc::framing::LineReader;
 use pi_coding_agent::rpc::{RpcRuntime, run_rpc};
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, DuplexStream};
 use tokio::task::JoinHandle;
+
+use pi_coding_agent::runtime::BuiltSession;
+use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::storage::SessionStore;
+
+use crate::session_support::Echo;
+
+/// A session factory's session: `store` on `faux` with the `Echo` tool and `runner`'s
+/// extensions (requests through the runner's provider hooks).
+pub fn session_with_extensions(
+    runner: ExtensionRunner,
+    faux: &FauxProvider,
+    store: SessionStore,
+) -> Result<BuiltSession, String> {
+    let hooks = ExtensionHooks::new(runner.clone());
+    let f = faux.clone();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .store(Arc::new(Mutex::new(store)))
+        .tools(vec![Arc::new(Echo)])
+        .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
+        .hooks(hooks.clone())
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(BuiltSession {
+        session,
+        extensions: Some(hooks),
+    })
+}
 
 /// The client end: writes commands, reads records.
 pub struct Client {

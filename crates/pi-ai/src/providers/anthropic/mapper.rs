@@ -316,7 +316,7 @@ impl AnthropicMapper {
                     }
                     Some(Ev::ToolcallEnd {
                         content_index,
-                        tool_call: tc.clone(),
+                        tool_call: Box::new(tc.clone()),
                         partial,
                     })
                 }

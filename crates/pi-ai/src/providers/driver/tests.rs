@@ -188,7 +188,7 @@ fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
 
 fn terminal_error(events: &[AssistantMessageEvent]) -> (StopReason, AssistantMessage) {
     match events.last() {
-        Some(AssistantMessageEvent::Error { reason, error }) => (*reason, error.clone()),
+        Some(AssistantMessageEvent::Error { reason, error }) => (*reason, (**error).clone()),
         other => panic!("expected a terminal error, got {other:?}"),
     }
 }

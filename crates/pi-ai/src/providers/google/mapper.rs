@@ -187,7 +187,7 @@ impl GoogleMapper {
         });
         out.push(Ev::ToolcallEnd {
             content_index,
-            tool_call,
+            tool_call: Box::new(tool_call),
             partial: self.partial.clone(),
         });
     }

@@ -63,7 +63,7 @@ async fn collect(mut stream: AssistantMessageEventStream) -> Vec<Ev> {
 
 fn last_error(events: &[Ev]) -> (StopReason, AssistantMessage) {
     match events.last() {
-        Some(Ev::Error { reason, error }) => (*reason, error.clone()),
+        Some(Ev::Error { reason, error }) => (*reason, (**error).clone()),
         other => panic!("expected an error event, got {other:?}"),
     }
 }

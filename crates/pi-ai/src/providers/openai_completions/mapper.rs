@@ -361,7 +361,7 @@ impl CompletionsMapper {
                 },
                 AssistantContent::ToolCall(tool_call) => Ev::ToolcallEnd {
                     content_index: i,
-                    tool_call,
+                    tool_call: Box::new(tool_call),
                     partial,
                 },
             });

@@ -255,8 +255,17 @@ pub(crate) fn base_headers(model: &Model, key: &str) -> HeaderList {
     h
 }
 
-/// `<baseUrl><path>` as the SDK joins them (one slash between).
+/// The OpenAI SDK's endpoint when `baseURL` is empty (`baseURL || DEFAULT_BASE_URL`).
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// `<baseUrl><path>` as the SDK joins them (one slash between); an empty `baseUrl` is the
+/// SDK's default endpoint.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
+    let base = if base.is_empty() {
+        DEFAULT_BASE_URL
+    } else {
+        base
+    };
     format!("{}{}", base.trim_end_matches('/'), path)
 }
 

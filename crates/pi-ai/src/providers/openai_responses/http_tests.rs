@@ -104,7 +104,7 @@ async fn collect(mut stream: AssistantMessageEventStream) -> Vec<AssistantMessag
 
 fn terminal_error(events: &[AssistantMessageEvent]) -> (StopReason, AssistantMessage) {
     match events.last() {
-        Some(AssistantMessageEvent::Error { reason, error }) => (*reason, error.clone()),
+        Some(AssistantMessageEvent::Error { reason, error }) => (*reason, (**error).clone()),
         other => panic!("expected a terminal error, got {other:?}"),
     }
 }

@@ -307,7 +307,7 @@ impl ResponsesMapper {
                 });
                 out.push(Ev::ToolcallEnd {
                     content_index: i,
-                    tool_call,
+                    tool_call: Box::new(tool_call),
                     partial,
                 });
                 self.slots.remove(&oi);
@@ -583,7 +583,7 @@ impl ResponsesMapper {
                     tc.arguments = scratch.value();
                     Some(Ev::ToolcallEnd {
                         content_index: i,
-                        tool_call: tc.clone(),
+                        tool_call: Box::new(tc.clone()),
                         partial,
                     })
                 }

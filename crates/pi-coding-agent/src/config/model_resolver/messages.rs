@@ -49,7 +49,7 @@ pub fn api_key_help(docs_dir: &Path) -> String {
 
 /// `No API key found for <provider>.\n\n<help>`; with no resolved model (`None`, pi's
 /// `"unknown"` provider) the provider reads `the selected model`. The first line is pi's
-/// verbatim; the help is [`api_key_help`].
+/// verbatim; the help is `api_key_help`.
 pub fn format_no_api_key_found(provider: Option<&str>, docs_dir: &Path) -> String {
     let who = match provider {
         None | Some("unknown") => "the selected model",

@@ -192,7 +192,7 @@ impl SettingsManager {
     }
 
     /// `defaultThinkingLevel` (unset or `null` → `None`; the caller falls back to `medium`).
-    /// See [`configured_level`] for a value that is not a level.
+    /// See `configured_level` for a value that is not a level.
     pub fn default_thinking_level(&self) -> Option<ModelThinkingLevel> {
         configured_level(self.get("defaultThinkingLevel"))
     }

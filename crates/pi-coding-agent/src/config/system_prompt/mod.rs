@@ -14,6 +14,9 @@
 //! separators; a custom base adds a final `\n`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent_core::AgentTool;
 
 use super::context_files::ContextFile;
 use super::paths::CONFIG_DIR_NAME;
@@ -62,6 +65,47 @@ pub fn one_line(snippet: &str) -> String {
     snippet.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The parts of the default prompt that come from the active tools, in tool order: their
+/// names, their snippets (one line each; tools without one, or with only whitespace, are not
+/// listed) and their guidelines (trimmed, empty ones dropped; [`build_system_prompt`] drops
+/// duplicates). Mirrors pi-coding-agent 0.85.0 `_refreshToolRegistry` /
+/// `_rebuildSystemPrompt` (`_normalizePromptSnippet`, `_normalizePromptGuidelines`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolPromptParts {
+    /// Active tool names in order ([`SystemPromptOptions::selected_tools`]).
+    pub names: Vec<String>,
+    /// `(name, snippet)` pairs ([`SystemPromptOptions::tool_snippets`]).
+    pub snippets: Vec<(String, String)>,
+    /// Guidelines in tool order ([`SystemPromptOptions::prompt_guidelines`]).
+    pub guidelines: Vec<String>,
+}
+
+impl ToolPromptParts {
+    /// Collects the parts of `tools` (see the type docs).
+    pub fn of(tools: &[Arc<dyn AgentTool>]) -> Self {
+        let mut parts = ToolPromptParts::default();
+        for tool in tools {
+            let name = tool.name().to_owned();
+            if let Some(snippet) = tool
+                .prompt_snippet()
+                .map(one_line)
+                .filter(|s| !s.is_empty())
+            {
+                parts.snippets.push((name.clone(), snippet));
+            }
+            parts.guidelines.extend(
+                tool.prompt_guidelines()
+                    .iter()
+                    .map(|g| g.trim())
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned),
+            );
+            parts.names.push(name);
+        }
+        parts
+    }
+}
+
 fn project_context(files: &[ContextFile]) -> String {
     if files.is_empty() {
         return String::new();
@@ -105,6 +149,50 @@ fn guidelines(tools: &[&str], extra: &[String]) -> Vec<String> {
     add("Keep answers short and to the point");
     add("Name file paths explicitly when you work with files");
     out
+}
+
+/// Everything the default prompt is built from except the tools, owned: what a session needs
+/// to rebuild its prompt whenever its active tools change (pi 0.85.0 `_rebuildSystemPrompt`,
+/// which reads the same inputs from its resource loader).
+#[derive(Clone, Debug)]
+pub struct SystemPromptBase {
+    /// A custom base prompt (text already resolved).
+    pub custom_prompt: Option<String>,
+    /// The append text (already joined with `\n\n`).
+    pub append_system_prompt: Option<String>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Context files in order.
+    pub context_files: Vec<ContextFile>,
+    /// Loaded skills.
+    pub skills: Vec<Skill>,
+    /// Documentation paths.
+    pub docs: DocsPaths,
+}
+
+impl SystemPromptBase {
+    /// The prompt for the active `tools`, in order ([`ToolPromptParts::of`] +
+    /// [`build_system_prompt`]).
+    pub fn build(&self, tools: &[Arc<dyn AgentTool>]) -> String {
+        let parts = ToolPromptParts::of(tools);
+        build_system_prompt(&SystemPromptOptions {
+            custom_prompt: self.custom_prompt.as_deref(),
+            selected_tools: Some(&parts.names),
+            tool_snippets: &parts.snippets,
+            prompt_guidelines: &parts.guidelines,
+            append_system_prompt: self.append_system_prompt.as_deref(),
+            cwd: &self.cwd,
+            context_files: &self.context_files,
+            skills: &self.skills,
+            docs: &self.docs,
+        })
+    }
+
+    /// [`Self::build`] as a session's prompt function, for
+    /// [`AgentSessionBuilder::system_prompt_for_tools`](crate::session::AgentSessionBuilder::system_prompt_for_tools).
+    pub fn into_prompt_fn(self) -> crate::session::SystemPromptFn {
+        Arc::new(move |tools: &[Arc<dyn AgentTool>]| self.build(tools))
+    }
 }
 
 /// Builds the prompt (see the module docs for the structure).

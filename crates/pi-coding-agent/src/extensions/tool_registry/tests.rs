@@ -38,6 +38,10 @@ fn builtin(name: &'static str) -> Arc<dyn AgentTool> {
 fn ext(name: &'static str) -> Arc<dyn AgentTool> {
     Arc::new(T(name, "ext"))
 }
+/// An extension tool with the path of the extension registering it.
+fn from_ext(name: &'static str) -> (String, Arc<dyn AgentTool>) {
+    ("ext.ts".to_owned(), ext(name))
+}
 fn builtins(names: &[&'static str]) -> Vec<Arc<dyn AgentTool>> {
     names.iter().map(|n| builtin(n)).collect()
 }
@@ -62,7 +66,11 @@ const ALL: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 fn without_a_filter_every_extension_tool_starts_active() {
     let mut r = ToolRegistry::default();
     let active = builtins(&["read", "bash", "edit", "write"]);
-    let next = r.build(&builtins(&ALL), &active, vec![ext("deploy"), ext("lint")]);
+    let next = r.build(
+        &builtins(&ALL),
+        &active,
+        vec![from_ext("deploy"), from_ext("lint")],
+    );
     assert_eq!(
         show(&next),
         [
@@ -86,12 +94,19 @@ fn an_extension_tool_overrides_a_builtin_of_the_same_name() {
     let active = builtins(&["read", "bash"]);
     let first: Arc<dyn AgentTool> = Arc::new(T("read", "ext-first"));
     let second: Arc<dyn AgentTool> = Arc::new(T("read", "ext-second"));
-    let next = r.build(&builtins(&ALL), &active, vec![first, second]);
+    let next = r.build(
+        &builtins(&ALL),
+        &active,
+        vec![("a.ts".into(), first), ("b.ts".into(), second)],
+    );
     assert_eq!(show(&next), ["read:ext-first", "bash:builtin"]);
     // A run-time registration of that name changes nothing.
-    assert!(r.register(Arc::new(T("read", "late")), &next).is_none());
+    assert!(
+        r.register("ext.ts", Arc::new(T("read", "late")), &next)
+            .is_none()
+    );
     // One named like an inactive built-in replaces it and stays inactive (the name is not new).
-    let after = r.register(ext("grep"), &next).unwrap();
+    let after = r.register("ext.ts", ext("grep"), &next).unwrap();
     assert_eq!(show(&after), ["read:ext-first", "bash:builtin"]);
     assert_eq!(show(&r.select(&names(&["grep"]))), ["grep:ext"]);
 }
@@ -105,13 +120,17 @@ fn an_allowlist_limits_the_registry_and_activates_all_of_it() {
         Vec::<String>::new(),
     ));
     let active = builtins(&["read"]);
-    let next = r.build(&builtins(&ALL), &active, vec![ext("deploy"), ext("lint")]);
+    let next = r.build(
+        &builtins(&ALL),
+        &active,
+        vec![from_ext("deploy"), from_ext("lint")],
+    );
     assert_eq!(show(&next), ["read:builtin", "grep:builtin", "deploy:ext"]);
     assert!(r.select(&names(&["bash", "lint"])).is_empty());
     // Run time: a tool outside the allowlist is not registered; an allowed one re-activates
     // every allowed tool (pi's `_refreshToolRegistry` with an allowlist).
     let narrowed = r.select(&names(&["read"]));
-    assert!(r.register(ext("lint"), &narrowed).is_none());
+    assert!(r.register("ext.ts", ext("lint"), &narrowed).is_none());
     let mut r2 = ToolRegistry::default();
     r2.set_filter(ToolFilter::new(
         Some(["read", "late"]),
@@ -119,7 +138,7 @@ fn an_allowlist_limits_the_registry_and_activates_all_of_it() {
     ));
     let start = r2.build(&builtins(&ALL), &builtins(&["read"]), vec![]);
     assert_eq!(show(&start), ["read:builtin"]);
-    let next = r2.register(ext("late"), &[]).unwrap();
+    let next = r2.register("ext.ts", ext("late"), &[]).unwrap();
     assert_eq!(show(&next), ["read:builtin", "late:ext"]);
 }
 
@@ -131,9 +150,9 @@ fn no_tools_leaves_nothing() {
         Some(Vec::<String>::new()),
         Vec::<String>::new(),
     ));
-    let next = r.build(&builtins(&ALL), &[], vec![ext("deploy")]);
+    let next = r.build(&builtins(&ALL), &[], vec![from_ext("deploy")]);
     assert!(next.is_empty());
-    assert!(r.register(ext("late"), &[]).is_none());
+    assert!(r.register("ext.ts", ext("late"), &[]).is_none());
     assert!(r.select(&names(&["read", "deploy"])).is_empty());
 }
 
@@ -144,10 +163,50 @@ fn a_denylist_removes_names_everywhere() {
     let mut r = ToolRegistry::default();
     r.set_filter(ToolFilter::new(None::<Vec<String>>, ["bash", "deploy"]));
     let active = builtins(&["read", "bash"]);
-    let next = r.build(&builtins(&ALL), &active, vec![ext("deploy"), ext("lint")]);
+    let next = r.build(
+        &builtins(&ALL),
+        &active,
+        vec![from_ext("deploy"), from_ext("lint")],
+    );
     assert_eq!(show(&next), ["read:builtin", "lint:ext"]);
     assert!(r.select(&names(&["bash", "deploy"])).is_empty());
-    assert!(r.register(ext("deploy"), &next).is_none());
-    let after = r.register(ext("fmt"), &next).unwrap();
+    assert!(r.register("ext.ts", ext("deploy"), &next).is_none());
+    let after = r.register("ext.ts", ext("fmt"), &next).unwrap();
     assert_eq!(show(&after), ["read:builtin", "lint:ext", "fmt:ext"]);
+}
+
+/// `getAllTools`: every registry tool in registry order with its source — an extension tool
+/// that replaced a built-in is the extension's, a session tool with another name is `Sdk`.
+#[test]
+fn infos_list_the_registry_with_sources() {
+    let mut r = ToolRegistry::default();
+    let active = vec![
+        builtin("read"),
+        Arc::new(T("echo", "sdk")) as Arc<dyn AgentTool>,
+    ];
+    r.build(
+        &builtins(&["read", "bash"]),
+        &active,
+        vec![
+            (
+                "a.ts".into(),
+                Arc::new(T("bash", "ext")) as Arc<dyn AgentTool>,
+            ),
+            from_ext("deploy"),
+        ],
+    );
+    r.register("late.ts", ext("late"), &active);
+    let infos: Vec<(String, ToolSource)> =
+        r.infos().into_iter().map(|i| (i.name, i.source)).collect();
+    let ext_source = |p: &str| ToolSource::Extension { path: p.into() };
+    assert_eq!(
+        infos,
+        [
+            ("read".into(), ToolSource::Builtin),
+            ("bash".into(), ext_source("a.ts")),
+            ("echo".into(), ToolSource::Sdk),
+            ("deploy".into(), ext_source("ext.ts")),
+            ("late".into(), ext_source("late.ts")),
+        ]
+    );
 }

@@ -208,6 +208,20 @@ impl AgentTool for BashTool {
     fn parameters(&self) -> &Value {
         &self.parameters
     }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(BASH_PROMPT_SNIPPET)
+    }
+    /// With the session's `PI_*` variables exposed (pi's `exposeSessionEnvironment`), one
+    /// guideline points the model at them.
+    fn prompt_guidelines(&self) -> Vec<String> {
+        if self.options.session_env.is_some() {
+            vec![
+                "The PI_* environment variables hold the current model and session details.".into(),
+            ]
+        } else {
+            Vec::new()
+        }
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

@@ -6,7 +6,7 @@
 //! exist, `similar`'s divide-and-conquer Myers picks differently (e.g. `-a +X a` versus jsdiff's
 //! `+X a -a` for `a a → X a`). This module reimplements jsdiff's search so the details match pi
 //! byte for byte; it falls back to `similar` when the search would keep more than
-//! [`MAX_COMPONENTS`] path steps (huge inputs with huge diffs).
+//! `MAX_COMPONENTS` path steps (huge inputs with huge diffs).
 //!
 //! Tokens are lines with their `\n` (the last may lack it), as jsdiff tokenizes LF text.
 

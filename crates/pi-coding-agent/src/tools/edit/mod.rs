@@ -246,6 +246,19 @@ impl AgentTool for EditTool {
         prepare_edit_arguments(raw)
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Make exact text replacements in a file, several separate ones in one call")
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        [
+            "Use edit for targeted changes: every edits[].oldText must match the file exactly",
+            "Change several separate places of one file with one edit call and one edits[] entry per place, not with several calls",
+            "Every edits[].oldText is matched against the original file, not against the result of earlier entries: entries must not overlap or nest, so merge changes that sit close together",
+            "Keep each edits[].oldText as short as it can be while staying unique in the file; leave out unchanged surroundings",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
     fn execute<'a>(
         &'a self,
         _tool_call_id: &'a str,

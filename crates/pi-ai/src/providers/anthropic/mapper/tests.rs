@@ -345,7 +345,7 @@ fn blocks_are_matched_by_wire_index_and_server_blocks_skipped() {
         })
         .unwrap();
     assert_eq!(end.0, 1);
-    assert_eq!(&end.1, call);
+    assert_eq!(&*end.1, call);
     let deltas: Vec<String> = r
         .events
         .iter()
