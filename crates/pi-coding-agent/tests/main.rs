@@ -53,6 +53,7 @@ mod model_cycling;
 mod model_scope_binary;
 mod modes_runs;
 mod modes_signals;
+mod newuser_tryout;
 mod read_ls_reference;
 mod request_headers_binary;
 mod rpc_binary;

@@ -153,7 +153,9 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
                 .host
                 .clone()
                 .ok_or_else(|| missing("switch_session"))?;
-            let next = host.switch_session(session, session_path).await?;
+            let next = host
+                .switch_session(session, resolve_session_path(&session_path))
+                .await?;
             replaced(shared, next)
         }
         RpcCommand::Fork { entry_id } => {
@@ -493,4 +495,13 @@ fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// pi's `SessionManager.open` reads `resolvePath(path)`: `~` expanded, then resolved against
+/// the process's working directory with `.`, `..` and a trailing slash folded.
+fn resolve_session_path(path: &str) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    crate::tools::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
+        .display()
+        .to_string()
 }

@@ -1,8 +1,8 @@
 //! Session file migrations (v1 → v2 → v3).
 //!
 //! Mirrors pi-coding-agent 0.85.0 (spec §4.5): a header without `version` is v1; v1 → v2
-//! assigns entry ids and a linear parent chain and maps compaction `firstKeptEntryIndex` to
-//! `firstKeptEntryId`; v2 → v3 renames the message role `hookMessage` to `custom`.
+//! assigns entry ids and a linear parent chain and maps compaction `firstKeptEntryIndex` (an
+//! index into the file's lines, the header being 0) to `firstKeptEntryId`; v2 → v3 renames the message role `hookMessage` to `custom`.
 
 use serde_json::{Map, Value};
 
@@ -28,12 +28,17 @@ pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<Sessio
             r.insert("parentId".into(), parent);
             ids.push(id);
         }
+        // pi indexes the file's entries with the session header at 0: index N is the N-th
+        // record after the header, index 0 names no entry. A numeric index is removed either
+        // way; anything else is left alone.
         for r in records.iter_mut() {
             if r.get("type").and_then(Value::as_str) == Some("compaction")
-                && let Some(idx) = r
-                    .shift_remove("firstKeptEntryIndex")
-                    .and_then(|v| v.as_u64())
-                && let Some(id) = ids.get(idx as usize)
+                && r.get("firstKeptEntryIndex").is_some_and(Value::is_number)
+                && let Some(idx) = r.shift_remove("firstKeptEntryIndex")
+                && let Some(id) = idx
+                    .as_u64()
+                    .and_then(|i| usize::try_from(i).ok()?.checked_sub(1))
+                    .and_then(|i| ids.get(i))
             {
                 r.insert("firstKeptEntryId".into(), Value::String(id.clone()));
             }
@@ -96,7 +101,8 @@ mod tests {
                 first_kept_entry_id,
                 ..
             } => {
-                assert_eq!(first_kept_entry_id, &out[1].id)
+                // Index 1 is the first record after the header.
+                assert_eq!(first_kept_entry_id, &out[0].id)
             }
             k => panic!("{k:?}"),
         }

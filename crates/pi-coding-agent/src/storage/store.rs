@@ -32,6 +32,7 @@ use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
 use super::slots::{Kind, Loc, Slots};
+use crate::tools::fs_error::node_message;
 
 /// Session-store errors; texts are pi's where pi has one.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,10 @@ pub enum StoreError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A file-system failure pi lets through as Node words it (`ENOTDIR: not a directory,
+    /// open '<path>'`): the first write of a session file, opening a directory.
+    #[error("{0}")]
+    Fs(String),
     /// A stored line that no longer parses (e.g. the file changed under us).
     #[error("{path}: corrupt entry at byte {offset}: {message}")]
     Corrupt {
@@ -170,6 +175,11 @@ impl SessionStore {
                 ));
             }
             Err(e) => return Err(io_err(path)(e)),
+            // pi reads the file with readFileSync, whose `read` call fails on a directory.
+            Ok(m) if m.is_dir() => {
+                let eisdir = std::io::Error::from_raw_os_error(libc::EISDIR);
+                return Err(StoreError::Fs(node_message(&eisdir, "read", None)));
+            }
             Ok(m) => m,
         };
         if meta.len() == 0 {
@@ -516,7 +526,11 @@ impl SessionStore {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if let Some(dir) = path.parent() {
+        // pi creates a missing directory only; a path that exists as something else fails
+        // at the open below, with Node's message (`ENOTDIR: not a directory, open '…'`).
+        if let Some(dir) = path.parent()
+            && !dir.exists()
+        {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
         let content = self.full_content(self.slots.len())?;
@@ -524,7 +538,7 @@ impl SessionStore {
             .create_new(true)
             .append(true)
             .open(&path)
-            .map_err(io_err(&path))?;
+            .map_err(|e| StoreError::Fs(node_message(&e, "open", Some(&path))))?;
         file.write_all(&content).map_err(io_err(&path))?;
         file.sync_data().map_err(io_err(&path))?;
         self.bind(file, &path, content.len() as u64)
