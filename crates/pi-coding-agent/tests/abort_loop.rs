@@ -598,12 +598,7 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
         .rev()
         .find(|(l, _)| l == "message_start:assistant")
         .is_some_and(|(_, late)| *late);
-    // A turn started after the abort (the abort came during a tool) ends in its request's
-    // setup, as pi's does: `stopReason: "error"`, Node's abort text, nothing sent.
-    let setup_aborted = last.stop_reason == StopReason::Error
-        && last.error_message.as_deref()
-            == Some(pi_coding_agent::session::request_auth::SETUP_ABORTED);
-    if ordered && last_start_late && last.stop_reason != StopReason::Aborted && !setup_aborted {
+    if ordered && last_start_late && last.stop_reason != StopReason::Aborted {
         return Err(format!(
             "{scenario}: aborted run ended {:?}",
             last.stop_reason

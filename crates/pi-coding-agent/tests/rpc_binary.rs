@@ -462,12 +462,13 @@ async fn session_replacement_and_commands_through_the_binary() {
     assert_eq!(pi.finish().await, 0);
 }
 
-/// Observed on pi 0.85.0: an abort while a tool runs, with a steering message queued, still
-/// starts the next turn; its request setup (auth resolution with the aborted signal) throws
-/// Node's `This operation was aborted`, which pi-ai's `lazyStream` turns into a setup-error
-/// message (`stopReason: "error"`, no content, nothing sent).
+/// BUG-24: an abort while a tool runs, with a steering message queued, still starts the next
+/// turn, and that turn contacts no provider. pi 0.85.0's CLI shows its assistant message as
+/// `stopReason: "error"`, `This operation was aborted` (its request setup throws with the
+/// aborted signal); pi-rs keeps `aborted` at every layer, as pi-agent-core does (a documented
+/// difference, `docs/session.md`).
 #[tokio::test]
-async fn an_abort_during_a_tool_with_a_steer_queued_ends_the_next_request_in_setup() {
+async fn an_abort_during_a_tool_with_a_steer_queued_ends_the_next_turn_aborted() {
     let (_addr, server) = ReplayServer::start(vec![
         support::anthropic_sse::anthropic_tools(&[(
             "toolu_1",
@@ -503,8 +504,7 @@ async fn an_abort_during_a_tool_with_a_steer_queued_ends_the_next_request_in_set
         .unwrap()
         .clone();
     let m = &end["message"];
-    assert_eq!(m["stopReason"], "error", "{end}");
-    assert_eq!(m["errorMessage"], "This operation was aborted");
+    assert_eq!(m["stopReason"], "aborted", "{end}");
     assert_eq!(m["content"], json!([]));
     assert_eq!(server.request_count(), 1);
     assert_eq!(pi.finish().await, 0);

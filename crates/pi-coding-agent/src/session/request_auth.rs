@@ -13,20 +13,15 @@ use std::sync::Arc;
 
 use pi_agent_core::StreamFn;
 use pi_ai::{AssistantMessage, AssistantMessageEventStream};
-use tokio_util::sync::CancellationToken;
 
 use super::prompt::AuthSource;
-
-/// The setup error of a request whose signal was aborted before it was set up (Node's
-/// `signal.throwIfAborted()` text).
-pub const SETUP_ABORTED: &str = "This operation was aborted";
 
 /// `stream_fn` with the base URL, key and headers of `auth` filled in for each request
 /// ([`AuthSource::request_base_url`] replaces the model's URL when it has placeholders): a key the
 /// request already carries wins (pi: `options.apiKey ?? auth.apiKey`), an empty key counts as
 /// none; the configured headers ([`AuthSource::request_headers`]) go before the request's own
-/// headers, which win. A resolution error, or a signal already aborted ([`SETUP_ABORTED`]), is
-/// returned as an error-only stream with [`AssistantMessage::setup_error`], and nothing is sent.
+/// headers, which win. A resolution error is returned as an error-only stream with
+/// [`AssistantMessage::setup_error`], and nothing is sent.
 pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> StreamFn {
     Arc::new(move |mut model: pi_ai::Model, context, mut options| {
         if let Some(url) = auth.request_base_url(&model) {
@@ -40,16 +35,6 @@ pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> Stre
                 text,
             ))
         };
-        // pi resolves the auth with the request's signal, which throws Node's abort text when
-        // the run was aborted before the request was set up (an abort while a tool ran, with a
-        // steering message queued, still starts the next turn).
-        if options
-            .signal
-            .as_ref()
-            .is_some_and(CancellationToken::is_cancelled)
-        {
-            return fail(SETUP_ABORTED.to_owned());
-        }
         if options.api_key.as_deref().is_none_or(str::is_empty) {
             match auth.resolve_api_key(&model.provider) {
                 Ok(key) => options.api_key = key.filter(|k| !k.is_empty()),
