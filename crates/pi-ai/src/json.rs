@@ -27,7 +27,43 @@ impl Formatter for JsFormatter {
     fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
         self.write_f64(writer, value as f64)
     }
+
+    fn write_u64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: u64) -> io::Result<()> {
+        if value <= MAX_SAFE_MAGNITUDE {
+            CompactFormatter.write_u64(writer, value)
+        } else {
+            self.write_f64(writer, value as f64)
+        }
+    }
+
+    fn write_i64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: i64) -> io::Result<()> {
+        if value.unsigned_abs() <= MAX_SAFE_MAGNITUDE {
+            CompactFormatter.write_i64(writer, value)
+        } else {
+            self.write_f64(writer, value as f64)
+        }
+    }
+
+    fn write_u128<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: u128) -> io::Result<()> {
+        match u64::try_from(value) {
+            Ok(v) => self.write_u64(writer, v),
+            Err(_) => self.write_f64(writer, value as f64),
+        }
+    }
+
+    fn write_i128<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: i128) -> io::Result<()> {
+        match i64::try_from(value) {
+            Ok(v) => self.write_i64(writer, v),
+            Err(_) => self.write_f64(writer, value as f64),
+        }
+    }
 }
+
+/// 2^53: integers up to this magnitude are exact JavaScript numbers and keep their digits;
+/// larger ones (a `u64` parsed from a model's tool arguments, say) are written as the
+/// nearest double, as `JSON.stringify(JSON.parse(text))` does (`12345678901234567890` →
+/// `12345678901234567000`).
+const MAX_SAFE_MAGNITUDE: u64 = 1 << 53;
 
 /// Serializes `value` compactly with JavaScript number spelling.
 pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(
@@ -61,6 +97,18 @@ pub fn to_string_pretty<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<
     impl Formatter for Pretty<'_> {
         fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
             JsFormatter.write_f64(w, v)
+        }
+        fn write_u64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u64) -> io::Result<()> {
+            JsFormatter.write_u64(w, v)
+        }
+        fn write_i64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i64) -> io::Result<()> {
+            JsFormatter.write_i64(w, v)
+        }
+        fn write_u128<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u128) -> io::Result<()> {
+            JsFormatter.write_u128(w, v)
+        }
+        fn write_i128<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i128) -> io::Result<()> {
+            JsFormatter.write_i128(w, v)
         }
         fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
             self.inner.begin_array(w)
@@ -137,6 +185,27 @@ mod tests {
         );
         assert_eq!(to_string(&f64::NAN).unwrap(), "null");
         assert_eq!(to_string(&42u64).unwrap(), "42");
+    }
+
+    #[test]
+    fn integers_past_2_pow_53_are_written_as_the_nearest_double() {
+        assert_eq!(to_string(&9007199254740992u64).unwrap(), "9007199254740992");
+        assert_eq!(
+            to_string(&-9007199254740992i64).unwrap(),
+            "-9007199254740992"
+        );
+        assert_eq!(to_string(&9007199254740993u64).unwrap(), "9007199254740992");
+        let parsed: serde_json::Value =
+            serde_json::from_str(r#"{"x":12345678901234567890,"y":-9223372036854775807}"#).unwrap();
+        assert_eq!(
+            to_string(&parsed).unwrap(),
+            r#"{"x":12345678901234567000,"y":-9223372036854776000}"#
+        );
+        assert_eq!(
+            to_string_pretty(&json!([u64::MAX])).unwrap(),
+            "[\n  18446744073709552000\n]"
+        );
+        assert_eq!(to_string(&u128::MAX).unwrap(), "3.402823669209385e+38");
     }
 
     #[test]

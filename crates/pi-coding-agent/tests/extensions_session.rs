@@ -459,3 +459,174 @@ async fn the_tool_filter_applies_to_session_and_extension_tools() {
     r.hooks.attach(&r.session);
     assert_eq!(active_tools(&r), ["grep", "lint"]);
 }
+
+/// `pi.get_commands()` (pi 0.85.0 `getCommands`): the extensions' commands by invocation name
+/// (a duplicate numbered), then the session's prompt templates, then its skills as
+/// `skill:<name>`, each with its source and path; only the extensions' before a session is
+/// bound. The same list, as JSON, is RPC `get_commands`.
+#[tokio::test]
+async fn get_commands_lists_extension_commands_templates_and_skills() {
+    use pi_coding_agent::config::skills::Skill;
+    use pi_coding_agent::config::templates::PromptTemplate;
+    use pi_coding_agent::session::AgentSession;
+    use pi_coding_agent::storage::SessionStore;
+    use std::sync::{Arc, Mutex};
+
+    let kept: Arc<Mutex<Option<Pi>>> = Arc::default();
+    let keep = kept.clone();
+    let noop = |_: String,
+                _: ExtensionContext|
+     -> futures::future::BoxFuture<'static, Result<(), HandlerError>> {
+        Box::pin(async { Ok(()) })
+    };
+    let runner = ExtensionRunner::builder("/tmp")
+        .extension(BoxedExtension(ext("a.ts", move |pi| {
+            pi.register_command("deploy", Some("ships it".into()), noop);
+            *keep.lock().unwrap() = Some(pi.pi());
+            Ok(())
+        })))
+        .extension(BoxedExtension(ext("b.ts", move |pi| {
+            pi.register_command("deploy", None, noop);
+            Ok(())
+        })))
+        .build();
+    let pi = kept.lock().unwrap().clone().unwrap();
+    let names = |cmds: Vec<CommandInfo>| -> Vec<(String, CommandSource, String)> {
+        cmds.into_iter()
+            .map(|c| (c.name, c.source, c.path.display().to_string()))
+            .collect()
+    };
+    let ext_only = vec![
+        (
+            "deploy:1".to_owned(),
+            CommandSource::Extension,
+            "a.ts".to_owned(),
+        ),
+        (
+            "deploy:2".to_owned(),
+            CommandSource::Extension,
+            "b.ts".to_owned(),
+        ),
+    ];
+    assert_eq!(names(pi.get_commands().unwrap()), ext_only);
+
+    let hooks = ExtensionHooks::new(runner.clone());
+    let session = AgentSession::builder()
+        .store(Arc::new(Mutex::new(SessionStore::in_memory("/tmp"))))
+        .prompt_templates(vec![PromptTemplate {
+            name: "review".into(),
+            description: "Review a file".into(),
+            argument_hint: None,
+            content: "Review $1".into(),
+            file_path: "/p/review.md".into(),
+        }])
+        .skills(vec![Skill {
+            name: "greet".into(),
+            description: "Say hi".into(),
+            file_path: "/s/greet/SKILL.md".into(),
+            base_dir: "/s/greet".into(),
+            disable_model_invocation: false,
+        }])
+        .hooks(hooks.clone())
+        .build()
+        .unwrap();
+    hooks.attach(&session);
+    let all = pi.get_commands().unwrap();
+    let mut expected = ext_only.clone();
+    expected.push((
+        "review".into(),
+        CommandSource::Prompt,
+        "/p/review.md".into(),
+    ));
+    expected.push((
+        "skill:greet".into(),
+        CommandSource::Skill,
+        "/s/greet/SKILL.md".into(),
+    ));
+    assert_eq!(names(all.clone()), expected);
+    // pi's key order: name, description?, source, sourceInfo.
+    let json: Vec<String> = all
+        .iter()
+        .map(|c| serde_json::to_string(&c.to_json()).unwrap())
+        .collect();
+    assert_eq!(
+        json,
+        [
+            r#"{"name":"deploy:1","description":"ships it","source":"extension","sourceInfo":{"path":"a.ts"}}"#,
+            r#"{"name":"deploy:2","source":"extension","sourceInfo":{"path":"b.ts"}}"#,
+            r#"{"name":"review","description":"Review a file","source":"prompt","sourceInfo":{"path":"/p/review.md"}}"#,
+            r#"{"name":"skill:greet","description":"Say hi","source":"skill","sourceInfo":{"path":"/s/greet/SKILL.md"}}"#,
+        ]
+    );
+}
+
+/// `pi.set_model(model)` (pi 0.85.0: `false` without configured auth, else the session's
+/// `setModel` and `true`): the switch is queued and executed by the session (`model_select`
+/// with source `set`, a `model_change` entry); a provider without auth changes nothing.
+#[tokio::test]
+async fn set_model_switches_when_the_provider_has_auth() {
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let selected = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (record, seen) = (answers.clone(), selected.clone());
+    let r = rig(
+        vec![text("one")],
+        vec![ext("models.ts", move |pi| {
+            let handle = pi.pi();
+            let record = record.clone();
+            pi.on::<AgentEndEvent, _>(move |_, _| {
+                let handle = handle.clone();
+                let record = record.clone();
+                Box::pin(async move {
+                    let base = pi_ai::Model {
+                        id: "faux-2".into(),
+                        api: "faux".into(),
+                        provider: "faux".into(),
+                        ..Default::default()
+                    };
+                    let nobody = pi_ai::Model {
+                        provider: "unknown".into(),
+                        ..base.clone()
+                    };
+                    let mut r = record.lock().unwrap();
+                    r.push(handle.set_model(nobody).unwrap());
+                    r.push(handle.set_model(base).unwrap());
+                    Ok(None)
+                })
+            });
+            let seen = seen.clone();
+            pi.on::<ModelSelectEvent, _>(move |e, _| {
+                seen.lock()
+                    .unwrap()
+                    .push((e.model.id.clone(), format!("{:?}", e.source)));
+                Box::pin(async { Ok(None) })
+            });
+            Ok(())
+        })],
+    );
+    let before = r.session.model().unwrap().id;
+    r.session
+        .prompt("a", PromptOptions::default())
+        .await
+        .unwrap();
+    r.hooks.flush_requests().await;
+    assert_eq!(*answers.lock().unwrap(), [false, true]);
+    assert_ne!(before, "faux-2");
+    assert_eq!(r.session.model().unwrap().id, "faux-2");
+    assert_eq!(
+        *selected.lock().unwrap(),
+        [("faux-2".to_owned(), "Set".to_owned())]
+    );
+    let store = r.store.lock().unwrap();
+    let changes: Vec<String> = store
+        .entries()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            pi_coding_agent::storage::entry::EntryKind::ModelChange { model_id, .. } => {
+                Some(model_id.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes.last().map(String::as_str), Some("faux-2"));
+}

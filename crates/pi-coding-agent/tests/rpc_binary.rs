@@ -461,3 +461,74 @@ async fn session_replacement_and_commands_through_the_binary() {
 
     assert_eq!(pi.finish().await, 0);
 }
+
+/// BUG-24: an abort while a tool runs, with a steering message queued, still starts the next
+/// turn, and that turn contacts no provider. pi 0.85.0's CLI shows its assistant message as
+/// `stopReason: "error"`, `This operation was aborted` (its request setup throws with the
+/// aborted signal); pi-rs keeps `aborted` at every layer, as pi-agent-core does (a documented
+/// difference, `docs/session.md`).
+#[tokio::test]
+async fn an_abort_during_a_tool_with_a_steer_queued_ends_the_next_turn_aborted() {
+    let (_addr, server) = ReplayServer::start(vec![
+        support::anthropic_sse::anthropic_tools(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "echo start; sleep 30"}),
+        )]),
+        support::anthropic_sse::anthropic_text("never sent"),
+    ])
+    .await
+    .unwrap();
+    let mut pi = Rpc::start(
+        &server.base_url(),
+        &["--no-session", "--provider", "replay-anthropic"],
+    );
+    pi.send(json!({"id":"p","type":"prompt","message":"run it"}))
+        .await;
+    pi.until(|v| v["type"] == "tool_execution_update").await;
+    pi.data("s", "steer", json!({"message": "steer during tool"}))
+        .await;
+    pi.send(json!({"id":"a","type":"abort"})).await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "a")
+        .await;
+    let steer = pi
+        .seen
+        .iter()
+        .position(|v| {
+            v["type"] == "message_end" && v["message"]["content"][0]["text"] == "steer during tool"
+        })
+        .expect("the steering message starts a turn");
+    let end = pi.seen[steer..]
+        .iter()
+        .find(|v| v["type"] == "message_end" && v["message"]["role"] == "assistant")
+        .unwrap()
+        .clone();
+    let m = &end["message"];
+    assert_eq!(m["stopReason"], "aborted", "{end}");
+    assert_eq!(m["content"], json!([]));
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(pi.finish().await, 0);
+}
+
+/// pi 0.85.0 `SessionManager.open` resolves `switch_session`'s path (`resolvePath`: `~`,
+/// then path.resolve against the working directory, `.`/`..` folded).
+#[tokio::test]
+async fn switch_session_resolves_its_path() {
+    let (_addr, server) = ReplayServer::start(vec![]).await.unwrap();
+    let mut pi = Rpc::start(&server.base_url(), &["--no-session"]);
+    let work = pi._root.path().canonicalize().unwrap().join("work");
+    let switched = pi
+        .data(
+            "s",
+            "switch_session",
+            json!({"sessionPath": "rel/./../s2.jsonl"}),
+        )
+        .await;
+    assert_eq!(switched, json!({"cancelled": false}));
+    let state = pi.data("g", "get_state", json!({})).await;
+    assert_eq!(
+        state["sessionFile"],
+        work.join("s2.jsonl").display().to_string()
+    );
+    assert_eq!(pi.finish().await, 0);
+}

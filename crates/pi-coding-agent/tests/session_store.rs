@@ -340,3 +340,46 @@ fn a_file_written_by_the_ts_pi_round_trips_byte_for_byte_and_continues() {
             .contains(&format!(r#""parentId":"{leaf}""#))
     );
 }
+
+/// v1 and v2 files are rewritten as pi 0.85.0's `SessionManager.open` rewrites them: the
+/// migrated objects keep pi's key order (`version`, `id`, `parentId`, `firstKeptEntryId`
+/// appended; a changed `version` or `role` in place). Expected: the files the TS pi left after
+/// opening the same inputs, with the generated 8-hex ids numbered in order of appearance.
+#[test]
+fn migrated_files_are_rewritten_as_the_ts_pi_rewrites_them() {
+    fn numbered_ids(text: &str) -> String {
+        let re = regex::Regex::new(r#""([0-9a-f]{8})""#).unwrap();
+        let mut seen: Vec<String> = Vec::new();
+        re.replace_all(text, |c: &regex::Captures| {
+            let id = c[1].to_owned();
+            let n = match seen.iter().position(|s| *s == id) {
+                Some(n) => n,
+                None => {
+                    seen.push(id);
+                    seen.len() - 1
+                }
+            };
+            format!("\"<ID{n}>\"")
+        })
+        .into_owned()
+    }
+    for (input, expected, entries) in [
+        ("v1.jsonl", "v1.migrated-by-ts-pi-0.85.0.jsonl", 4),
+        ("v2.jsonl", "v2.migrated-by-ts-pi-0.85.0.jsonl", 1),
+    ] {
+        // Their own directory: a v1 file gets new ids whenever it is opened.
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/migration");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(input);
+        fs::copy(fixtures.join(input), &path).unwrap();
+        let store = SessionStore::open(&path, "/tmp/mig").unwrap();
+        let written = fs::read_to_string(&path).unwrap();
+        let reference = fs::read_to_string(fixtures.join(expected)).unwrap();
+        assert_eq!(numbered_ids(&written), numbered_ids(&reference), "{input}");
+        // The store holds what it wrote, and the file reopens byte for byte.
+        assert_eq!(store.entries().unwrap().len(), entries, "{input}");
+        drop(store);
+        SessionStore::open(&path, "/tmp/mig").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), written, "{input}");
+    }
+}

@@ -109,14 +109,18 @@ pub struct FauxMessageOptions {
 }
 
 /// A scripted assistant message (api `faux`, provider `faux`, model `faux-1`, zero usage).
-/// An `errorMessage` is written before `timestamp`, as pi's spread puts it (pi also puts
-/// `deferred` and `responseId` there; pi-rs writes those after `timestamp`).
+/// Its keys are in pi's order: `…, stopReason, deferred?, errorMessage?, responseId?,
+/// timestamp` ([`AssistantMessage::ids_before_timestamp`],
+/// [`AssistantMessage::error_before_timestamp`]).
 pub fn faux_assistant_message(
     content: Vec<AssistantContent>,
     options: FauxMessageOptions,
 ) -> AssistantMessage {
+    // pi's literal: `…, stopReason, deferred?, errorMessage?, responseId?, timestamp`.
+    let ids_before_timestamp = options.deferred.is_some() || options.response_id.is_some();
     AssistantMessage {
         content,
+        ids_before_timestamp,
         api: DEFAULT_API.into(),
         provider: DEFAULT_PROVIDER.into(),
         model: DEFAULT_MODEL_ID.into(),

@@ -1,8 +1,9 @@
 //! JSON of [`AssistantMessage`], written and read by hand for one reason: pi's key order.
 //!
 //! pi writes `errorMessage` after `timestamp` for a message a provider streamed and before it
-//! for a message it built whole (see [`AssistantMessage::error_before_timestamp`]); a derived
-//! implementation has one fixed order. Everything else is what `#[derive]` with
+//! for a message it built whole (see [`AssistantMessage::error_before_timestamp`]), and its
+//! faux provider puts `deferred`/`responseId` before `timestamp` too
+//! ([`AssistantMessage::ids_before_timestamp`]); a derived implementation has one fixed order. Everything else is what `#[derive]` with
 //! `rename_all = "camelCase"` gave: `content` may be missing or `null` (none), `usage`,
 //! `stopReason` and `timestamp` default when missing, the optional keys are left out when
 //! unset and read `null` as unset, `api`/`provider`/`model` are required, a repeated key is an
@@ -40,11 +41,18 @@ impl Serialize for AssistantMessage {
         s.serialize_field("usage", &self.usage)?;
         s.serialize_field("stopReason", &self.stop_reason)?;
         let error = self.error_message.as_ref();
+        let ids_before = self.ids_before_timestamp;
+        if let (true, Some(v)) = (ids_before, &self.deferred) {
+            s.serialize_field("deferred", v)?;
+        }
         if let (true, Some(e)) = (self.error_before_timestamp, error) {
             s.serialize_field("errorMessage", e)?;
         }
+        if let (true, Some(v)) = (ids_before, &self.response_id) {
+            s.serialize_field("responseId", v)?;
+        }
         s.serialize_field("timestamp", &self.timestamp)?;
-        if let Some(v) = &self.response_id {
+        if let (false, Some(v)) = (ids_before, &self.response_id) {
             s.serialize_field("responseId", v)?;
         }
         if let Some(v) = &self.response_model {
@@ -65,7 +73,7 @@ impl Serialize for AssistantMessage {
         if let Some(v) = &self.end_turn {
             s.serialize_field("endTurn", v)?;
         }
-        if let Some(v) = &self.deferred {
+        if let (false, Some(v)) = (ids_before, &self.deferred) {
             s.serialize_field("deferred", v)?;
         }
         s.end()
@@ -145,6 +153,7 @@ impl<'de> Visitor<'de> for AssistantVisitor {
         let mut end_turn: Option<Option<bool>> = None;
         let mut deferred: Option<Option<Value>> = None;
         let mut error_before_timestamp = false;
+        let mut ids_before_timestamp = false;
         while let Some(key) = map.next_key::<Field>()? {
             match key {
                 Field::Content => read_once!(map, content, "content"),
@@ -154,7 +163,10 @@ impl<'de> Visitor<'de> for AssistantVisitor {
                 Field::Usage => read_once!(map, usage, "usage"),
                 Field::StopReason => read_once!(map, stop_reason, "stopReason"),
                 Field::Timestamp => read_once!(map, timestamp, "timestamp"),
-                Field::ResponseId => read_once!(map, response_id, "responseId"),
+                Field::ResponseId => {
+                    read_once!(map, response_id, "responseId");
+                    ids_before_timestamp |= timestamp.is_none();
+                }
                 Field::ResponseModel => read_once!(map, response_model, "responseModel"),
                 Field::ProviderThinkingLevel => {
                     read_once!(map, provider_thinking_level, "providerThinkingLevel")
@@ -166,14 +178,22 @@ impl<'de> Visitor<'de> for AssistantVisitor {
                     error_before_timestamp = timestamp.is_none();
                 }
                 Field::EndTurn => read_once!(map, end_turn, "endTurn"),
-                Field::Deferred => read_once!(map, deferred, "deferred"),
+                Field::Deferred => {
+                    read_once!(map, deferred, "deferred");
+                    ids_before_timestamp |= timestamp.is_none();
+                }
                 Field::Other => {
                     map.next_value::<de::IgnoredAny>()?;
                 }
             }
         }
         let error_message = error_message.flatten();
+        let response_id = response_id.flatten();
+        let deferred = deferred.flatten();
         Ok(AssistantMessage {
+            ids_before_timestamp: ids_before_timestamp
+                && (response_id.is_some() || deferred.is_some())
+                && timestamp.is_some(),
             content: content.flatten().unwrap_or_default(),
             api: api.ok_or_else(|| de::Error::missing_field("api"))?,
             provider: provider.ok_or_else(|| de::Error::missing_field("provider"))?,
@@ -185,14 +205,14 @@ impl<'de> Visitor<'de> for AssistantVisitor {
                 && error_message.is_some()
                 && timestamp.is_some(),
             timestamp: timestamp.unwrap_or_default(),
-            response_id: response_id.flatten(),
+            response_id,
             response_model: response_model.flatten(),
             provider_thinking_level: provider_thinking_level.flatten(),
             diagnostics: diagnostics.flatten(),
             raw_stop_reason: raw_stop_reason.flatten(),
             error_message,
             end_turn: end_turn.flatten(),
-            deferred: deferred.flatten(),
+            deferred,
         })
     }
 }

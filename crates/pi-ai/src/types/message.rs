@@ -152,6 +152,11 @@ pub struct AssistantMessage {
     /// run (pi-agent-core `handleRunFailure`). Reading a message records the order it had, so it
     /// is written back as it was read.
     pub error_before_timestamp: bool,
+    /// Not a field of its own either: whether `deferred` and `responseId` go before
+    /// `timestamp`, around `errorMessage` (`…, stopReason, deferred, errorMessage, responseId,
+    /// timestamp`), as pi-ai's faux provider builds its messages; a streamed message has them
+    /// after `timestamp`. Recorded on read like [`Self::error_before_timestamp`].
+    pub ids_before_timestamp: bool,
 }
 
 impl AssistantMessage {

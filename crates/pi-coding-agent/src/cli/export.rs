@@ -2,7 +2,8 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/export-html/index.js` (`exportFromFile`): the input
 //! resolves against the working directory (`~` expanded); a missing input is
-//! `File not found: <abs>`; the default output is `pi-session-<input name without .jsonl>.html`
+//! `File not found: <abs>` (a directory: the store's `EISDIR: illegal operation on a
+//! directory, read`); the default output is `pi-session-<input name without .jsonl>.html`
 //! relative to the working directory, printed as `Exported to: <output>` as given.
 
 use std::path::{Path, PathBuf};

@@ -214,8 +214,12 @@ pub fn run(argv: &[String], host: Host<'_>) -> i32 {
     if args.name.as_deref().is_some_and(|n| trim_js(n).is_empty()) {
         return fail(stderr, "--name requires a non-empty value");
     }
+    // pi takes stdout over (its writes go to stderr) in every non-interactive mode; only a
+    // bare `--help` / `--list-models` (no `-p`, no `--mode`) is exempt.
+    let metadata_to_stderr = args.print || args.mode.is_some();
     if args.help {
-        let _ = write!(stdout, "{}", help_text());
+        let out: &mut dyn Write = if metadata_to_stderr { stderr } else { stdout };
+        let _ = write!(out, "{}", help_text());
         return 0;
     }
     if let Some(list) = &args.list_models {
@@ -235,13 +239,25 @@ pub fn run(argv: &[String], host: Host<'_>) -> i32 {
         }
         let out = list_models(&registry, search, &docs_dir());
         let _ = write!(stderr, "{}", out.stderr);
-        let _ = write!(stdout, "{}", out.stdout);
+        let listing: &mut dyn Write = if metadata_to_stderr { stderr } else { stdout };
+        let _ = write!(listing, "{}", out.stdout);
         return 0;
     }
-    // pi selects the session (and asks about another project's) before reading stdin.
+    // pi selects the session (and asks about another project's) before reading stdin. Its
+    // question goes through `console.log`, which lands on stderr once pi has taken stdout
+    // over (every mode but the interactive one).
     let mut args = args;
+    let question_out: &mut dyn Write = if mode == AppMode::Interactive {
+        stdout
+    } else {
+        stderr
+    };
     if let Some(code) = crate::modes::store::confirm_cross_project_session(
-        &mut args, &cwd, &agent_dir, stdin, stdout,
+        &mut args,
+        &cwd,
+        &agent_dir,
+        stdin,
+        question_out,
     ) {
         return code;
     }

@@ -7,15 +7,17 @@
 //! every call fails with [`STALE_MESSAGE`].
 
 use pi_agent_core::AgentTool;
-use pi_ai::{ImageContent, ModelThinkingLevel};
+use pi_ai::{ImageContent, Model, ModelThinkingLevel};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::command_info::{CommandInfo, command_infos};
 use super::context::SessionView;
 use super::errors::panic_message;
 use super::events::{CustomMessageSpec, StreamingBehavior};
+use super::exec::{ExecOptions, ExecResult};
 use super::extension::FlagValue;
 use super::tool_info::ToolInfo;
 
@@ -93,6 +95,9 @@ pub enum ExtensionRequest {
     },
     /// `pi.setThinkingLevel(level)`.
     SetThinkingLevel(ModelThinkingLevel),
+    /// `pi.setModel(model)` once its provider was found to have auth (the session's
+    /// `set_model`, not persisted as the default).
+    SetModel(Box<Model>),
     /// `ctx.abort()`.
     Abort,
     /// `ctx.shutdown()`.
@@ -125,6 +130,7 @@ impl std::fmt::Debug for ExtensionRequest {
             }
             ExtensionRequest::SetActiveTools(t) => write!(f, "SetActiveTools({t:?})"),
             ExtensionRequest::SetThinkingLevel(l) => write!(f, "SetThinkingLevel({l:?})"),
+            ExtensionRequest::SetModel(m) => write!(f, "SetModel({}/{})", m.provider, m.id),
             ExtensionRequest::Abort => f.write_str("Abort"),
             ExtensionRequest::Shutdown => f.write_str("Shutdown"),
             ExtensionRequest::Compact {
@@ -190,7 +196,12 @@ pub struct Pi {
     pub(crate) own_flags: Arc<Mutex<Vec<String>>>,
     /// The bound session's view (shared with the runner), for the `get_*` reads.
     pub(crate) session: SessionSlot,
+    /// The runner, once built (weak: the runner owns the handles).
+    pub(crate) runner: RunnerSlot,
 }
+
+/// The runner a `pi` handle belongs to, set when the runner is built.
+pub(crate) type RunnerSlot = Arc<std::sync::OnceLock<std::sync::Weak<super::runner::Inner>>>;
 
 /// The runner's bound session view, shared with every `pi` handle.
 pub(crate) type SessionSlot = Arc<std::sync::RwLock<Option<Arc<dyn SessionView>>>>;
@@ -297,11 +308,61 @@ impl Pi {
             .unwrap_or_default())
     }
 
+    /// `pi.exec(command, args, options)`: runs `command` without a shell in `options.cwd`,
+    /// else the runner's working directory (see [`super::exec`] for kills, codes and output).
+    pub async fn exec(
+        &self,
+        command: &str,
+        args: &[String],
+        mut options: ExecOptions,
+    ) -> Result<ExecResult, StaleError> {
+        if self.requests.is_stale() {
+            return Err(StaleError);
+        }
+        let cwd = match options.cwd.take() {
+            Some(cwd) => cwd,
+            None => self
+                .runner
+                .get()
+                .and_then(super::runner::ExtensionRunner::from_weak)
+                .map(|r| r.cwd().to_path_buf())
+                .unwrap_or_else(|| std::path::PathBuf::from(".")),
+        };
+        Ok(super::exec::exec_command(command, args, &cwd, options).await)
+    }
+
+    /// `pi.getCommands()`: the extensions' commands (invocation names), then the bound
+    /// session's prompt templates and skills (see [`CommandInfo`]).
+    pub fn get_commands(&self) -> Result<Vec<CommandInfo>, StaleError> {
+        let session = self.session_view()?;
+        let runner = self
+            .runner
+            .get()
+            .and_then(super::runner::ExtensionRunner::from_weak);
+        let mut out = command_infos(runner.as_ref(), &[], &[]);
+        out.extend(session.map(|s| s.resource_commands()).unwrap_or_default());
+        Ok(out)
+    }
+
     fn session_view(&self) -> Result<Option<Arc<dyn SessionView>>, StaleError> {
         if self.requests.is_stale() {
             return Err(StaleError);
         }
         Ok(self.session.read().ok().and_then(|s| s.clone()))
+    }
+
+    /// `pi.setModel(model)`: `false` (and nothing queued) when the model's provider has no
+    /// configured auth or no session is bound; otherwise the switch is queued (the session's
+    /// `set_model`: a `model_change` entry, the level for the switch, `model_select`) and
+    /// `true` returned. The default model is not changed.
+    pub fn set_model(&self, model: Model) -> Result<bool, StaleError> {
+        let authorized = self
+            .session_view()?
+            .is_some_and(|s| s.has_auth(&model.provider));
+        if authorized {
+            self.send(ExtensionRequest::SetModel(Box::new(model)))?;
+        }
+        Ok(authorized)
     }
 
     /// `pi.setThinkingLevel(level)`.

@@ -341,6 +341,15 @@ pub trait SessionView: Send + Sync {
     fn all_tools(&self) -> Vec<super::tool_info::ToolInfo> {
         Vec::new()
     }
+    /// The session's prompt-template and skill commands (`pi.get_commands()` adds the
+    /// extensions'); a view without resources has none (the default).
+    fn resource_commands(&self) -> Vec<super::command_info::CommandInfo> {
+        Vec::new()
+    }
+    /// Whether `provider` has configured auth (`pi.set_model`'s check); `false` by default.
+    fn has_auth(&self, _provider: &str) -> bool {
+        false
+    }
 }
 
 /// `ctx`: cheap to clone. Built by the runner for each dispatch.

@@ -24,11 +24,13 @@
 
 pub mod api;
 pub mod command_actions;
+pub mod command_info;
 pub mod config_hooks;
 pub mod context;
 pub mod dispatch;
 pub mod errors;
 pub mod events;
+pub mod exec;
 pub mod extension;
 mod hook_bridge;
 pub mod provider_hooks;
@@ -43,6 +45,7 @@ pub use api::{
 pub use command_actions::{
     ActionOutcome, CommandActions, NewSessionOptions, SessionActions, UnboundActions,
 };
+pub use command_info::{CommandInfo, CommandSource};
 pub use config_hooks::RunnerTrustAnswer;
 pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
 pub use dispatch::{
@@ -52,6 +55,7 @@ pub use dispatch::{
 pub use errors::{
     ErrorListener, ExtensionErrorRecord, HandlerError, HandlerResult, Mode, mode_error_listener,
 };
+pub use exec::{ExecOptions, ExecResult};
 pub use extension::{
     CommandHandler, CommandSpec, Extension, ExtensionApi, ExtensionLoadError, FlagSpec, FlagType,
     FlagValue, FnExtension, Handler, LoadedExtension,

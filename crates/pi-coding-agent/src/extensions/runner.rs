@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use super::api::{EventBus, ExtensionRequest, Pi, RequestQueue, SessionSlot};
+use super::api::{EventBus, ExtensionRequest, Pi, RequestQueue, RunnerSlot, SessionSlot};
 use super::command_actions::{CommandActions, UnboundActions};
 use super::context::{ExtensionContext, PromptTracker, SessionView, Ui, UiHandle};
 use super::errors::{ErrorListener, ExtensionErrorRecord, Mode, panic_message};
@@ -142,6 +142,7 @@ impl ExtensionRunnerBuilder {
                 .collect::<std::collections::HashMap<_, _>>(),
         ));
         let session: SessionSlot = Arc::default();
+        let runner_slot: RunnerSlot = Arc::default();
         let mut loaded = Vec::new();
         let mut load_errors = Vec::new();
         for ext in &self.extensions {
@@ -154,6 +155,7 @@ impl ExtensionRunnerBuilder {
                 flags: Arc::clone(&flag_values),
                 own_flags: Arc::clone(&own_flags),
                 session: Arc::clone(&session),
+                runner: Arc::clone(&runner_slot),
             };
             let mut record = LoadedExtension {
                 path: path.clone(),
@@ -184,7 +186,7 @@ impl ExtensionRunnerBuilder {
             }
             loaded.push(record);
         }
-        ExtensionRunner {
+        let runner = ExtensionRunner {
             inner: Arc::new(Inner {
                 extensions: loaded,
                 load_errors,
@@ -200,11 +202,23 @@ impl ExtensionRunnerBuilder {
                 detached: Mutex::new(None),
                 command_actions: RwLock::new(None),
             }),
-        }
+        };
+        let _ = runner_slot.set(Arc::downgrade(&runner.inner));
+        runner
     }
 }
 
 impl ExtensionRunner {
+    /// The working directory the extensions run in (`ctx.cwd`, `pi.exec`'s default).
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// The runner behind a `pi` handle's weak link, while it exists.
+    pub(crate) fn from_weak(inner: &Weak<Inner>) -> Option<ExtensionRunner> {
+        inner.upgrade().map(|inner| ExtensionRunner { inner })
+    }
+
     /// A builder for a runner in `cwd`.
     pub fn builder(cwd: impl Into<PathBuf>) -> ExtensionRunnerBuilder {
         ExtensionRunnerBuilder {

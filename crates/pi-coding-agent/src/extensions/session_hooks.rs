@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{DeliverAs, ExtensionRequest};
 use super::command_actions::{CommandActions, SessionActions};
+use super::command_info::{CommandInfo, resource_commands};
 use super::context::SessionView;
 use super::errors::ExtensionErrorRecord;
 use super::events as ev;
@@ -68,6 +69,12 @@ impl SessionView for SessionReader {
     }
     fn all_tools(&self) -> Vec<ToolInfo> {
         self.1.lock().map(|r| r.infos()).unwrap_or_default()
+    }
+    fn resource_commands(&self) -> Vec<CommandInfo> {
+        resource_commands(self.0.prompt_templates(), self.0.skills())
+    }
+    fn has_auth(&self, provider: &str) -> bool {
+        self.0.auth().has_auth(provider)
     }
 }
 
@@ -410,6 +417,11 @@ async fn execute(
         ExtensionRequest::SetThinkingLevel(level) => {
             if let Err(e) = session.set_thinking_level(level) {
                 tracing::warn!("setThinkingLevel failed: {e}");
+            }
+        }
+        ExtensionRequest::SetModel(model) => {
+            if let Err(e) = session.set_model(*model, false).await {
+                tracing::warn!("setModel failed: {e}");
             }
         }
         ExtensionRequest::Abort => session.abort().await,

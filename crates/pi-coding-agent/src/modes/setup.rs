@@ -52,6 +52,8 @@ use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
 use crate::storage::context::path_to_leaf;
+use crate::storage::entry::EntryKind;
+use crate::storage::tree::normalize_session_name;
 use crate::storage::{SessionStore, build_session_context};
 use crate::tools::bash::BashToolOptions;
 use crate::tools::bash::SessionEnv;
@@ -123,13 +125,17 @@ pub fn build_session(
     stderr: &mut dyn Write,
 ) -> Result<SessionSetup, SetupError> {
     let (config, store) = prepare(request, stderr)?;
-    let built = config.build_for_store(store, &request.cwd, stderr)?;
+    // pi appends `--name`'s session_info as soon as the session manager exists, before the
+    // session is built (its model and thinking-level entries follow).
     if let Some(name) = &request.args.name {
-        built
-            .session
-            .set_session_name(crate::cli::args::trim_js(name))
+        let name = normalize_session_name(crate::cli::args::trim_js(name));
+        store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .append(EntryKind::SessionInfo { name: Some(name) })
             .map_err(|e| SetupError::Error(e.to_string()))?;
     }
+    let built = config.build_for_store(store, &request.cwd, stderr)?;
     Ok(SessionSetup {
         session: built.session,
         templates: built.templates,

@@ -31,6 +31,7 @@ use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
 use crate::storage::paths::default_session_dir;
 use crate::storage::paths::iso_now;
+use crate::tools::fs_error::node_message;
 use crate::tools::path::lexical_normalize;
 
 /// The session directory of this run.
@@ -57,9 +58,11 @@ fn session_scope(
     sessions_root: PathBuf,
     settings: &SettingsManager,
 ) -> SessionScope {
+    // An empty `--session-dir ""` is no directory (pi tests the flag's truthiness).
     let configured = args
         .session_dir
         .clone()
+        .filter(|d| !d.is_empty())
         .or_else(|| {
             std::env::var(SESSION_DIR_ENV)
                 .ok()
@@ -105,7 +108,8 @@ fn read_answer(stdin: &mut dyn Read) -> Option<String> {
 
 /// pi's cross-project `--session <id>`: when the id matches no session of this project but
 /// one of another project, prints `Session found in different project: <cwd>` and asks
-/// `Fork this session into current directory? [y/N] ` on stdout, reading one line of stdin.
+/// `Fork this session into current directory? [y/N] ` on `stdout` (the caller passes stderr
+/// in the non-interactive modes, as pi does), reading one line of stdin.
 /// `y`/`yes` (any case) turns the request into `--fork <file>`; any other answer or end of
 /// input prints `Aborted.` and returns `Some(0)` (the exit status). `None`: go on.
 ///
@@ -145,7 +149,8 @@ pub fn confirm_cross_project_session(
 
 fn locate(arg: &str, scope: &SessionScope, cwd: &Path) -> Result<PathBuf, SetupError> {
     if looks_like_path(arg) {
-        Ok(resolve_path(arg, cwd))
+        // pi uses path.resolve: `.`, `..` and a trailing slash are folded.
+        Ok(lexical_normalize(&resolve_path(arg, cwd)))
     } else {
         // pi prints this one without the `Error: ` prefix.
         scope
@@ -187,7 +192,8 @@ fn store_error(e: crate::storage::StoreError) -> SetupError {
 /// # Errors
 /// [`SetupError::Plain`] `No session found matching '<X>'`, `Session already exists with id
 /// '<ID>'`, `Stored session working directory does not exist: <cwd>\nSession file:
-/// <file>\nCurrent working directory: <cwd>`; [`SetupError::Error`] an unreadable or invalid
+/// <file>\nCurrent working directory: <cwd>`; [`SetupError::Error`] a session directory that
+/// cannot be made (`ENOTDIR: not a directory, mkdir '<dir>'`), an unreadable or invalid
 /// session file, an invalid fork source (the store's error texts).
 pub fn open_store(
     request: &ModeRequest,
@@ -205,6 +211,13 @@ pub fn open_store(
         settings,
     );
     let dir = scope.dir.clone();
+    // pi's session manager makes a missing session directory when it is built, so a
+    // directory that cannot be made stops the run before the model is called (pi 0.85.0
+    // crashes there with Node's uncaught error; the same text, as an error, here).
+    if !args.no_session && !dir.exists() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| SetupError::Error(node_message(&e, "mkdir", Some(&dir))))?;
+    }
     let store = if args.no_session {
         in_memory(&cwd, args.session_id.clone()).map_err(store_error)?
     } else if let Some(src) = &args.fork {

@@ -19,6 +19,7 @@ use super::commands::{
 };
 use super::server::Shared;
 use crate::config::settings::QueueMode;
+use crate::extensions::command_info::{CommandInfo, command_infos};
 use crate::extensions::events::UserBashEvent;
 use crate::session::queues::content_text;
 use crate::session::{
@@ -152,7 +153,9 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
                 .host
                 .clone()
                 .ok_or_else(|| missing("switch_session"))?;
-            let next = host.switch_session(session, session_path).await?;
+            let next = host
+                .switch_session(session, resolve_session_path(&session_path))
+                .await?;
             replaced(shared, next)
         }
         RpcCommand::Fork { entry_id } => {
@@ -436,32 +439,15 @@ async fn bash(
 /// `get_commands`: extension commands, prompt templates, skills (`{name, description?,
 /// source, sourceInfo}`; pi-rs's `sourceInfo` carries only `path`).
 fn commands(shared: &Shared) -> Vec<Value> {
-    let mut out = Vec::new();
-    if let Some(ext) = &shared.extensions() {
-        for c in ext.runner().commands() {
-            let mut m = Map::new();
-            m.insert("name".into(), c.invocation_name.into());
-            if let Some(d) = c.spec.description {
-                m.insert("description".into(), d.into());
-            }
-            m.insert("source".into(), "extension".into());
-            m.insert("sourceInfo".into(), json!({"path": c.spec.extension_path}));
-            out.push(Value::Object(m));
-        }
-    }
-    for t in &shared.runtime.templates {
-        out.push(
-            json!({"name": t.name, "description": t.description, "source": "prompt",
-            "sourceInfo": {"path": t.file_path.display().to_string()}}),
-        );
-    }
-    for s in &shared.runtime.skills {
-        out.push(
-            json!({"name": format!("skill:{}", s.name), "description": s.description,
-            "source": "skill", "sourceInfo": {"path": s.file_path.display().to_string()}}),
-        );
-    }
-    out
+    let extensions = shared.extensions();
+    command_infos(
+        extensions.as_ref().map(|e| e.runner()),
+        &shared.runtime.templates,
+        &shared.runtime.skills,
+    )
+    .iter()
+    .map(CommandInfo::to_json)
+    .collect()
 }
 
 /// Writes `[{entry, children:[…], label?}, …]` without recursion (session chains can be far
@@ -509,4 +495,13 @@ fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// pi's `SessionManager.open` reads `resolvePath(path)`: `~` expanded, then resolved against
+/// the process's working directory with `.`, `..` and a trailing slash folded.
+fn resolve_session_path(path: &str) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    crate::tools::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
+        .display()
+        .to_string()
 }

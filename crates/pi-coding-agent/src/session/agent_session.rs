@@ -282,6 +282,16 @@ impl AgentSession {
         })
     }
 
+    /// The prompt templates the session was built with (`/name` commands).
+    pub fn prompt_templates(&self) -> &[PromptTemplate] {
+        &self.inner.templates
+    }
+
+    /// The skills the session was built with (`/skill:name` commands).
+    pub fn skills(&self) -> &[Skill] {
+        &self.inner.skills
+    }
+
     /// The effective system prompt (including a run's `before_agent_start` override).
     pub fn system_prompt(&self) -> String {
         self.inner.agent.with_state(|s| s.system_prompt.clone())

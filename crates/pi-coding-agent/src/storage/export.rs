@@ -6,6 +6,7 @@
 //! every message, thinking block, tool call and tool result of the session.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::AgentMessage;
@@ -16,6 +17,7 @@ use super::context::path_to_leaf;
 use super::entry::{EntryKind, SessionEntry, SessionHeader};
 use super::paths::iso_now;
 use super::store::{SessionStore, StoreError};
+use crate::tools::fs_error::node_message;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |source| StoreError::Io {
@@ -239,10 +241,12 @@ pub fn render_html(store: &SessionStore) -> Result<String, StoreError> {
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;background:#fafafa;color:#222}pre{white-space:pre-wrap;word-break:break-word;margin:.3rem 0}.msg{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:.8rem 0;background:#fff}.user{border-left:4px solid #36c}.assistant{border-left:4px solid #3a3}.toolresult{border-left:4px solid #999}.error{color:#b00}.thinking{color:#666}.meta{color:#888;font-size:.85em}img{max-width:100%}";
 
 /// Writes the HTML export; default `pi-session-<file stem>.html` in the working directory.
+/// Returns the path as pi reports it: `output` as given, else the default's relative name.
 ///
 /// Errors (mirrors pi 0.85.0 `exportSessionToHtml`): [`StoreError::InMemoryExport`] for an
 /// in-memory store, [`StoreError::NothingToExport`] while the session file is not on disk yet
-/// (before the first assistant message); I/O errors name the output file.
+/// (before the first assistant message); I/O errors are Node's (`ENOENT: no such file or
+/// directory, open '<output as given>'`).
 pub fn export_html(store: &SessionStore, output: Option<&Path>) -> Result<PathBuf, StoreError> {
     let file = store.path().ok_or(StoreError::InMemoryExport)?;
     if !store.is_persisted() && !file.exists() {
@@ -252,8 +256,14 @@ pub fn export_html(store: &SessionStore, output: Option<&Path>) -> Result<PathBu
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| store.session_id().to_owned());
-    let path = resolve_output(output, format!("pi-session-{stem}.html"));
+    let default_name = format!("pi-session-{stem}.html");
+    let shown = output.map_or_else(|| PathBuf::from(&default_name), Path::to_path_buf);
+    let path = resolve_output(output, default_name);
     let html = render_html(store)?;
-    std::fs::write(&path, html).map_err(io(&path))?;
-    Ok(path)
+    // pi's writeFileSync: a failed open names the path as given, a failed write no path.
+    let mut file = std::fs::File::create(&path)
+        .map_err(|e| StoreError::Fs(node_message(&e, "open", Some(&shown))))?;
+    file.write_all(html.as_bytes())
+        .map_err(|e| StoreError::Fs(node_message(&e, "write", None)))?;
+    Ok(shown)
 }

@@ -109,7 +109,8 @@ pub fn create_branched_session(
 /// Forks the session file `src` into `target_dir` for `cwd` (`--fork`, a cross-project
 /// `--session`): header `cwd` = `cwd`, `parentSession` = `src`, every entry copied.
 ///
-/// Errors: `Cannot fork: source session file is empty or invalid: <src>`.
+/// Errors: `Cannot fork: source session file is empty or invalid: <src>`; a directory
+/// `EISDIR: illegal operation on a directory, read` ([`StoreError::Fs`]).
 pub fn fork_from(src: &Path, target_dir: &Path, cwd: &str) -> Result<SessionStore, StoreError> {
     fork_from_with_id(src, target_dir, cwd, None)
 }
@@ -128,7 +129,12 @@ pub fn fork_from_with_id(
         Ok(m) if m.len() > 0 => {}
         _ => return Err(invalid()),
     }
-    let source = SessionStore::open(src, cwd).map_err(|_| invalid())?;
+    // A directory fails in pi's readFileSync (`EISDIR: … read`); other failures read as an
+    // invalid source.
+    let source = SessionStore::open(src, cwd).map_err(|e| match e {
+        StoreError::Fs(_) => e,
+        _ => invalid(),
+    })?;
     let entries: Vec<SessionEntry> = source.entries()?.iter().map(|e| (**e).clone()).collect();
     let header = SessionHeader {
         version: SESSION_VERSION,

@@ -1,17 +1,24 @@
 //! Session file migrations (v1 → v2 → v3).
 //!
-//! Mirrors pi-coding-agent 0.85.0 (spec §4.5): a header without `version` is v1; v1 → v2
-//! assigns entry ids and a linear parent chain and maps compaction `firstKeptEntryIndex` to
-//! `firstKeptEntryId`; v2 → v3 renames the message role `hookMessage` to `custom`.
+//! Mirrors pi-coding-agent 0.85.0 `migrateV1ToV2` / `migrateV2ToV3` (spec §4.5): a header
+//! without `version` is v1; v1 → v2 assigns entry ids and a linear parent chain and maps
+//! compaction `firstKeptEntryIndex` (an index into the file's records, the header being 0) to
+//! `firstKeptEntryId`; v2 → v3 renames the message role `hookMessage` to `custom`. The records
+//! change in place as pi's objects do, so keys keep pi's order: a new `version`, `id`,
+//! `parentId` or `firstKeptEntryId` goes at the end, a changed one stays where it was.
 
 use serde_json::{Map, Value};
 
 use super::entry::SessionEntry;
 use super::paths::new_entry_id;
 
-/// Migrates raw records (every line after the header, in file order) from `version` to v3.
-/// Records that still do not form an entry are dropped (with a `tracing` warning).
-pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<SessionEntry> {
+/// The current session version.
+const CURRENT: u64 = 3;
+
+/// Migrates the header and the raw records (every line after the header, in file order) from
+/// their version to v3, in place (see the module docs).
+pub fn migrate_records(header: &mut Map<String, Value>, records: &mut [Map<String, Value>]) {
+    let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
     if version < 2 {
         let mut ids: Vec<String> = Vec::with_capacity(records.len());
         for r in records.iter_mut() {
@@ -28,12 +35,17 @@ pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<Sessio
             r.insert("parentId".into(), parent);
             ids.push(id);
         }
+        // pi indexes the file's records with the session header at 0: index N is the N-th
+        // record after the header, index 0 names no entry. A numeric index is removed either
+        // way; anything else is left alone.
         for r in records.iter_mut() {
             if r.get("type").and_then(Value::as_str) == Some("compaction")
-                && let Some(idx) = r
-                    .shift_remove("firstKeptEntryIndex")
-                    .and_then(|v| v.as_u64())
-                && let Some(id) = ids.get(idx as usize)
+                && r.get("firstKeptEntryIndex").is_some_and(Value::is_number)
+                && let Some(idx) = r.shift_remove("firstKeptEntryIndex")
+                && let Some(id) = idx
+                    .as_u64()
+                    .and_then(|i| usize::try_from(i).ok()?.checked_sub(1))
+                    .and_then(|i| ids.get(i))
             {
                 r.insert("firstKeptEntryId".into(), Value::String(id.clone()));
             }
@@ -48,6 +60,17 @@ pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<Sessio
             }
         }
     }
+    if version < CURRENT {
+        header.insert("version".into(), Value::from(CURRENT));
+    }
+}
+
+/// [`migrate_records`] for records alone (the header's `version` given), then each record as
+/// an entry; records that still do not form an entry are dropped (with a `tracing` warning).
+pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<SessionEntry> {
+    let mut header = Map::new();
+    header.insert("version".into(), Value::from(version));
+    migrate_records(&mut header, &mut records);
     records
         .into_iter()
         .filter_map(|r| match SessionEntry::from_map(r) {
@@ -96,7 +119,8 @@ mod tests {
                 first_kept_entry_id,
                 ..
             } => {
-                assert_eq!(first_kept_entry_id, &out[1].id)
+                // Index 1 is the first record after the header.
+                assert_eq!(first_kept_entry_id, &out[0].id)
             }
             k => panic!("{k:?}"),
         }

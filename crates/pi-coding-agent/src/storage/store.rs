@@ -32,6 +32,25 @@ use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
 use super::slots::{Kind, Loc, Slots};
+use crate::tools::fs_error::node_message;
+
+/// One JSONL line of `map` (numbers as JavaScript writes them).
+fn line_of(map: &Map<String, Value>) -> Result<String, StoreError> {
+    let mut line = pi_ai::json::to_string(map).map_err(|e| StoreError::Fs(e.to_string()))?;
+    line.push('\n');
+    Ok(line)
+}
+
+/// Replaces `path` with `content` whole: a synced temporary file renamed over it.
+fn replace_file(path: &Path, content: &[u8]) -> Result<(), StoreError> {
+    let tmp = path.with_extension("jsonl.tmp");
+    {
+        let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+        f.write_all(content).map_err(io_err(&tmp))?;
+        f.sync_all().map_err(io_err(&tmp))?;
+    }
+    std::fs::rename(&tmp, path).map_err(io_err(path))
+}
 
 /// Session-store errors; texts are pi's where pi has one.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +79,10 @@ pub enum StoreError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A file-system failure pi lets through as Node words it (`ENOTDIR: not a directory,
+    /// open '<path>'`): the first write of a session file, opening a directory.
+    #[error("{0}")]
+    Fs(String),
     /// A stored line that no longer parses (e.g. the file changed under us).
     #[error("{path}: corrupt entry at byte {offset}: {message}")]
     Corrupt {
@@ -170,6 +193,11 @@ impl SessionStore {
                 ));
             }
             Err(e) => return Err(io_err(path)(e)),
+            // pi reads the file with readFileSync, whose `read` call fails on a directory.
+            Ok(m) if m.is_dir() => {
+                let eisdir = std::io::Error::from_raw_os_error(libc::EISDIR);
+                return Err(StoreError::Fs(node_message(&eisdir, "read", None)));
+            }
             Ok(m) => m,
         };
         if meta.len() == 0 {
@@ -191,6 +219,7 @@ impl SessionStore {
         let mut ends_with_newline = true;
         let mut line_no = 0usize;
         let mut header = None;
+        let mut raw_header = Map::new();
         while let Some(line) = lines.next_line().map_err(io_err(path))? {
             line_no += 1;
             offset += line.len() as u64;
@@ -206,8 +235,9 @@ impl SessionStore {
                     let map: Map<String, Value> = serde_json::from_slice(body).unwrap_or_default();
                     // A header with fields of the wrong types is passed over (without a
                     // warning, as before): a later header line may still open the file.
-                    header = SessionHeader::from_map(map);
+                    header = SessionHeader::from_map(map.clone());
                     if header.is_some() {
+                        raw_header = map;
                         break;
                     }
                 }
@@ -234,16 +264,26 @@ impl SessionStore {
                     Err(_) => {}
                 }
             }
-            let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
-            store.source = Some(file.try_clone().map_err(io_err(path))?);
-            store.warnings = warnings;
-            let entries = migrate::migrate(records, store.header.version);
-            store.replace_all(entries);
-            store.header.version = SESSION_VERSION;
-            store.rewrite_whole_file()?;
-            for w in &store.warnings {
+            // Rewritten as pi rewrites it: the migrated objects in their (pi's) key order,
+            // then opened as a current file.
+            drop(lines);
+            migrate::migrate_records(&mut raw_header, &mut records);
+            let mut text = line_of(&raw_header)?;
+            for record in records {
+                match SessionEntry::from_map(record.clone()) {
+                    Ok(_) => text.push_str(&line_of(&record)?),
+                    Err(e) => warnings.push(format!(
+                        "{shown}: dropped a record during session migration ({e:?})"
+                    )),
+                }
+            }
+            replace_file(path, text.as_bytes())?;
+            let mut store = Self::open_with(path, cwd, parallel)?;
+            for w in &warnings {
                 tracing::warn!("{w}");
             }
+            warnings.append(&mut store.warnings);
+            store.warnings = warnings;
             return Ok(store);
         }
         drop(lines);
@@ -516,7 +556,11 @@ impl SessionStore {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if let Some(dir) = path.parent() {
+        // pi creates a missing directory only; a path that exists as something else fails
+        // at the open below, with Node's message (`ENOTDIR: not a directory, open '…'`).
+        if let Some(dir) = path.parent()
+            && !dir.exists()
+        {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
         let content = self.full_content(self.slots.len())?;
@@ -524,7 +568,7 @@ impl SessionStore {
             .create_new(true)
             .append(true)
             .open(&path)
-            .map_err(io_err(&path))?;
+            .map_err(|e| StoreError::Fs(node_message(&e, "open", Some(&path))))?;
         file.write_all(&content).map_err(io_err(&path))?;
         file.sync_data().map_err(io_err(&path))?;
         self.bind(file, &path, content.len() as u64)
@@ -556,13 +600,7 @@ impl SessionStore {
             return Ok(());
         };
         let content = self.full_content(self.slots.len())?;
-        let tmp = path.with_extension("jsonl.tmp");
-        {
-            let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
-            f.write_all(&content).map_err(io_err(&tmp))?;
-            f.sync_all().map_err(io_err(&tmp))?;
-        }
-        std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
+        replace_file(&path, &content)?;
         let writer = OpenOptions::new()
             .append(true)
             .open(&path)

@@ -81,6 +81,23 @@ pub fn read_file_message(err: &io::Error, path: &Path) -> String {
     }
 }
 
+/// Node's `fs.writeFile(path, data)`: creates or truncates the file, then writes all of
+/// `data`. A failed open is `<CODE>: <text>, open '<path>'`, a failed write `<CODE>: <text>,
+/// write` (Node's write call has a descriptor, not a path).
+pub async fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
+    use tokio::io::AsyncWriteExt;
+    let mut file = tokio::fs::File::create(path)
+        .await
+        .map_err(|e| node_message(&e, "open", Some(path)))?;
+    file.write_all(data)
+        .await
+        .map_err(|e| node_message(&e, "write", None))?;
+    // tokio writes in the background: the result of the last write arrives with the flush.
+    file.flush()
+        .await
+        .map_err(|e| node_message(&e, "write", None))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

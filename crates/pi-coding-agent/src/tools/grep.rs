@@ -11,6 +11,11 @@
 //!   one with `/` is anchored at the tool's cwd, ripgrep's working directory);
 //! - an explicitly named file is always searched, even if ignored or binary; files found by
 //!   the walk that contain a NUL byte are skipped as binary;
+//! - a byte-order mark is sniffed as rg does: a UTF-8 BOM is not part of line 1, UTF-16 files
+//!   with a BOM are transcoded and searched as text (context lines are read back raw, as pi
+//!   reads them itself);
+//! - a file whose name is not UTF-8 is reported with U+FFFD in its name (pi drops such
+//!   matches: rg gives their paths as bytes, which it does not read);
 //! - each line (without its `\n`) is matched on its own; `ignoreCase` is ripgrep's
 //!   `--ignore-case`, `literal` its `--fixed-strings`; a pattern that needs a newline fails
 //!   with ripgrep's message;
@@ -24,8 +29,10 @@
 //! Notices: `[<L> matches limit reached. Use limit=<2L> for more, or refine pattern]`,
 //! `[50.0KB limit reached]`, `[Some lines truncated to 500 chars. Use read tool to see full
 //! lines]`, joined with `. ` in one bracket. Errors: `Path not found: <abs>`,
-//! `Operation aborted`, the regex parser's message; no match gives `No matches found`.
+//! `Operation aborted`, the regex parser's message (with ripgrep's `--pcre2` hint for
+//! look-around and backreferences); no match gives `No matches found`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -213,7 +220,7 @@ fn build_regex(pattern: &str, literal: bool, ignore_case: bool) -> Result<Regex,
         .multi_line(true)
         .build()
         .parse(&source)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(|e| ToolError::new(suggest_pcre2(e.to_string())))?;
     if has_newline_literal(&hir) {
         return Err(ToolError::new(NEWLINE_ERROR));
     }
@@ -222,6 +229,19 @@ fn build_regex(pattern: &str, literal: bool, ignore_case: bool) -> Result<Regex,
         .multi_line(true)
         .build()
         .map_err(|e| ToolError::new(e.to_string()))
+}
+
+/// ripgrep's `suggest_pcre2`: a parse error about backreferences or look-around gets a hint
+/// to use `--pcre2` (ripgrep's releases are built with PCRE2).
+fn suggest_pcre2(message: String) -> String {
+    if message.contains("backreferences") || message.contains("look-around") {
+        format!(
+            "{message}\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle \
+             backreferences\nand look-around."
+        )
+    } else {
+        message
+    }
 }
 
 /// Whether the pattern contains a literal line feed (ripgrep refuses those without
@@ -309,6 +329,7 @@ impl Search {
                 return;
             }
         };
+        let data = decode_bom(&data);
         if skip_binary && data.contains(&0) {
             return;
         }
@@ -330,6 +351,32 @@ impl Search {
                 return;
             }
         }
+    }
+}
+
+/// A file's bytes as rg searches them: rg sniffs a byte-order mark, drops a UTF-8 one and
+/// transcodes UTF-16 (LE or BE) to UTF-8 (an unpaired surrogate or odd final byte becomes
+/// U+FFFD); without a BOM the bytes are searched as they are. Mirrors pi 0.85.0 `grep`, whose
+/// match lines are rg's.
+fn decode_bom(data: &[u8]) -> Cow<'_, [u8]> {
+    let utf16 = |body: &[u8], from: fn([u8; 2]) -> u16| -> Cow<'_, [u8]> {
+        let units = body.chunks_exact(2).map(|p| from([p[0], p[1]]));
+        let mut text: String = char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect();
+        if body.len() % 2 == 1 {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+        Cow::Owned(text.into_bytes())
+    };
+    if let Some(body) = data.strip_prefix(b"\xef\xbb\xbf") {
+        Cow::Borrowed(body)
+    } else if let Some(body) = data.strip_prefix(b"\xff\xfe") {
+        utf16(body, u16::from_le_bytes)
+    } else if let Some(body) = data.strip_prefix(b"\xfe\xff") {
+        utf16(body, u16::from_be_bytes)
+    } else {
+        Cow::Borrowed(data)
     }
 }
 

@@ -198,30 +198,35 @@ pub fn read_text(
     limit: Option<f64>,
 ) -> Result<AgentToolResult, ToolError> {
     let lines: Vec<&str> = text.split('\n').collect();
-    let total = lines.len() as i64;
-    // pi: `offset ? Math.max(0, offset - 1) : 0` (fractions are cut, as Array.slice does).
+    let total = lines.len() as f64;
+    // pi's arithmetic is on JavaScript numbers: `offset ? Math.max(0, offset - 1) : 0` keeps a
+    // fraction (Array.slice cuts it, the notices print it) and `Math.min(start + limit, n)`
+    // may be negative (Array.slice then counts from the end).
     let start = match offset {
-        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0).trunc() as i64,
-        _ => 0,
+        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
+        _ => 0.0,
     };
     if start >= total {
         return Err(ToolError::new(format!(
-            "Offset {} is beyond end of file ({total} lines total)",
-            offset.map(js_number).unwrap_or_default()
+            "Offset {} is beyond end of file ({} lines total)",
+            offset.map(js_number).unwrap_or_default(),
+            lines.len()
         )));
     }
-    let display_start = start + 1;
+    let display_start = start + 1.0;
+    let first = js_slice_index(start, lines.len());
     let (selected, user_limited) = match limit {
         Some(l) => {
-            let end = start.saturating_add(l.trunc() as i64).min(total);
-            let slice = if end > start {
-                &lines[start as usize..end as usize]
+            let end = (start + l).min(total);
+            let last = js_slice_index(end, lines.len());
+            let slice = if last > first {
+                &lines[first..last]
             } else {
                 &[][..]
             };
             (slice.join("\n"), Some(end - start))
         }
-        None => (lines[start as usize..].join("\n"), None),
+        None => (lines[first..].join("\n"), None),
     };
     let truncation = truncate_head(&selected, TruncationOptions::default());
     let limit_text = format_size(DEFAULT_MAX_BYTES as u64);
@@ -230,8 +235,9 @@ pub fn read_text(
         Ok(Some(json!({ "truncation": value })))
     };
 
+    let display_start = js_number(display_start);
     if truncation.first_line_exceeds_limit {
-        let size = format_size(lines[start as usize].len() as u64);
+        let size = format_size(lines[first].len() as u64);
         let text = format!(
             "[Line {display_start} is {size}, exceeds {limit_text} limit. Use bash: sed -n \
              '{display_start}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
@@ -239,8 +245,8 @@ pub fn read_text(
         return Ok(AgentToolResult::text(text, truncation_details()?));
     }
     if truncation.truncated {
-        let end_display = display_start + truncation.output_lines as i64 - 1;
-        let next = end_display + 1;
+        let end = start + truncation.output_lines as f64;
+        let (end_display, next, total) = (js_number(end), js_number(end + 1.0), lines.len());
         let notice = match truncation.truncated_by {
             Some(TruncatedBy::Lines) => format!(
                 "[Showing lines {display_start}-{end_display} of {total}. Use offset={next} to \
@@ -257,8 +263,8 @@ pub fn read_text(
     if let Some(count) = user_limited
         && start + count < total
     {
-        let remaining = total - (start + count);
-        let next = start + count + 1;
+        let remaining = js_number(total - (start + count));
+        let next = js_number(start + count + 1.0);
         let text = format!(
             "{}\n\n[{remaining} more lines in file. Use offset={next} to continue.]",
             truncation.content
@@ -266,6 +272,17 @@ pub fn read_text(
         return Ok(AgentToolResult::text(text, None));
     }
     Ok(AgentToolResult::text(truncation.content, None))
+}
+
+/// `Array.prototype.slice`'s reading of an index into `len` items: the fraction cut, a
+/// negative index counted from the end, the result clamped to `0..=len`.
+fn js_slice_index(index: f64, len: usize) -> usize {
+    let i = index.trunc();
+    if i < 0.0 {
+        (len as f64 + i).max(0.0) as usize
+    } else {
+        i.min(len as f64) as usize
+    }
 }
 
 impl AgentTool for ReadTool {

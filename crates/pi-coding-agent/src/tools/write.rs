@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::file_mutex::with_file_mutation;
-use super::fs_error::node_message;
+use super::fs_error::{node_message, write_file};
 use super::path::resolve_to_cwd;
 use super::{check_aborted, required_str};
 
@@ -61,9 +61,9 @@ impl WriteTool {
                     .map_err(|e| ToolError::new(node_message(&e, "mkdir", Some(dir))))?;
             }
             check_aborted(&cancel)?;
-            tokio::fs::write(&absolute, content.as_bytes())
+            write_file(&absolute, content.as_bytes())
                 .await
-                .map_err(|e| ToolError::new(node_message(&e, "open", Some(&absolute))))?;
+                .map_err(ToolError::new)?;
             check_aborted(&cancel)?;
             Ok(AgentToolResult::text(
                 format!("Successfully wrote to {path}"),

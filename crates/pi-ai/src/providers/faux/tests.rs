@@ -469,3 +469,45 @@ fn serializes_tool_results_and_images_like_pi() {
         "user:look\n[image:image/png:4]\n\ntoolResult:read\nline"
     );
 }
+
+/// pi's `fauxAssistantMessage` literal puts `deferred`, `errorMessage` and `responseId` before
+/// `timestamp`; the texts are the reference's own `JSON.stringify` output (pi-ai 0.85.1).
+#[test]
+fn faux_messages_have_pi_key_order() {
+    let text = || vec![crate::types::AssistantContent::text("hi")];
+    let full = faux_assistant_message(
+        text(),
+        FauxMessageOptions {
+            stop_reason: Some(StopReason::Error),
+            deferred: Some(json!({"id": "d"})),
+            error_message: Some("x".into()),
+            response_id: Some("r".into()),
+            timestamp: Some(5),
+        },
+    );
+    let usage = r#""usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+    let head = r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"faux","provider":"faux","model":"faux-1","#;
+    let written = crate::json::to_string(&Message::Assistant(full)).unwrap();
+    assert_eq!(
+        written,
+        format!(
+            r#"{head}{usage},"stopReason":"error","deferred":{{"id":"d"}},"errorMessage":"x","responseId":"r","timestamp":5}}"#
+        )
+    );
+    // Read back, it keeps the order.
+    let back: Message = serde_json::from_str(&written).unwrap();
+    assert_eq!(crate::json::to_string(&back).unwrap(), written);
+
+    let plain = faux_assistant_message(
+        text(),
+        FauxMessageOptions {
+            response_id: Some("r".into()),
+            timestamp: Some(5),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        crate::json::to_string(&Message::Assistant(plain)).unwrap(),
+        format!(r#"{head}{usage},"stopReason":"stop","responseId":"r","timestamp":5}}"#)
+    );
+}

@@ -112,27 +112,32 @@ fn arb_message() -> impl Strategy<Value = AssistantMessage> {
         (
             proptest::option::of(any::<bool>()),
             any::<bool>(),
-            any::<i64>(),
+            // JavaScript's exact integers: past 2^53 pi (and crate::json) keep the nearest double.
+            -(1i64 << 53)..=(1i64 << 53),
+            any::<bool>(),
         ),
         proptest::option::of(Just(serde_json::json!({"id": "d", "n": [1, 2]}))),
     )
         .prop_map(
-            |((id, model, level, raw, error), (end_turn, before, ts), deferred)| AssistantMessage {
-                content: vec![AssistantContent::text("t")],
-                api: "api".into(),
-                provider: "p".into(),
-                model: "m".into(),
-                stop_reason: StopReason::Error,
-                timestamp: ts,
-                response_id: id,
-                response_model: model,
-                provider_thinking_level: level,
-                raw_stop_reason: raw,
-                error_before_timestamp: before && error.is_some(),
-                error_message: error,
-                end_turn,
-                deferred,
-                ..AssistantMessage::default()
+            |((id, model, level, raw, error), (end_turn, before, ts, ids_before), deferred)| {
+                AssistantMessage {
+                    content: vec![AssistantContent::text("t")],
+                    api: "api".into(),
+                    provider: "p".into(),
+                    model: "m".into(),
+                    stop_reason: StopReason::Error,
+                    timestamp: ts,
+                    ids_before_timestamp: ids_before && (id.is_some() || deferred.is_some()),
+                    response_id: id,
+                    response_model: model,
+                    provider_thinking_level: level,
+                    raw_stop_reason: raw,
+                    error_before_timestamp: before && error.is_some(),
+                    error_message: error,
+                    end_turn,
+                    deferred,
+                    ..AssistantMessage::default()
+                }
             },
         )
 }

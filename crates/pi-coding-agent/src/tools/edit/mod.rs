@@ -26,7 +26,7 @@ use self::matching::{
     Edit, apply_edits, detect_line_ending, normalize_to_lf, restore_line_endings,
 };
 use super::file_mutex::with_file_mutation;
-use super::fs_error::{error_code, node_message, read_file_message};
+use super::fs_error::{error_code, read_file_message, write_file};
 use super::path::resolve_to_cwd;
 use super::{check_aborted, required_str};
 
@@ -114,9 +114,9 @@ impl EditTool {
                 "{bom}{}",
                 restore_line_endings(&applied.new_content, ending)
             );
-            tokio::fs::write(&absolute, final_content.as_bytes())
+            write_file(&absolute, final_content.as_bytes())
                 .await
-                .map_err(|e| ToolError::new(node_message(&e, "open", Some(&absolute))))?;
+                .map_err(ToolError::new)?;
             check_aborted(&cancel)?;
 
             let display =
