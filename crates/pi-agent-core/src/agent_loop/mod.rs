@@ -201,21 +201,31 @@ async fn run_loop(
                 }
             }
 
-            sink.emit(AgentEvent::TurnEnd {
-                message: message.clone(),
-                tool_results: tool_results.clone(),
-            })
-            .await?;
-
             first_turn = false;
             let needs_turn =
                 config.should_stop_after_turn.is_some() || config.prepare_next_turn.is_some();
-            let turn = needs_turn.then(|| TurnContext {
-                message,
-                tool_results,
-                context: Arc::clone(&context),
-                new_messages: new_messages.clone(),
-            });
+            // The turn's message and results go into `turn_end` by value unless a hook needs
+            // them after it (a final message can be megabytes; copy it only when needed).
+            let turn = if needs_turn {
+                sink.emit(AgentEvent::TurnEnd {
+                    message: message.clone(),
+                    tool_results: tool_results.clone(),
+                })
+                .await?;
+                Some(TurnContext {
+                    message,
+                    tool_results,
+                    context: Arc::clone(&context),
+                    new_messages: new_messages.clone(),
+                })
+            } else {
+                sink.emit(AgentEvent::TurnEnd {
+                    message,
+                    tool_results,
+                })
+                .await?;
+                None
+            };
             if let (Some(stop), Some(turn)) = (&config.should_stop_after_turn, &turn) {
                 let sig = signal.clone();
                 let t = turn.clone();
