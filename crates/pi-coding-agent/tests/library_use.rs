@@ -12,10 +12,9 @@ use pi_ai::providers::faux::{
     faux_tool_call,
 };
 use pi_ai::{Context, Message, StopReason, UserContent};
-use pi_coding_agent::config::system_prompt::{DocsPaths, SystemPromptBase};
 use pi_coding_agent::extensions::events::{InputEvent, InputResult, ToolCallEvent, ToolCallResult};
 use pi_coding_agent::extensions::{ExtensionHooks, ExtensionRunner, FnExtension};
-use pi_coding_agent::session::{AgentSession, AgentSessionEvent, PromptOptions, SystemPromptFn};
+use pi_coding_agent::session::{AgentSession, AgentSessionEvent, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -60,22 +59,6 @@ impl AgentTool for Echo {
             Ok(AgentToolResult::text(format!("echo: {cmd}"), None))
         })
     }
-}
-
-fn prompt_fn() -> SystemPromptFn {
-    SystemPromptBase {
-        custom_prompt: None,
-        append_system_prompt: None,
-        cwd: "/work".into(),
-        context_files: Vec::new(),
-        skills: Vec::new(),
-        docs: DocsPaths {
-            readme: "/pi/README.md".into(),
-            docs: "/pi/docs".into(),
-            examples: "/pi/examples".into(),
-        },
-    }
-    .into_prompt_fn()
 }
 
 fn runner(cwd: &Path) -> ExtensionRunner {
@@ -158,7 +141,7 @@ fn session(
         .model(faux.model())
         .store(store)
         .tools(vec![Arc::new(Echo { runs: runs.clone() })])
-        .system_prompt_for_tools(prompt_fn())
+        .system_prompt_for_tools(crate::session_support::default_prompt_fn())
         .stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o)))
         .hooks(hooks)
         .build()

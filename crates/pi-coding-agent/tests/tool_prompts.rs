@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use pi_ai::providers::faux::{FauxOptions, FauxProvider};
-use pi_coding_agent::config::system_prompt::{DocsPaths, SystemPromptBase, ToolPromptParts};
+use pi_coding_agent::config::system_prompt::ToolPromptParts;
 use pi_coding_agent::extensions::events::AgentEndEvent;
 use pi_coding_agent::extensions::*;
-use pi_coding_agent::session::{AgentSession, SystemPromptFn};
+use pi_coding_agent::session::AgentSession;
 use pi_coding_agent::storage::SessionStore;
 use pi_coding_agent::tools::{BuiltinToolOptions, create_builtin_tool};
 use serde_json::{Value, json};
@@ -55,22 +55,6 @@ impl AgentTool for Prompted {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         Box::pin(async move { Ok(AgentToolResult::text(self.name, None)) })
     }
-}
-
-fn prompt_fn() -> SystemPromptFn {
-    SystemPromptBase {
-        custom_prompt: None,
-        append_system_prompt: None,
-        cwd: "/work".into(),
-        context_files: Vec::new(),
-        skills: Vec::new(),
-        docs: DocsPaths {
-            readme: "/pi/README.md".into(),
-            docs: "/pi/docs".into(),
-            examples: "/pi/examples".into(),
-        },
-    }
-    .into_prompt_fn()
 }
 
 /// The lines of one section of the prompt (`Available tools:`, `Guidelines:`).
@@ -130,7 +114,7 @@ async fn snippets_and_guidelines_of_active_tools_reach_the_prompt_and_follow_set
     let faux = FauxProvider::new(FauxOptions::default());
     faux.set_responses(vec![crate::session_support::text("done")]);
     let f = faux.clone();
-    let rebuild = prompt_fn();
+    let rebuild = crate::session_support::default_prompt_fn();
     let session = AgentSession::builder()
         .model(faux.model())
         .store(Arc::new(Mutex::new(SessionStore::in_memory("/tmp"))))

@@ -315,3 +315,22 @@ impl AgentTool for Named {
         Box::pin(async move { Ok(AgentToolResult::text(self.0, None)) })
     }
 }
+
+/// pi's default prompt as a session prompt function, with a fixed cwd (`/work`) and docs
+/// paths (`/pi/…`), no context files and no skills.
+pub fn default_prompt_fn() -> pi_coding_agent::session::SystemPromptFn {
+    use pi_coding_agent::config::system_prompt::{DocsPaths, SystemPromptBase};
+    SystemPromptBase {
+        custom_prompt: None,
+        append_system_prompt: None,
+        cwd: "/work".into(),
+        context_files: Vec::new(),
+        skills: Vec::new(),
+        docs: DocsPaths {
+            readme: "/pi/README.md".into(),
+            docs: "/pi/docs".into(),
+            examples: "/pi/examples".into(),
+        },
+    }
+    .into_prompt_fn()
+}
