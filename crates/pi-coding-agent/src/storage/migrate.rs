@@ -9,7 +9,6 @@
 
 use serde_json::{Map, Value};
 
-use super::entry::SessionEntry;
 use super::paths::new_entry_id;
 
 /// The current session version.
@@ -65,28 +64,22 @@ pub fn migrate_records(header: &mut Map<String, Value>, records: &mut [Map<Strin
     }
 }
 
-/// [`migrate_records`] for records alone (the header's `version` given), then each record as
-/// an entry; records that still do not form an entry are dropped (with a `tracing` warning).
-pub fn migrate(mut records: Vec<Map<String, Value>>, version: u64) -> Vec<SessionEntry> {
-    let mut header = Map::new();
-    header.insert("version".into(), Value::from(version));
-    migrate_records(&mut header, &mut records);
-    records
-        .into_iter()
-        .filter_map(|r| match SessionEntry::from_map(r) {
-            Ok(e) => Some(e),
-            Err(e) => {
-                tracing::warn!("dropped a record during session migration: {e:?}");
-                None
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::entry::SessionEntry;
     use super::*;
     use serde_json::json;
+
+    /// The v1 records migrated (header `{}`: version 1), each as an entry.
+    fn migrate_v1(mut records: Vec<Map<String, Value>>) -> Vec<SessionEntry> {
+        let mut header = Map::new();
+        migrate_records(&mut header, &mut records);
+        assert_eq!(header.get("version"), Some(&json!(3)));
+        records
+            .into_iter()
+            .map(|r| SessionEntry::from_map(r).unwrap())
+            .collect()
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         match v {
@@ -108,7 +101,7 @@ mod tests {
                 json!({"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":1,"tokensBefore":5}),
             ),
         ];
-        let out = migrate(recs, 1);
+        let out = migrate_v1(recs);
         assert_eq!(out.len(), 3);
         assert_eq!(out[0].parent_id, None);
         assert_eq!(out[1].parent_id.as_deref(), Some(out[0].id.as_str()));
