@@ -26,6 +26,7 @@ pub mod auth;
 pub mod collate;
 pub mod context_files;
 pub mod frontmatter;
+pub mod ignore_rules;
 pub mod js_json;
 pub mod list_models;
 pub mod lock;

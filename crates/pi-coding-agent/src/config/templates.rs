@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use super::frontmatter::parse_frontmatter;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use super::ignore_rules::IgnoreRules;
 
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
 use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
@@ -87,47 +87,14 @@ pub fn load_templates_from_dir(dir: &Path) -> Vec<PromptTemplate> {
         .collect()
 }
 
-/// The rules of `dir`'s `.gitignore`, `.ignore` and `.fdignore` (rooted at `dir`), if any.
-fn dir_ignore_rules(dir: &Path) -> Option<Gitignore> {
-    let mut builder = GitignoreBuilder::new(dir);
-    let mut any = false;
-    for name in [".gitignore", ".ignore", ".fdignore"] {
-        if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
-            for line in text.lines() {
-                any |= builder.add_line(None, line.trim_end_matches('\r')).is_ok();
-            }
-        }
-    }
-    any.then(|| builder.build().ok()).flatten()
-}
-
-/// Whether the rules met on the way to `path` (outermost first) ignore it: the deepest rule
-/// that matches decides.
-fn is_ignored(stack: &[Gitignore], path: &Path, is_dir: bool) -> bool {
-    for rules in stack.iter().rev() {
-        match rules.matched(path, is_dir) {
-            ignore::Match::Ignore(_) => return true,
-            ignore::Match::Whitelist(_) => return false,
-            ignore::Match::None => {}
-        }
-    }
-    false
-}
-
 /// `*.md` files under `dir`, recursively, sorted per directory; dot entries, `node_modules` and
 /// what the ignore files met on the way exclude are skipped (pi's `collectFiles` for a
 /// settings directory).
-fn collect_md_files(dir: &Path, stack: &mut Vec<Gitignore>, out: &mut Vec<PathBuf>) {
+fn collect_md_files(dir: &Path, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let pushed = match dir_ignore_rules(dir) {
-        Some(rules) => {
-            stack.push(rules);
-            true
-        }
-        None => false,
-    };
+    rules.add_dir(dir);
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .filter(|e| {
@@ -140,17 +107,14 @@ fn collect_md_files(dir: &Path, stack: &mut Vec<Gitignore>, out: &mut Vec<PathBu
     paths.sort();
     for p in paths {
         let is_dir = p.is_dir();
-        if is_ignored(stack, &p, is_dir) {
+        if rules.is_ignored(&p, is_dir) {
             continue;
         }
         if is_dir {
-            collect_md_files(&p, stack, out);
+            collect_md_files(&p, rules, out);
         } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
             out.push(p);
         }
-    }
-    if pushed {
-        stack.pop();
     }
 }
 
@@ -181,16 +145,15 @@ pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Vec::new();
         };
-        let rules: Vec<Gitignore> = if auto {
-            dir_ignore_rules(dir).into_iter().collect()
-        } else {
-            Vec::new()
-        };
+        let mut rules = IgnoreRules::new(dir);
+        if auto {
+            rules.add_dir(dir);
+        }
         let mut paths: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|e| !auto || !e.file_name().to_string_lossy().starts_with('.'))
             .map(|e| e.path())
-            .filter(|p| !is_ignored(&rules, p, false))
+            .filter(|p| !rules.is_ignored(p, false))
             .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
             .collect();
         paths.sort();
@@ -203,7 +166,7 @@ pub fn load_templates(src: &TemplateSources<'_>) -> Vec<PromptTemplate> {
         let mut found = Vec::new();
         for p in paths {
             if p.is_dir() {
-                collect_md_files(p, &mut Vec::new(), &mut found);
+                collect_md_files(p, &mut IgnoreRules::new(p), &mut found);
             } else if p.is_file() && p.extension().is_some_and(|e| e == "md") {
                 found.push(p.clone());
             }

@@ -22,6 +22,9 @@
 use std::path::{Path, PathBuf};
 
 use super::frontmatter::{parse_frontmatter, strip_frontmatter};
+use super::ignore_rules::IgnoreRules;
+#[cfg(test)]
+use super::ignore_rules::prefix_ignore_pattern;
 use super::paths::{CONFIG_DIR_NAME, resolve_path};
 use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
@@ -180,7 +183,7 @@ pub fn load_skills_from_dir(dir: &Path, mode: SkillDirMode) -> (Vec<Skill>, Vec<
     let mut walker = Walker {
         root: dir.to_path_buf(),
         mode,
-        patterns: Vec::new(),
+        rules: IgnoreRules::new(dir),
         skills: &mut skills,
         diags: &mut diagnostics,
     };
@@ -188,80 +191,19 @@ pub fn load_skills_from_dir(dir: &Path, mode: SkillDirMode) -> (Vec<Skill>, Vec<
     (skills, diagnostics)
 }
 
-const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
-
-/// pi's `prefixIgnorePattern`: a rule of a nested ignore file, made relative to the root.
-fn prefix_ignore_pattern(line: &str, prefix: &str) -> Option<String> {
-    let trimmed = line.trim();
-    if trimmed.is_empty() || (trimmed.starts_with('#') && !trimmed.starts_with("\\#")) {
-        return None;
-    }
-    let (negated, pattern) = match line.strip_prefix('!') {
-        Some(rest) => (true, rest),
-        None => (
-            false,
-            if line.starts_with("\\!") {
-                &line[1..]
-            } else {
-                line
-            },
-        ),
-    };
-    let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
-    let prefixed = format!("{prefix}{pattern}");
-    Some(if negated {
-        format!("!{prefixed}")
-    } else {
-        prefixed
-    })
-}
-
 struct Walker<'a> {
     root: PathBuf,
     mode: SkillDirMode,
-    patterns: Vec<String>,
+    rules: IgnoreRules,
     skills: &'a mut Vec<Skill>,
     diags: &'a mut Vec<SkillDiagnostic>,
 }
 
 impl Walker<'_> {
-    fn add_ignore_rules(&mut self, dir: &Path) {
-        let rel = dir.strip_prefix(&self.root).unwrap_or(Path::new(""));
-        let prefix = if rel.as_os_str().is_empty() {
-            String::new()
-        } else {
-            format!("{}/", rel.to_string_lossy().replace('\\', "/"))
-        };
-        for name in IGNORE_FILE_NAMES {
-            if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
-                self.patterns.extend(
-                    text.lines()
-                        .filter_map(|l| prefix_ignore_pattern(l.trim_end_matches('\r'), &prefix)),
-                );
-            }
-        }
-    }
-
-    fn matcher(&self) -> Option<ignore::gitignore::Gitignore> {
-        if self.patterns.is_empty() {
-            return None;
-        }
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(&self.root);
-        for p in &self.patterns {
-            let _ = builder.add_line(None, p);
-        }
-        builder.build().ok()
-    }
-
     fn walk(&mut self, dir: &Path) {
-        self.add_ignore_rules(dir);
-        let ig = self.matcher();
-        let ignored = |path: &Path, is_dir: bool| {
-            ig.as_ref()
-                .is_some_and(|g| g.matched(path, is_dir).is_ignore())
-        };
+        self.rules.add_dir(dir);
         let skill_md = dir.join("SKILL.md");
-        if skill_md.is_file() && !ignored(&skill_md, false) {
+        if skill_md.is_file() && !self.rules.is_ignored(&skill_md, false) {
             if let Some(s) = load_skill_from_file(&skill_md, self.diags) {
                 self.skills.push(s);
             }
@@ -281,7 +223,7 @@ impl Walker<'_> {
                 continue;
             }
             let is_dir = path.is_dir();
-            if ignored(&path, is_dir) {
+            if self.rules.is_ignored(&path, is_dir) {
                 continue;
             }
             if is_dir {
