@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::command_info::{CommandInfo, command_infos};
+use super::command_info::{CommandInfo, extension_commands};
 use super::context::SessionView;
 use super::errors::panic_message;
 use super::events::{CustomMessageSpec, StreamingBehavior};
@@ -339,7 +339,7 @@ impl Pi {
             .runner
             .get()
             .and_then(super::runner::ExtensionRunner::from_weak);
-        let mut out = command_infos(runner.as_ref(), &[], &[]);
+        let mut out = runner.as_ref().map(extension_commands).unwrap_or_default();
         out.extend(session.map(|s| s.resource_commands()).unwrap_or_default());
         Ok(out)
     }

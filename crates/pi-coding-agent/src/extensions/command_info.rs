@@ -82,25 +82,27 @@ pub fn resource_commands(templates: &[PromptTemplate], skills: &[Skill]) -> Vec<
     templates.chain(skills).collect()
 }
 
-/// `runner`'s commands (invocation names), then [`resource_commands`].
+/// `runner`'s commands, by invocation name (`name`, or `name:<n>` for duplicates).
+pub fn extension_commands(runner: &ExtensionRunner) -> Vec<CommandInfo> {
+    runner
+        .commands()
+        .into_iter()
+        .map(|c| CommandInfo {
+            name: c.invocation_name,
+            description: c.spec.description,
+            source: CommandSource::Extension,
+            path: PathBuf::from(c.spec.extension_path),
+        })
+        .collect()
+}
+
+/// [`extension_commands`] (when there is a runner), then [`resource_commands`].
 pub fn command_infos(
     runner: Option<&ExtensionRunner>,
     templates: &[PromptTemplate],
     skills: &[Skill],
 ) -> Vec<CommandInfo> {
-    let mut out: Vec<CommandInfo> = runner
-        .map(|r| {
-            r.commands()
-                .into_iter()
-                .map(|c| CommandInfo {
-                    name: c.invocation_name,
-                    description: c.spec.description,
-                    source: CommandSource::Extension,
-                    path: PathBuf::from(c.spec.extension_path),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut out = runner.map(extension_commands).unwrap_or_default();
     out.extend(resource_commands(templates, skills));
     out
 }

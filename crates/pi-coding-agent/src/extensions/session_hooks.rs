@@ -168,9 +168,7 @@ impl ExtensionHooks {
         let available = self.available.lock().map(|a| a.clone()).unwrap_or_default();
         if let Ok(mut registry) = self.tools.lock() {
             let next = registry.build(&available, &active, self.runner.tools_by_extension());
-            if !same_tools(&next, &active) {
-                session.set_active_tools(next);
-            }
+            session.set_active_tools(next);
         }
         if let Ok(mut slot) = self.session.lock() {
             *slot = Some(session.clone());
@@ -441,11 +439,6 @@ async fn execute(
             }
         }
     }
-}
-
-/// Whether two tool lists hold the same tools in the same order.
-fn same_tools(a: &[Arc<dyn AgentTool>], b: &[Arc<dyn AgentTool>]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 fn streaming_behavior(b: ev::StreamingBehavior) -> s::StreamingBehavior {

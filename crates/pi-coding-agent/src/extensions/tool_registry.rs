@@ -21,10 +21,7 @@ use std::sync::Arc;
 use pi_agent_core::AgentTool;
 
 use super::tool_info::{ToolInfo, ToolSource};
-use crate::tools::ToolFilter;
-
-/// pi's built-in tool names ([`ToolSource::Builtin`]).
-const BUILTIN_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+use crate::tools::{ALL_TOOL_NAMES, ToolFilter};
 
 /// The registry (see the module docs).
 #[derive(Default)]
@@ -111,7 +108,7 @@ impl ToolRegistry {
                 prompt_guidelines: t.prompt_guidelines(),
                 source: match self.from_extensions.get(t.name()) {
                     Some(path) => ToolSource::Extension { path: path.clone() },
-                    None if BUILTIN_NAMES.contains(&t.name()) => ToolSource::Builtin,
+                    None if ALL_TOOL_NAMES.contains(&t.name()) => ToolSource::Builtin,
                     None => ToolSource::Sdk,
                 },
             })

@@ -297,9 +297,9 @@ impl AgentSession {
         self.inner.agent.with_state(|s| s.system_prompt.clone())
     }
 
-    /// Makes `tools` the active tools, in that order (pi 0.85.0 `setActiveToolsByName`): the
-    /// agent's tools are replaced and, when the list changes (another tool, order or
-    /// implementation) and the session was built with
+    /// Makes `tools` the active tools, in that order (pi 0.85.0 `setActiveToolsByName`). The
+    /// same list again (the same tools, by identity, in the same order) changes nothing;
+    /// otherwise the agent's tools are replaced and, when the session was built with
     /// [`super::AgentSessionBuilder::system_prompt_for_tools`], the base system prompt is
     /// rebuilt for the new tools (their snippets and guidelines included).
     pub fn set_active_tools(&self, tools: Vec<Arc<dyn pi_agent_core::AgentTool>>) {
@@ -307,10 +307,14 @@ impl AgentSession {
             st.tools.len() == tools.len()
                 && st.tools.iter().zip(&tools).all(|(a, b)| Arc::ptr_eq(a, b))
         });
-        let prompt = match &self.inner.prompt_for_tools {
-            Some(rebuild) if !unchanged => Some(rebuild(&tools)),
-            _ => None,
-        };
+        if unchanged {
+            return;
+        }
+        let prompt = self
+            .inner
+            .prompt_for_tools
+            .as_ref()
+            .map(|rebuild| rebuild(&tools));
         self.inner.agent.set_tools(tools);
         if let Some(prompt) = prompt {
             self.set_base_system_prompt(prompt);
