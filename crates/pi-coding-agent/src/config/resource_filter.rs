@@ -78,22 +78,24 @@ fn names(file: &Path, base: &Path) -> Names {
     }
 }
 
-fn glob_matches(pattern: &str, text: &str) -> bool {
+/// `pattern` compiled once (`None` when it is not a valid glob: it matches nothing).
+fn glob(pattern: &str) -> Option<globset::GlobMatcher> {
     GlobBuilder::new(&pattern.replace('\\', "/"))
         .literal_separator(true)
         .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
+        .ok()
+        .map(|g| g.compile_matcher())
 }
 
 /// `matchesAnyPattern`.
 fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
     let n = names(file, base);
-    patterns.iter().any(|p| {
-        glob_matches(p, &n.rel)
-            || glob_matches(p, &n.name)
-            || glob_matches(p, &n.abs)
+    patterns.iter().filter_map(|p| glob(p)).any(|g| {
+        g.is_match(&n.rel)
+            || g.is_match(&n.name)
+            || g.is_match(&n.abs)
             || n.skill_dir.as_ref().is_some_and(|(rel, name, abs)| {
-                glob_matches(p, rel) || glob_matches(p, name) || glob_matches(p, abs)
+                g.is_match(rel) || g.is_match(name) || g.is_match(abs)
             })
     })
 }
