@@ -50,6 +50,7 @@ fn each_library_depends_only_on_the_layers_below() {
     let meta = metadata();
     assert_eq!(normal_workspace_deps(&meta, "pi-ai"), Vec::<String>::new());
     assert_eq!(normal_workspace_deps(&meta, "pi-agent-core"), vec!["pi-ai"]);
+    assert_eq!(normal_workspace_deps(&meta, "pi-tui"), Vec::<String>::new());
     assert_eq!(
         normal_workspace_deps(&meta, "pi-coding-agent"),
         vec!["pi-agent-core", "pi-ai"]
