@@ -195,6 +195,30 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     );
 }
 
+/// Two calls at different indexes sharing one id (some OpenAI-compatible servers): each index
+/// is its own call, keeps its own arguments, and the repeat gets the distinct id `call_dup_2`
+/// (pi merges them and loses one).
+#[test]
+fn calls_sharing_an_id_at_two_indexes_stay_two_calls_with_distinct_ids() {
+    let run = run_bug("same-id-at-two-indexes", "m");
+    assert_eq!(
+        calls(&run),
+        vec![
+            (
+                "call_dup".to_owned(),
+                "file_write".to_owned(),
+                json!({"filePath": "a.txt"})
+            ),
+            (
+                "call_dup_2".to_owned(),
+                "file_write".to_owned(),
+                json!({"filePath": "b.txt"})
+            ),
+        ]
+    );
+    assert_eq!(run.message.stop_reason, StopReason::ToolUse);
+}
+
 /// BUG-05: an empty name next to the id must not stick; the later `shell` wins.
 #[test]
 fn bug05_tool_name_arriving_after_id_is_kept() {

@@ -2,9 +2,11 @@
 //!
 //! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()` (spec §3.2 "Response"): one text and
 //! one thinking block per message, tool calls keyed by stream `index` and `id`, all blocks
-//! closed together at the end, then the post-checks. One deliberate difference (BUG-04, Ollama
-//! sends every parallel call at `index: 0`): a new non-empty `id` at an index whose call already
-//! has a different id starts a new call instead of being appended to the old one.
+//! closed together at the end, then the post-checks. Deliberate differences from pi: a new
+//! non-empty `id` at an index whose call already has a different id starts a new call instead of
+//! being appended to the old one (Ollama sends every parallel call at `index: 0`), and a new index
+//! starts a new call even when it repeats an earlier call's id, which then gets a synthesized
+//! distinct id (`ToolCallIds`); pi merges such calls and loses one.
 
 use std::collections::HashMap;
 
@@ -15,6 +17,7 @@ use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::partial_json::{PartialJsonParser, parse_streaming_json};
 use crate::providers::StreamMapper;
+use crate::providers::tool_ids::ToolCallIds;
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -31,6 +34,7 @@ pub struct CompletionsMapper {
     tools: Vec<ToolSlot>,
     by_index: HashMap<i64, usize>,
     by_id: HashMap<String, usize>,
+    ids: ToolCallIds,
     has_finish_reason: bool,
     done: bool,
     details: Option<ReasoningDetails>,
@@ -57,6 +61,7 @@ impl CompletionsMapper {
             tools: Vec::new(),
             by_index: HashMap::new(),
             by_id: HashMap::new(),
+            ids: ToolCallIds::default(),
             has_finish_reason: false,
             done: false,
             details: None,
@@ -229,6 +234,13 @@ impl CompletionsMapper {
     }
 
     /// Finds the call a `tool_calls[]` entry continues, or starts a new one.
+    ///
+    /// A call is keyed by (stream `index`, `id`): an entry continues the call at its index
+    /// unless it names a different non-empty id (Ollama sends every parallel call at
+    /// `index: 0`), and a new index always starts a new call, even when its id was already
+    /// used (some OpenAI-compatible servers repeat one id at several indexes). Only an entry
+    /// without an index is matched by id alone. See `ToolCallIds` for the id a
+    /// repeated one gets in the message.
     fn tool_slot(
         &mut self,
         stream_index: Option<i64>,
@@ -236,22 +248,19 @@ impl CompletionsMapper {
         name: &str,
         out: &mut Vec<Ev>,
     ) -> usize {
-        let mut slot = stream_index.and_then(|i| self.by_index.get(&i).copied());
-        // BUG-04: a different non-empty id at a known index is another call.
-        if let (Some(s), Some(id)) = (slot, id)
-            && !self.tools[s].id.is_empty()
-            && self.tools[s].id != id
-        {
-            slot = None;
-        }
-        if slot.is_none() {
-            slot = id.and_then(|id| self.by_id.get(id).copied());
-        }
+        let slot = match stream_index {
+            Some(i) => self.by_index.get(&i).copied().filter(|&s| {
+                let known = &self.tools[s].id;
+                id.is_none_or(|id| known.is_empty() || known == id)
+            }),
+            None => id.and_then(|id| self.by_id.get(id).copied()),
+        };
         let s = match slot {
             Some(s) => s,
             None => {
+                let message_id = id.map_or_else(String::new, |id| self.message_id_for(id));
                 let content_index = self.push_block(AssistantContent::ToolCall(ToolCall {
-                    id: id.unwrap_or_default().to_owned(),
+                    id: message_id,
                     name: name.to_owned(),
                     ..Default::default()
                 }));
@@ -272,14 +281,15 @@ impl CompletionsMapper {
                 s
             }
         };
-        if let (Some(i), None) = (stream_index, self.tools[s].stream_index) {
-            self.tools[s].stream_index = Some(i);
-            self.by_index.insert(i, s);
-        }
         if let Some(id) = id {
             self.by_id.insert(id.to_owned(), s);
         }
         s
+    }
+
+    /// The id a call with wire id `id` gets in the message (`ToolCallIds::claim`).
+    fn message_id_for(&mut self, id: &str) -> String {
+        self.ids.claim(id)
     }
 
     fn tool_call_delta(&mut self, call: &Value, out: &mut Vec<Ev>) {
@@ -295,8 +305,10 @@ impl CompletionsMapper {
         .and_then(Value::as_str)
         .unwrap_or("");
         let s = self.tool_slot(stream_index, id, name, out);
+        let mut late_id = None;
         if let Some(id) = id.filter(|_| self.tools[s].id.is_empty()) {
             self.tools[s].id = id.to_owned();
+            late_id = Some(self.message_id_for(id));
         }
         let args = function
             .and_then(|f| f.get("arguments"))
@@ -307,11 +319,11 @@ impl CompletionsMapper {
             slot.args.push(a);
             slot.args.value()
         });
-        let (content_index, id_now) = (slot.content_index, slot.id.clone());
+        let content_index = slot.content_index;
         self.partial.update(|m| {
             if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) {
-                if tc.id.is_empty() && !id_now.is_empty() {
-                    tc.id = id_now;
+                if let Some(id) = late_id.filter(|_| tc.id.is_empty()) {
+                    tc.id = id;
                 }
                 if tc.name.is_empty() && !name.is_empty() {
                     tc.name = name.to_owned();
