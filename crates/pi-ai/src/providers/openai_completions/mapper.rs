@@ -248,12 +248,17 @@ impl CompletionsMapper {
         name: &str,
         out: &mut Vec<Ev>,
     ) -> usize {
+        let by_id = id.and_then(|id| self.by_id.get(id).copied());
         let slot = match stream_index {
-            Some(i) => self.by_index.get(&i).copied().filter(|&s| {
-                let known = &self.tools[s].id;
-                id.is_none_or(|id| known.is_empty() || known == id)
-            }),
-            None => id.and_then(|id| self.by_id.get(id).copied()),
+            Some(i) => match self.by_index.get(&i).copied() {
+                Some(s) => Some(s).filter(|&s| {
+                    let known = &self.tools[s].id;
+                    id.is_none_or(|id| known.is_empty() || known == id)
+                }),
+                // A call that started without an index takes the first one it is sent with.
+                None => by_id.filter(|&s| self.tools[s].stream_index.is_none()),
+            },
+            None => by_id,
         };
         let s = match slot {
             Some(s) => s,
@@ -281,6 +286,10 @@ impl CompletionsMapper {
                 s
             }
         };
+        if let (Some(i), None) = (stream_index, self.tools[s].stream_index) {
+            self.tools[s].stream_index = Some(i);
+            self.by_index.insert(i, s);
+        }
         if let Some(id) = id {
             self.by_id.insert(id.to_owned(), s);
         }
