@@ -10,6 +10,20 @@ use std::io;
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, Serializer};
 
+/// Serializes a JavaScript number held as `f64` (a token count, a sum of counts): an integral
+/// value of at most 2^53 in magnitude as an integer, so it reads `180` under any formatter, and
+/// anything else as a double ([`JsFormatter`] spells it as JavaScript does,
+/// `36893488147419103000`). For `#[serde(serialize_with = "pi_ai::json::js_number")]`.
+pub fn js_number<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    let v = *value;
+    if v.fract() == 0.0 && v.abs() <= MAX_SAFE_MAGNITUDE as f64 {
+        // Exact: integral and within i64; negative zero is written `0`, as JavaScript does.
+        serializer.serialize_i64(v as i64)
+    } else {
+        serializer.serialize_f64(v)
+    }
+}
+
 /// A compact `serde_json` formatter writing floats as JavaScript does.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsFormatter;

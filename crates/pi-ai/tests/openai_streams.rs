@@ -178,7 +178,7 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     assert_eq!(run.message.stop_reason, StopReason::ToolUse);
     assert_eq!(
         (run.message.usage.input, run.message.usage.output),
-        (180, 60)
+        (180.0, 60.0)
     );
     assert_eq!(
         run.events,
@@ -267,7 +267,7 @@ fn bug07_tool_args_cut_by_length_end_with_length() {
     assert_eq!(c[0].2["path"], json!("/tmp/notes.txt"));
     assert_eq!(
         (run.message.usage.input, run.message.usage.output),
-        (120, 32)
+        (120.0, 32.0)
     );
     assert!(matches!(
         run.message.content[0],

@@ -197,10 +197,10 @@ impl GoogleMapper {
         let cached = n("cachedContentTokenCount");
         let thoughts = n("thoughtsTokenCount");
         let mut usage = Usage {
-            input: n("promptTokenCount").saturating_sub(cached),
+            input: n("promptTokenCount") - cached,
             output: n("candidatesTokenCount") + thoughts,
             cache_read: cached,
-            cache_write: 0,
+            cache_write: 0.0,
             cache_write_1h: None,
             reasoning: Some(thoughts),
             // pi builds this usage whole, `reasoning` before `totalTokens`.
@@ -213,16 +213,11 @@ impl GoogleMapper {
     }
 }
 
-/// A token count (`null`/absent/invalid → 0, as pi's `|| 0`).
-fn count(v: Option<&Value>) -> u64 {
-    v.and_then(|v| {
-        v.as_u64().or_else(|| {
-            v.as_f64()
-                .filter(|f| f.is_finite() && *f >= 0.0)
-                .map(|f| f as u64)
-        })
-    })
-    .unwrap_or(0)
+/// A token count as a JavaScript number (`null`/absent/invalid → 0, as pi's `|| 0`).
+fn count(v: Option<&Value>) -> f64 {
+    v.and_then(Value::as_f64)
+        .filter(|f| f.is_finite() && *f >= 0.0)
+        .unwrap_or(0.0)
 }
 
 /// `mapStopReason` over Gemini's `FinishReason` values; unknown ones fail the stream.

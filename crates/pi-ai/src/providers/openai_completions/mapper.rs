@@ -449,9 +449,8 @@ pub(crate) fn parse_usage(u: &Value, model: &Model) -> Usage {
         u.get("cached_tokens"),
     ]));
     let cache_write = tokens(details.and_then(|d| d.get("cache_write_tokens")));
-    let input = prompt
-        .saturating_sub(cache_read)
-        .saturating_sub(cache_write);
+    // `Math.max(0, prompt - cacheRead - cacheWrite)`, in doubles.
+    let input = (prompt - cache_read - cache_write).max(0.0);
     let output = tokens(u.get("completion_tokens"));
     let mut usage = Usage {
         input,

@@ -206,11 +206,12 @@ pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// A numeric field as JavaScript's `x || 0`, clamped to a token count.
-pub(crate) fn tokens(v: Option<&Value>) -> u64 {
+/// A numeric field as JavaScript's `x || 0`, clamped to a non-negative token count (a double,
+/// as in JavaScript).
+pub(crate) fn tokens(v: Option<&Value>) -> f64 {
     v.and_then(Value::as_f64)
         .filter(|f| f.is_finite() && *f > 0.0)
-        .map_or(0, |f| f as u64)
+        .unwrap_or(0.0)
 }
 
 /// `x ?? y`: the first value that is neither absent nor `null`.

@@ -607,9 +607,8 @@ fn parse_usage(u: &Value) -> Usage {
     let cached = tokens(details.and_then(|d| d.get("cached_tokens")));
     let cache_write = tokens(details.and_then(|d| d.get("cache_write_tokens")));
     Usage {
-        input: tokens(u.get("input_tokens"))
-            .saturating_sub(cached)
-            .saturating_sub(cache_write),
+        // `Math.max(0, input_tokens - cached - cacheWrite)`, in doubles.
+        input: (tokens(u.get("input_tokens")) - cached - cache_write).max(0.0),
         output: tokens(u.get("output_tokens")),
         cache_read: cached,
         cache_write,

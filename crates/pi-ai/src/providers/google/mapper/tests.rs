@@ -219,7 +219,7 @@ fn the_last_usage_metadata_replaces_usage() {
             u.reasoning,
             u.total_tokens
         ),
-        (400, 50, 600, 0, Some(30), 1050)
+        (400.0, 50.0, 600.0, 0.0, Some(30.0), 1050.0)
     );
     assert_eq!(u.cache_write_1h, None);
     assert_eq!(u.cost.cache_read, (0.3 / 1_000_000.0) * 600.0);
