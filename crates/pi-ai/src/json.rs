@@ -105,6 +105,16 @@ pub fn to_string<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String>
 /// Pretty-prints with 2-space indentation (as `JSON.stringify(v, null, 2)`) and JavaScript
 /// number spelling.
 pub fn to_string_pretty<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    to_writer_pretty(&mut out, value)?;
+    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
+/// [`to_string_pretty`] into a writer.
+pub fn to_writer_pretty<W: io::Write, T: ?Sized + Serialize>(
+    writer: W,
+    value: &T,
+) -> serde_json::Result<()> {
     struct Pretty<'a> {
         inner: serde_json::ser::PrettyFormatter<'a>,
     }
@@ -160,15 +170,59 @@ pub fn to_string_pretty<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<
             self.inner.end_object_value(w)
         }
     }
-    let mut out = Vec::new();
     let mut ser = Serializer::with_formatter(
-        &mut out,
+        writer,
         Pretty {
             inner: serde_json::ser::PrettyFormatter::with_indent(b"  "),
         },
     );
-    value.serialize(&mut ser)?;
-    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    value.serialize(&mut ser)
+}
+
+/// [`to_string_pretty`] cut to at most `max_bytes` (at a character boundary), without ever
+/// producing more than that: the text and whether it was cut. Serializing stops at the cap, so
+/// the cost is bounded by `max_bytes`, not by the value's size.
+pub fn to_string_pretty_capped<T: ?Sized + Serialize>(
+    value: &T,
+    max_bytes: usize,
+) -> (String, bool) {
+    struct Capped {
+        out: Vec<u8>,
+        cap: usize,
+        cut: bool,
+    }
+    impl io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let room = self.cap - self.out.len();
+            if buf.len() > room {
+                self.out.extend_from_slice(&buf[..room]);
+                self.cut = true;
+                return Err(io::Error::other("cap reached"));
+            }
+            self.out.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Capped {
+        out: Vec::new(),
+        cap: max_bytes,
+        cut: false,
+    };
+    let full = to_writer_pretty(&mut w, value);
+    let cut = w.cut || full.is_err();
+    let mut out = w.out;
+    // Cut at a character boundary (the serializer writes valid UTF-8).
+    let text = match String::from_utf8(out.clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            out.truncate(e.utf8_error().valid_up_to());
+            String::from_utf8(out).unwrap_or_default()
+        }
+    };
+    (text, cut)
 }
 
 #[allow(dead_code)]

@@ -19,6 +19,7 @@ mod event_queue;
 pub mod js_json_error;
 mod js_regex;
 pub mod json;
+pub mod json_depth;
 pub mod models;
 pub mod overflow;
 pub mod partial_json;

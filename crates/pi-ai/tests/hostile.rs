@@ -172,3 +172,181 @@ fn every_chunking_agrees_on_huge_usage() {
         assert!(tool_calls(&run(api, wire, &body, Chunking::Whole)).is_empty());
     }
 }
+
+/// A body with one tool call `t` whose arguments are the raw text `args` (Gemini: the text is
+/// parsed into the event, so it must be one JSON value there).
+fn tool_body(api: &str, args: &str) -> Vec<u8> {
+    match api {
+        "anthropic-messages" => sse(&[
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "m", "model": "m",
+                    "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta":
+                    {"type": "input_json_delta", "partial_json": args}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                    "usage": {"output_tokens": 2}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]),
+        "openai-completions" => {
+            let mut body = sse(&[
+                (
+                    "",
+                    json!({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [
+                        {"index": 0, "id": "call_1", "type": "function",
+                         "function": {"name": "t", "arguments": args}}]}}]}),
+                ),
+                (
+                    "",
+                    json!({"id": "c", "choices": [{"index": 0, "delta": {},
+                        "finish_reason": "tool_calls"}]}),
+                ),
+            ]);
+            body.extend_from_slice(b"data: [DONE]\n\n");
+            body
+        }
+        "openai-responses" => sse(&[
+            (
+                "response.output_item.added",
+                json!({"type": "response.output_item.added", "output_index": 0, "item":
+                    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "t",
+                     "arguments": ""}}),
+            ),
+            (
+                "response.function_call_arguments.delta",
+                json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+                    "delta": args}),
+            ),
+            (
+                "response.output_item.done",
+                json!({"type": "response.output_item.done", "output_index": 0, "item":
+                    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "t",
+                     "arguments": args}}),
+            ),
+            (
+                "response.completed",
+                json!({"type": "response.completed", "response": {"id": "r",
+                    "status": "completed", "output": [],
+                    "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}}),
+            ),
+        ]),
+        "google-generative-ai" => {
+            // Built as text: the arguments may nest deeper than `json!` or serde_json's
+            // default parser go.
+            let head = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"t","args":"#;
+            let tail = r#"}}]},"finishReason":"STOP"}]}"#;
+            format!("data: {head}{args}{tail}\n\n").into_bytes()
+        }
+        _ => unreachable!(),
+    }
+}
+
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "{\"a\":".repeat(levels), "}".repeat(levels))
+}
+
+/// Arguments 129 and 1,000 levels deep reach the message exactly on every API; 1,001 are `{}`
+/// with the depth error (the loop answers with a tool error naming the limit).
+#[test]
+fn deep_arguments_arrive_exactly_or_are_refused_on_every_api() {
+    use pi_ai::json_depth::MAX_ARGUMENT_DEPTH;
+    use pi_ai::partial_json::FinishError;
+    for (api, wire) in APIS {
+        for levels in [129, MAX_ARGUMENT_DEPTH] {
+            let text = nested(levels);
+            let o = run(api, wire, &tool_body(api, &text), Chunking::Bytes(4096));
+            let calls = tool_calls(&o);
+            assert_eq!(calls.len(), 1, "{api} {levels}");
+            assert_eq!(calls[0].arguments_error, None, "{api} {levels}");
+            assert_eq!(
+                pi_ai::json::to_string(&calls[0].arguments).unwrap(),
+                text,
+                "{api} {levels}"
+            );
+        }
+        let o = run(
+            api,
+            wire,
+            &tool_body(api, &nested(MAX_ARGUMENT_DEPTH + 1)),
+            Chunking::Whole,
+        );
+        let calls = tool_calls(&o);
+        assert_eq!(calls.len(), 1, "{api}");
+        assert!(calls[0].arguments.is_empty(), "{api}");
+        assert_eq!(
+            calls[0].arguments_error,
+            Some(FinishError::TooDeep { limit: 1_000 }),
+            "{api}"
+        );
+    }
+}
+
+/// A million levels of argument text: refused in linear time on the streamed APIs; for
+/// Gemini, whose arguments are inside the event, the event fails with the document limit.
+#[test]
+fn a_million_levels_cost_one_linear_pass() {
+    let text = "[".repeat(1_000_000);
+    for (api, wire) in APIS {
+        let o = run(api, wire, &tool_body(api, &text), Chunking::Whole);
+        if api == "google-generative-ai" {
+            assert_eq!(
+                o.message.error_message.as_deref(),
+                Some("JSON nested deeper than 1064 levels")
+            );
+            continue;
+        }
+        let calls = tool_calls(&o);
+        assert_eq!(calls.len(), 1, "{api}");
+        assert!(calls[0].arguments.is_empty(), "{api}");
+        assert!(calls[0].arguments_error.is_some(), "{api}");
+    }
+}
+
+/// `{"a":"x"}{"b":2}` and truncated arguments are refused on every streamed API (pi executes
+/// the first object); Gemini's non-object arguments likewise.
+#[test]
+fn arguments_that_are_not_one_object_are_refused_on_every_api() {
+    use pi_ai::partial_json::FinishError;
+    for (api, wire) in APIS {
+        if api == "google-generative-ai" {
+            let o = run(api, wire, &tool_body(api, "[1,2]"), Chunking::Whole);
+            assert_eq!(
+                tool_calls(&o)[0].arguments_error,
+                Some(FinishError::NotAnObject)
+            );
+            continue;
+        }
+        for text in [r#"{"a":"x"}{"b":2}"#, r#"{"a":"x""#] {
+            for c in CHUNKINGS {
+                let o = run(api, wire, &tool_body(api, text), c);
+                let calls = tool_calls(&o);
+                assert_eq!(calls.len(), 1, "{api} {text}");
+                assert_eq!(
+                    calls[0].arguments_error,
+                    Some(FinishError::Invalid),
+                    "{api} {text} {c:?}"
+                );
+                // The message keeps pi's lenient reading.
+                assert_eq!(Value::Object(calls[0].arguments.clone()), json!({"a": "x"}));
+            }
+        }
+        let o = run(api, wire, &tool_body(api, r#"{"a":"x"}"#), Chunking::Whole);
+        assert_eq!(tool_calls(&o)[0].arguments_error, None, "{api}");
+    }
+}

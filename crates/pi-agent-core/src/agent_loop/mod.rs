@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 pub use config::*;
 pub use response::NO_TERMINAL_EVENT;
 pub use tool_call::{
-    OPERATION_ABORTED, TOOL_BLOCKED, error_tool_result, tool_not_found_text, truncated_call_text,
+    OPERATION_ABORTED, TOOL_BLOCKED, error_tool_result, invalid_arguments_text,
+    tool_not_found_text, truncated_call_text,
 };
 
 use crate::error::{AgentError, HookError, guarded};

@@ -311,8 +311,9 @@ impl AnthropicMapper {
                     partial,
                 }),
                 Some(AssistantContent::ToolCall(tc)) => {
-                    if let Some(args) = final_args {
+                    if let Some((args, error)) = final_args {
                         tc.arguments = args;
+                        tc.arguments_error = error;
                     }
                     Some(Ev::ToolcallEnd {
                         content_index,

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
+use crate::json_depth::{MAX_ARGUMENT_DEPTH, value_depth};
+use crate::partial_json::FinishError;
 use crate::providers::StreamMapper;
 use crate::sse::SseEvent;
 use crate::types::{
@@ -144,9 +146,18 @@ impl GoogleMapper {
             .get("id")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let arguments = match call.get("args") {
-            Some(Value::Object(m)) => m.clone(),
-            _ => Map::new(),
+        // Whole objects inside the event (already parsed within the document limit): refused
+        // past the argument limit, and when not an object (pi would pass that value on).
+        let (arguments, arguments_error) = match call.get("args") {
+            Some(Value::Object(m)) if value_depth_exceeds(m) => (
+                Map::new(),
+                Some(FinishError::TooDeep {
+                    limit: MAX_ARGUMENT_DEPTH,
+                }),
+            ),
+            Some(Value::Object(m)) => (m.clone(), None),
+            None | Some(Value::Null) => (Map::new(), None),
+            Some(_) => (Map::new(), Some(FinishError::NotAnObject)),
         };
         let thought_signature = part
             .get("thoughtSignature")
@@ -168,6 +179,7 @@ impl GoogleMapper {
                 arguments,
                 thought_signature,
                 namespace: None,
+                arguments_error,
             }));
             m.content.len() - 1
         });
@@ -252,8 +264,7 @@ impl StreamMapper for GoogleMapper {
         }
         // The SDK hands each `data:` payload on unparsed; pi's `JSON.parse` of it throws V8's
         // `SyntaxError` message.
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| crate::js_json_error::json_parse_message(data, &e))?;
+        let chunk: Value = crate::json_depth::parse_event_data(data)?;
         if let Some(id) = chunk
             .get("responseId")
             .and_then(Value::as_str)
@@ -320,6 +331,12 @@ impl StreamMapper for GoogleMapper {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether arguments nest deeper than [`MAX_ARGUMENT_DEPTH`] (the object itself is level 1).
+fn value_depth_exceeds(args: &Map<String, Value>) -> bool {
+    args.values()
+        .any(|v| value_depth(v) + 1 > MAX_ARGUMENT_DEPTH)
 }
 
 #[cfg(test)]

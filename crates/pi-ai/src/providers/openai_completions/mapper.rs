@@ -10,12 +10,12 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::details::ReasoningDetails;
 use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::partial_json::{PartialJsonParser, parse_streaming_json};
+use crate::partial_json::PartialJsonParser;
 use crate::providers::StreamMapper;
 use crate::providers::tool_ids::ToolCallIds;
 use crate::sse::SseEvent;
@@ -353,16 +353,18 @@ impl CompletionsMapper {
     /// final argument parse).
     fn finish_blocks(&mut self, out: &mut Vec<Ev>) {
         self.apply_details();
-        let finals: HashMap<usize, Map<String, Value>> = self
+        let mut finals: HashMap<usize, _> = self
             .tools
             .iter()
-            .map(|t| (t.content_index, parse_streaming_json(t.args.buffer())))
+            .map(|t| (t.content_index, t.args.final_arguments()))
             .collect();
-        let mut finals = finals;
         let content = self.partial.update(|m| {
             for (i, block) in m.content.iter_mut().enumerate() {
-                if let (AssistantContent::ToolCall(tc), Some(args)) = (block, finals.remove(&i)) {
+                if let (AssistantContent::ToolCall(tc), Some((args, error))) =
+                    (block, finals.remove(&i))
+                {
                     tc.arguments = args;
+                    tc.arguments_error = error;
                 }
             }
             m.content.clone()

@@ -35,15 +35,19 @@ pub(crate) fn decode_data(data: &str) -> Result<SseData, (String, Option<Value>)
     if data.is_empty() {
         return Ok(SseData::Skip);
     }
-    let value: Value = match serde_json::from_str(data) {
+    use crate::json_depth::{DeepJsonError, MAX_DOCUMENT_DEPTH, from_str};
+    let value: Value = match from_str(data, MAX_DOCUMENT_DEPTH) {
         Ok(v) => v,
+        Err(e @ DeepJsonError::TooDeep { .. }) => return Err((e.to_string(), None)),
         // JavaScript accepts unpaired surrogate escapes (`"\ud83d"`); serde_json does not.
         // Rust strings cannot hold them, so they are dropped, as pi's `sanitizeSurrogates`
         // would drop them later.
-        Err(e) => match crate::transform::sanitize_json_surrogates(data) {
-            std::borrow::Cow::Owned(clean) => {
-                serde_json::from_str(&clean).map_err(|e| (json_error_text(&clean, &e), None))?
-            }
+        Err(DeepJsonError::Json(e)) => match crate::transform::sanitize_json_surrogates(data) {
+            std::borrow::Cow::Owned(clean) => match from_str(&clean, MAX_DOCUMENT_DEPTH) {
+                Ok(v) => v,
+                Err(DeepJsonError::Json(e)) => return Err((json_error_text(&clean, &e), None)),
+                Err(e) => return Err((e.to_string(), None)),
+            },
             std::borrow::Cow::Borrowed(_) => return Err((json_error_text(data, &e), None)),
         },
     };

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::partial_json::{PartialJsonParser, parse_streaming_json};
+use crate::partial_json::PartialJsonParser;
 use crate::providers::StreamMapper;
 use crate::providers::openai_completions::sdk::{
     self, SseData, js_json, js_string, str_field, tokens, truthy,
@@ -96,6 +96,7 @@ impl ResponsesMapper {
                     arguments: Map::new(),
                     thought_signature: None,
                     namespace: str_field(item, "namespace").map(str::to_owned),
+                    arguments_error: None,
                 }));
                 out.push(Ev::ToolcallStart {
                     content_index: i,
@@ -293,11 +294,14 @@ impl ResponsesMapper {
                     None if !scratch.buffer().is_empty() => scratch.buffer().to_owned(),
                     None => "{}".to_owned(),
                 };
-                let args = parse_streaming_json(&source);
+                let mut parser = PartialJsonParser::new();
+                parser.push(&source);
+                let (args, error) = parser.final_arguments();
                 let namespace = str_field(item, "namespace").map(str::to_owned);
                 let tool_call = self.partial.update(|m| match m.content.get_mut(i) {
                     Some(AssistantContent::ToolCall(tc)) => {
                         tc.arguments = args;
+                        tc.arguments_error = error;
                         if namespace.is_some() {
                             tc.namespace = namespace;
                         }
