@@ -1,7 +1,8 @@
-//! Every recorded stream of `anthropic-messages` and `google-generative-ai` (vendored from
-//! the shared `streams/` folder) replayed whole, line by line, and in 1-byte and 7-byte reads:
-//! the final message equals the reference's `message` (timestamp and cost left out, Google's
-//! synthesized ids as `<generated>`) and the event sequence equals its `events`.
+//! Every recorded stream of the wire APIs (vendored from the shared `streams/` folder and from
+//! public fixtures, see each folder's `SOURCES.md`) replayed whole, line by line, and in 1-byte
+//! and 7-byte reads: the final message equals the reference's `message` (timestamp and cost
+//! left out, Google's synthesized ids as `<generated>`) and the event sequence equals its
+//! `events`.
 
 use crate::anthropic_google_support;
 
@@ -113,4 +114,13 @@ fn google_function_call_ids_are_synthesized_with_name_time_and_counter() {
     let ms: i64 = parts[1].parse().unwrap();
     assert!(ms >= before && ms <= pi_ai::now_ms(), "{id}");
     assert!(parts[0].parse::<u64>().unwrap() >= 1, "{id}");
+}
+
+#[test]
+fn azure_recorded_streams() {
+    all(
+        &pi_ai::providers::AzureOpenAiResponses::default(),
+        "azure-openai-responses",
+        &["reasoning-encrypted-content", "text", "tool-call"],
+    );
 }

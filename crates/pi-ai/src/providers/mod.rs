@@ -121,15 +121,19 @@ pub trait WireApi: Send + Sync + 'static {
 }
 
 pub mod anthropic;
+pub mod azure_openai_responses;
 mod constrained;
 pub mod google;
 mod json_args;
+pub mod provider_env;
 pub mod request_headers;
 pub mod simple_options;
 mod tool_ids;
 
 pub use anthropic::{AnthropicMessages, anthropic};
+pub use azure_openai_responses::{AzureOpenAiResponses, azure_openai_responses};
 pub use google::{GoogleGenerativeAi, google};
+pub use provider_env::ProviderEnv;
 pub mod openai_completions;
 pub mod openai_responses;
 pub use openai_completions::{OpenAiCompletions, openai_completions};
