@@ -114,6 +114,24 @@ const cases = [
     env: { AZURE_OPENAI_API_VERSION: "2025-04-01-preview" },
     options: { apiKey: "azure-key" },
   },
+  {
+    name: "mistral-conversations",
+    module: "api/mistral-conversations.js",
+    model: mkModel("mistral-conversations", "mistral", "magistral-medium-latest", `${base}`),
+    // A foreign tool-call id (from another provider) is rewritten to nine letters and digits.
+    foreign: true,
+    callId: "call_abc|fc_123",
+    env: {},
+    options: { apiKey: "mistral-key", sessionId: "session-1", maxTokens: 1000, promptMode: "reasoning", temperature: 0.3, toolChoice: "any" },
+  },
+  {
+    name: "mistral-conversations-effort",
+    module: "api/mistral-conversations.js",
+    model: mkModel("mistral-conversations", "mistral", "mistral-small-latest", `${base}/`, { input: ["text"] }),
+    callId: "abcdefghi",
+    env: {},
+    options: { apiKey: "mistral-key", sessionId: "session-2", cacheRetention: "none", reasoningEffort: "high" },
+  },
 ];
 
 const only = process.argv[2];
@@ -127,6 +145,10 @@ for (const c of cases) {
   }
   const model = c.model;
   const ctx = context({ ...model, callId: c.callId, sig: c.sig });
+  if (c.foreign) {
+    const a = ctx.messages[1];
+    Object.assign(a, { api: "openai-responses", provider: "openai", model: "gpt-5" });
+  }
   const mod = await import(path.join(PI_AI, "dist", c.module));
   captured = null;
   const events = [];

@@ -124,3 +124,12 @@ fn azure_recorded_streams() {
         &["reasoning-encrypted-content", "text", "tool-call"],
     );
 }
+
+#[test]
+fn mistral_recorded_streams() {
+    all(
+        &pi_ai::providers::MistralConversations,
+        "mistral-conversations",
+        &["incremental-tool-call", "reasoning", "text", "tool-call"],
+    );
+}

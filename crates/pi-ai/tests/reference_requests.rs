@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use pi_ai::providers::{AzureOpenAiResponses, ProviderEnv, WireApi};
+use pi_ai::providers::{AzureOpenAiResponses, MistralConversations, ProviderEnv, WireApi};
 use pi_ai::types::{Context, Model, StreamOptions, ThinkingLevel};
 use serde_json::Value;
 
@@ -34,15 +34,22 @@ fn load(name: &str) -> Case {
     let model: Model = serde_json::from_value(record["model"].clone()).unwrap();
     let context: Context = serde_json::from_value(record["context"].clone()).unwrap();
     let o = &record["options"];
+    // pi's `stream` takes the provider's own reasoning option (`reasoningEffort`,
+    // `promptMode: "reasoning"`), which pi-rs derives from `reasoning`.
     let level = ["reasoningEffort", "reasoning"]
         .iter()
         .find_map(|k| o.get(*k))
-        .map(|v| serde_json::from_value::<ThinkingLevel>(v.clone()).unwrap());
+        .map(|v| serde_json::from_value::<ThinkingLevel>(v.clone()).unwrap())
+        .or_else(|| o.get("promptMode").map(|_| ThinkingLevel::Medium));
     let options = StreamOptions {
         session_id: o["sessionId"].as_str().map(str::to_owned),
         max_tokens: o["maxTokens"].as_u64(),
         temperature: o["temperature"].as_f64(),
         reasoning: level,
+        tool_choice: o.get("toolChoice").cloned(),
+        cache_retention: o
+            .get("cacheRetention")
+            .map(|v| serde_json::from_value(v.clone()).unwrap()),
         ..Default::default()
     };
     let env = ProviderEnv::fixed(
@@ -99,5 +106,17 @@ fn azure_openai_responses_request_matches_pi() {
         let case = load(name);
         let api = AzureOpenAiResponses::with_env(case.env.clone());
         check(&api, &case, &["api-key", "content-type", "accept"]);
+    }
+}
+
+#[test]
+fn mistral_conversations_request_matches_pi() {
+    for name in ["mistral-conversations", "mistral-conversations-effort"] {
+        let case = load(name);
+        check(
+            &MistralConversations,
+            &case,
+            &["authorization", "content-type", "accept", "x-affinity"],
+        );
     }
 }

@@ -74,6 +74,7 @@ fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
         super::openai_completions::openai_completions(),
         super::openai_responses::openai_responses(),
         super::azure_openai_responses::azure_openai_responses(),
+        super::mistral::mistral_conversations(),
     ]
 }
 
