@@ -110,12 +110,16 @@ for (const [folder, cfg] of Object.entries(folders)) {
     }
     const message = { role: "assistant", ...JSON.parse(JSON.stringify(final)) };
     delete message.timestamp;
+    // Gemini tool-call ids pi synthesizes (`<name>_<epoch ms>_<counter>`) vary per run.
+    for (const block of message.content ?? []) {
+      if (block.type === "toolCall" && /_\d{10,}_\d+$/.test(block.id)) block.id = "<generated>";
+    }
     if (message.usage) delete message.usage.cost;
     const record = {
       case: `${folder}/${name}`,
       source: `see SOURCES.md`,
       framing: cfg.framing,
-      reference_impl: "@earendil-works/pi-ai 0.85.1 (installed), its own stream function against a loopback server (xtask/reference/replay-streams.mjs); timestamp and usage.cost removed",
+      reference_impl: "@earendil-works/pi-ai 0.85.1 (installed), its own stream function against a loopback server (xtask/reference/replay-streams.mjs); timestamp and usage.cost removed; synthesised Gemini tool-call ids as \"<generated>\"",
       replay_model: { api: model.api, provider: model.provider, model: model.id },
       events: summary(events),
       message,

@@ -23,3 +23,4 @@ mod reference_requests;
 mod robustness;
 mod sse;
 mod validation;
+mod vertex_adc;

@@ -133,3 +133,17 @@ fn mistral_recorded_streams() {
         &["incremental-tool-call", "reasoning", "text", "tool-call"],
     );
 }
+
+#[test]
+fn vertex_recorded_streams() {
+    all(
+        &pi_ai::providers::GoogleVertex::default(),
+        "google-vertex",
+        &[
+            "reasoning",
+            "text",
+            "tool-call",
+            "tool-call-arguments-in-parts",
+        ],
+    );
+}

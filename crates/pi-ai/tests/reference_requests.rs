@@ -8,7 +8,9 @@
 
 use std::path::Path;
 
-use pi_ai::providers::{AzureOpenAiResponses, MistralConversations, ProviderEnv, WireApi};
+use pi_ai::providers::{
+    AzureOpenAiResponses, GoogleVertex, MistralConversations, ProviderEnv, WireApi,
+};
 use pi_ai::types::{Context, Model, StreamOptions, ThinkingLevel};
 use serde_json::Value;
 
@@ -40,7 +42,12 @@ fn load(name: &str) -> Case {
         .iter()
         .find_map(|k| o.get(*k))
         .map(|v| serde_json::from_value::<ThinkingLevel>(v.clone()).unwrap())
-        .or_else(|| o.get("promptMode").map(|_| ThinkingLevel::Medium));
+        .or_else(|| o.get("promptMode").map(|_| ThinkingLevel::Medium))
+        // Gemini's `thinking: {enabled, level | budgetTokens}`: the cases use the budget or
+        // level that `reasoning: medium` resolves to.
+        .or_else(|| {
+            (o["thinking"]["enabled"] == Value::Bool(true)).then_some(ThinkingLevel::Medium)
+        });
     let options = StreamOptions {
         session_id: o["sessionId"].as_str().map(str::to_owned),
         max_tokens: o["maxTokens"].as_u64(),
@@ -76,6 +83,7 @@ fn check(api: &dyn WireApi, case: &Case, headers: &[&str]) {
         .build_request(&case.model, &case.context, &case.options, &case.api_key)
         .unwrap();
     let want = &case.request;
+    // Captured URLs are paths on the capture server, or the full URL of a Google host.
     let url = built.url.strip_prefix(BASE).unwrap_or(&built.url);
     assert_eq!(url, want["url"].as_str().unwrap());
     assert_eq!(built.body, want["body"], "body");
@@ -117,6 +125,33 @@ fn mistral_conversations_request_matches_pi() {
             &MistralConversations,
             &case,
             &["authorization", "content-type", "accept", "x-affinity"],
+        );
+    }
+}
+
+#[test]
+fn google_vertex_request_matches_pi() {
+    for (name, headers) in [
+        (
+            "google-vertex-api-key",
+            &["x-goog-api-key", "content-type"][..],
+        ),
+        ("google-vertex-adc", &["content-type"][..]),
+        ("google-vertex-adc-global", &["content-type"][..]),
+        ("google-vertex-custom-base", &["content-type"][..]),
+    ] {
+        let case = load(name);
+        let api = GoogleVertex::with_env(case.env.clone());
+        check(&api, &case, headers);
+        // With ADC the bearer token is added when the request is sent (see `vertex_adc`).
+        let built = api
+            .build_request(&case.model, &case.context, &case.options, &case.api_key)
+            .unwrap();
+        let has_key = built.headers.iter().any(|(k, _)| k == "x-goog-api-key");
+        assert_eq!(
+            has_key,
+            case.request["headers"].get("x-goog-api-key").is_some(),
+            "{name}"
         );
     }
 }

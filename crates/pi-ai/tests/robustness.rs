@@ -18,7 +18,8 @@ use common::data;
 use pi_ai::providers::openai_completions::OpenAiCompletions;
 use pi_ai::providers::openai_responses::OpenAiResponses;
 use pi_ai::providers::{
-    AnthropicMessages, AzureOpenAiResponses, GoogleGenerativeAi, MistralConversations, WireApi,
+    AnthropicMessages, AzureOpenAiResponses, GoogleGenerativeAi, GoogleVertex,
+    MistralConversations, WireApi,
 };
 use pi_ai::sse::{SseEvent, parse_all};
 use pi_ai::validation::{check, validate_arguments, validation_issues};
@@ -28,8 +29,9 @@ use serde_json::Value;
 
 static AZURE: std::sync::LazyLock<AzureOpenAiResponses> =
     std::sync::LazyLock::new(AzureOpenAiResponses::default);
+static VERTEX: std::sync::LazyLock<GoogleVertex> = std::sync::LazyLock::new(GoogleVertex::default);
 
-fn apis() -> [&'static dyn WireApi; 6] {
+fn apis() -> [&'static dyn WireApi; 7] {
     [
         &AnthropicMessages,
         &GoogleGenerativeAi,
@@ -37,6 +39,7 @@ fn apis() -> [&'static dyn WireApi; 6] {
         &OpenAiResponses,
         &MistralConversations,
         &*AZURE,
+        &*VERTEX,
     ]
 }
 
@@ -56,7 +59,7 @@ const EVENT_NAMES: [&str; 13] = [
     "",
 ];
 
-const RECORDED: [&str; 9] = [
+const RECORDED: [&str; 10] = [
     "sse/streams/openai-completions/parallel-tool-calls-usage-chunk.sse",
     "sse/streams/openai-completions/groq-reasoning-then-whole-tool-call.sse",
     "sse/streams/openai-responses/reasoning-summary-then-text-utf8.sse",
@@ -66,6 +69,7 @@ const RECORDED: [&str; 9] = [
     "streams/mistral-conversations/incremental-tool-call.sse",
     "streams/mistral-conversations/reasoning.sse",
     "streams/azure-openai-responses/reasoning-encrypted-content.sse",
+    "streams/google-vertex/tool-call-arguments-in-parts.sse",
 ];
 
 fn recorded_payloads() -> Vec<SseEvent> {
@@ -267,6 +271,7 @@ fn recorded_streams_satisfy_the_block_invariants() {
         (apis[4], RECORDED[6]),
         (apis[4], RECORDED[7]),
         (apis[5], RECORDED[8]),
+        (apis[6], RECORDED[9]),
     ] {
         let events = parse_all(&data(path));
         assert!(!events.is_empty(), "{path}");

@@ -44,7 +44,7 @@ use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::{StreamMapper, WireApi, WireRequest};
+use super::{OutgoingRequest, StreamMapper, WireApi, WireRequest};
 use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::sse::{SseEvent, SseParser};
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
@@ -122,6 +122,7 @@ pub fn stream_wire(
     let built = api.build_request(model, context, &options, &api_key);
     let run = Run {
         api,
+        api_key,
         model: model.clone(),
         options,
         signal,
@@ -136,6 +137,8 @@ pub fn stream_wire(
 /// One request in flight.
 struct Run {
     api: Arc<dyn WireApi>,
+    /// The resolved key, for [`WireApi::authorize`].
+    api_key: String,
     model: Model,
     options: StreamOptions,
     /// The caller's token: decides `aborted` vs `error`.
@@ -193,10 +196,21 @@ impl Run {
             body = replacement;
         }
         let body = Bytes::from(crate::json::to_vec(&body).map_err(|e| e.to_string())?);
-        let headers = header_map(&request.headers)?;
-        let response = self
-            .send_with_retries(&request.url, &headers, &body)
-            .await?;
+        let mut outgoing = OutgoingRequest {
+            url: request.url,
+            headers: request.headers,
+            body,
+        };
+        let auth = self.api.authorize(&self.api_key, &outgoing);
+        let extra = tokio::select! {
+            biased;
+            _ = self.token.cancelled() => return Err(REQUEST_ABORTED.to_owned()),
+            extra = auth => extra?,
+        };
+        outgoing.headers.extend(extra);
+        let OutgoingRequest { url, headers, body } = outgoing;
+        let headers = header_map(&headers)?;
+        let response = self.send_with_retries(&url, &headers, &body).await?;
         if let Some(on_response) = self.options.on_response.clone() {
             on_response(response_info(&response), self.model.clone()).await?;
         }

@@ -75,6 +75,7 @@ fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
         super::openai_responses::openai_responses(),
         super::azure_openai_responses::azure_openai_responses(),
         super::mistral::mistral_conversations(),
+        super::google_vertex::google_vertex(),
     ]
 }
 

@@ -31,20 +31,22 @@ enum Kind {
 }
 
 /// Maps one Gemini response onto the partial message.
-pub(super) struct GoogleMapper {
+pub(crate) struct GoogleMapper {
     partial: PartialMessage,
     model: Model,
     /// The open text/thinking block: its kind and content index.
     current: Option<(Kind, usize)>,
+    flavor: super::Flavor,
 }
 
 impl GoogleMapper {
     /// A mapper writing into `partial` for `model`.
-    pub fn new(model: &Model, partial: PartialMessage) -> Self {
+    pub fn new(model: &Model, partial: PartialMessage, flavor: super::Flavor) -> Self {
         GoogleMapper {
             partial,
             model: model.clone(),
             current: None,
+            flavor,
         }
     }
 
@@ -317,7 +319,12 @@ impl StreamMapper for GoogleMapper {
             (m.stop_reason, m.raw_stop_reason.clone())
         };
         match reason {
-            StopReason::Pending => Err("Google stream ended without a finish reason".into()),
+            StopReason::Pending => Err(match self.flavor {
+                super::Flavor::Gemini => "Google stream ended without a finish reason".into(),
+                super::Flavor::Vertex => {
+                    "Google Vertex stream ended without a finish reason".into()
+                }
+            }),
             StopReason::Error | StopReason::Aborted => Err(match raw {
                 Some(raw) => format!("Provider stopped with: {raw}"),
                 None => "An unknown error occurred".into(),
