@@ -73,13 +73,25 @@ pub const TERMINATED: &str = "terminated";
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
 
 static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+    // The proxy is chosen per request from the environment as pi-ai does (`proxy` module);
+    // a setting it rejects fails the request before this closure is asked (`send_with_retries`).
+    let proxy = reqwest::Proxy::custom(|url| {
+        super::proxy::proxy_for(url, &super::provider_env::ProviderEnv::Process)
+            .ok()
+            .flatten()
+    });
     reqwest::Client::builder()
+        .proxy(proxy)
         .build()
         .map_err(|e| e.to_string())
 });
 
 /// The process-wide HTTP client shared by every request (connection pool, TLS config), or
 /// `None` when it could not be built (no TLS backend).
+///
+/// It trusts the Mozilla roots (`webpki-roots`) and the system's (`rustls-native-certs`: the
+/// platform store, or the PEM file `SSL_CERT_FILE` / directory `SSL_CERT_DIR` name instead),
+/// and sends each request through the proxy [`super::proxy::proxy_for`] picks.
 pub fn http_client() -> Option<&'static reqwest::Client> {
     CLIENT.as_ref().ok()
 }
@@ -239,10 +251,12 @@ impl Run {
         let Some(client) = http_client() else {
             return Err(self.api.connection_error_text().to_owned());
         };
-        if reqwest::Url::parse(url).is_err() {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
             // The SDKs build the URL with `new URL(…)` before any request (not retried).
             return Err(INVALID_URL.to_owned());
-        }
+        };
+        // An unusable proxy setting fails here, unsent, instead of silently going direct.
+        super::proxy::proxy_for(&parsed, &super::provider_env::ProviderEnv::Process)?;
         let max_retries = self.options.max_retries.unwrap_or(0);
         let mut remaining = max_retries;
         loop {

@@ -165,6 +165,7 @@ pub mod google_vertex;
 mod json_args;
 pub mod mistral;
 pub mod provider_env;
+pub mod proxy;
 pub mod request_headers;
 pub mod simple_options;
 mod tool_ids;
