@@ -6,6 +6,7 @@
 //! re-serialized), a caller cancel mid-stream `This operation was aborted` (Corrections box).
 
 pub(crate) mod mapper;
+mod partial_args;
 pub(crate) mod request;
 mod thinking;
 #[cfg(test)]
