@@ -20,6 +20,8 @@ mod openai_requests_responses;
 mod openai_streams;
 mod partial_json;
 mod recorded_streams;
+mod reference_requests;
 mod robustness;
 mod sse;
 mod validation;
+mod vertex_adc;

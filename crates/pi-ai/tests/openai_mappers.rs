@@ -639,3 +639,42 @@ fn responses_a_replaced_item_is_ended() {
         ]
     );
 }
+
+/// A compatible server sending `delta.content` as typed chunks (Mistral's shape): text and
+/// thinking parts become text and thinking, other kinds are skipped; a plain string still
+/// works beside them. pi 0.85.1 appends the array itself to the text (`[object Object]`).
+#[test]
+fn completions_typed_content_chunks_are_text_and_thinking() {
+    let o = completions(
+        &[
+            chunk(
+                json!({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me"}, {"text": " see."}]}]}),
+                None,
+            ),
+            chunk(
+                json!({"content": ["He", {"type": "text", "text": "llo"}, {"type": "image_url", "image_url": "x"}, {"type": "thinking", "thinking": ""}]}),
+                None,
+            ),
+            chunk(
+                json!({"content": [{"type": "thinking", "thinking": " More."}]}),
+                None,
+            ),
+            chunk(json!({"content": "!"}), Some("stop")),
+        ],
+        true,
+    );
+    o.result.unwrap();
+    assert_eq!(o.message.text(), "Hello!");
+    let thinking: Vec<&str> = o
+        .message
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            AssistantContent::Thinking(t) => Some(t.thinking.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thinking, ["Let me see. More."]);
+    assert!(!o.message.text().contains("[object"));
+    assert_eq!(o.message.stop_reason, StopReason::Stop);
+}

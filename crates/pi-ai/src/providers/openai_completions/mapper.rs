@@ -134,8 +134,12 @@ impl CompletionsMapper {
         let Some(delta) = choice.get("delta").filter(|d| truthy(d)) else {
             return;
         };
-        if let Some(text) = str_field(delta, "content").filter(|s| !s.is_empty()) {
-            self.text_delta(text, out);
+        match delta.get("content") {
+            Some(Value::String(text)) if !text.is_empty() => self.text_delta(text, out),
+            // Some compatible servers (Mistral's, for one) send typed chunks instead of a
+            // string; pi appends the array itself to the text (`[object Object]`).
+            Some(Value::Array(items)) => self.content_chunks(items, out),
+            _ => {}
         }
         if let Some((field, text)) = ["reasoning_content", "reasoning", "reasoning_text"]
             .iter()
@@ -166,6 +170,42 @@ impl CompletionsMapper {
                 self.details
                     .get_or_insert_with(ReasoningDetails::default)
                     .append(obj);
+            }
+        }
+    }
+
+    /// `delta.content` as typed chunks: strings and `{type: "text", text}` are text,
+    /// `{type: "thinking", thinking}` (a string, or parts with `text`) is thinking; other
+    /// kinds (images, references) carry nothing a message keeps.
+    fn content_chunks(&mut self, items: &[Value], out: &mut Vec<Ev>) {
+        for item in items {
+            match item {
+                Value::String(text) if !text.is_empty() => self.text_delta(text, out),
+                Value::Object(chunk) => match chunk.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(text) = chunk.get("text").and_then(Value::as_str)
+                            && !text.is_empty()
+                        {
+                            self.text_delta(text, out);
+                        }
+                    }
+                    Some("thinking") => {
+                        let text: String = match chunk.get("thinking") {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(Value::Array(parts)) => parts
+                                .iter()
+                                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                                .collect(),
+                            _ => String::new(),
+                        };
+                        if !text.is_empty() {
+                            // No reasoning field to replay it under: the signature stays empty.
+                            self.thinking_delta("", &text, out);
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {}
             }
         }
     }

@@ -154,7 +154,7 @@ pub(crate) fn append_raw_metadata(text: &mut String, error: Option<&Value>) {
 }
 
 /// `truncateErrorText`: keep `max` UTF-16 units and say how many were cut.
-fn truncate_utf16(text: &str, max: usize) -> String {
+pub(crate) fn truncate_utf16(text: &str, max: usize) -> String {
     let total: usize = text.encode_utf16().count();
     if total <= max {
         return text.to_owned();

@@ -39,6 +39,8 @@ pub struct ResponsesMapper {
     done: bool,
     /// The `service_tier` the request asked for (used when the response names none).
     requested_tier: Option<String>,
+    /// The failure text when the terminal event left no stop reason.
+    pending_text: &'static str,
 }
 
 impl ResponsesMapper {
@@ -53,7 +55,16 @@ impl ResponsesMapper {
             saw_terminal: false,
             done: false,
             requested_tier,
+            pending_text: "OpenAI Responses stream ended without a stop reason",
         }
+    }
+
+    /// The same mapper failing with `text` when the terminal event leaves no stop reason
+    /// (each adapter names itself there, e.g. `Azure OpenAI Responses stream ended without a
+    /// stop reason`).
+    pub fn with_pending_text(mut self, text: &'static str) -> Self {
+        self.pending_text = text;
+        self
     }
 
     fn push_block(&mut self, block: AssistantContent) -> usize {
@@ -535,9 +546,7 @@ impl StreamMapper for ResponsesMapper {
             .partial
             .update(|m: &mut AssistantMessage| (m.stop_reason, m.error_message.clone()));
         match stop {
-            StopReason::Pending => {
-                Err("OpenAI Responses stream ended without a stop reason".to_owned())
-            }
+            StopReason::Pending => Err(self.pending_text.to_owned()),
             StopReason::Aborted | StopReason::Error => {
                 Err(error.unwrap_or_else(|| "An unknown error occurred".to_owned()))
             }

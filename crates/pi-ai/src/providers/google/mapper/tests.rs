@@ -45,7 +45,7 @@ fn parts(parts: serde_json::Value, finish: Option<&str>) -> SseEvent {
 fn run(events: &[SseEvent]) -> Run {
     let m = model();
     let partial = PartialMessage::new(AssistantMessage::empty(&m.api, &m.provider, &m.id));
-    let mut mapper = GoogleMapper::new(&m, partial.clone());
+    let mut mapper = GoogleMapper::new(&m, partial.clone(), super::super::Flavor::Gemini);
     let mut out = Vec::new();
     let mut result = Ok(());
     for e in events {
