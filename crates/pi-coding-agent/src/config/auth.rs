@@ -285,6 +285,18 @@ impl AuthStorage {
         parse_credential(provider, self.data.get(provider)?).ok()
     }
 
+    /// The stored OAuth entry of a provider, as stored.
+    pub fn oauth_entry(&self, provider: &str) -> Option<&Map<String, Value>> {
+        let entry = self.data.get(provider)?.as_object()?;
+        matches!(self.credential(provider)?, Credential::OAuth(_)).then_some(entry)
+    }
+
+    /// Replaces a provider's entry in memory only (after [`super::oauth::refresh_stored`]
+    /// wrote it to the file).
+    pub fn replace_in_memory(&mut self, provider: &str, entry: Map<String, Value>) {
+        self.data.insert(provider.to_owned(), Value::Object(entry));
+    }
+
     /// The stored key, resolved: api_key → `key` via the value resolver (with the credential's
     /// `env`); oauth → the `access` token. `None` when absent or unresolvable.
     pub fn stored_api_key(&self, provider: &str) -> Option<String> {
