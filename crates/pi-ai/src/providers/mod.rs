@@ -130,6 +130,7 @@ mod tool_ids;
 
 pub use anthropic::{AnthropicMessages, anthropic};
 pub use google::{GoogleGenerativeAi, google};
+pub mod openai_codex;
 pub mod openai_completions;
 pub mod openai_responses;
 pub use openai_completions::{OpenAiCompletions, openai_completions};

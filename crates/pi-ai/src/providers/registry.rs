@@ -73,6 +73,7 @@ fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
         Arc::new(super::google::GoogleGenerativeAi),
         super::openai_completions::openai_completions(),
         super::openai_responses::openai_responses(),
+        super::openai_codex::openai_codex_responses(),
     ]
 }
 

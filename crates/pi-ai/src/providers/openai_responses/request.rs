@@ -163,7 +163,7 @@ pub(crate) fn build_body(
 
 /// `convertResponsesTools` for function tools: `strict` (only when the host supports the key)
 /// is `true` for tools asking for JSON-schema sampling, with a strictified schema.
-fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<Vec<Value>, String> {
+pub(crate) fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<Vec<Value>, String> {
     use crate::providers::constrained;
     tools
         .iter()
