@@ -23,6 +23,13 @@ const TS_AUTH: &str = r#"{
     "access": "sk-ant-oat01-old",
     "expires": 1700000000000
   },
+  "openai-codex": {
+    "type": "oauth",
+    "access": "eyJhbGciOiJub25lIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjdC1vbGQifX0.sig",
+    "refresh": "codex-refresh-old",
+    "expires": 1700000000000,
+    "accountId": "acct-old"
+  },
   "github-copilot": {
     "type": "oauth",
     "refresh": "ghu_github_token",
@@ -37,7 +44,8 @@ const TS_AUTH: &str = r#"{
 fn rig(server: &str) -> Rig {
     let models = json!({"providers": {
         "anthropic": {"baseUrl": server},
-        "kimi-coding": {"baseUrl": server}
+        "kimi-coding": {"baseUrl": server},
+        "openai-codex": {"baseUrl": format!("{server}/backend-api")}
     }});
     let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
     rig.env
@@ -95,7 +103,10 @@ async fn an_expired_anthropic_login_is_refreshed_and_answers() {
     assert_eq!(file["openai"], original["openai"]);
     assert_eq!(file["github-copilot"], original["github-copilot"]);
     let keys: Vec<&String> = file.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["openai", "anthropic", "github-copilot"]);
+    assert_eq!(
+        keys,
+        ["openai", "anthropic", "openai-codex", "github-copilot"]
+    );
     assert!(!rig.path("agent/auth.json.lock").exists());
     // Fresh now: the next run makes no refresh request.
     drop(server);
@@ -274,4 +285,71 @@ async fn a_kimi_login_is_a_bearer_token_and_copilot_lists_only_its_models() {
         run.code, 1,
         "a model the account lacks is not found: {run:?}"
     );
+}
+
+fn jwt(account: &str) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let payload = json!({"https://api.openai.com/auth": {"chatgpt_account_id": account}});
+    format!(
+        "{}.{}.sig",
+        b64.encode("{\"alg\":\"none\"}"),
+        b64.encode(payload.to_string())
+    )
+}
+
+fn codex_text(text: &str) -> Reply {
+    let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap());
+    let body = [
+        ev(
+            json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        ),
+        ev(
+            json!({"type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1",
+            "content_index": 0, "delta": text}),
+        ),
+        ev(
+            json!({"type": "response.output_item.done", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "role": "assistant",
+                "content": [{"type": "output_text", "text": text}]}}),
+        ),
+        ev(
+            json!({"type": "response.done", "response": {"id": "r", "status": "completed",
+            "usage": {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7}}}),
+        ),
+    ]
+    .concat();
+    Reply::sse(body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_codex_login_is_refreshed_and_the_codex_api_answers() {
+    let access = jwt("acct-new");
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"access_token": access, "refresh_token": "codex-refresh-new", "expires_in": 864000})),
+        codex_text("Codex answers."),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig.run(&run_args("openai-codex", "gpt-5.5")).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "Codex answers.\n"),
+        "{run:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/oauth/token");
+    assert!(String::from_utf8_lossy(&reqs[0].body).contains("refresh_token=codex-refresh-old"));
+    assert_eq!(reqs[1].path, "/backend-api/codex/responses");
+    assert_eq!(reqs[1].header("chatgpt-account-id"), Some("acct-new"));
+    assert_eq!(
+        reqs[1].header("authorization"),
+        Some(format!("Bearer {access}").as_str())
+    );
+    let file = auth_file(&rig);
+    assert_eq!(file["openai-codex"]["accountId"], "acct-new");
+    assert_eq!(file["openai-codex"]["refresh"], "codex-refresh-new");
+    assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-old");
 }
