@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod auth;
 pub mod error;
 pub mod event;
 mod event_queue;

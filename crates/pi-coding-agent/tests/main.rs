@@ -55,6 +55,7 @@ mod model_scope_binary;
 mod modes_runs;
 mod modes_signals;
 mod newuser_tryout;
+mod oauth_binary;
 mod providers_binary;
 mod read_ls_reference;
 mod request_headers_binary;

@@ -176,6 +176,7 @@ pub use google::{GoogleGenerativeAi, google};
 pub use google_vertex::{GoogleVertex, google_vertex};
 pub use mistral::{MistralConversations, mistral_conversations};
 pub use provider_env::ProviderEnv;
+pub mod openai_codex;
 pub mod openai_completions;
 pub mod openai_responses;
 pub use openai_completions::{OpenAiCompletions, openai_completions};

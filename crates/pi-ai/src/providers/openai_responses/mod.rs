@@ -36,7 +36,7 @@ pub fn openai_responses() -> Arc<dyn WireApi> {
 
 /// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
 /// normalization.
-fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
+pub(crate) fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
     prepare_messages_for(request::TOOL_CALL_PROVIDERS, model, context)
 }
 
