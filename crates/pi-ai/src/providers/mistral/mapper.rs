@@ -262,20 +262,19 @@ impl MistralMapper {
             .flatten()
             .find(|v| !v.is_null());
         let cached = tokens(raw).min(prompt);
+        // Doubles, as pi computes them: nothing wraps, `Math.max(0, prompt - cached)`.
         let mut u = Usage {
-            input: prompt - cached,
+            input: (prompt - cached).max(0.0),
             output: tokens(usage.get("completion_tokens")),
             cache_read: cached,
-            cache_write: 0,
+            cache_write: 0.0,
             ..Default::default()
         };
         let total = tokens(usage.get("total_tokens"));
-        u.total_tokens = if total > 0 {
+        u.total_tokens = if total > 0.0 {
             total
         } else {
-            u.input
-                .saturating_add(u.output)
-                .saturating_add(u.cache_read)
+            u.input + u.output + u.cache_read + u.cache_write
         };
         calculate_cost(&self.model, &mut u);
         u
@@ -541,7 +540,7 @@ mod tests {
         // Cached tokens are capped at the prompt.
         assert_eq!(
             (m.usage.input, m.usage.cache_read, m.usage.total_tokens),
-            (0, 100, 105)
+            (0.0, 100.0, 105.0)
         );
         assert_eq!(out.iter().filter(|e| e.kind() == "toolcall_end").count(), 2);
         assert_eq!(

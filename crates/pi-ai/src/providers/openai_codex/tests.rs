@@ -108,7 +108,7 @@ async fn the_request_has_pi_shape_and_response_done_ends_it() {
     assert_eq!(m.api, "openai-codex-responses");
     assert_eq!(
         (m.usage.input, m.usage.output, m.usage.cache_read),
-        (20, 8, 100)
+        (20.0, 8.0, 100.0)
     );
     let req = &handle.requests()[0];
     assert_eq!(req.path, "/backend-api/codex/responses");
