@@ -8,8 +8,14 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod ansi;
+pub mod cells;
 pub mod component;
+pub mod components;
+pub mod history;
+pub mod inline;
 pub mod input;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 
 pub use component::{CURSOR_MARKER, Component};
 pub use input::{InputEvent, KeyCode, KeyEvent, KeyEventKind, Modifiers};
