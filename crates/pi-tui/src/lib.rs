@@ -11,11 +11,14 @@ pub mod ansi;
 pub mod cells;
 pub mod component;
 pub mod components;
+pub mod fullscreen;
 pub mod history;
 pub mod inline;
 pub mod input;
+pub mod overlay;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod tui;
 
 pub use component::{CURSOR_MARKER, Component};
 pub use input::{InputEvent, KeyCode, KeyEvent, KeyEventKind, Modifiers};
