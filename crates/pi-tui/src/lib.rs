@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod ansi;
+pub mod capabilities;
 pub mod cells;
 pub mod component;
 pub mod components;
@@ -16,6 +17,8 @@ pub mod history;
 pub mod inline;
 pub mod input;
 pub mod overlay;
+pub mod style;
+pub mod terminal;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod tui;
