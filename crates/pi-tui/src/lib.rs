@@ -17,6 +17,7 @@ pub mod highlight;
 pub mod history;
 pub mod inline;
 pub mod input;
+pub mod input_seam;
 pub mod overlay;
 pub mod style;
 pub mod terminal;
