@@ -159,12 +159,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         if live.status.tick(now) {
             dirty = true;
         }
-        if dirty || force {
-            if let Some(bytes) = tui.frame(&mut live, &mut dock, now, force) {
-                term.write(&bytes)?;
-                dirty = false;
-                force = false;
-            }
+        if (dirty || force)
+            && let Some(bytes) = tui.frame(&mut live, &mut dock, now, force)
+        {
+            term.write(&bytes)?;
+            dirty = false;
+            force = false;
         }
         // Wait for input, the next delta, the next frame or the next spinner step.
         let mut wait = Duration::from_millis(80);
@@ -199,10 +199,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     match e {
                         InputEvent::Paste(t) => dock.input.push_str(&t.replace(['\r', '\n'], " ")),
                         InputEvent::Key(k) => match (k.code, k.modifiers) {
-                            (KeyCode::Char('d'), m) if m == Modifiers::CTRL => {
-                                if dock.input.is_empty() {
-                                    quit = true;
-                                }
+                            (KeyCode::Char('d'), m)
+                                if m == Modifiers::CTRL && dock.input.is_empty() =>
+                            {
+                                quit = true;
                             }
                             (KeyCode::Char('c'), m) if m == Modifiers::CTRL => {
                                 if dock.input.is_empty() {
