@@ -8,7 +8,8 @@
 //! PageUp/PageDown/Home/End scroll (fullscreen).
 //!
 //! Settings for scripted runs: `PI_TUI_CHAT_DELTA_MS` (time between deltas, default 15),
-//! `PI_TUI_CHAT_STATS=1` (print frames and bytes written on exit).
+//! `PI_TUI_CHAT_STATS=1` (print frames and bytes written on exit); the prompt `/panic` panics
+//! (to see the terminal restored by the panic hook).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -237,6 +238,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                                 let prompt = std::mem::take(&mut dock.input);
                                 if prompt.trim().is_empty() {
                                     continue;
+                                }
+                                if prompt == "/panic" {
+                                    // For the test of the panic hook's terminal restore.
+                                    panic!("panic requested from the prompt");
                                 }
                                 // Finish a running answer before the next turn starts.
                                 if let Some(a) = &mut live.answer {

@@ -10,5 +10,6 @@
 mod pty;
 mod screen;
 
+pub use portable_pty::CommandBuilder;
 pub use pty::{PtyError, PtySession};
 pub use screen::{Answers, ScreenModel};

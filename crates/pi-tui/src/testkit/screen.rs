@@ -199,6 +199,15 @@ impl ScreenModel {
         self.screen_lines().join("\n")
     }
 
+    /// Rows of the screen that the terminal wrapped onto the next row (a line drawn wider
+    /// than the screen).
+    pub fn wrapped_rows(&self) -> Vec<u16> {
+        let (rows, _) = self.size();
+        (0..rows)
+            .filter(|&r| self.parser.screen().row_wrapped(r))
+            .collect()
+    }
+
     /// Cursor (row, col), 0-based.
     pub fn cursor(&self) -> (u16, u16) {
         self.parser.screen().cursor_position()
