@@ -8,7 +8,7 @@
 //! spaces.
 
 use unicode_segmentation::UnicodeSegmentation;
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// SGR reset.
 pub const RESET: &str = "\x1b[0m";
@@ -117,8 +117,12 @@ pub fn grapheme_width(g: &str) -> usize {
     let Some(first) = chars.next() else {
         return 0;
     };
-    if (first as u32) < 0x7f && chars.as_str().is_empty() {
-        return usize::from(first >= ' ');
+    if chars.as_str().is_empty() {
+        return if (first as u32) < 0x7f {
+            usize::from(first >= ' ')
+        } else {
+            first.width().unwrap_or(0).min(2)
+        };
     }
     // An emoji presentation selector or a ZWJ sequence renders as one wide glyph.
     if g.contains('\u{fe0f}') || (g.contains('\u{200d}') && is_pictographic(first)) {
@@ -147,7 +151,28 @@ pub fn text_width(t: &str) -> usize {
     if t.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return t.len();
     }
-    t.graphemes(true).map(grapheme_width).sum()
+    // Most text is one grapheme per char (box drawing, accented letters, CJK): sum the chars
+    // unless one of them can join a cluster.
+    let mut w = 0usize;
+    for c in t.chars() {
+        if joins_cluster(c) {
+            return t.graphemes(true).map(grapheme_width).sum();
+        }
+        w += if c == '\t' {
+            TAB_WIDTH
+        } else {
+            c.width().unwrap_or(0).min(2)
+        };
+    }
+    w
+}
+
+/// Whether `c` can be part of a grapheme cluster of several chars: zero-width characters
+/// (combining marks, ZWJ, variation selectors), regional indicators, emoji modifiers, CR.
+pub fn joins_cluster(c: char) -> bool {
+    c == '\r'
+        || matches!(c as u32, 0x1f1e6..=0x1f1ff | 0x1f3fb..=0x1f3ff)
+        || (c != '\t' && c.width().is_none_or(|w| w == 0))
 }
 
 /// Escapes untrusted text for display: control characters (C0 but newline, DEL, C1) become
@@ -155,6 +180,9 @@ pub fn text_width(t: &str) -> usize {
 /// newline is dropped. Newlines are kept (split the result into lines). Nothing of the input
 /// is lost: every control character stays visible as its escape.
 pub fn escape_control(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return s.to_owned();
+    }
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

@@ -8,15 +8,57 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthChar;
 
 use crate::ansi::{self, StyleState, Token};
 use crate::component::CURSOR_MARKER;
 
+/// What a cell shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Symbol {
+    /// A grapheme of one `char` (most cells: no allocation).
+    Char(char),
+    /// A grapheme of several `char`s (combining marks, ZWJ sequences, flags).
+    Cluster(Box<str>),
+    /// The right half of a wide character.
+    Continuation,
+}
+
+impl Symbol {
+    fn of(g: &str) -> Symbol {
+        let mut cs = g.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) => Symbol::Char(c),
+            _ => Symbol::Cluster(g.into()),
+        }
+    }
+
+    /// Whether this is the right half of a wide character.
+    pub fn is_continuation(&self) -> bool {
+        matches!(self, Symbol::Continuation)
+    }
+
+    fn push_to(&self, out: &mut String) {
+        match self {
+            Symbol::Char(c) => out.push(*c),
+            Symbol::Cluster(s) => out.push_str(s),
+            Symbol::Continuation => {}
+        }
+    }
+
+    fn append(&mut self, mark: &str) {
+        let mut s = String::new();
+        self.push_to(&mut s);
+        s.push_str(mark);
+        *self = Symbol::Cluster(s.into());
+    }
+}
+
 /// One terminal cell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cell {
-    /// The grapheme shown; empty for the right half of a wide character.
-    pub symbol: Box<str>,
+    /// The grapheme shown.
+    pub symbol: Symbol,
     /// The SGR and OSC 8 sequences that style it (empty for the default style).
     pub style: Arc<str>,
 }
@@ -65,6 +107,39 @@ impl Row {
                     } else {
                         t
                     };
+                    if t.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+                        // Printable ASCII: one cell per byte.
+                        for b in t.bytes() {
+                            if row.cells.len() >= width {
+                                break 'outer;
+                            }
+                            row.cells.push(Cell {
+                                symbol: Symbol::Char(char::from(b)),
+                                style: style.clone(),
+                            });
+                        }
+                        continue;
+                    }
+                    if !t.chars().any(ansi::joins_cluster) {
+                        // One grapheme per char.
+                        for c in t.chars() {
+                            let w = c.width().unwrap_or(0).min(2);
+                            if row.cells.len() + w > width {
+                                break 'outer;
+                            }
+                            row.cells.push(Cell {
+                                symbol: Symbol::Char(c),
+                                style: style.clone(),
+                            });
+                            if w == 2 {
+                                row.cells.push(Cell {
+                                    symbol: Symbol::Continuation,
+                                    style: style.clone(),
+                                });
+                            }
+                        }
+                        continue;
+                    }
                     for g in t.graphemes(true) {
                         let w = ansi::grapheme_width(g);
                         if row.cells.len() + w > width {
@@ -74,22 +149,20 @@ impl Row {
                             0 => {
                                 // A lone combining mark: attach to the previous cell.
                                 if let Some(c) = row.cells.last_mut() {
-                                    let mut s = String::from(&*c.symbol);
-                                    s.push_str(g);
-                                    c.symbol = s.into();
+                                    c.symbol.append(g);
                                 }
                             }
                             1 => row.cells.push(Cell {
-                                symbol: g.into(),
+                                symbol: Symbol::of(g),
                                 style: style.clone(),
                             }),
                             _ => {
                                 row.cells.push(Cell {
-                                    symbol: g.into(),
+                                    symbol: Symbol::of(g),
                                     style: style.clone(),
                                 });
                                 row.cells.push(Cell {
-                                    symbol: "".into(),
+                                    symbol: Symbol::Continuation,
                                     style: style.clone(),
                                 });
                             }
@@ -102,7 +175,7 @@ impl Row {
         while row
             .cells
             .last()
-            .is_some_and(|c| &*c.symbol == " " && c.style.is_empty())
+            .is_some_and(|c| c.symbol == Symbol::Char(' ') && c.style.is_empty())
         {
             row.cells.pop();
         }
@@ -123,8 +196,8 @@ impl Row {
         };
         // Never start in the right half of a wide character.
         while first > 0
-            && (new.get(first).is_some_and(|c| c.symbol.is_empty())
-                || old.get(first).is_some_and(|c| c.symbol.is_empty()))
+            && (new.get(first).is_some_and(|c| c.symbol.is_continuation())
+                || old.get(first).is_some_and(|c| c.symbol.is_continuation()))
         {
             first -= 1;
         }
@@ -134,7 +207,7 @@ impl Row {
                 last -= 1;
             }
             // ... and never end in the left half of one.
-            while last < new.len() && new[last].symbol.is_empty() {
+            while last < new.len() && new[last].symbol.is_continuation() {
                 last += 1;
             }
         }
@@ -156,7 +229,7 @@ fn write_cells(cells: &[Cell], out: &mut String) {
     let mut cur: &str = "";
     let mut link_open = false;
     for c in cells {
-        if c.symbol.is_empty() {
+        if c.symbol.is_continuation() {
             continue;
         }
         if *c.style != *cur {
@@ -170,7 +243,7 @@ fn write_cells(cells: &[Cell], out: &mut String) {
             link_open = c.style.contains("\x1b]8;");
             cur = &c.style;
         }
-        out.push_str(&c.symbol);
+        c.symbol.push_to(out);
     }
     if link_open {
         out.push_str(ansi::LINK_CLOSE);

@@ -28,6 +28,9 @@ pub struct InlineRenderer {
     height: u16,
     /// Rows of the live region as the terminal shows them, from its top.
     shown: Vec<Row>,
+    /// The lines those rows were laid out from (a line equal to last frame's is not laid
+    /// out again).
+    lines: Vec<String>,
     /// Rows known to exist on screen below the live top (at least `shown.len()`, at least 1).
     rows_on_screen: usize,
     /// Cursor row, relative to the live top.
@@ -44,6 +47,7 @@ impl InlineRenderer {
             width: width.max(1),
             height: height.max(1),
             shown: Vec::new(),
+            lines: Vec::new(),
             rows_on_screen: 1,
             cursor_row: 0,
             show_cursor: false,
@@ -74,11 +78,8 @@ impl InlineRenderer {
         // The live region never exceeds the screen: its bottom rows are what matter (status,
         // editor, footer).
         let skip = live.len().saturating_sub(height);
-        let rows: Vec<Row> = live[skip..]
-            .iter()
-            .map(|l| Row::from_line(l, width))
-            .collect();
-        if commit.is_empty() && rows == self.shown {
+        let live = &live[skip..];
+        if commit.is_empty() && live == self.lines.as_slice() {
             return String::new();
         }
         let mut out = String::with_capacity(256);
@@ -103,29 +104,43 @@ impl InlineRenderer {
             let n = commit.len();
             self.move_to(n, &mut out);
             self.shown.drain(..n.min(self.shown.len()));
+            self.lines.drain(..n.min(self.lines.len()));
             self.rows_on_screen = self.rows_on_screen.saturating_sub(n).max(1);
             self.cursor_row = 0;
         }
-        for (i, row) in rows.iter().enumerate() {
-            if self.shown.get(i) == Some(row) {
-                continue;
-            }
-            self.move_to(i, &mut out);
-            match self.shown.get(i) {
-                Some(old) => row.diff_into(old, &mut out),
-                None => {
-                    out.push('\r');
-                    row.draw_into(&mut out);
-                    out.push_str("\x1b[K");
+        let old_rows = std::mem::take(&mut self.shown);
+        let old_count = old_rows.len();
+        let mut old_rows = old_rows.into_iter();
+        let mut rows: Vec<Row> = Vec::with_capacity(live.len());
+        for (i, line) in live.iter().enumerate() {
+            let old = old_rows.next();
+            if let Some(old) = old {
+                if self.lines.get(i) == Some(line) {
+                    rows.push(old);
+                    continue;
                 }
+                let row = Row::from_line(line, width);
+                if row != old {
+                    self.move_to(i, &mut out);
+                    row.diff_into(&old, &mut out);
+                }
+                rows.push(row);
+            } else {
+                let row = Row::from_line(line, width);
+                self.move_to(i, &mut out);
+                out.push('\r');
+                row.draw_into(&mut out);
+                out.push_str("\x1b[K");
+                rows.push(row);
             }
         }
-        if rows.len() < self.shown.len() {
+        if rows.len() < old_count {
             // Erase what the region no longer covers.
             self.move_to(rows.len(), &mut out);
             out.push_str("\r\x1b[J");
         }
         self.shown = rows;
+        self.lines = live.to_vec();
         // The cursor: at the marker when a row has one, else at the end of the last row.
         let (crow, ccol) = self
             .shown
@@ -186,6 +201,7 @@ impl InlineRenderer {
     /// Forgets the live region (after the screen was cleared): the cursor is where it starts.
     pub fn reset(&mut self) {
         self.shown.clear();
+        self.lines.clear();
         self.rows_on_screen = 1;
         self.cursor_row = 0;
     }

@@ -17,6 +17,9 @@ use super::markdown::{BlockKind, render_block, render_markdown, top_level_blocks
 use crate::component::Component;
 use crate::style::Style;
 
+/// A top-level block of the uncommitted tail: its byte range in the tail and how it ends.
+type TailBlock = (std::ops::Range<usize>, BlockKind);
+
 /// One finished top-level block of a message, as committed to the history.
 #[derive(Clone, Debug)]
 pub struct MarkdownBlock {
@@ -60,6 +63,8 @@ pub struct StreamingMarkdown {
     committed: usize,
     style: Arc<Style>,
     cache: Option<(u16, usize, Vec<String>)>,
+    /// The top-level blocks of the uncommitted tail, for (committed_to, source length).
+    blocks: Option<(usize, usize, Vec<TailBlock>)>,
 }
 
 impl StreamingMarkdown {
@@ -71,7 +76,21 @@ impl StreamingMarkdown {
             committed: 0,
             style,
             cache: None,
+            blocks: None,
         }
+    }
+
+    /// The top-level blocks of the uncommitted tail (parsed once per source state).
+    fn tail_blocks(&mut self) -> Vec<TailBlock> {
+        let key = (self.committed_to, self.source.len());
+        if let Some((a, b, v)) = &self.blocks
+            && (*a, *b) == key
+        {
+            return v.clone();
+        }
+        let v = top_level_blocks(&self.source[self.committed_to..]);
+        self.blocks = Some((key.0, key.1, v.clone()));
+        v
     }
 
     /// Appends a delta.
@@ -92,8 +111,8 @@ impl StreamingMarkdown {
 
     /// The blocks that became finished since the last call, in order, for the history.
     pub fn take_finished(&mut self) -> Vec<MarkdownBlock> {
+        let blocks = self.tail_blocks();
         let tail = self.source[self.committed_to..].to_owned();
-        let blocks = top_level_blocks(&tail);
         let mut out = Vec::new();
         let mut consumed = 0usize;
         for pair in blocks.windows(2) {
@@ -149,9 +168,10 @@ impl Component for StreamingMarkdown {
         {
             return l.clone();
         }
+        let blocks = self.tail_blocks();
         let tail = &self.source[self.committed_to..];
         let mut lines = Vec::new();
-        for (i, (r, _)) in top_level_blocks(tail).into_iter().enumerate() {
+        for (i, (r, _)) in blocks.into_iter().enumerate() {
             lines.extend(render_block(
                 &tail[r],
                 self.committed + i > 0,
