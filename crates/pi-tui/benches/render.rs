@@ -94,6 +94,9 @@ impl Session {
             ..TuiOptions::default()
         };
         let mut tui = Tui::new(width, height, opts);
+        // A fresh terminal with the cursor on the top row, as a cursor position report at
+        // start says.
+        tui.set_cursor_row(0);
         for i in 0..history {
             tui.commit(Box::new(Text::new(format!(
                 "message {i}: an earlier exchange with a few words in it"

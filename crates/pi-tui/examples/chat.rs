@@ -101,6 +101,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             ..TuiOptions::default()
         },
     );
+    if let Some(row) = term.cursor_row() {
+        tui.set_cursor_row(row);
+    }
     if fullscreen {
         term.write(&tui.set_mode(Mode::Fullscreen))?;
     }

@@ -35,6 +35,10 @@ pub struct InlineRenderer {
     rows_on_screen: usize,
     /// Cursor row, relative to the live top.
     cursor_row: usize,
+    /// Cursor row on the screen, when known (from a cursor position report at start, or
+    /// after a replay, which starts at the home position). Lets a commit insert its lines
+    /// above the live region (`CSI n L`) instead of redrawing the region below them.
+    cursor_abs: Option<usize>,
     /// Whether the hardware cursor is shown (`PI_HARDWARE_CURSOR`).
     show_cursor: bool,
 }
@@ -50,7 +54,21 @@ impl InlineRenderer {
             lines: Vec::new(),
             rows_on_screen: 1,
             cursor_row: 0,
+            cursor_abs: None,
             show_cursor: false,
+        }
+    }
+
+    /// Tells the renderer on which screen row (0-based) the cursor, and so the live region's
+    /// top, is now: the answer to a cursor position report (`CSI 6n`) before the first frame.
+    pub fn set_cursor_row(&mut self, row: u16) {
+        self.cursor_abs =
+            Some(usize::from(row).min(usize::from(self.height) - 1) + self.cursor_row);
+        if self
+            .cursor_abs
+            .is_some_and(|a| a >= usize::from(self.height))
+        {
+            self.cursor_abs = None;
         }
     }
 
@@ -88,7 +106,43 @@ impl InlineRenderer {
             // Hidden while drawing; shown again at its place below.
             out.push_str("\x1b[?25l");
         }
-        if !commit.is_empty() {
+        let n = commit.len();
+        let fits = n + self.shown.len().max(1) <= height;
+        if n > 0
+            && fits
+            && let Some(abs) = self.cursor_abs
+            && abs >= self.cursor_row
+        {
+            // Make room above the live region and write the lines there: the region keeps
+            // its content and moves down, nothing of it is redrawn.
+            let top = abs - self.cursor_row;
+            // The live region takes at least the cursor's row.
+            let free = height.saturating_sub(top + self.shown.len().max(1));
+            let scroll = n.saturating_sub(free);
+            if scroll > 0 {
+                let bottom = height - 1 - top;
+                self.move_to(bottom, &mut out);
+                for _ in 0..scroll {
+                    out.push_str("\r\n");
+                }
+                // The screen scrolled: the live top is `scroll` rows higher.
+                self.cursor_row += scroll;
+                self.rows_on_screen = self.rows_on_screen.max(self.cursor_row + 1);
+            }
+            self.move_to(0, &mut out);
+            let _ = write!(out, "\x1b[{n}L");
+            for line in commit {
+                out.push('\r');
+                Row::from_line(line, width).draw_into(&mut out);
+                out.push_str("\r\n");
+            }
+            self.cursor_abs = self.cursor_abs.map(|a| a + n);
+            self.cursor_row = 0;
+            // Every row from the live top to the screen's bottom exists.
+            if let Some(a) = self.cursor_abs {
+                self.rows_on_screen = height.saturating_sub(a).max(self.shown.len()).max(1);
+            }
+        } else if n > 0 {
             self.move_to(0, &mut out);
             for (i, line) in commit.iter().enumerate() {
                 let row = Row::from_line(line, width);
@@ -101,13 +155,13 @@ impl InlineRenderer {
             }
             // The live region now starts below the committed lines; the rows of the old live
             // region that were not overwritten are still on screen there.
-            let n = commit.len();
             self.move_to(n, &mut out);
             self.shown.drain(..n.min(self.shown.len()));
             self.lines.drain(..n.min(self.lines.len()));
             self.rows_on_screen = self.rows_on_screen.saturating_sub(n).max(1);
             self.cursor_row = 0;
         }
+        self.shift_suffix(live, &mut out);
         let old_rows = std::mem::take(&mut self.shown);
         let old_count = old_rows.len();
         let mut old_rows = old_rows.into_iter();
@@ -165,19 +219,80 @@ impl InlineRenderer {
         out
     }
 
+    /// When the live region grows or shrinks in its middle and its bottom lines (the editor,
+    /// the footer) stay the same, moves those rows with `CSI n L` / `CSI n M` instead of
+    /// redrawing them. Growing needs the screen row (to scroll first at the bottom); deleting
+    /// only blanks rows below the region.
+    fn shift_suffix(&mut self, live: &[String], out: &mut String) {
+        let (old_n, new_n) = (self.lines.len(), live.len());
+        if old_n == new_n || old_n == 0 || new_n == 0 {
+            return;
+        }
+        let suffix = self
+            .lines
+            .iter()
+            .rev()
+            .zip(live.iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if suffix == 0 {
+            return;
+        }
+        let height = usize::from(self.height);
+        if new_n > old_n {
+            let d = new_n - old_n;
+            let p = old_n - suffix;
+            let Some(abs) = self.cursor_abs else { return };
+            if abs < self.cursor_row || new_n > height {
+                return;
+            }
+            let top = abs - self.cursor_row;
+            let scroll = (top + new_n).saturating_sub(height);
+            if scroll > 0 {
+                let bottom = height - 1 - top;
+                self.move_to(bottom, out);
+                for _ in 0..scroll {
+                    out.push_str("\r\n");
+                }
+                self.cursor_row += scroll;
+            }
+            // Rows between the old region's bottom and the screen's bottom exist.
+            self.rows_on_screen = self.rows_on_screen.max(height - (top - scroll));
+            self.move_to(p, out);
+            let _ = write!(out, "\x1b[{d}L");
+            let blanks = std::iter::repeat_n(Row::default(), d);
+            self.shown.splice(p..p, blanks);
+            self.lines
+                .splice(p..p, std::iter::repeat_n(String::new(), d));
+        } else {
+            let d = old_n - new_n;
+            let p = new_n - suffix;
+            self.move_to(p, out);
+            let _ = write!(out, "\x1b[{d}M");
+            self.shown.drain(p..p + d);
+            self.lines.drain(p..p + d);
+        }
+    }
+
     /// Moves the cursor to live row `r`, growing the region (scrolling the terminal) when `r`
     /// is below every row known to exist.
     fn move_to(&mut self, r: usize, out: &mut String) {
+        let last = usize::from(self.height) - 1;
         if r < self.cursor_row {
-            let _ = write!(out, "\x1b[{}A", self.cursor_row - r);
+            let up = self.cursor_row - r;
+            let _ = write!(out, "\x1b[{up}A");
+            self.cursor_abs = self.cursor_abs.and_then(|a| a.checked_sub(up));
         } else if r > self.cursor_row {
             let known = self.rows_on_screen.saturating_sub(1);
             let down = r.min(known).saturating_sub(self.cursor_row);
             if down > 0 {
                 let _ = write!(out, "\x1b[{down}B");
+                self.cursor_abs = self.cursor_abs.map(|a| a + down).filter(|&a| a <= last);
             }
             for _ in self.cursor_row.max(known)..r {
                 out.push_str("\r\n");
+                // At the bottom the screen scrolls and the cursor stays on the last row.
+                self.cursor_abs = self.cursor_abs.map(|a| (a + 1).min(last));
             }
             self.rows_on_screen = self.rows_on_screen.max(r + 1);
         }
@@ -195,6 +310,8 @@ impl InlineRenderer {
         }
         out.push_str("\r\x1b[J");
         self.reset();
+        // The terminal may have moved the content: the screen row is unknown now.
+        self.cursor_abs = None;
         out
     }
 
@@ -220,6 +337,7 @@ impl InlineRenderer {
             Row::from_line(line, usize::from(self.width)).draw_into(&mut out);
             out.push_str("\r\n");
         }
+        self.cursor_abs = Some(history.len().min(usize::from(self.height) - 1));
         out.push_str(SYNC_END);
         out
     }
@@ -291,6 +409,126 @@ mod tests {
         assert_eq!(all, expected);
         assert!(!t.bytes.contains("\x1b[3J"));
         assert!(!t.bytes.contains("\x1b[2J"));
+    }
+
+    #[test]
+    fn with_a_known_cursor_row_commits_insert_above_the_live_region() {
+        for start in [0usize, 3, 4] {
+            let mut t = Term::new(5, 20);
+            for i in 0..start {
+                t.feed(&format!("shell {i}\r\n"));
+            }
+            let mut r = InlineRenderer::new(20, 5);
+            r.set_cursor_row(t.p.cursor().0);
+            let live = s(&["streaming", "> input"]);
+            t.feed(&r.frame(&[], &live));
+            let mut sizes = Vec::new();
+            for i in 0..12 {
+                let b = r.frame(&[format!("line {i}")], &live);
+                sizes.push(b.len());
+                t.feed(&b);
+            }
+            let mut expected: Vec<String> = (0..start).map(|i| format!("shell {i}")).collect();
+            expected.extend((0..12).map(|i| format!("line {i}")));
+            expected.extend(live.clone());
+            assert_eq!(t.all(), expected, "start row {start}");
+            // The live region is not redrawn: each commit is about its own line.
+            assert!(sizes.iter().all(|&n| n < 50), "{sizes:?}");
+        }
+    }
+
+    #[test]
+    fn insert_path_survives_growth_shrink_and_big_commits() {
+        // Deterministic pseudo-random patterns of commit sizes and live heights, from every
+        // start row, with and without a known cursor row.
+        for known in [true, false] {
+            for start in 0..6usize {
+                for seed in 1..6u64 {
+                    let mut t = Term::new(6, 20);
+                    for i in 0..start {
+                        t.feed(&format!("sh {i}\r\n"));
+                    }
+                    let mut r = InlineRenderer::new(20, 6);
+                    if known {
+                        r.set_cursor_row(t.p.cursor().0);
+                    }
+                    let mut expected: Vec<String> = (0..start).map(|i| format!("sh {i}")).collect();
+                    let mut x = seed;
+                    for i in 0..30 {
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let nl = ((x >> 33) % 9) as usize; // live rows, up to taller than the screen
+                        let nc = ((x >> 40) % 8) as usize;
+                        let live: Vec<String> = (0..nl).map(|j| format!("live {i}.{j}")).collect();
+                        let commit: Vec<String> = (0..nc).map(|j| format!("c {i}.{j}")).collect();
+                        expected.extend(commit.clone());
+                        t.feed(&r.frame(&commit, &live));
+                    }
+                    let last: Vec<String> = vec!["end".into()];
+                    t.feed(&r.frame(&[], &last));
+                    expected.extend(last);
+                    assert_eq!(t.all(), expected, "known {known} start {start} seed {seed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_growing_middle_moves_the_bottom_rows_instead_of_redrawing_them() {
+        for known in [true, false] {
+            for seed in 1..8u64 {
+                let mut t = Term::new(8, 30);
+                let mut r = InlineRenderer::new(30, 8);
+                if known {
+                    r.set_cursor_row(0);
+                }
+                let dock = s(&["──────", "> typed", "footer"]);
+                let mut expected = Vec::new();
+                let mut x = seed;
+                let mut body = 0usize;
+                for i in 0..40 {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let change = ((x >> 33) % 5) as usize;
+                    body = match change {
+                        0 => body.saturating_sub(1),
+                        1 | 2 => (body + 1).min(7),
+                        _ => body,
+                    };
+                    let nc = if (x >> 45) % 4 == 0 {
+                        ((x >> 50) % 4) as usize
+                    } else {
+                        0
+                    };
+                    let commit: Vec<String> = (0..nc).map(|j| format!("c {i}.{j}")).collect();
+                    expected.extend(commit.clone());
+                    let mut live: Vec<String> =
+                        (0..body).map(|j| format!("b {j} {}", i % 3)).collect();
+                    live.extend(dock.clone());
+                    let bytes = r.frame(&commit, &live);
+                    t.feed(&bytes);
+                    if known && i > 0 && nc == 0 && change == 1 && body < 5 {
+                        assert!(!bytes.contains("footer"), "dock not redrawn: {bytes:?}");
+                    }
+                    let shown = t.screen();
+                    let tail: Vec<String> = live.iter().rev().take(8).rev().cloned().collect();
+                    let start = shown
+                        .iter()
+                        .rposition(|l| l == "footer")
+                        .map_or(0, |i| i + 1);
+                    assert_eq!(
+                        shown[start - tail.len()..start],
+                        tail[..],
+                        "{known} {seed} {i}"
+                    );
+                }
+                let mut all = t.all();
+                all.truncate(expected.len());
+                assert_eq!(all, expected, "known {known} seed {seed}");
+            }
+        }
     }
 
     #[test]

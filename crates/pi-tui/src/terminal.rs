@@ -211,6 +211,76 @@ pub fn size() -> (u16, u16) {
 pub struct Terminal {
     opts: TerminalOptions,
     events: Receiver<TermEvent>,
+    cursor_row: Option<u16>,
+}
+
+/// How long [`Terminal::enter`] waits for the answer to its cursor position query.
+pub const CURSOR_QUERY_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// Finds a cursor position report (`CSI row ; col R`) in `buf`: (start, end, 0-based row).
+pub fn find_cursor_report(buf: &[u8]) -> Option<(usize, usize, u16)> {
+    let mut i = 0;
+    while let Some(p) = buf[i..].windows(2).position(|w| w == b"\x1b[") {
+        let start = i + p;
+        let rest = &buf[start + 2..];
+        let end = rest
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'));
+        if let Some(e) = end
+            && rest[e] == b'R'
+            && let Some((r, c)) = std::str::from_utf8(&rest[..e])
+                .ok()
+                .and_then(|t| t.split_once(';'))
+            && !c.is_empty()
+            && let Ok(row) = r.parse::<u16>()
+            && row >= 1
+        {
+            return Some((start, start + 2 + e + 1, row - 1));
+        }
+        i = start + 1;
+    }
+    None
+}
+
+/// Asks the terminal where the cursor is and waits up to [`CURSOR_QUERY_TIMEOUT`]; returns
+/// the row and any other input that arrived meanwhile (kept for the application).
+fn query_cursor_row(out: &mut io::Stdout) -> (Option<u16>, Vec<u8>) {
+    let mut got = Vec::new();
+    if out
+        .write_all(b"\x1b[6n")
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return (None, got);
+    }
+    let deadline = std::time::Instant::now() + CURSOR_QUERY_TIMEOUT;
+    let mut buf = [0u8; 256];
+    loop {
+        if let Some((s, e, row)) = find_cursor_report(&got) {
+            got.drain(s..e);
+            return (Some(row), got);
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return (None, got);
+        }
+        let mut pfd = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polls one descriptor we pass by pointer, for at most `left`.
+        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(1000) as libc::c_int) };
+        if r <= 0 {
+            continue;
+        }
+        // SAFETY: reads into a buffer we own, of its length.
+        let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return (None, got);
+        }
+        got.extend_from_slice(&buf[..n as usize]);
+    }
 }
 
 impl Terminal {
@@ -235,6 +305,10 @@ impl Terminal {
         let mut out = io::stdout();
         out.write_all(setup_sequence(&opts).as_bytes())?;
         out.flush()?;
+        let (cursor_row, early) = query_cursor_row(&mut out);
+        if !early.is_empty() {
+            let _ = tx.send(TermEvent::Input(early));
+        }
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             loop {
@@ -255,7 +329,17 @@ impl Terminal {
                 }
             }
         });
-        Ok(Self { opts, events: rx })
+        Ok(Self {
+            opts,
+            events: rx,
+            cursor_row,
+        })
+    }
+
+    /// The screen row (0-based) the cursor was on when the terminal was taken, if the
+    /// terminal answered the position query in time.
+    pub fn cursor_row(&self) -> Option<u16> {
+        self.cursor_row
     }
 
     /// Writes bytes (a frame) and flushes.
@@ -340,6 +424,15 @@ mod tests {
         let r = restore_sequence(&o);
         assert!(r.contains("\x1b[<u") && r.contains("\x1b[>4;0m") && r.contains("\x1b[?1004l"));
         assert!(r.starts_with("\x1b[?2026l"));
+    }
+
+    #[test]
+    fn finds_cursor_reports_among_other_input() {
+        assert_eq!(find_cursor_report(b"ab\x1b[12;40Rcd"), Some((2, 10, 11)));
+        assert_eq!(find_cursor_report(b"\x1b[A\x1b[3;1R"), Some((3, 9, 2)));
+        assert_eq!(find_cursor_report(b"\x1b[1;2P"), None);
+        assert_eq!(find_cursor_report(b"\x1b[12R"), None);
+        assert_eq!(find_cursor_report(b"\x1b[0;1R"), None);
     }
 
     #[test]

@@ -112,6 +112,13 @@ impl Tui {
         }
     }
 
+    /// The screen row (0-based) where the live region starts, from a cursor position report
+    /// before the first frame ([`crate::terminal::Terminal::cursor_row`]). With it, commits
+    /// insert their lines above the live region instead of redrawing it.
+    pub fn set_cursor_row(&mut self, row: u16) {
+        self.inline.set_cursor_row(row);
+    }
+
     /// The size laid out for.
     pub fn size(&self) -> (u16, u16) {
         (self.width, self.height)
