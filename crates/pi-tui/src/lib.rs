@@ -9,6 +9,8 @@
 
 pub mod component;
 pub mod input;
+pub mod keys;
+pub mod terminal_colors;
 
 pub use component::{CURSOR_MARKER, Component};
 pub use input::{InputEvent, KeyCode, KeyEvent, KeyEventKind, Modifiers};
