@@ -9,6 +9,7 @@
 
 pub mod component;
 pub mod input;
+pub mod keybindings;
 pub mod keys;
 pub mod terminal_colors;
 
