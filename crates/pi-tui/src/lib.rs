@@ -8,9 +8,11 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod component;
+pub mod components;
 pub mod input;
 pub mod keybindings;
 pub mod keys;
+pub mod style;
 pub mod terminal_colors;
 
 pub use component::{CURSOR_MARKER, Component};
