@@ -14,6 +14,7 @@ pub mod keybindings;
 pub mod keys;
 pub mod style;
 pub mod terminal_colors;
+pub mod theme;
 
 pub use component::{CURSOR_MARKER, Component};
 pub use input::{InputEvent, KeyCode, KeyEvent, KeyEventKind, Modifiers};
