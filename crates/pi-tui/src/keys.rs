@@ -49,7 +49,7 @@ pub const DEFAULT_PASTE_CAP: usize = 16 * 1024 * 1024;
 /// The longest control sequence (CSI, SS3) collected before it is given up as unrecognised.
 const MAX_CONTROL_SEQUENCE: usize = 256;
 /// The longest string sequence (OSC, DCS, APC) collected before it is given up.
-const MAX_STRING_SEQUENCE: usize = 64 * 1024;
+const MAX_STRING_SEQUENCE: usize = 4096;
 
 /// The escape timeout pi uses: `PI_TUI_ESC_TIMEOUT` (milliseconds, a positive number) when
 /// set, else [`SSH_ESCAPE_TIMEOUT`] when `SSH_CONNECTION` or `SSH_TTY` is set, else
@@ -1389,6 +1389,25 @@ mod tests {
         // A UTF-8 lead byte alone waits for the rest of its character.
         assert!(d.feed_vec(&[0xc3]).is_empty());
         assert_eq!(d.feed_vec(&[0xa9]), vec![k(KeyCode::Char('é'), N)]);
+    }
+
+    #[test]
+    fn unterminated_strings_are_bounded() {
+        let mut d = Decoder::new();
+        let mut input = b"\x1b]11;".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 5000));
+        let mut out = Vec::new();
+        for chunk in input.chunks(7) {
+            d.feed(chunk, &mut out);
+        }
+        d.flush_pending(&mut out);
+        assert!(
+            matches!(&out[0], Decoded::Reply(TerminalReply::Other(s)) if s.len() == MAX_STRING_SEQUENCE + 1)
+        );
+        // Everything after the cap is still delivered, not dropped.
+        let rest = out.len() - 1;
+        assert_eq!(rest, input.len() - MAX_STRING_SEQUENCE - 1);
+        assert!(d.pending_timeout().is_none());
     }
 
     #[test]

@@ -52,6 +52,18 @@ pub struct EditorStyle {
     pub select_list: SelectListStyle,
 }
 
+impl EditorStyle {
+    /// The theme's colours, as pi's `getEditorTheme`: `borderMuted` rules and the select
+    /// list's colours. Interactive mode recolours the rules by thinking level with
+    /// [`Editor::set_border`] and [`Theme::thinking_border`](crate::theme::Theme::thinking_border).
+    pub fn from_theme(theme: &crate::theme::Theme) -> Self {
+        Self {
+            border: theme.fg_paint("borderMuted"),
+            select_list: SelectListStyle::from_theme(theme),
+        }
+    }
+}
+
 /// What the editor reports, drained with [`Editor::take_events`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EditorEvent {
@@ -64,7 +76,7 @@ struct Snapshot {
     lines: Vec<String>,
     cursor_line: usize,
     cursor_col: usize,
-    pastes: BTreeMap<u32, String>,
+    pastes: BTreeMap<u32, Arc<str>>,
     paste_counter: u32,
 }
 
@@ -110,7 +122,7 @@ pub struct Editor {
     trigger_chars: Vec<char>,
     autocomplete: Option<AutocompleteState>,
     autocomplete_max_visible: usize,
-    pastes: BTreeMap<u32, String>,
+    pastes: BTreeMap<u32, Arc<str>>,
     paste_counter: u32,
     history: Vec<String>,
     history_index: Option<usize>,
@@ -693,7 +705,7 @@ impl Editor {
         if line_count > LARGE_PASTE_LINES || char_count > LARGE_PASTE_CHARS {
             self.paste_counter += 1;
             let id = self.paste_counter;
-            self.pastes.insert(id, text);
+            self.pastes.insert(id, Arc::from(text));
             let marker = if line_count > LARGE_PASTE_LINES {
                 format!("[paste #{id} +{line_count} lines]")
             } else {
@@ -927,10 +939,15 @@ impl Editor {
         let Some(start_line) = self.cursor_line.checked_sub(parts.len() - 1) else {
             return;
         };
-        let first_len = parts[0].len();
-        let Some(start_col) = self.lines[start_line].len().checked_sub(first_len) else {
+        let first = parts[0];
+        let last = parts[parts.len() - 1];
+        // Only remove what is really there (the text just yanked, ending at the cursor).
+        let start_ok = self.lines[start_line].ends_with(first);
+        let end_ok = self.line()[..self.cursor_col] == *last;
+        if !start_ok || !end_ok {
             return;
-        };
+        }
+        let start_col = self.lines[start_line].len() - first.len();
         let after = self.lines[self.cursor_line][self.cursor_col..].to_owned();
         let before = self.lines[start_line][..start_col].to_owned();
         self.lines

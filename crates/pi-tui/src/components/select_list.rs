@@ -65,6 +65,19 @@ pub struct SelectListStyle {
     pub no_match: Paint,
 }
 
+impl SelectListStyle {
+    /// The theme's colours for it, as pi's `getSelectListTheme`: the selection in `accent`,
+    /// descriptions, the scroll line and "no matches" in `muted`.
+    pub fn from_theme(theme: &crate::theme::Theme) -> Self {
+        Self {
+            selected: theme.fg_paint("accent"),
+            description: theme.fg_paint("muted"),
+            scroll_info: theme.fg_paint("muted"),
+            no_match: theme.fg_paint("muted"),
+        }
+    }
+}
+
 /// Width bounds of the value column, in cells (pi's `SelectListLayoutOptions`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SelectListLayout {

@@ -434,3 +434,28 @@ fn huge_single_line_stays_within_width() {
         screen(&mut e, w);
     }
 }
+
+#[test]
+fn yank_pop_with_multi_line_kills() {
+    let mut e = editor();
+    e.set_text("one\ntwo");
+    ctrl(&mut e, 'a');
+    // Ctrl+U at column 0 kills the newline; then Ctrl+U kills "one".
+    ctrl(&mut e, 'u');
+    ctrl(&mut e, 'u');
+    assert_eq!(with_cursor(&e), "|two");
+    e.set_text("x");
+    type_bytes(&mut e, "\x1b[200~y\x1b[201~");
+    ctrl(&mut e, 'a');
+    ctrl(&mut e, 'k');
+    assert_eq!(with_cursor(&e), "|");
+    ctrl(&mut e, 'y');
+    assert_eq!(with_cursor(&e), "xy|");
+    alt(&mut e, 'y');
+    assert_eq!(with_cursor(&e), "one\n|");
+    alt(&mut e, 'y');
+    assert_eq!(with_cursor(&e), "xy|");
+    // Undo walks back through the yanks.
+    ctrl(&mut e, '-');
+    assert_eq!(with_cursor(&e), "one\n|");
+}
