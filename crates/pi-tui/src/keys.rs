@@ -310,13 +310,26 @@ impl Decoder {
                 }
                 return;
             }
+            // Work on the buffer taken out of `self`, so tokens are borrowed, not copied.
+            let mut buf = std::mem::take(&mut self.buf);
             let mut pos = 0;
             let mut entered_paste = false;
-            while pos < self.buf.len() {
-                let Some(len) = token_len(&self.buf[pos..]) else {
+            while pos < buf.len() {
+                let first = buf[pos];
+                if first < 0x80 && first != ESC {
+                    // ASCII fast path: one byte, one character.
+                    pos += 1;
+                    let ch = char::from(first);
+                    if self.pending_kitty_printable.take() != Some(ch) {
+                        let decoded = self.decode_char(ch);
+                        out.push(decoded);
+                    }
+                    continue;
+                }
+                let Some(len) = token_len(&buf[pos..]) else {
                     break;
                 };
-                let token = self.buf[pos..pos + len].to_vec();
+                let token = &buf[pos..pos + len];
                 pos += len;
                 if token == PASTE_START {
                     self.pending_kitty_printable = None;
@@ -325,27 +338,23 @@ impl Decoder {
                     break;
                 }
                 let decoded = if token[0] == ESC {
-                    self.decode_escape(&token)
+                    self.decode_escape(token)
                 } else {
-                    match std::str::from_utf8(&token) {
-                        Ok(text) => match text.chars().next() {
-                            Some(ch) => {
-                                if self.pending_kitty_printable.take() == Some(ch) {
-                                    continue;
-                                }
-                                self.decode_char(ch)
-                            }
-                            None => continue,
-                        },
-                        Err(_) => {
-                            self.pending_kitty_printable = None;
-                            self.decode_char(char::REPLACEMENT_CHARACTER)
-                        }
+                    let ch = match std::str::from_utf8(token) {
+                        Ok(text) => text.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER),
+                        Err(_) => char::REPLACEMENT_CHARACTER,
+                    };
+                    if self.pending_kitty_printable.take() == Some(ch) {
+                        continue;
                     }
+                    self.decode_char(ch)
                 };
                 out.push(decoded);
             }
-            self.buf.drain(..pos);
+            buf.drain(..pos);
+            // Bytes that arrived meanwhile cannot exist (we hold `&mut self`), so the rest of
+            // the buffer is exactly the unprocessed tail.
+            self.buf = buf;
             if !entered_paste {
                 return;
             }
@@ -376,9 +385,9 @@ impl Decoder {
     }
 
     fn decode_escape(&mut self, token: &[u8]) -> Decoded {
-        let text = String::from_utf8_lossy(token).into_owned();
-        let decoded =
-            decode_escape_text(&text, self.kitty_active).unwrap_or(Decoded::Unrecognized(text));
+        let text = String::from_utf8_lossy(token);
+        let decoded = decode_escape_text(&text, self.kitty_active)
+            .unwrap_or_else(|| Decoded::Unrecognized(text.into_owned()));
         self.pending_kitty_printable = match &decoded {
             Decoded::Input(InputEvent::Key(KeyEvent {
                 code: KeyCode::Char(c),
@@ -418,7 +427,7 @@ pub fn printable_char(event: &KeyEvent) -> Option<char> {
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(haystack, needle)
 }
 
 /// How many trailing bytes of `buf` are a proper prefix of `marker`.

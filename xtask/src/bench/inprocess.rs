@@ -13,9 +13,10 @@ use std::process::Stdio;
 use serde_json::Value;
 
 /// The criterion bench targets per package.
-pub const CRITERION_BENCHES: [(&str, &[&str]); 3] = [
+pub const CRITERION_BENCHES: [(&str, &[&str]); 4] = [
     ("pi-ai", &["sse", "wire", "partial_json"]),
     ("pi-agent-core", &["dispatch"]),
+    ("pi-tui", &["input"]),
     ("pi-coding-agent", &["session_append"]),
 ];
 
