@@ -280,6 +280,21 @@ impl Decoder {
         }
     }
 
+    /// Ends the input (the terminal closed, the application exits): an open paste is
+    /// delivered as it stands, then [`flush_pending`](Self::flush_pending), so no byte
+    /// received is lost.
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        if let Some(mut paste) = self.paste.take() {
+            // The buffer may hold the start of an end marker that never completed.
+            paste.append(&mut self.buf);
+            let content = take_utf8(&mut paste, true);
+            if !content.is_empty() {
+                out.push(Decoded::Input(InputEvent::Paste(content)));
+            }
+        }
+        self.flush_pending(out);
+    }
+
     /// Drops everything pending, including an open paste (after a suspend, say).
     pub fn clear(&mut self) {
         self.buf.clear();
@@ -1449,5 +1464,65 @@ mod tests {
         assert_eq!(sequences::kitty_push(sequences::KITTY_FLAGS), "\x1b[>7u");
         assert_eq!(sequences::KITTY_POP, "\x1b[<u");
         assert!(sequences::KITTY_NEGOTIATE.starts_with(&sequences::kitty_push(7)));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes that look like terminal input: escape-sequence pieces, text and noise.
+    fn input() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            Just(b"\x1b".to_vec()),
+            Just(b"\x1b[".to_vec()),
+            Just(b"\x1b[200~".to_vec()),
+            Just(b"\x1b[201~".to_vec()),
+            Just(b"\x1b]11;rgb:1/2/3\x07".to_vec()),
+            Just(b"\x1bO".to_vec()),
+            Just(b";5u".to_vec()),
+            Just(b"27;".to_vec()),
+            Just("é日".as_bytes().to_vec()),
+            prop::collection::vec(any::<u8>(), 0..6),
+            "[a-zA-Z0-9;:~\\[]{0,6}".prop_map(String::into_bytes),
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    fn run(reads: &[&[u8]]) -> Vec<Decoded> {
+        let mut d = Decoder::new().with_paste_cap(64);
+        let mut out = Vec::new();
+        for r in reads {
+            d.feed(r, &mut out);
+        }
+        d.finish(&mut out);
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_and_reads_do_not_matter(bytes in input(), cut in any::<prop::sample::Index>()) {
+            let whole = run(&[&bytes]);
+            // A read of exactly one high byte is Meta by design, so only split where neither
+            // side is a lone high byte.
+            let at = cut.index(bytes.len() + 1);
+            let (a, b) = bytes.split_at(at);
+            let lone_high = |s: &[u8]| s.len() == 1 && s[0] >= 0x80;
+            prop_assume!(!lone_high(a) && !lone_high(b) && !lone_high(&bytes));
+            let split = run(&[a, b]);
+            // Pastes may be cut into pieces at different places; compare their joined text.
+            let norm = |v: Vec<Decoded>| {
+                let mut out: Vec<Decoded> = Vec::new();
+                for d in v {
+                    match (out.last_mut(), d) {
+                        (Some(Decoded::Input(InputEvent::Paste(p))), Decoded::Input(InputEvent::Paste(q))) => p.push_str(&q),
+                        (_, d) => out.push(d),
+                    }
+                }
+                out
+            };
+            prop_assert_eq!(norm(whole), norm(split));
+        }
     }
 }

@@ -44,7 +44,8 @@ pub trait AutocompleteProvider {
         force: bool,
     ) -> Option<Suggestions>;
 
-    /// Applies `item` (offered for `prefix`) and returns the new text and cursor.
+    /// Applies `item` (offered for `prefix`) and returns the new text and cursor. The editor
+    /// only calls it while `prefix` still ends the text before the cursor.
     fn apply_completion(
         &mut self,
         lines: &[String],

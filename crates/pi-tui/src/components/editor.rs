@@ -618,6 +618,11 @@ impl Editor {
         } else {
             return false;
         }
+        if self.autocomplete.is_some() && !self.autocomplete_is_current() {
+            // An edit or move that does not refresh the menu itself (Ctrl+A, a kill, a yank)
+            // left it stale: ask again for where the cursor is now.
+            self.update_autocomplete();
+        }
         true
     }
 
@@ -1365,7 +1370,19 @@ impl Editor {
         self.set_col(col);
     }
 
+    /// Whether the open menu's prefix still ends the text before the cursor.
+    fn autocomplete_is_current(&self) -> bool {
+        self.autocomplete
+            .as_ref()
+            .is_some_and(|ac| self.line()[..self.cursor_col].ends_with(ac.prefix.as_str()))
+    }
+
     fn accept_autocomplete(&mut self) {
+        if !self.autocomplete_is_current() {
+            // The cursor or text moved under the menu: its suggestions no longer apply.
+            self.cancel_autocomplete();
+            return;
+        }
         let Some(ac) = self.autocomplete.take() else {
             return;
         };

@@ -459,3 +459,110 @@ fn yank_pop_with_multi_line_kills() {
     ctrl(&mut e, '-');
     assert_eq!(with_cursor(&e), "one\n|");
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn event() -> impl Strategy<Value = InputEvent> {
+        let k = |code, m| InputEvent::Key(KeyEvent::new(code, m));
+        let keys = prop_oneof![
+            prop::sample::select(vec![
+                'a', 'z', ' ', 'é', '日', '👍', '/', '@', '\\', '[', '#', '.'
+            ])
+            .prop_map(move |c| k(KeyCode::Char(c), Modifiers::NONE)),
+            prop::sample::select(vec![
+                'a', 'e', 'b', 'f', 'w', 'u', 'k', 'y', 'd', 'j', '-', ']'
+            ])
+            .prop_map(move |c| k(KeyCode::Char(c), Modifiers::CTRL)),
+            prop::sample::select(vec!['b', 'f', 'd', 'y', ']'])
+                .prop_map(move |c| k(KeyCode::Char(c), Modifiers::ALT)),
+            prop::sample::select(vec![
+                KeyCode::Enter,
+                KeyCode::Backspace,
+                KeyCode::Delete,
+                KeyCode::Up,
+                KeyCode::Down,
+                KeyCode::Left,
+                KeyCode::Right,
+                KeyCode::Home,
+                KeyCode::End,
+                KeyCode::PageUp,
+                KeyCode::PageDown,
+                KeyCode::Tab,
+                KeyCode::Escape,
+            ])
+            .prop_map(move |c| k(c, Modifiers::NONE)),
+            Just(k(KeyCode::Enter, Modifiers::SHIFT)),
+        ];
+        prop_oneof![
+            8 => keys,
+            1 => "[a-z \n\t日é]{0,30}".prop_map(InputEvent::Paste),
+            1 => (11usize..14).prop_map(|n| InputEvent::Paste("row\n".repeat(n))),
+        ]
+    }
+
+    struct Anything;
+
+    impl AutocompleteProvider for Anything {
+        fn suggestions(
+            &mut self,
+            lines: &[String],
+            line: usize,
+            col: usize,
+            _force: bool,
+        ) -> Option<Suggestions> {
+            let before = &lines[line][..col];
+            let prefix = before.rsplit(' ').next().unwrap_or("").to_owned();
+            Some(Suggestions {
+                items: vec![
+                    SelectItem::new(format!("{prefix}x")),
+                    SelectItem::new("日本"),
+                ],
+                prefix,
+            })
+        }
+
+        fn apply_completion(
+            &mut self,
+            lines: &[String],
+            line: usize,
+            col: usize,
+            item: &SelectItem,
+            prefix: &str,
+        ) -> Completion {
+            let mut lines = lines.to_vec();
+            let start = col - prefix.len();
+            lines[line].replace_range(start..col, &item.value);
+            Completion {
+                cursor_line: line,
+                cursor_col: start + item.value.len() + 7,
+                lines,
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+        #[test]
+        fn any_input_keeps_the_editor_consistent(events in prop::collection::vec(event(), 0..60), width in 1u16..40, rows in 0u16..30) {
+            let mut e = editor();
+            e.set_terminal_rows(rows);
+            e.set_autocomplete_provider(Box::new(Anything));
+            e.add_to_history("older\nprompt");
+            for ev in &events {
+                e.handle_input(ev);
+                let (line, col) = e.cursor();
+                prop_assert!(line < e.lines().len());
+                prop_assert!(e.lines()[line].is_char_boundary(col));
+                for l in e.lines() {
+                    prop_assert!(!l.contains('\n') && !l.chars().any(char::is_control));
+                }
+                for r in e.render(width) {
+                    let shown = r.replace(CURSOR_MARKER, "");
+                    prop_assert!(visible_width(&shown) <= usize::from(width), "{:?} at {}", shown, width);
+                }
+            }
+        }
+    }
+}
