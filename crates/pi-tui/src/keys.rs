@@ -1327,6 +1327,23 @@ mod tests {
     }
 
     #[test]
+    fn finish_delivers_an_unterminated_paste() {
+        let mut d = Decoder::new();
+        let mut out = d.feed_vec(b"\x1b[200~half a paste\x1b[20");
+        assert!(out.is_empty());
+        d.flush_pending(&mut out);
+        assert!(out.is_empty(), "a timeout does not end a paste");
+        d.finish(&mut out);
+        assert_eq!(
+            out,
+            vec![Decoded::Input(InputEvent::Paste(
+                "half a paste\x1b[20".into()
+            ))]
+        );
+        assert!(!d.in_paste());
+    }
+
+    #[test]
     fn paste_over_the_cap_is_delivered_in_pieces_without_loss() {
         let mut d = Decoder::new().with_paste_cap(64);
         let body: String = (0..500)

@@ -566,3 +566,19 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn programmatic_edits_are_undoable() {
+    let mut e = editor();
+    type_bytes(&mut e, "hello");
+    e.set_text("replaced\r\nwith\ttab");
+    assert_eq!(e.text(), "replaced\nwith    tab");
+    assert_eq!(e.cursor(), (1, "with    tab".len()));
+    ctrl(&mut e, 'a');
+    e.insert_text_at_cursor("x\ny\x07");
+    assert_eq!(with_cursor(&e), "replaced\nx\ny|with    tab");
+    ctrl(&mut e, '-');
+    assert_eq!(e.text(), "replaced\nwith    tab");
+    ctrl(&mut e, '-');
+    assert_eq!(e.text(), "hello");
+}
