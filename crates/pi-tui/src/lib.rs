@@ -18,11 +18,16 @@ pub mod history;
 pub mod inline;
 pub mod input;
 pub mod input_seam;
+pub mod keybindings;
+pub mod keys;
 pub mod overlay;
+pub mod paint;
 pub mod style;
 pub mod terminal;
+pub mod terminal_colors;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod theme;
 pub mod tui;
 
 pub use component::{CURSOR_MARKER, Component};

@@ -16,7 +16,7 @@ use serde_json::Value;
 pub const CRITERION_BENCHES: [(&str, &[&str]); 4] = [
     ("pi-ai", &["sse", "wire", "partial_json"]),
     ("pi-agent-core", &["dispatch"]),
-    ("pi-tui", &["render"]),
+    ("pi-tui", &["render", "input"]),
     ("pi-coding-agent", &["session_append"]),
 ];
 

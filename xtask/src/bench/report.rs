@@ -268,6 +268,21 @@ pub fn inprocess_rows(
         Some(1.5),
     ));
     rows.extend(tui_rows(r));
+    rows.push(throughput(
+        "terminal input decoder, mixed keys, 4 KiB reads",
+        "input/decode",
+    ));
+    rows.push(throughput(
+        "terminal input decoder, one 1 MiB bracketed paste",
+        "input/paste",
+    ));
+    rows.push(ratio_row(
+        r,
+        "editor keystroke + render(100)",
+        ("10 lines", "editor/keystroke/10"),
+        ("1,000 lines", "editor/keystroke/1000"),
+        None,
+    ));
     rows.push(match (get(r, "session/append_turn"), get(r, "session/append_user")) {
         (Some(turn), Some(user)) => Row {
             name: "session append (real file, fdatasync at checkpoints)".into(),

@@ -1,5 +1,5 @@
 //! Components that render to lines: text, markdown, streaming markdown, spinner and status
-//! line, boxes, diffs, image placeholders, and overlays.
+//! line, boxes, diffs, image placeholders, overlays, the editor and the select list.
 
 mod boxed;
 mod column;
@@ -18,3 +18,11 @@ pub use markdown::{Markdown, render_block, render_markdown};
 pub use status::{FRAMES, StatusLine};
 pub use streaming::{MarkdownBlock, StreamingMarkdown, render_final};
 pub use text::Text;
+
+pub mod autocomplete;
+pub mod editor;
+pub mod kill_ring;
+pub(crate) mod plain_text;
+pub mod select_list;
+pub(crate) mod text_segments;
+pub mod undo_stack;
