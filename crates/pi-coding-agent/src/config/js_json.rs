@@ -12,9 +12,15 @@ pub fn js_json_parse_message(text: &str, err: &serde_json::Error) -> String {
     pi_ai::js_json_error::json_parse_message(text, err)
 }
 
-/// Parses JSON; on failure returns the `JSON.parse` message.
+/// Parses JSON nested at most [`pi_ai::json_depth::MAX_DOCUMENT_DEPTH`] levels; on failure
+/// returns the `JSON.parse` message, or `JSON nested deeper than 1064 levels`.
 pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
-    serde_json::from_str(text).map_err(|e| js_json_parse_message(text, &e))
+    use pi_ai::json_depth::DeepJsonError;
+    match pi_ai::json_depth::from_str(text, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
+        Ok(v) => Ok(v),
+        Err(DeepJsonError::Json(e)) => Err(js_json_parse_message(text, &e)),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -218,16 +218,17 @@ pub enum Incoming {
 
 /// Parses one input record (see the module docs for every outcome).
 pub fn parse_line(line: &str) -> Incoming {
-    let value: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return Incoming::Invalid(error_response(
-                None,
-                Some(&Value::from("parse")),
-                &format!("Failed to parse command: {e}"),
-            ));
-        }
-    };
+    let value: Value =
+        match pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
+            Ok(v) => v,
+            Err(e) => {
+                return Incoming::Invalid(error_response(
+                    None,
+                    Some(&Value::from("parse")),
+                    &format!("Failed to parse command: {e}"),
+                ));
+            }
+        };
     let Value::Object(mut map) = value else {
         return Incoming::Invalid(error_response(None, None, "Unknown command: undefined"));
     };

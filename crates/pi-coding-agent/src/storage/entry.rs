@@ -215,8 +215,10 @@ pub enum EntryParseError {
 impl SessionEntry {
     /// Parses one entry line.
     pub fn parse(line: &str) -> Result<SessionEntry, EntryParseError> {
+        // Lines as deep as pi writes them (tool arguments 1,000 levels deep) parse.
         let map: Map<String, Value> =
-            serde_json::from_str(line).map_err(|e| EntryParseError::Json(e.to_string()))?;
+            pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH)
+                .map_err(|e| EntryParseError::Json(e.to_string()))?;
         Self::from_map(map)
     }
 
@@ -309,7 +311,8 @@ impl SessionEntry {
     /// [`EntryKind::Unknown`] of the same `type`: it stays in the tree and is written back
     /// unchanged, and the context skips it. `None` when the line is not such an object.
     pub fn verbatim(line: &str) -> Option<SessionEntry> {
-        let mut map: Map<String, Value> = serde_json::from_str(line).ok()?;
+        let mut map: Map<String, Value> =
+            pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH).ok()?;
         let kind = take_string(&mut map, "type")?;
         let id = take_string(&mut map, "id")?;
         let parent_id = take_string(&mut map, "parentId");
