@@ -31,6 +31,16 @@ mod tests {
         parse_json(text).unwrap_err()
     }
 
+    /// Settings, models and auth files nested up to the document limit parse; deeper ones fail
+    /// with a text naming the limit.
+    #[test]
+    fn files_parse_up_to_the_document_depth_limit() {
+        let limit = pi_ai::json_depth::MAX_DOCUMENT_DEPTH;
+        let text = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+        assert!(parse_json(&text(limit)).is_ok());
+        assert_eq!(msg(&text(limit + 1)), "JSON nested deeper than 1064 levels");
+    }
+
     // Expected texts: Node 22 (`JSON.parse`) on the same inputs.
     #[test]
     fn node_22_messages() {

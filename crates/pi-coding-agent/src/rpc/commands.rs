@@ -333,6 +333,29 @@ mod tests {
         }
     }
 
+    /// A command line nested up to the document limit parses (a prompt's images or an
+    /// extension payload may be deep); past it the answer names the limit, after one linear
+    /// scan whatever the depth.
+    #[test]
+    fn command_lines_parse_up_to_the_document_depth_limit() {
+        let limit = pi_ai::json_depth::MAX_DOCUMENT_DEPTH;
+        let line = |levels: usize| {
+            format!(
+                r#"{{"type":"prompt","message":"hi","x":{}1{}}}"#,
+                "[".repeat(levels - 1),
+                "]".repeat(levels - 1)
+            )
+        };
+        assert!(matches!(parse_line(&line(limit)), Incoming::Command { .. }));
+        let v = invalid(&line(limit + 1));
+        assert_eq!(
+            v["error"],
+            "Failed to parse command: JSON nested deeper than 1064 levels"
+        );
+        let v = invalid(&"[".repeat(1_000_000));
+        assert_eq!(v["command"], "parse");
+    }
+
     #[test]
     fn bad_json_and_empty_lines_are_parse_errors_without_id() {
         let v = invalid("");
