@@ -47,6 +47,7 @@ mod extensions_runner;
 mod extensions_session;
 mod fault_injection;
 mod grep_find;
+mod hostile_input;
 mod kill_durability;
 mod library_use;
 mod listeners_load;
