@@ -18,7 +18,7 @@ const SUITE_RUNS: usize = MESSAGE_ENDS * 2 * 4;
 async fn run_loop(runs: usize) {
     let pi = Path::new(env!("CARGO_BIN_EXE_pi"));
     let mut log = Vec::new();
-    let summary = rpc_kill_loop(pi, runs, |run, o| {
+    let summary = rpc_kill_loop(pi, runs, false, |run, o| {
         eprintln!("{run}: {o:?}");
         log.push(format!("{run}: {o:?}"));
     })
