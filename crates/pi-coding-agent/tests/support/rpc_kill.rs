@@ -367,8 +367,8 @@ fn check(
             Some(got) if got == want => {}
             Some(got) => {
                 return Err(format!(
-                    "message {} of the context is not the printed one: a {} of {} bytes \
-                     where a {} of {} bytes was printed",
+                    "message {} of the context is not the printed one: {} ({} bytes) where \
+                     {} ({} bytes) was printed",
                     i + 1,
                     got.0,
                     got.1.to_string().len(),
@@ -378,8 +378,8 @@ fn check(
             }
             None => {
                 return Err(format!(
-                    "{} messages printed as ended, {} in the resumed context (missing: a {} \
-                     of {} bytes; the file's last line is {})",
+                    "{} messages printed as ended, {} in the resumed context (missing: {}, \
+                     {} bytes; the file's last line is {})",
                     promised.len(),
                     found.len(),
                     want.0,
