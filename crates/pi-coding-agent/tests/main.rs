@@ -79,6 +79,7 @@ mod session_robustness;
 mod session_selection;
 mod session_store;
 mod session_tree_export;
+mod store_barrier;
 mod streams;
 mod streams_check;
 mod tool_prompts;
