@@ -63,6 +63,7 @@ pub fn is_implemented_api(api: &str) -> bool {
         api::GOOGLE_VERTEX,
         api::AZURE_OPENAI_RESPONSES,
         api::MISTRAL_CONVERSATIONS,
+        crate::providers::openai_codex::OPENAI_CODEX_RESPONSES,
     ]
     .contains(&api)
 }
