@@ -18,6 +18,7 @@ pub mod config;
 pub mod extensions;
 pub mod messages;
 pub mod modes;
+pub mod platform;
 pub mod rpc;
 pub mod runtime;
 pub mod session;

@@ -709,7 +709,7 @@ async fn compact_summarizes_with_the_model_and_reports_failures() {
         ],
         |b| {
             b.settings(settings).compactor(Arc::new(
-                pi_coding_agent::compaction::auto::AutoCompactor::new(),
+                pi_coding_agent::session::auto_compaction::AutoCompactor::new(),
             ))
         },
     );

@@ -9,9 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::paths::{expand_tilde, resolve_path};
+use crate::platform::path::lexical_normalize;
 use crate::storage::SessionStore;
 use crate::storage::export::export_html;
-use crate::tools::path::lexical_normalize;
 
 /// Exports `input` as HTML and returns the output path as pi prints it; the error is the text
 /// after `Error: `.

@@ -29,8 +29,8 @@ use crate::config::list_models::list_models;
 use crate::config::paths::{AgentPaths, resolve_path};
 use crate::config::registry::ModelRegistry;
 use crate::config::settings::SettingsManager;
+use crate::platform::path::lexical_normalize;
 use crate::storage::paths::is_valid_session_id;
-use crate::tools::path::lexical_normalize;
 
 /// The first arguments pi treats as its package/auth commands.
 pub const REFERENCE_SUBCOMMANDS: [&str; 7] = [

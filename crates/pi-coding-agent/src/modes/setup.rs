@@ -33,7 +33,6 @@ use pi_ai::{InputKind, Model, ModelThinkingLevel};
 use super::store::open_store;
 use crate::cli::ModeRequest;
 use crate::cli::startup::docs_dir;
-use crate::compaction::auto::AutoCompactor;
 use crate::config::migrations::run_migrations;
 use crate::config::model_resolver::ScopedModel;
 use crate::config::model_resolver::{
@@ -49,6 +48,7 @@ use crate::config::system_prompt::{DocsPaths, SystemPromptBase};
 use crate::config::templates::PromptTemplate;
 use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
 use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
+use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
 use crate::storage::context::path_to_leaf;

@@ -24,6 +24,8 @@ use crate::cli::ModeRequest;
 use crate::cli::args::Args;
 use crate::config::paths::{AgentPaths, resolve_path};
 use crate::config::settings::SettingsManager;
+use crate::platform::fs_error::node_message;
+use crate::platform::path::lexical_normalize;
 use crate::runtime::targets::assert_session_cwd_exists;
 use crate::storage::SessionStore;
 use crate::storage::discovery::{SessionMatch, SessionScope, looks_like_path};
@@ -31,8 +33,6 @@ use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
 use crate::storage::paths::default_session_dir;
 use crate::storage::paths::iso_now;
-use crate::tools::fs_error::node_message;
-use crate::tools::path::lexical_normalize;
 
 /// The session directory of this run.
 pub fn session_dir(request: &ModeRequest, settings: &SettingsManager) -> PathBuf {

@@ -501,7 +501,7 @@ fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), String> {
 /// the process's working directory with `.`, `..` and a trailing slash folded.
 fn resolve_session_path(path: &str) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    crate::tools::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
+    crate::platform::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
         .display()
         .to_string()
 }

@@ -90,12 +90,7 @@ pub(super) struct Inner {
     pub agent_subscription: Mutex<Option<Subscription>>,
 }
 
-/// `(active tools, in order) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
-/// whose tools change while it lives (extensions' `setActiveTools`, `registerTool`). Each tool
-/// carries its prompt snippet and guidelines ([`pi_agent_core::AgentTool::prompt_snippet`],
-/// [`pi_agent_core::AgentTool::prompt_guidelines`]);
-/// [`crate::config::system_prompt::ToolPromptParts::of`] collects them.
-pub type SystemPromptFn = Arc<dyn Fn(&[Arc<dyn pi_agent_core::AgentTool>]) -> String + Send + Sync>;
+pub use crate::config::system_prompt::SystemPromptFn;
 
 /// The session (a shared handle).
 #[derive(Clone)]

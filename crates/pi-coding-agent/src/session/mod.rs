@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`events`] | the 23 `AgentSessionEvent`s, their JSON and the json-mode projection |
 //! | [`agent_session`] | the session handle: listeners, state, idle, abort |
+//! | [`auto_compaction`] | when a compaction runs: threshold, overflow with one retry, between turns, manual (`AutoCompactor`) |
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
@@ -23,6 +24,7 @@
 //! | [`tree`] | tree navigation (`navigate_tree`) with branch summaries |
 
 pub mod agent_session;
+pub mod auto_compaction;
 pub mod bash;
 pub mod builder;
 pub mod convert;
