@@ -13,7 +13,8 @@ use pi_ai::providers::faux::{
     FauxMessageOptions, FauxModelDefinition, FauxOptions, FauxProvider, faux_assistant_message,
     faux_tool_call,
 };
-use pi_coding_agent::rpc::{ForkReplacement, Replacement, RpcRuntime, SessionHost};
+use pi_coding_agent::rpc::RpcRuntime;
+use pi_coding_agent::runtime::{ForkReplacement, Replacement, SessionHost};
 use pi_coding_agent::session::AgentSession;
 use pi_coding_agent::storage::SessionStore;
 use rpc_support::start;

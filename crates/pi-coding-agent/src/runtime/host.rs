@@ -27,13 +27,11 @@ use pi_agent_core::ListenerError;
 
 use super::actions::HostActions;
 use super::factory::{BuiltSession, SessionFactory, SessionTarget};
-use super::targets::{
-    ForkPosition, assert_session_cwd_exists, fork_store, new_session_store, session_dir_of,
-};
+use super::session_host::{ForkReplacement, RebindFn, Replacement, SessionHost};
+use super::targets::{assert_session_cwd_exists, fork_store, new_session_store, session_dir_of};
 use crate::extensions::ExtensionHooks;
-use crate::rpc::{ForkReplacement, RebindFn, Replacement, SessionHost};
 use crate::session::{AgentSession, AgentSessionEvent, SessionListener, SessionSubscription};
-use crate::storage::SessionStore;
+use crate::storage::{ForkPosition, SessionStore};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
