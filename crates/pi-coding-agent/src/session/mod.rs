@@ -12,7 +12,7 @@
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
-//! | [`models`] | model and thinking-level cycling |
+//! | [`models`] | model control: `set_model`, `set_thinking_level`, cycling, the level for a switch |
 //! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
 //! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
