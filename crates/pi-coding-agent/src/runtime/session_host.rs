@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 
 use crate::extensions::ExtensionHooks;
 use crate::session::AgentSession;
+use crate::storage::ForkPosition;
 
 /// The outcome of a session-replacing command: `None` when an extension cancelled it.
 pub type Replacement = Result<Option<AgentSession>, String>;
@@ -32,13 +33,14 @@ pub trait SessionHost: Send + Sync {
     /// `switchSession(path)`.
     fn switch_session(&self, current: AgentSession, path: String) -> BoxFuture<'_, Replacement>;
 
-    /// `fork(entryId, {position})`: `at == false` forks before a user message (and returns
-    /// its text), `at == true` clones at the entry (`clone` passes the leaf).
+    /// `fork(entryId, {position})`: [`ForkPosition::Before`] forks before a user message
+    /// (and returns its text), [`ForkPosition::At`] clones at the entry (`clone` passes the
+    /// leaf).
     fn fork(
         &self,
         current: AgentSession,
         entry_id: String,
-        at: bool,
+        position: ForkPosition,
     ) -> BoxFuture<'_, ForkReplacement>;
 
     /// The extension hooks of the session last returned (default: none). RPC mode binds its
