@@ -23,6 +23,8 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let offline_env = is_truthy_env_flag(std::env::var("PI_OFFLINE").ok().as_deref());
+    // `--offline` is read here, before the command line is parsed: the environment can only
+    // be changed while no other thread exists.
     let offline = offline_env || argv.iter().any(|a| a == "--offline");
     // SAFETY: no other thread exists yet. pi exports these to the tools' child processes.
     unsafe {
@@ -40,7 +42,6 @@ fn main() {
     let env = CliEnv {
         stdin_is_tty,
         stdout_is_tty: is_tty(1),
-        offline_env,
         cwd: &cwd,
     };
     let parsed = cli::parse(&argv, &env);

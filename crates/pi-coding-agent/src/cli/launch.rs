@@ -55,8 +55,6 @@ pub struct CliEnv<'a> {
     pub stdin_is_tty: bool,
     /// Whether fd 1 is a terminal.
     pub stdout_is_tty: bool,
-    /// `PI_OFFLINE` is set to a true value ([`is_truthy_env_flag`]).
-    pub offline_env: bool,
     /// The working directory (`-e` paths are reported absolute).
     pub cwd: &'a Path,
 }
@@ -203,8 +201,6 @@ pub struct LaunchConfig {
     /// The mode from the flags and terminals; piped stdin later turns
     /// [`AppMode::Interactive`] into [`AppMode::Print`].
     pub mode: AppMode,
-    /// `--offline` or `PI_OFFLINE`: no network access at startup.
-    pub offline: bool,
     /// The session selection.
     pub session: SessionFlags,
     /// The model.
@@ -308,13 +304,12 @@ pub fn parse(argv: &[String], env: &CliEnv<'_>) -> Parsed {
             command: Err(invalid(format!("pi-rs does not support '{cmd}' yet"))),
         };
     }
-    let offline = env.offline_env || argv.iter().any(|a| a == "--offline");
     let mut args = parse_args(argv);
     let diagnostics = std::mem::take(&mut args.diagnostics);
     let command = if diagnostics.iter().any(|d| d.severity == Severity::Error) {
         Err(CliError::Diagnostics)
     } else {
-        command(args, offline, env)
+        command(args, env)
     };
     Parsed {
         diagnostics,
@@ -322,7 +317,7 @@ pub fn parse(argv: &[String], env: &CliEnv<'_>) -> Parsed {
     }
 }
 
-fn command(args: Args, offline: bool, env: &CliEnv<'_>) -> Result<Command, CliError> {
+fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
     if args.version {
         return Ok(Command::Version);
     }
@@ -362,7 +357,6 @@ fn command(args: Args, offline: bool, env: &CliEnv<'_>) -> Result<Command, CliEr
     let startup_errors = startup_errors(&args, env.cwd);
     Ok(Command::Launch(Box::new(LaunchConfig {
         mode,
-        offline,
         session: SessionFlags {
             no_session: args.no_session,
             session: args.session,
@@ -413,7 +407,6 @@ mod tests {
             &CliEnv {
                 stdin_is_tty,
                 stdout_is_tty: true,
-                offline_env: false,
                 cwd: Path::new("/work"),
             },
         )
