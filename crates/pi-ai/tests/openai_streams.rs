@@ -178,7 +178,7 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     assert_eq!(run.message.stop_reason, StopReason::ToolUse);
     assert_eq!(
         (run.message.usage.input, run.message.usage.output),
-        (180, 60)
+        (180.0, 60.0)
     );
     assert_eq!(
         run.events,
@@ -193,6 +193,30 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
             "done(toolUse)"
         ]
     );
+}
+
+/// Two calls at different indexes sharing one id (some OpenAI-compatible servers): each index
+/// is its own call, keeps its own arguments, and the repeat gets the distinct id `call_dup_2`
+/// (pi merges them and loses one).
+#[test]
+fn calls_sharing_an_id_at_two_indexes_stay_two_calls_with_distinct_ids() {
+    let run = run_bug("same-id-at-two-indexes", "m");
+    assert_eq!(
+        calls(&run),
+        vec![
+            (
+                "call_dup".to_owned(),
+                "file_write".to_owned(),
+                json!({"filePath": "a.txt"})
+            ),
+            (
+                "call_dup_2".to_owned(),
+                "file_write".to_owned(),
+                json!({"filePath": "b.txt"})
+            ),
+        ]
+    );
+    assert_eq!(run.message.stop_reason, StopReason::ToolUse);
 }
 
 /// BUG-05: an empty name next to the id must not stick; the later `shell` wins.
@@ -243,7 +267,7 @@ fn bug07_tool_args_cut_by_length_end_with_length() {
     assert_eq!(c[0].2["path"], json!("/tmp/notes.txt"));
     assert_eq!(
         (run.message.usage.input, run.message.usage.output),
-        (120, 32)
+        (120.0, 32.0)
     );
     assert!(matches!(
         run.message.content[0],

@@ -104,7 +104,7 @@ fn parse_credential(provider: &str, value: &Value) -> Result<Credential, String>
 ///
 /// Errors: V8's `JSON.parse` message, e.g. `Unexpected end of JSON input` or
 /// `Expected ',' or '}' after property value in JSON at position 44 (line 1 column 45)`.
-fn parse_auth_syntax(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_auth_syntax(text: &str) -> Result<Value, String> {
     if text.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
@@ -165,6 +165,15 @@ fn create_private_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Creates the agent directory (0700) and `auth.json` as `{}` (0600) when missing, as pi's
+/// `ensureParentDir` + `ensureFileExists`.
+pub(crate) fn prepare_file(path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    create_private_file(path)
+}
+
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -221,10 +230,7 @@ impl AuthStorage {
 
     /// Creates the directory and file if needed and takes the file's lock.
     fn ensure_and_lock(path: &Path) -> Result<FileLock, String> {
-        if let Some(dir) = path.parent() {
-            create_private_dir(dir).map_err(|e| format!("Failed to read auth.json: {e}"))?;
-        }
-        create_private_file(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+        prepare_file(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
         FileLock::acquire(path).map_err(|e| format!("Failed to read auth.json: {e}"))
     }
 
@@ -277,6 +283,18 @@ impl AuthStorage {
     /// The stored credential of a provider.
     pub fn credential(&self, provider: &str) -> Option<Credential> {
         parse_credential(provider, self.data.get(provider)?).ok()
+    }
+
+    /// The stored OAuth entry of a provider, as stored.
+    pub fn oauth_entry(&self, provider: &str) -> Option<&Map<String, Value>> {
+        let entry = self.data.get(provider)?.as_object()?;
+        matches!(self.credential(provider)?, Credential::OAuth(_)).then_some(entry)
+    }
+
+    /// Replaces a provider's entry in memory only (after [`super::oauth::refresh_stored`]
+    /// wrote it to the file).
+    pub fn replace_in_memory(&mut self, provider: &str, entry: Map<String, Value>) {
+        self.data.insert(provider.to_owned(), Value::Object(entry));
     }
 
     /// The stored key, resolved: api_key → `key` via the value resolver (with the credential's

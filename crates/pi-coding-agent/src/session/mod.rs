@@ -8,6 +8,7 @@
 //! | [`events`] | the 23 `AgentSessionEvent`s, their JSON and the json-mode projection |
 //! | [`agent_session`] | the session handle: listeners, state, idle, abort |
 //! | [`auto_compaction`] | when a compaction runs: threshold, overflow with one retry, between turns, manual (`AutoCompactor`) |
+//! | [`durability`] | when an entry an event reports is in the file: pending writes, barriers |
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
@@ -28,6 +29,7 @@ pub mod auto_compaction;
 pub mod bash;
 pub mod builder;
 pub mod convert;
+pub mod durability;
 pub mod events;
 mod handler;
 pub mod hooks;
@@ -47,6 +49,7 @@ pub use agent_session::{
 };
 pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
+pub use durability::{Durability, StoreBarrier};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{
     BeforeAgentStartEvent, BeforeAgentStartResult, CheckPhase, Compactor, CustomMessageSpec,
