@@ -1,4 +1,8 @@
-//! The layering rule: each library crate depends only on the layer below.
+//! The layering rules: each library crate depends only on the layer below, and inside each
+//! crate the top-level modules form layers ([`modules`]).
+
+#[path = "layers/modules.rs"]
+mod modules;
 
 use std::process::Command;
 

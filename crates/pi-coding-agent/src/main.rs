@@ -1,9 +1,16 @@
-//! `pi`: the pi coding agent command line (see `pi_coding_agent::cli`).
+//! `pi`: the pi coding agent command line.
+//!
+//! `main` only dispatches: the command line is parsed once ([`pi_coding_agent::cli`]), the
+//! launch builds the session ([`pi_coding_agent::app`]), and a mode drives it
+//! ([`pi_coding_agent::modes`] for print and json, [`pi_coding_agent::rpc`] for rpc).
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::path::PathBuf;
 
-use pi_coding_agent::cli::{Host, run, startup::is_truthy_env_flag};
+use pi_coding_agent::app::{self, Launch, LaunchIo, Prepared};
+use pi_coding_agent::cli::{self, AppMode, CliEnv, Command, LaunchConfig, is_truthy_env_flag};
 use pi_coding_agent::config::paths::agent_dir;
+use pi_coding_agent::{modes, rpc};
 
 fn is_tty(fd: i32) -> bool {
     // SAFETY: isatty only inspects the descriptor.
@@ -16,6 +23,8 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let offline_env = is_truthy_env_flag(std::env::var("PI_OFFLINE").ok().as_deref());
+    // `--offline` is read here, before the command line is parsed: the environment can only
+    // be changed while no other thread exists.
     let offline = offline_env || argv.iter().any(|a| a == "--offline");
     // SAFETY: no other thread exists yet. pi exports these to the tools' child processes.
     unsafe {
@@ -26,21 +35,110 @@ fn main() {
             std::env::set_var("PI_SKIP_VERSION_CHECK", "1");
         }
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let (mut stdin, mut stdout, mut stderr) =
         (std::io::stdin(), std::io::stdout(), std::io::stderr());
-    let host = Host {
-        stdin_is_tty: is_tty(0),
+    let stdin_is_tty = is_tty(0);
+    let env = CliEnv {
+        stdin_is_tty,
         stdout_is_tty: is_tty(1),
-        cwd,
-        agent_dir: agent_dir(),
-        offline_env,
-        stdin: &mut stdin,
-        stdout: &mut stdout,
-        stderr: &mut stderr,
+        cwd: &cwd,
     };
-    let code = run(&argv, host);
+    let parsed = cli::parse(&argv, &env);
+    for d in &parsed.diagnostics {
+        let _ = writeln!(stderr, "{}", d.render());
+    }
+    let code = match parsed.command {
+        Err(e) => {
+            if let Some(line) = e.line() {
+                let _ = writeln!(stderr, "{line}");
+            }
+            1
+        }
+        Ok(Command::Version) => {
+            let _ = writeln!(stdout, "{}", pi_coding_agent::VERSION);
+            0
+        }
+        Ok(Command::Export { input, output }) => {
+            app::export::run_export(&input, output.as_deref(), &cwd, &mut stdout, &mut stderr)
+        }
+        Ok(Command::Help { to_stderr }) => {
+            let out: &mut dyn Write = if to_stderr { &mut stderr } else { &mut stdout };
+            let _ = write!(out, "{}", cli::help::help_text());
+            0
+        }
+        Ok(Command::ListModels { search, to_stderr }) => app::list_models(
+            &agent_dir(),
+            search.as_deref(),
+            to_stderr,
+            &mut stdout,
+            &mut stderr,
+        ),
+        Ok(Command::Auth(argv)) => {
+            pi_coding_agent::auth_command::run(&argv, &agent_dir(), &mut stdout, &mut stderr)
+        }
+        Ok(Command::Launch(config)) => launch(
+            *config,
+            cwd,
+            stdin_is_tty,
+            &mut stdin,
+            &mut stdout,
+            &mut stderr,
+        ),
+    };
     let _ = stdout.flush();
     let _ = stderr.flush();
     std::process::exit(code);
+}
+
+/// A session run: the launch, then the mode on a tokio runtime.
+fn launch(
+    config: LaunchConfig,
+    cwd: PathBuf,
+    stdin_is_tty: bool,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let io = LaunchIo {
+        stdin_is_tty,
+        stdin,
+        stdout,
+        stderr,
+    };
+    let launch = match app::prepare(config, cwd, agent_dir(), io) {
+        Prepared::Run(launch) => *launch,
+        Prepared::Exit(code) => return code,
+    };
+    let Some(runtime) = app::tokio_runtime(stderr) else {
+        return 1;
+    };
+    let code = runtime.block_on(run_mode(launch, stdout, stderr));
+    // Tools may still be blocked after a signal: do not wait for them.
+    runtime.shutdown_background();
+    code
+}
+
+async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    if launch.mode() == AppMode::Rpc {
+        return match app::build_running(&launch, stderr) {
+            Ok(running) => rpc::binary::serve(running).await,
+            Err(e) => {
+                let _ = writeln!(stderr, "{}", e.line());
+                1
+            }
+        };
+    }
+    let signals = modes::install_signals(stderr);
+    match app::build_session(&launch, stderr) {
+        Ok(setup) => {
+            let json = launch.mode() == AppMode::Json;
+            modes::run_print_or_json(setup.session, launch.initial, json, signals, stdout, stderr)
+                .await
+        }
+        Err(e) => {
+            let _ = writeln!(stderr, "{}", e.line());
+            1
+        }
+    }
 }

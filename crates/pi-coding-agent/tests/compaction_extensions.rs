@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use pi_ai::providers::faux::FauxProvider;
 use pi_coding_agent::compaction::CompactionResult;
-use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::config::settings::SettingsManager;
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
+use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::{AgentSession, PromptOptions};
 use pi_coding_agent::storage::{EntryKind, SessionStore};
 use serde_json::json;

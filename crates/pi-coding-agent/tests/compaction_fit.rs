@@ -14,12 +14,12 @@ use pi_ai::providers::faux::{
     faux_assistant_message, faux_text,
 };
 use pi_ai::{Context, Message, StreamOptions, UserContent, UserMessage};
-use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::compaction::fit::{estimate_text_tokens, js_len};
 use pi_coding_agent::compaction::{
     CompactionPreparation, CompactionSettings, FileOps, Summarizer, SummaryRetry,
 };
 use pi_coding_agent::config::settings::SettingsManager;
+use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::{AgentSession, AgentSessionEvent, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
 use serde_json::{Value, json};

@@ -18,7 +18,6 @@ use pi_ai::{
     AssistantContent, AssistantMessage, Message, ModelThinkingLevel, StopReason, ThinkingLevel,
     ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,
 };
-use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::compaction::prepare::find_cut_point;
 use pi_coding_agent::compaction::serialize::serialize_conversation;
 use pi_coding_agent::compaction::tokens::context_tokens;
@@ -26,6 +25,7 @@ use pi_coding_agent::compaction::{
     CompactionSettings, Summarizer, SummaryRetry, estimate_context_tokens, prepare_compaction,
     should_compact,
 };
+use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::hooks::{CheckPhase, Compactor};
 use pi_coding_agent::session::{AgentSessionEvent, PromptOptions};
 use pi_coding_agent::storage::{EntryKind, SessionEntry, SessionStore, build_session_context};

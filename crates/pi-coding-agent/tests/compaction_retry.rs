@@ -9,8 +9,8 @@ use crate::session_support;
 
 use std::sync::{Arc, Mutex};
 
-use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::config::settings::SettingsManager;
+use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::{AgentSessionEvent, PromptOptions};
 use serde_json::{Value, json};
 use session_support::*;

@@ -6,8 +6,8 @@ use crate::session_support;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use pi_coding_agent::compaction::auto::{AutoCompactor, OVERFLOW_EXHAUSTED};
 use pi_coding_agent::config::settings::SettingsManager;
+use pi_coding_agent::session::auto_compaction::{AutoCompactor, OVERFLOW_EXHAUSTED};
 use pi_coding_agent::session::{AgentSessionEvent, CompactionReason, PromptOptions, SessionHooks};
 use pi_coding_agent::storage::SessionEntry;
 use serde_json::json;

@@ -10,14 +10,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use pi_ai::providers::faux::{FauxOptions, FauxProvider};
-use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
-use pi_coding_agent::runtime::{
-    BuiltSession, ForkPosition, RuntimeHost, SessionFactory, SessionTarget,
-};
+use pi_coding_agent::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
+use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::{AgentSession, NavigateTreeOptions, PromptOptions};
-use pi_coding_agent::storage::SessionStore;
+use pi_coding_agent::storage::{ForkPosition, SessionStore};
 use serde_json::{Value, json};
 use session_support::{Echo, Gate, text};
 

@@ -13,8 +13,10 @@ use pi_ai::providers::faux::{
     FauxMessageOptions, FauxModelDefinition, FauxOptions, FauxProvider, faux_assistant_message,
     faux_tool_call,
 };
-use pi_coding_agent::rpc::{ForkReplacement, Replacement, RpcRuntime, SessionHost};
+use pi_coding_agent::rpc::RpcRuntime;
+use pi_coding_agent::runtime::{ForkReplacement, Replacement, SessionHost};
 use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::storage::ForkPosition;
 use pi_coding_agent::storage::SessionStore;
 use rpc_support::start;
 use serde_json::{Map, Value, json};
@@ -601,8 +603,9 @@ impl SessionHost for TestHost {
         &self,
         _current: AgentSession,
         entry_id: String,
-        at: bool,
+        position: ForkPosition,
     ) -> BoxFuture<'_, ForkReplacement> {
+        let at = position == ForkPosition::At;
         Box::pin(async move {
             self.calls
                 .lock()
@@ -709,7 +712,7 @@ async fn compact_summarizes_with_the_model_and_reports_failures() {
         ],
         |b| {
             b.settings(settings).compactor(Arc::new(
-                pi_coding_agent::compaction::auto::AutoCompactor::new(),
+                pi_coding_agent::session::auto_compaction::AutoCompactor::new(),
             ))
         },
     );

@@ -16,10 +16,10 @@ use pi_ai::providers::faux::{
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::runtime::{
-    BuiltSession, ForkOutcome, ForkPosition, RuntimeHost, SessionFactory, SessionTarget,
+    BuiltSession, ForkOutcome, RuntimeHost, SessionFactory, SessionTarget,
 };
 use pi_coding_agent::session::{AgentSession, PromptOptions};
-use pi_coding_agent::storage::SessionStore;
+use pi_coding_agent::storage::{ForkPosition, SessionStore};
 use serde::Serialize;
 use serde_json::{Value, json};
 use session_support::{Echo, text};

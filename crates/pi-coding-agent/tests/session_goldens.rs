@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use pi_ai::testkit::{ReplayServer, Reply};
 use pi_ai::{InputKind, Model, ModelCost};
-use pi_coding_agent::compaction::auto::AutoCompactor;
 use pi_coding_agent::config::settings::SettingsManager;
+use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::{AgentSession, AuthSource, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
 use pi_coding_agent::tools::{BuiltinToolOptions, create_builtin_tool};

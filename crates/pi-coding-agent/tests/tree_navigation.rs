@@ -1274,7 +1274,7 @@ async fn session_before_tree_can_override_the_instructions_and_the_label() {
 // ----- the builder's store context ---------------------------------------------------------
 
 /// `store_with_context` takes the caller's context as the session's starting state (the
-/// resume path builds it once, in `modes/setup.rs`); `store` alone builds it from the store.
+/// resume path builds it once, in `app/setup.rs`); `store` alone builds it from the store.
 #[tokio::test]
 async fn a_given_store_context_is_used_as_is_and_store_alone_builds_it() {
     let mut store = SessionStore::in_memory("/tmp");

@@ -1,16 +1,25 @@
-//! The `pi` command line: argument parsing, start-up checks, the initial prompt, mode choice.
+//! The `pi` command line: argv → a validated [`Command`] (a [`LaunchConfig`] for a run).
 //!
-//! Mirrors pi-coding-agent 0.85.0 `cli/args.js`, `cli/file-processor.js`,
-//! `cli/initial-message.js` and `main.js` (spec §6.1, §6.5). The modes themselves run behind
-//! [`mode::run_mode`].
+//! Mirrors pi-coding-agent 0.85.0 `cli/args.js` and the argument checks of `main.js`. This
+//! module only parses: it reads no file and starts nothing. What follows the command line
+//! (the session, the modes) lives in [`crate::app`], [`crate::modes`] and [`crate::rpc`];
+//! the binary's `main` dispatches between them.
+//!
+//! | module | job |
+//! |---|---|
+//! | [`args`] | the hand-written scanner: argv → raw [`Args`] and its diagnostics |
+//! | [`launch`] | pi's order of checks: raw arguments → [`Command`] / [`LaunchConfig`] |
+//! | [`mode`] | the mode a run uses ([`AppMode`]) |
+//! | [`help`] | the `--help` text |
 
 pub mod args;
-pub mod export;
 pub mod help;
-pub mod input;
+pub mod launch;
 pub mod mode;
-pub mod startup;
 
 pub use args::{Args, parse_args};
-pub use mode::{AppMode, ModeRequest, resolve_app_mode, run_mode};
-pub use startup::{Host, run};
+pub use launch::{
+    CliEnv, CliError, Command, LaunchConfig, ModelFlags, Parsed, ResourceFlags, SessionFlags,
+    ToolFlags, is_truthy_env_flag, parse,
+};
+pub use mode::{AppMode, resolve_app_mode};

@@ -1,14 +1,10 @@
-//! Which mode a run uses, and the seam where the modes plug in.
+//! Which mode a run uses.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `main.js` (`resolveAppMode`, spec §6.1): `--mode rpc` →
 //! rpc; `--mode json` → json (terminal or not); `-p`, or stdin or stdout not a terminal →
 //! print; otherwise the interactive TUI, which pi-rs does not have.
 
-use std::io::Write;
-use std::path::PathBuf;
-
 use super::args::{Args, OutputMode};
-use super::input::InitialMessage;
 
 /// The mode a run ends up in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,43 +45,6 @@ pub fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) ->
 /// `-p`/`--mode json|rpc`, or `-r/--resume` (the TUI session picker) was given.
 pub const INTERACTIVE_NOT_AVAILABLE: &str = "Error: interactive mode is not available in pi-rs \
      yet; run `pi -p \"<prompt>\"` (or add --mode json or --mode rpc) instead";
-
-/// Everything a non-interactive mode needs from the command line.
-#[derive(Clone, Debug)]
-pub struct ModeRequest {
-    /// The parsed command line (`messages` still holds every message; use `initial`).
-    pub args: Args,
-    /// [`AppMode::Print`], [`AppMode::Json`] or [`AppMode::Rpc`].
-    pub mode: AppMode,
-    /// The process's working directory.
-    pub cwd: PathBuf,
-    /// The agent directory (`PI_CODING_AGENT_DIR` or `~/.pi/agent`).
-    pub agent_dir: PathBuf,
-    /// `--offline` or `PI_OFFLINE` set: no network access at startup.
-    pub offline: bool,
-    /// The first prompt (stdin + files + first message) and the prompts after it; empty in
-    /// rpc mode.
-    pub initial: InitialMessage,
-}
-
-/// Runs a non-interactive mode to completion and returns the exit status.
-///
-/// Print and json modes run on the session layer ([`crate::modes`]); rpc mode is not
-/// implemented yet and reports so on stderr (exit 1).
-pub fn run_mode(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
-    match request.mode {
-        AppMode::Print | AppMode::Json => crate::modes::run_print_or_json(request, stdout, stderr),
-        AppMode::Rpc => crate::rpc::binary::run_rpc_mode(request, stderr),
-        mode => {
-            let _ = writeln!(
-                stderr,
-                "Error: pi-rs cannot run the {} mode yet",
-                mode.name()
-            );
-            1
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

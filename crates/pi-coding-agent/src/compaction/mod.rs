@@ -11,9 +11,8 @@
 //! | `prompts` | the instructions (pi-rs's own prose) |
 //!
 //! When and how a compaction runs inside a session (triggers, events, hooks) lives in the
-//! session layer; this module is the policy and the summary calls.
+//! session layer (`session::auto_compaction`); this module is the policy and the summary calls.
 
-pub mod auto;
 pub mod branch;
 pub mod fit;
 pub mod prepare;

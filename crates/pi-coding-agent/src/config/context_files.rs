@@ -61,7 +61,7 @@ pub fn load_context_file_from_dir(dir: &Path, warnings: &mut Vec<String>) -> Opt
             Err(e) => warnings.push(format!(
                 "Could not read {}: Error: {}",
                 path.display(),
-                crate::tools::fs_error::read_file_message(&e, &path)
+                crate::platform::fs_error::read_file_message(&e, &path)
             )),
         }
     }

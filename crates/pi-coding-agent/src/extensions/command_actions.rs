@@ -11,8 +11,8 @@
 use futures::future::BoxFuture;
 use std::path::PathBuf;
 
-use crate::runtime::ForkPosition;
 use crate::session::{NavigateTreeOptions, WeakAgentSession};
+use crate::storage::ForkPosition;
 
 /// What a session action answers: `{cancelled}` (an extension's `session_before_*` hook
 /// cancelled it).

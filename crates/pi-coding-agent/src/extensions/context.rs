@@ -6,8 +6,8 @@
 //! the session; a command's session actions (`wait_for_idle`, `new_session`, `fork`,
 //! `navigate_tree`, `switch_session`) are awaited through the bound [`CommandActions`].
 
-use crate::runtime::ForkPosition;
 use crate::session::NavigateTreeOptions;
+use crate::storage::ForkPosition;
 use futures::future::BoxFuture;
 use pi_agent_core::AgentMessage;
 use pi_ai::{Model, ModelThinkingLevel};

@@ -25,7 +25,7 @@ use crate::session::queues::content_text;
 use crate::session::{
     AgentSession, ExecuteBashOptions, InputSource, PromptOptions, StreamingBehavior,
 };
-use crate::storage::{SessionStore, TreeNode};
+use crate::storage::{ForkPosition, SessionStore, TreeNode};
 
 /// What a command answers.
 enum Reply {
@@ -160,7 +160,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::Fork { entry_id } => {
             let host = shared.runtime.host.clone().ok_or_else(|| missing("fork"))?;
-            let (next, text) = host.fork(session, entry_id, false).await?;
+            let (next, text) = host.fork(session, entry_id, ForkPosition::Before).await?;
             match next {
                 Some(next) => {
                     shared.rebind(next);
@@ -179,7 +179,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
                 .host
                 .clone()
                 .ok_or_else(|| missing("clone"))?;
-            let (next, _) = host.fork(session, leaf, true).await?;
+            let (next, _) = host.fork(session, leaf, ForkPosition::At).await?;
             replaced(shared, next)
         }
         RpcCommand::GetState => data(&Value::Object(state(&session))),
@@ -501,7 +501,7 @@ fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), String> {
 /// the process's working directory with `.`, `..` and a trailing slash folded.
 fn resolve_session_path(path: &str) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    crate::tools::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
+    crate::platform::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
         .display()
         .to_string()
 }

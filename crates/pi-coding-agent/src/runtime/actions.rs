@@ -10,10 +10,10 @@ use futures::future::BoxFuture;
 use std::path::PathBuf;
 
 use super::host::WeakRuntimeHost;
-use super::targets::ForkPosition;
 use crate::extensions::command_actions::navigate;
 use crate::extensions::{ActionOutcome, CommandActions, NewSessionOptions};
 use crate::session::NavigateTreeOptions;
+use crate::storage::ForkPosition;
 
 /// [`CommandActions`] routed to a [`super::RuntimeHost`] (held weakly: the host owns the
 /// session whose hooks hold these actions). Once the host is gone every action is pi's

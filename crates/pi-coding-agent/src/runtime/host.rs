@@ -27,13 +27,11 @@ use pi_agent_core::ListenerError;
 
 use super::actions::HostActions;
 use super::factory::{BuiltSession, SessionFactory, SessionTarget};
-use super::targets::{
-    ForkPosition, assert_session_cwd_exists, fork_store, new_session_store, session_dir_of,
-};
+use super::session_host::{ForkReplacement, RebindFn, Replacement, SessionHost};
+use super::targets::{assert_session_cwd_exists, fork_store, new_session_store, session_dir_of};
 use crate::extensions::ExtensionHooks;
-use crate::rpc::{ForkReplacement, RebindFn, Replacement, SessionHost};
 use crate::session::{AgentSession, AgentSessionEvent, SessionListener, SessionSubscription};
-use crate::storage::SessionStore;
+use crate::storage::{ForkPosition, SessionStore};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -274,7 +272,7 @@ impl RuntimeHost {
         let (current, cwd) = self.current();
         if current
             .hooks()
-            .session_before_fork(entry_id, position.as_str())
+            .session_before_fork(entry_id, position)
             .await
         {
             return Ok(ForkOutcome {
@@ -410,14 +408,9 @@ impl SessionHost for RuntimeHost {
         &self,
         _current: AgentSession,
         entry_id: String,
-        at: bool,
+        position: ForkPosition,
     ) -> BoxFuture<'_, ForkReplacement> {
         Box::pin(async move {
-            let position = if at {
-                ForkPosition::At
-            } else {
-                ForkPosition::Before
-            };
             let outcome = RuntimeHost::fork(self, &entry_id, position).await?;
             let next = (!outcome.cancelled).then(|| self.session());
             Ok((next, outcome.selected_text.unwrap_or_default()))

@@ -10,13 +10,16 @@
 //! | [`factory`] | [`SessionFactory`]: builds a session for a store (the seam) |
 //! | [`targets`] | the target stores: new, opened, forked/cloned; cwd check; error texts |
 //! | [`host`] | [`RuntimeHost`]: hooks, teardown, build, listeners, bind |
+//! | [`session_host`] | [`SessionHost`]: the replacement seam a mode drives (implemented by [`RuntimeHost`]) |
 
 pub mod actions;
 pub mod factory;
 pub mod host;
+pub mod session_host;
 pub mod targets;
 
 pub use actions::HostActions;
 pub use factory::{BuiltSession, SessionFactory, SessionTarget};
 pub use host::{ForkOutcome, HostSubscription, RuntimeHost, WeakRuntimeHost};
-pub use targets::{ForkPosition, INVALID_FORK_ENTRY, SESSION_NOT_SAVED};
+pub use session_host::{ForkReplacement, RebindFn, Replacement, SessionHost};
+pub use targets::{INVALID_FORK_ENTRY, SESSION_NOT_SAVED};

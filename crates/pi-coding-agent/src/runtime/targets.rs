@@ -13,7 +13,7 @@ use serde_json::Map;
 
 use crate::session::queues::content_text;
 use crate::storage::entry::{SESSION_VERSION, SessionHeader};
-use crate::storage::fork::create_branched_session;
+use crate::storage::fork::{ForkPosition, create_branched_session};
 use crate::storage::paths::{iso_now, new_session_id, session_file_name};
 use crate::storage::{SessionStore, StoreError};
 
@@ -22,26 +22,6 @@ pub const INVALID_FORK_ENTRY: &str = "Invalid entry ID for forking";
 
 /// Forking or cloning a session whose file was not written yet (no assistant message).
 pub const SESSION_NOT_SAVED: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
-
-/// Where a fork starts (pi's `position`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForkPosition {
-    /// At the parent of a user message (`/fork`, RPC `fork`): the message's text is returned
-    /// so a client can put it back in the editor.
-    Before,
-    /// Keeping the entry itself (`/clone`, RPC `clone`).
-    At,
-}
-
-impl ForkPosition {
-    /// pi's spelling (`before` / `at`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ForkPosition::Before => "before",
-            ForkPosition::At => "at",
-        }
-    }
-}
 
 /// The session directory of `store` (the directory of its file); `None` in memory.
 pub fn session_dir_of(store: &SessionStore) -> Option<PathBuf> {

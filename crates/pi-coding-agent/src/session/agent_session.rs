@@ -93,12 +93,7 @@ pub(super) struct Inner {
     pub durability: Durability,
 }
 
-/// `(active tools, in order) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
-/// whose tools change while it lives (extensions' `setActiveTools`, `registerTool`). Each tool
-/// carries its prompt snippet and guidelines ([`pi_agent_core::AgentTool::prompt_snippet`],
-/// [`pi_agent_core::AgentTool::prompt_guidelines`]);
-/// [`crate::config::system_prompt::ToolPromptParts::of`] collects them.
-pub type SystemPromptFn = Arc<dyn Fn(&[Arc<dyn pi_agent_core::AgentTool>]) -> String + Send + Sync>;
+pub use crate::config::system_prompt::SystemPromptFn;
 
 /// The session (a shared handle).
 ///
@@ -513,65 +508,7 @@ impl AgentSession {
         lock(&self.inner.listeners).1.clear();
     }
 
-    // ----- model, thinking, entries ---------------------------------------------------------
-
-    /// Sets the thinking level, clamped to the model (`off` without a model). Only on a
-    /// change: appends `thinking_level_change` and emits `thinking_level_changed`.
-    ///
-    /// # Errors
-    /// Store or listener failures.
-    pub fn set_thinking_level(&self, level: ModelThinkingLevel) -> Result<(), SessionError> {
-        let effective = match self.model() {
-            Some(m) => m.clamp_thinking_level(level),
-            None => ModelThinkingLevel::Off,
-        };
-        let previous = self.thinking_level();
-        if effective == previous {
-            return Ok(());
-        }
-        self.inner.agent.set_thinking_level(effective);
-        lock(&self.inner.store).append(EntryKind::ThinkingLevelChange {
-            thinking_level: effective.as_str().to_owned(),
-        })?;
-        self.emit_event(&AgentSessionEvent::ThinkingLevelChanged { level: effective })
-            .map_err(SessionError::Listener)?;
-        self.inner.hooks.thinking_level_select(effective, previous);
-        Ok(())
-    }
-
-    /// `setModel`: refuses a provider without auth (`No API key for <p>/<id>`); sets the
-    /// model, appends `model_change`, with `persist` writes `defaultProvider`/`defaultModel`,
-    /// applies the level for the switch (the settings' per-model level, else the default
-    /// level, else the current one; clamped), and awaits the `model_select` hook when the
-    /// provider or id changed.
-    ///
-    /// # Errors
-    /// No auth; store or listener failures.
-    pub async fn set_model(&self, model: Model, persist: bool) -> Result<(), SessionError> {
-        if !self.inner.auth.has_auth(&model.provider) {
-            return Err(SessionError::Refused(format!(
-                "No API key for {}/{}",
-                model.provider, model.id
-            )));
-        }
-        let previous = self.model();
-        let level = self.level_for_switch(&model);
-        self.inner.agent.set_model(model.clone());
-        self.state().has_model = true;
-        lock(&self.inner.store).append(EntryKind::ModelChange {
-            provider: model.provider.clone(),
-            model_id: model.id.clone(),
-        })?;
-        if persist {
-            lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
-        }
-        self.set_thinking_level(level)?;
-        let changed = previous.as_ref().is_none_or(|p| !p.same_as(&model));
-        if changed {
-            self.inner.hooks.model_select(model, previous, "set").await;
-        }
-        Ok(())
-    }
+    // ----- entries ---------------------------------------------------------------------------
 
     /// Sets (or, with an empty name, clears) the session name: a `session_info` entry and
     /// `session_info_changed` (pi's `setSessionName`).

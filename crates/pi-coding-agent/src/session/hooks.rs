@@ -21,6 +21,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentSession;
+use crate::storage::ForkPosition;
 
 /// Where a prompt came from (`input` event `source`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -264,10 +265,11 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async { false })
     }
 
-    /// `session_before_fork {entryId, position}` before a fork (`position` is `"before"`:
-    /// at the parent of a user message, or `"at"`: keeping the entry, i.e. clone): `true`
-    /// cancels it. Awaited by [`crate::runtime::RuntimeHost`].
-    fn session_before_fork(&self, _entry_id: &str, _position: &str) -> BoxFuture<'_, bool> {
+    /// `session_before_fork {entryId, position}` before a fork (`position`
+    /// [`ForkPosition::Before`]: at the parent of a user message, or [`ForkPosition::At`]:
+    /// keeping the entry, i.e. clone): `true` cancels it. Awaited by
+    /// [`crate::runtime::RuntimeHost`].
+    fn session_before_fork(&self, _entry_id: &str, _position: ForkPosition) -> BoxFuture<'_, bool> {
         Box::pin(async { false })
     }
 

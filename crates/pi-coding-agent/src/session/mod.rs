@@ -7,12 +7,13 @@
 //! |---|---|
 //! | [`events`] | the 23 `AgentSessionEvent`s, their JSON and the json-mode projection |
 //! | [`agent_session`] | the session handle: listeners, state, idle, abort |
+//! | [`auto_compaction`] | when a compaction runs: threshold, overflow with one retry, between turns, manual (`AutoCompactor`) |
 //! | [`durability`] | when an entry an event reports is in the file: pending writes, barriers |
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
-//! | [`models`] | model and thinking-level cycling |
+//! | [`models`] | model control: `set_model`, `set_thinking_level`, cycling, the level for a switch |
 //! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
 //! | [`stats`] | session statistics and context usage |
 //! | [`queues`] | the display side of the steering/follow-up queues |
@@ -24,6 +25,7 @@
 //! | [`tree`] | tree navigation (`navigate_tree`) with branch summaries |
 
 pub mod agent_session;
+pub mod auto_compaction;
 pub mod bash;
 pub mod builder;
 pub mod convert;

@@ -1,4 +1,4 @@
-//! Model and thinking-level cycling.
+//! Model control: the model and thinking-level switches and cycling, in one place.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `AgentSession.cycleModel` / `cycleThinkingLevel` /
 //! `getAvailableThinkingLevels` (spec §1.7): cycling walks the scoped models that are
@@ -10,6 +10,7 @@ use pi_ai::{Model, ModelThinkingLevel};
 use serde::Serialize;
 
 use super::agent_session::{AgentSession, lock};
+use super::events::AgentSessionEvent;
 use super::prompt::SessionError;
 use crate::storage::EntryKind;
 
@@ -111,6 +112,72 @@ impl AgentSession {
             Some(l) => l,
             None => self.level_for_switch(&model),
         };
+        self.switch_to(&model, level, persist, current, "cycle")
+            .await?;
+        Ok(Some(CycleResult {
+            model,
+            thinking_level: self.thinking_level(),
+            is_scoped,
+        }))
+    }
+
+    /// Sets the thinking level, clamped to the model (`off` without a model). Only on a
+    /// change: appends `thinking_level_change` and emits `thinking_level_changed`.
+    ///
+    /// # Errors
+    /// Store or listener failures.
+    pub fn set_thinking_level(&self, level: ModelThinkingLevel) -> Result<(), SessionError> {
+        let effective = match self.model() {
+            Some(m) => m.clamp_thinking_level(level),
+            None => ModelThinkingLevel::Off,
+        };
+        let previous = self.thinking_level();
+        if effective == previous {
+            return Ok(());
+        }
+        self.inner.agent.set_thinking_level(effective);
+        lock(&self.inner.store).append(EntryKind::ThinkingLevelChange {
+            thinking_level: effective.as_str().to_owned(),
+        })?;
+        self.emit_event(&AgentSessionEvent::ThinkingLevelChanged { level: effective })
+            .map_err(SessionError::Listener)?;
+        self.inner.hooks.thinking_level_select(effective, previous);
+        Ok(())
+    }
+
+    /// `setModel`: refuses a provider without auth (`No API key for <p>/<id>`); sets the
+    /// model, appends `model_change`, with `persist` writes `defaultProvider`/`defaultModel`,
+    /// applies the level for the switch (the settings' per-model level, else the default
+    /// level, else the current one; clamped), and awaits the `model_select` hook when the
+    /// provider or id changed.
+    ///
+    /// # Errors
+    /// No auth; store or listener failures.
+    pub async fn set_model(&self, model: Model, persist: bool) -> Result<(), SessionError> {
+        if !self.inner.auth.has_auth(&model.provider) {
+            return Err(SessionError::Refused(format!(
+                "No API key for {}/{}",
+                model.provider, model.id
+            )));
+        }
+        let previous = self.model();
+        let level = self.level_for_switch(&model);
+        self.switch_to(&model, level, persist, previous, "set")
+            .await
+    }
+
+    /// The switch shared by [`AgentSession::set_model`] and [`AgentSession::cycle_model`]:
+    /// sets the model, appends `model_change`, with `persist` writes
+    /// `defaultProvider`/`defaultModel`, applies `level`, and awaits the `model_select` hook
+    /// (`source`: `set` or `cycle`) when the provider or id changed from `previous`.
+    async fn switch_to(
+        &self,
+        model: &Model,
+        level: ModelThinkingLevel,
+        persist: bool,
+        previous: Option<Model>,
+        source: &str,
+    ) -> Result<(), SessionError> {
         self.inner.agent.set_model(model.clone());
         self.state().has_model = true;
         lock(&self.inner.store).append(EntryKind::ModelChange {
@@ -121,17 +188,13 @@ impl AgentSession {
             lock(&self.inner.settings).set_default_model_and_provider(&model.provider, &model.id);
         }
         self.set_thinking_level(level)?;
-        if current.as_ref().is_none_or(|c| !c.same_as(&model)) {
+        if previous.as_ref().is_none_or(|p| !p.same_as(model)) {
             self.inner
                 .hooks
-                .model_select(model.clone(), current, "cycle")
+                .model_select(model.clone(), previous, source)
                 .await;
         }
-        Ok(Some(CycleResult {
-            model,
-            thinking_level: self.thinking_level(),
-            is_scoped,
-        }))
+        Ok(())
     }
 
     /// The settings' per-model level, else the default level, else the current one.

@@ -202,7 +202,7 @@ impl SessionScope {
 }
 
 fn lexical(p: &Path) -> PathBuf {
-    crate::tools::path::lexical_normalize(p)
+    crate::platform::path::lexical_normalize(p)
 }
 
 /// Exact id first, else the most recently modified id with `query` as prefix.

@@ -17,7 +17,7 @@ use super::context::path_to_leaf;
 use super::entry::{EntryKind, SessionEntry, SessionHeader};
 use super::paths::iso_now;
 use super::store::{SessionStore, StoreError};
-use crate::tools::fs_error::node_message;
+use crate::platform::fs_error::node_message;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |source| StoreError::Io {

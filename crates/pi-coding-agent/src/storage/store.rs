@@ -32,7 +32,7 @@ use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
 use super::slots::{Kind, Loc, Slots};
-use crate::tools::fs_error::node_message;
+use crate::platform::fs_error::node_message;
 
 /// One JSONL line of `map` (numbers as JavaScript writes them).
 fn line_of(map: &Map<String, Value>) -> Result<String, StoreError> {

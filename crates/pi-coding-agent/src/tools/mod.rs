@@ -9,7 +9,6 @@ pub mod bash;
 pub mod edit;
 pub mod file_mutex;
 pub mod find;
-pub mod fs_error;
 pub mod grep;
 pub mod image;
 pub mod ls;

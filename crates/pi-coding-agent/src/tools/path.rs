@@ -7,7 +7,9 @@
 //! segments, repeated and trailing separators). The read tool additionally tries the macOS
 //! spellings of a missing path ([`resolve_read_path`]).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use crate::platform::path::lexical_normalize;
 
 /// The Unicode spaces pi maps to U+0020 in paths: U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000.
 pub fn is_unicode_space(c: char) -> bool {
@@ -161,27 +163,6 @@ fn hex(b: u8) -> Option<u8> {
 
 fn join_lexically(base: &Path, rest: &Path) -> PathBuf {
     lexical_normalize(&base.join(rest))
-}
-
-/// Node's `path.resolve` normalization of an already absolute path: drops `.` and empty
-/// segments, applies `..` (never above the root) and removes a trailing separator.
-pub fn lexical_normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(p) => out.push(p.as_os_str()),
-            Component::RootDir => out.push(Component::RootDir.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(name) => out.push(name),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push(".");
-    }
-    out
 }
 
 #[cfg(test)]

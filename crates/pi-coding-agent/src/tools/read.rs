@@ -25,13 +25,13 @@ use pi_ai::{ImageContent, UserContent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::fs_error::{node_message, read_file_message};
 use super::image::{ProcessedImage, SNIFF_BYTES, detect_image_mime_type, process_image};
 use super::path::resolve_read_path;
 use super::truncate::{
     DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size, truncate_head,
 };
 use super::{aborted, check_aborted, js_number, optional_number, required_str};
+use crate::platform::fs_error::{node_message, read_file_message};
 
 /// Answers whether the current model accepts image input.
 pub type ImageSupportFn = Arc<dyn Fn() -> bool + Send + Sync>;

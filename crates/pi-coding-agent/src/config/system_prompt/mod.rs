@@ -23,6 +23,13 @@ use super::paths::CONFIG_DIR_NAME;
 use super::skills::{Skill, format_skills_for_prompt};
 use super::text::strip_bom;
 
+/// `(active tools, in order) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
+/// whose tools change while it lives (extensions' `setActiveTools`, `registerTool`). Each tool
+/// carries its prompt snippet and guidelines ([`pi_agent_core::AgentTool::prompt_snippet`],
+/// [`pi_agent_core::AgentTool::prompt_guidelines`]);
+/// [`ToolPromptParts::of`] collects them.
+pub type SystemPromptFn = Arc<dyn Fn(&[Arc<dyn pi_agent_core::AgentTool>]) -> String + Send + Sync>;
+
 /// The tools active when none are selected.
 pub const DEFAULT_ACTIVE_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
@@ -190,7 +197,7 @@ impl SystemPromptBase {
 
     /// [`Self::build`] as a session's prompt function, for
     /// [`AgentSessionBuilder::system_prompt_for_tools`](crate::session::AgentSessionBuilder::system_prompt_for_tools).
-    pub fn into_prompt_fn(self) -> crate::session::SystemPromptFn {
+    pub fn into_prompt_fn(self) -> SystemPromptFn {
         Arc::new(move |tools: &[Arc<dyn AgentTool>]| self.build(tools))
     }
 }
@@ -273,7 +280,7 @@ pub fn resolve_prompt_input(input: &str, what: &str) -> (String, Option<String>)
                 input.to_owned(),
                 Some(format!(
                     "Could not read {what} file {input}: Error: {}",
-                    crate::tools::fs_error::read_file_message(&e, path)
+                    crate::platform::fs_error::read_file_message(&e, path)
                 )),
             ),
         };

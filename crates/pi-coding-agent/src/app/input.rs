@@ -8,7 +8,7 @@ use std::path::Path;
 
 use pi_ai::ImageContent;
 
-use super::args::trim_js;
+use crate::cli::args::trim_js;
 use crate::tools::image::{ProcessedImage, detect_image_mime_type, process_image};
 use crate::tools::path::resolve_read_path;
 

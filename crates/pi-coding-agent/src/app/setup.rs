@@ -1,11 +1,11 @@
-//! From the parsed command line to a built [`AgentSession`].
+//! From the launch configuration to a built [`AgentSession`].
 //!
 //! Mirrors the session half of pi-coding-agent 0.85.0 `main.js` and `core/sdk.js`
 //! (`createAgentSession`), spec §1.1, §1.7, §4.9, §8:
 //! 1. start-up migrations of old layouts;
 //! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; no
 //!    prompt outside the TUI), then the settings with project settings only when trusted;
-//! 3. the session store ([`super::store::open_store`]; pi resolves it before the model, so
+//! 3. the session store ([`super::session_select::open_store`]; pi resolves it before the model, so
 //!    a missing session wins over a bad model);
 //! 4. the model registry (`models.json`, `auth.json`, environment);
 //! 5. the `--models` / `enabledModels` scope and the `--provider` / `--model` resolution (an
@@ -30,10 +30,10 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use pi_agent_core::AgentTool;
 use pi_ai::{InputKind, Model, ModelThinkingLevel};
 
-use super::store::open_store;
-use crate::cli::ModeRequest;
-use crate::cli::startup::docs_dir;
-use crate::compaction::auto::AutoCompactor;
+use super::docs_dir;
+use super::launch::Launch;
+use super::session_select::open_store;
+use crate::cli::LaunchConfig;
 use crate::config::migrations::run_migrations;
 use crate::config::model_resolver::ScopedModel;
 use crate::config::model_resolver::{
@@ -48,7 +48,8 @@ use crate::config::skills::Skill;
 use crate::config::system_prompt::{DocsPaths, SystemPromptBase};
 use crate::config::templates::PromptTemplate;
 use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
-use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
+use crate::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
+use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
 use crate::storage::context::path_to_leaf;
@@ -114,28 +115,25 @@ fn compactor() -> Arc<dyn Compactor> {
     Arc::new(AutoCompactor::new())
 }
 
-/// Builds the session for `request` (see the module docs for the order).
+/// Builds the session for `launch` (see the module docs for the order).
 ///
 /// # Errors
 /// A session that cannot be found ([`SetupError::Plain`]), opened or written; a model that
 /// cannot be resolved (`Model "x" not found. …`, `Unknown provider "p". …`); `--api-key`
 /// without a model.
-pub fn build_session(
-    request: &ModeRequest,
-    stderr: &mut dyn Write,
-) -> Result<SessionSetup, SetupError> {
-    let (config, store) = prepare(request, stderr)?;
+pub fn build_session(launch: &Launch, stderr: &mut dyn Write) -> Result<SessionSetup, SetupError> {
+    let (config, store) = prepare(launch, stderr)?;
     // pi appends `--name`'s session_info as soon as the session manager exists, before the
     // session is built (its model and thinking-level entries follow).
-    if let Some(name) = &request.args.name {
-        let name = normalize_session_name(crate::cli::args::trim_js(name));
+    if let Some(name) = &launch.config.name {
+        let name = normalize_session_name(name);
         store
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .append(EntryKind::SessionInfo { name: Some(name) })
             .map_err(|e| SetupError::Error(e.to_string()))?;
     }
-    let built = config.build_for_store(store, &request.cwd, stderr)?;
+    let built = config.build_for_store(store, &launch.cwd, stderr)?;
     Ok(SessionSetup {
         session: built.session,
         templates: built.templates,
@@ -144,10 +142,50 @@ pub fn build_session(
     })
 }
 
+/// The available-models snapshot (models whose provider has auth), in registry order.
+pub type AvailableModels = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
+
+/// A built session with its runtime host: what a mode that replaces sessions drives (RPC).
+pub struct Running {
+    /// The first session (also the host's current one).
+    pub session: AgentSession,
+    /// Replaces the session (`new_session`, `switch_session`, `fork`, `clone`) with sessions
+    /// built like the first.
+    pub host: Arc<RuntimeHost>,
+    /// The prompt templates loaded for the first session.
+    pub templates: Vec<PromptTemplate>,
+    /// The skills loaded for the first session.
+    pub skills: Vec<Skill>,
+    /// pi's `modelRuntime.getAvailableSnapshot()`.
+    pub available_models: AvailableModels,
+}
+
+/// Builds the session for `launch` ([`build_session`]) and the runtime host around it.
+///
+/// # Errors
+/// Those of [`build_session`].
+pub fn build_running(launch: &Launch, stderr: &mut dyn Write) -> Result<Running, SetupError> {
+    let setup = build_session(launch, stderr)?;
+    let host = RuntimeHost::with_session(
+        setup.factory,
+        setup.session.clone().into(),
+        launch.cwd.clone(),
+    );
+    let registry = ModelRegistry::load(&AgentPaths::new(launch.agent_dir.clone()));
+    Ok(Running {
+        session: setup.session,
+        host: Arc::new(host),
+        templates: setup.templates,
+        skills: setup.skills,
+        available_models: Arc::new(move || registry.available().into_iter().cloned().collect()),
+    })
+}
+
 /// The inputs fixed for the whole run (steps 1–5): what every session of the run is built
 /// from, whatever its store (pi's runtime factory closure).
 struct SessionConfig {
-    request: ModeRequest,
+    flags: LaunchConfig,
+    agent_dir: PathBuf,
     settings: Arc<Mutex<SettingsManager>>,
     registry: Arc<RwLock<ModelRegistry>>,
     scoped: Vec<ScopedModel>,
@@ -169,12 +207,12 @@ struct BuiltForStore {
 /// Steps 1–5: migrations, trust, settings, the store, the registry, the model scope and the
 /// command-line model.
 fn prepare(
-    request: &ModeRequest,
+    launch: &Launch,
     stderr: &mut dyn Write,
 ) -> Result<(Arc<SessionConfig>, Arc<Mutex<SessionStore>>), SetupError> {
-    let args = &request.args;
-    let cwd = request.cwd.as_path();
-    let agent_dir = request.agent_dir.as_path();
+    let flags = &launch.config;
+    let cwd = launch.cwd.as_path();
+    let agent_dir = launch.agent_dir.as_path();
     let paths = AgentPaths::new(agent_dir.to_path_buf());
     let home = home_dir();
     run_migrations(agent_dir, cwd);
@@ -184,7 +222,7 @@ fn prepare(
         TrustInputs {
             cwd,
             home: &home,
-            trust_override: args.project_trust_override,
+            trust_override: flags.project_trust_override,
             default_trust,
             hook: None,
             prompt: None,
@@ -209,7 +247,7 @@ fn prepare(
             .name("pi-model-registry".into())
             .spawn_scoped(scope, || ModelRegistry::load(&paths))
             .ok();
-        let store = open_store(request, &settings, &paths, stderr);
+        let store = open_store(launch, &settings, &paths, stderr);
         let registry = match registry {
             Some(h) => h
                 .join()
@@ -224,7 +262,11 @@ fn prepare(
         warn(stderr, &e);
     }
 
-    let patterns = args.models.clone().or_else(|| settings.enabled_models());
+    let patterns = flags
+        .model
+        .models
+        .clone()
+        .or_else(|| settings.enabled_models());
     let scoped = match &patterns {
         Some(p) => {
             let (scoped, diagnostics) = resolve_model_scope(p, &registry.available());
@@ -235,10 +277,14 @@ fn prepare(
         }
         None => Vec::new(),
     };
-    let cli_thinking = args.thinking.as_deref().and_then(parse_thinking_level);
+    let cli_thinking = flags
+        .model
+        .thinking
+        .as_deref()
+        .and_then(parse_thinking_level);
     let cli = resolve_cli_model(
-        args.provider.as_deref(),
-        args.model.as_deref(),
+        flags.model.provider.as_deref(),
+        flags.model.model.as_deref(),
         cli_thinking,
         &registry,
     );
@@ -248,7 +294,7 @@ fn prepare(
     if let Some(w) = &cli.warning {
         warn(stderr, w);
     }
-    if let Some(key) = &args.api_key {
+    if let Some(key) = &flags.model.api_key {
         // pi: the key belongs to the explicit model (the command line's, else the first
         // scoped one when the session is new).
         let has_existing = {
@@ -269,7 +315,8 @@ fn prepare(
     }
     let start = scoped_start(&scoped, &settings).cloned();
     let config = SessionConfig {
-        request: request.clone(),
+        flags: flags.clone(),
+        agent_dir: launch.agent_dir.clone(),
         settings: Arc::new(Mutex::new(settings)),
         registry: Arc::new(RwLock::new(registry)),
         scoped_start: start,
@@ -303,7 +350,7 @@ impl SessionConfig {
         cwd: &Path,
         stderr: &mut dyn Write,
     ) -> Result<BuiltForStore, SetupError> {
-        let args = &self.request.args;
+        let resource_flags = &self.flags.resources;
         let (context, session_thinking) = {
             let s = store.lock().unwrap_or_else(|e| e.into_inner());
             for w in s.warnings() {
@@ -357,21 +404,28 @@ impl SessionConfig {
                 warn(stderr, msg);
             }
             let slot: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
-            let tools = build_tools(&self.request, cwd, &settings, &choice.model, &slot);
+            let tools = build_tools(
+                &self.flags,
+                &self.agent_dir,
+                cwd,
+                &settings,
+                &choice.model,
+                &slot,
+            );
             let resources = Resources::load(&ResourceOptions {
                 cwd: cwd.to_path_buf(),
-                agent_dir: self.request.agent_dir.clone(),
+                agent_dir: self.agent_dir.clone(),
                 home: self.home.clone(),
                 project_trusted: self.trusted,
                 settings_skill_paths: settings.scoped_resource_paths("skills"),
                 settings_prompt_paths: settings.scoped_resource_paths("prompts"),
-                cli_skill_paths: args.skills.clone(),
-                cli_prompt_paths: args.prompt_templates.clone(),
-                no_skills: args.no_skills,
-                no_prompt_templates: args.no_prompt_templates,
-                no_context_files: args.no_context_files,
-                system_prompt: args.system_prompt.clone(),
-                append_system_prompt: args.append_system_prompt.clone(),
+                cli_skill_paths: resource_flags.skills.clone(),
+                cli_prompt_paths: resource_flags.prompt_templates.clone(),
+                no_skills: resource_flags.no_skills,
+                no_prompt_templates: resource_flags.no_prompt_templates,
+                no_context_files: resource_flags.no_context_files,
+                system_prompt: resource_flags.system_prompt.clone(),
+                append_system_prompt: resource_flags.append_system_prompt.clone(),
             });
             (choice, (tools, slot), resources)
         };
@@ -399,7 +453,7 @@ impl SessionConfig {
             .compactor(compactor())
             .auth(Arc::new(RegistryAuth(Arc::clone(&self.registry))))
             .docs_dir(docs)
-            .agent_dir(&self.request.agent_dir)
+            .agent_dir(&self.agent_dir)
             .skills(resources.skills.skills.clone())
             .prompt_templates(resources.templates.clone());
         if let Some(m) = choice.model {
@@ -457,13 +511,14 @@ fn scoped_start<'a>(
 /// The active built-in tools, in order. Tools read the session's live state (model, thinking
 /// level, file) through `slot`, filled once the session exists.
 fn build_tools(
-    request: &ModeRequest,
+    flags: &LaunchConfig,
+    agent_dir: &Path,
     cwd: &Path,
     settings: &SettingsManager,
     model: &Option<Model>,
     slot: &Arc<OnceLock<AgentSession>>,
 ) -> Vec<Arc<dyn AgentTool>> {
-    let args = &request.args;
+    let args = &flags.tools;
     let exclude = args.exclude_tools.clone().unwrap_or_default();
     let names = if args.no_builtin_tools && args.tools.is_none() {
         Vec::new()
@@ -493,7 +548,7 @@ fn build_tools(
         bash: BashToolOptions {
             command_prefix: settings.shell_command_prefix().map(str::to_owned),
             shell_path: settings.shell_path(),
-            agent_dir: Some(request.agent_dir.clone()),
+            agent_dir: Some(agent_dir.to_path_buf()),
             session_env: Some(Arc::new(move || session_env(env_slot.get()))),
             temp_dir: None,
         },

@@ -19,11 +19,13 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::launch::Launch;
 use super::setup::SetupError;
-use crate::cli::ModeRequest;
-use crate::cli::args::Args;
+use crate::cli::SessionFlags;
 use crate::config::paths::{AgentPaths, resolve_path};
 use crate::config::settings::SettingsManager;
+use crate::platform::fs_error::node_message;
+use crate::platform::path::lexical_normalize;
 use crate::runtime::targets::assert_session_cwd_exists;
 use crate::storage::SessionStore;
 use crate::storage::discovery::{SessionMatch, SessionScope, looks_like_path};
@@ -31,28 +33,13 @@ use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
 use crate::storage::paths::default_session_dir;
 use crate::storage::paths::iso_now;
-use crate::tools::fs_error::node_message;
-use crate::tools::path::lexical_normalize;
-
-/// The session directory of this run.
-pub fn session_dir(request: &ModeRequest, settings: &SettingsManager) -> PathBuf {
-    let root = AgentPaths::new(request.agent_dir.clone()).sessions();
-    session_scope(
-        &request.args,
-        &request.cwd,
-        &request.agent_dir,
-        root,
-        settings,
-    )
-    .dir
-}
 
 /// pi's session directory choice: `--session-dir`, else `PI_CODING_AGENT_SESSION_DIR`, else
 /// settings `sessionDir` (each resolved against `cwd`), else the project's default directory.
 /// A configured directory other than the default one holds several projects: this
 /// project's sessions are those whose header cwd is `cwd`.
 fn session_scope(
-    args: &Args,
+    args: &SessionFlags,
     cwd: &Path,
     agent_dir: &Path,
     sessions_root: PathBuf,
@@ -117,7 +104,7 @@ fn read_answer(stdin: &mut dyn Read) -> Option<String> {
 /// directory comes from `--session-dir` or the global settings (project settings are
 /// trusted only later).
 pub fn confirm_cross_project_session(
-    args: &mut Args,
+    args: &mut SessionFlags,
     cwd: &Path,
     agent_dir: &Path,
     stdin: &mut dyn Read,
@@ -196,17 +183,17 @@ fn store_error(e: crate::storage::StoreError) -> SetupError {
 /// cannot be made (`ENOTDIR: not a directory, mkdir '<dir>'`), an unreadable or invalid
 /// session file, an invalid fork source (the store's error texts).
 pub fn open_store(
-    request: &ModeRequest,
+    launch: &Launch,
     settings: &SettingsManager,
     paths: &AgentPaths,
     stderr: &mut dyn Write,
 ) -> Result<Arc<Mutex<SessionStore>>, SetupError> {
-    let args = &request.args;
-    let cwd = request.cwd.display().to_string();
+    let args = &launch.config.session;
+    let cwd = launch.cwd.display().to_string();
     let scope = session_scope(
         args,
-        &request.cwd,
-        &request.agent_dir,
+        &launch.cwd,
+        &launch.agent_dir,
         paths.sessions(),
         settings,
     );
@@ -228,10 +215,10 @@ pub fn open_store(
                 "Session already exists with id '{id}'"
             )));
         }
-        let path = locate(src, &scope, &request.cwd)?;
+        let path = locate(src, &scope, &launch.cwd)?;
         fork_from_with_id(&path, &dir, &cwd, args.session_id.clone()).map_err(store_error)?
     } else if let Some(s) = &args.session {
-        let path = locate(s, &scope, &request.cwd)?;
+        let path = locate(s, &scope, &launch.cwd)?;
         SessionStore::open(&path, &cwd).map_err(store_error)?
     } else if args.continue_session {
         match scope.most_recent() {
@@ -255,7 +242,7 @@ pub fn open_store(
     // Observed on pi 0.85.0: `--continue` (`SessionManager.continueRecent`) runs the session
     // in the current cwd, so a stored cwd that is gone is not refused there.
     if !args.continue_session {
-        assert_session_cwd_exists(&store, &request.cwd).map_err(SetupError::Plain)?;
+        assert_session_cwd_exists(&store, &launch.cwd).map_err(SetupError::Plain)?;
     }
     Ok(Arc::new(Mutex::new(store)))
 }
@@ -282,9 +269,9 @@ mod tests {
         let settings = SettingsManager::in_memory(serde_json::Map::new());
         let root = PathBuf::from("/agent/sessions");
         let scope = |dir: Option<&str>| {
-            let args = Args {
+            let args = SessionFlags {
                 session_dir: dir.map(str::to_owned),
-                ..Args::default()
+                ..SessionFlags::default()
             };
             session_scope(&args, cwd, agent, root.clone(), &settings)
         };

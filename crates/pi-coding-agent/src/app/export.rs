@@ -6,12 +6,13 @@
 //! directory, read`); the default output is `pi-session-<input name without .jsonl>.html`
 //! relative to the working directory, printed as `Exported to: <output>` as given.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::config::paths::{expand_tilde, resolve_path};
+use crate::platform::path::lexical_normalize;
 use crate::storage::SessionStore;
 use crate::storage::export::export_html;
-use crate::tools::path::lexical_normalize;
 
 /// Exports `input` as HTML and returns the output path as pi prints it; the error is the text
 /// after `Error: `.
@@ -46,4 +47,25 @@ pub fn export_from_file(input: &str, output: Option<&str>, cwd: &Path) -> Result
     }
     export_html(&store, Some(&target)).map_err(|e| e.to_string())?;
     Ok(output)
+}
+
+/// `--export`: exports and prints `Exported to: <output>` on stdout (exit 0), or `Error: …`
+/// on stderr (exit 1).
+pub fn run_export(
+    input: &str,
+    output: Option<&str>,
+    cwd: &Path,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    match export_from_file(input, output, cwd) {
+        Ok(path) => {
+            let _ = writeln!(stdout, "Exported to: {}", path.display());
+            0
+        }
+        Err(e) => {
+            let _ = writeln!(stderr, "Error: {e}");
+            1
+        }
+    }
 }

@@ -19,14 +19,14 @@ use pi_agent_core::{AgentContext, AgentEvent, AgentMessage};
 use pi_ai::{AssistantMessage, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
-use super::branch::branch_of;
-use super::prepare::prepare_compaction;
-use super::tokens::{
-    CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
-};
-use crate::session::hooks::{BeforeCompactDecision, CheckPhase, Compactor};
-use crate::session::{
+use super::hooks::{BeforeCompactDecision, CheckPhase, Compactor};
+use super::{
     AgentSession, AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource,
+};
+use crate::compaction::branch::branch_of;
+use crate::compaction::prepare::prepare_compaction;
+use crate::compaction::tokens::{
+    CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
 use crate::storage::context::iso_to_ms;
 use crate::storage::{EntryKind, SessionEntry, build_session_context};

@@ -1,0 +1,140 @@
+//! From the launch configuration to a run ready to build its session.
+//!
+//! Mirrors the steps of pi-coding-agent 0.85.0 `main.js` between the argument checks and the
+//! session, in pi's order:
+//! 1. pi selects the session (and asks about another project's, [`confirm_cross_project_session`])
+//!    before it reads stdin;
+//! 2. piped stdin (not in rpc mode, where it carries the commands) is read; it turns an
+//!    interactive run into print mode;
+//! 3. the `@file` arguments are read and joined with stdin and the first message into the
+//!    initial prompt ([`super::input`]);
+//! 4. the start-up errors ([`LaunchConfig::startup_errors`]) end the run, with the `pi -ne`
+//!    hint when `-e` was given;
+//! 5. a run still interactive ends with [`INTERACTIVE_NOT_AVAILABLE`].
+//!
+//! Every error goes to stderr as `Error: …` with exit status 1.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use super::input::{InitialMessage, build_initial_message, process_file_args, read_piped_stdin};
+use super::session_select::confirm_cross_project_session;
+use crate::cli::LaunchConfig;
+use crate::cli::launch::EXTENSION_LOAD_FAILURE_HINT;
+use crate::cli::mode::{AppMode, INTERACTIVE_NOT_AVAILABLE};
+use crate::config::settings::SettingsManager;
+
+/// A run ready to build its session: print, json or rpc mode.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// The command line (after the cross-project question, which may turn `--session` into
+    /// `--fork`); its mode is [`AppMode::Print`], [`AppMode::Json`] or [`AppMode::Rpc`].
+    pub config: LaunchConfig,
+    /// The process's working directory.
+    pub cwd: PathBuf,
+    /// The agent directory (`PI_CODING_AGENT_DIR` or `~/.pi/agent`).
+    pub agent_dir: PathBuf,
+    /// The first prompt (stdin + files + first message) and the prompts after it; empty in
+    /// rpc mode.
+    pub initial: InitialMessage,
+}
+
+impl Launch {
+    /// The mode of the run.
+    pub fn mode(&self) -> AppMode {
+        self.config.mode
+    }
+}
+
+/// The process surroundings the launch reads.
+pub struct LaunchIo<'a> {
+    /// Whether fd 0 is a terminal (then it is not read).
+    pub stdin_is_tty: bool,
+    /// Standard input.
+    pub stdin: &'a mut dyn Read,
+    /// Standard output (the cross-project question in interactive mode).
+    pub stdout: &'a mut dyn Write,
+    /// Standard error.
+    pub stderr: &'a mut dyn Write,
+}
+
+/// The outcome of [`prepare`].
+#[derive(Debug)]
+pub enum Prepared {
+    /// Build the session and run.
+    Run(Box<Launch>),
+    /// The process ends with this status (everything is written).
+    Exit(i32),
+}
+
+fn fail(err: &mut dyn Write, message: &str) -> Prepared {
+    let _ = writeln!(err, "Error: {message}");
+    Prepared::Exit(1)
+}
+
+/// Steps 1–5 of the module docs.
+pub fn prepare(
+    mut config: LaunchConfig,
+    cwd: PathBuf,
+    agent_dir: PathBuf,
+    io: LaunchIo<'_>,
+) -> Prepared {
+    let LaunchIo {
+        stdin_is_tty,
+        stdin,
+        stdout,
+        stderr,
+    } = io;
+    // pi's question goes through `console.log`, which lands on stderr once pi has taken
+    // stdout over (every mode but the interactive one).
+    let question_out: &mut dyn Write = if config.mode == AppMode::Interactive {
+        stdout
+    } else {
+        stderr
+    };
+    if let Some(code) =
+        confirm_cross_project_session(&mut config.session, &cwd, &agent_dir, stdin, question_out)
+    {
+        return Prepared::Exit(code);
+    }
+    let mut stdin_text = None;
+    if config.mode != AppMode::Rpc && !stdin_is_tty {
+        stdin_text = match read_piped_stdin(stdin) {
+            Ok(text) => text,
+            Err(e) => return fail(stderr, &format!("Could not read stdin: {e}")),
+        };
+        if stdin_text.is_some() && config.mode == AppMode::Interactive {
+            config.mode = AppMode::Print;
+        }
+    }
+    let initial = if config.mode == AppMode::Rpc {
+        InitialMessage::default()
+    } else {
+        // Project settings count only for trusted projects; trust is decided with the
+        // session, so the image setting is read from the global settings here.
+        let auto_resize = SettingsManager::load(&cwd, &agent_dir, false).image_auto_resize();
+        match process_file_args(&config.file_args, &cwd, auto_resize) {
+            Ok(files) => build_initial_message(stdin_text, files, &config.messages),
+            Err(e) => return fail(stderr, &e),
+        }
+    };
+    if !config.startup_errors.is_empty() {
+        for e in &config.startup_errors {
+            let _ = writeln!(stderr, "Error: {e}");
+        }
+        if config.extensions_requested {
+            let _ = writeln!(stderr, "{EXTENSION_LOAD_FAILURE_HINT}");
+        }
+        return Prepared::Exit(1);
+    }
+    if config.mode == AppMode::Interactive {
+        let _ = writeln!(stderr, "{INTERACTIVE_NOT_AVAILABLE}");
+        return Prepared::Exit(1);
+    }
+    Prepared::Run(Box::new(Launch {
+        config,
+        cwd,
+        agent_dir,
+        initial,
+    }))
+}

@@ -1,0 +1,7 @@
+//! What pi inherits from its Node.js runtime and pi-rs reproduces for every layer: the texts
+//! of file-system errors and the lexical normalization of `path.resolve`.
+//!
+//! The bottom layer of the crate: it uses no other module of it.
+
+pub mod fs_error;
+pub mod path;
