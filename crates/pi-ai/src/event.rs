@@ -2,7 +2,7 @@
 //!
 //! Mirrors pi-ai 0.85.1 `AssistantMessageEvent` (12 variants). Every event but the terminal
 //! ones carries `partial`, the adapter's single live accumulator ([`PartialMessage`]): the same
-//! shared message in every event, not a snapshot (pi-ai spec §2.4). Cloning a `PartialMessage`
+//! shared message in every event, not a snapshot. Cloning a `PartialMessage`
 //! is O(1), so per-delta cost does not grow with the message.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -63,7 +63,7 @@ impl Serialize for PartialMessage {
 
 /// One event of an assistant response stream.
 ///
-/// Order (pi-ai spec §2.3): `start`, block events (`*_start` < deltas < `*_end` per block,
+/// Order: `start`, block events (`*_start` < deltas < `*_end` per block,
 /// routed by `content_index`), then exactly one terminal `done` or `error`; a setup failure
 /// yields a lone `error`.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,6 @@
 //! Best-effort parsing of streamed (incomplete) JSON: pi's `parseStreamingJson`.
 //!
-//! Mirrors pi-ai 0.85.1 `utils/json-parse.js` (spec §2.5). Tool-call arguments arrive as JSON
+//! Mirrors pi-ai 0.85.1 `utils/json-parse.js`. Tool-call arguments arrive as JSON
 //! fragments; after each fragment the partial message shows the best parse so far:
 //!
 //! 1. empty or whitespace-only text → `{}`;
@@ -15,8 +15,8 @@
 //! an unterminated string loses its trailing spaces until more text arrives).
 //!
 //! Differences from pi, deliberate: unpaired UTF-16 surrogate escapes (`"\ud83d"`) are dropped
-//! (Rust strings cannot hold them; BUG-08 a), and [`PartialJsonParser::finish`] offers the
-//! strict final parse pi lacks, rejecting concatenated objects (BUG-08 b, BUG-07).
+//! (Rust strings cannot hold them), and [`PartialJsonParser::finish`] offers the
+//! strict final parse pi lacks, rejecting concatenated objects (see earendil-works/pi#5964).
 
 mod incremental;
 mod lenient;

@@ -155,8 +155,8 @@ fn calls(run: &openai_support::Run) -> Vec<(String, String, Value)> {
         .collect()
 }
 
-/// BUG-04: Ollama streams every parallel call at `index: 0`, each with its own id. The
-/// reference drops the second call; pi-rs keeps both.
+/// Ollama (ollama/ollama#15457) streams every parallel call at `index: 0`, each with its own id.
+/// The reference drops the second call; pi-rs keeps both.
 #[test]
 fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     let run = run_bug("ollama-same-index-parallel-tool-calls", "qwen2.5-coder:7b");
@@ -195,7 +195,7 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     );
 }
 
-/// BUG-05: an empty name next to the id must not stick; the later `shell` wins.
+/// An empty name next to the id must not stick; the later `shell` wins.
 #[test]
 fn bug05_tool_name_arriving_after_id_is_kept() {
     let run = run_bug("tool-name-arrives-after-id", "deepseek-v4-flash");
@@ -210,7 +210,7 @@ fn bug05_tool_name_arriving_after_id_is_kept() {
     assert_eq!(run.message.stop_reason, StopReason::ToolUse);
 }
 
-/// BUG-09: tool calls with `finish_reason: "stop"` are parsed; pi keeps stopReason `stop`
+/// Tool calls with `finish_reason: "stop"` are parsed; pi keeps stopReason `stop`
 /// (the agent loop runs present calls regardless).
 #[test]
 fn bug09_tool_calls_with_finish_reason_stop_are_parsed() {
@@ -227,7 +227,7 @@ fn bug09_tool_calls_with_finish_reason_stop_are_parsed() {
     assert_eq!(run.message.raw_stop_reason.as_deref(), Some("stop"));
 }
 
-/// BUG-07: arguments cut by the output limit end as stopReason `length` (the agent refuses to
+/// Arguments cut by the output limit end as stopReason `length` (the agent refuses to
 /// run such calls); the partial arguments are whatever parses.
 #[test]
 fn bug07_tool_args_cut_by_length_end_with_length() {

@@ -1,4 +1,4 @@
-//! Robustness properties (issue 18, part 1; the proptest side of the `fuzz/` targets):
+//! Robustness properties (the proptest side of the `fuzz/` targets):
 //!
 //! - every wire API's mapper, fed arbitrary events (recorded payloads of all four APIs, cut,
 //!   with a byte flipped, or replaced by noise, under every event name the APIs use), never

@@ -1,4 +1,4 @@
-//! A command's `ctx` session actions end to end (spec §2.7): `ctx.new_session`, `ctx.fork`,
+//! A command's `ctx` session actions end to end: `ctx.new_session`, `ctx.fork`,
 //! `ctx.switch_session`, `ctx.navigate_tree`, `ctx.wait_for_idle`, each awaited and answering
 //! `{cancelled}`, routed to the runtime host (session replacement) or, without one, to the
 //! session itself. Mirrors pi-coding-agent 0.85.0 `createCommandContext` and the modes'

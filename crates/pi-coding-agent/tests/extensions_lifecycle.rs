@@ -1,6 +1,6 @@
 //! End-to-end: extensions on an `AgentSession` over the faux provider — lifecycle order, the
 //! error channel, queued `pi` requests, provider hooks, model/thinking/name events, binding,
-//! commands, and panic isolation (spec §1.4–1.7, §2.2–2.7).
+//! commands, and panic isolation.
 
 use crate::extensions_rig;
 use crate::session_support;

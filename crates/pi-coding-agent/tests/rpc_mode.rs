@@ -1,5 +1,5 @@
 //! RPC mode in process: `run_rpc` over `tokio::io::duplex` with sessions on the faux provider
-//! (spec §6.4; observed reference values where noted).
+//! (observed reference values where noted).
 
 use crate::rpc_support;
 use crate::session_support;

@@ -1,5 +1,5 @@
 //! The extension seam and the compaction seam, with recording implementations: pi's
-//! per-event order (spec §1.4: hook, then listeners, then persistence), the prompt hooks
+//! per-event order (hook, then listeners, then persistence), the prompt hooks
 //! (`input`, `before_agent_start`), `message_end` replacement, tool hooks, and the
 //! compactor's call points.
 

@@ -1,6 +1,6 @@
 //! `Agent`: the stateful wrapper around the loop — transcript, listeners, queues, runs.
 //!
-//! Mirrors pi-agent-core 0.85.1 `agent.ts` (spec §4.6). An [`Agent`] is a cheap handle
+//! Mirrors pi-agent-core 0.85.1 `agent.ts`. An [`Agent`] is a cheap handle
 //! (`Clone` shares it), so listeners and other tasks can `steer`, `abort` or read the state
 //! while a run is in progress. Every event is reduced into the state and then awaited over
 //! the listeners in subscription order; `prompt()` / `continue_run()` / `wait_for_idle()`

@@ -1,6 +1,6 @@
 //! The agent's options (pi: public mutable fields read when a run starts) and queues.
 //!
-//! Mirrors pi-agent-core 0.85.1 `AgentOptions` and `PendingMessageQueue` (spec §4.6).
+//! Mirrors pi-agent-core 0.85.1 `AgentOptions` and `PendingMessageQueue`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

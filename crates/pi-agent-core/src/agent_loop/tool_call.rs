@@ -1,7 +1,7 @@
 //! One tool call: preflight, execution with gated updates, finalization.
 //!
 //! Mirrors pi-agent-core 0.85.1 `prepareToolCall`, `executePreparedToolCall`,
-//! `finalizeExecutedToolCall` and the result helpers (spec §4.5). Every failure of a tool or
+//! `finalizeExecutedToolCall` and the result helpers. Every failure of a tool or
 //! a tool hook (an `Err` or a panic) becomes an error result; only a failed *listener*
 //! delivery (a tool update) escapes as `Err` and fails the run.
 
@@ -74,7 +74,7 @@ pub(crate) fn raw_args(call: &ToolCall) -> Value {
     Value::Object(call.arguments.clone())
 }
 
-/// Preflight (spec §4.5 steps 1–5), after `tool_execution_start` was delivered.
+/// Preflight, after `tool_execution_start` was delivered.
 pub(crate) async fn prepare_tool_call(
     context: &Arc<AgentContext>,
     assistant: &AssistantMessage,
@@ -195,7 +195,7 @@ pub(crate) async fn execute_prepared(
     })
 }
 
-/// Runs `after_tool_call` (spec §4.5 "Finalization"); a failing hook yields an error result.
+/// Runs `after_tool_call`; a failing hook yields an error result.
 pub(crate) async fn finalize_executed(
     context: &Arc<AgentContext>,
     assistant: &AssistantMessage,

@@ -171,8 +171,8 @@ impl PartialJsonParser {
 
     /// The strict final parse: the buffer must be exactly one JSON object (after pi's
     /// string-literal repair); empty or whitespace-only input is `{}` (a zero-argument tool
-    /// call, BUG-06). Concatenated objects (`{"a":1}{"b":2}`), truncated text and non-object
-    /// values are errors (BUG-07/BUG-08; pi 0.85.1 keeps its lenient value instead).
+    /// call). Concatenated objects (`{"a":1}{"b":2}`), truncated text and non-object
+    /// values are errors (pi 0.85.1 keeps its lenient value instead).
     pub fn finish(&self) -> Result<Map<String, Value>, FinishError> {
         if js_trim(&self.buf).is_empty() {
             return Ok(Map::new());

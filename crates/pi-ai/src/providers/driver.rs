@@ -1,7 +1,7 @@
 //! The shared driver: runs one [`WireApi`] request and frames its events.
 //!
-//! Mirrors the common adapter skeleton of pi-ai 0.85.1 (spec §2.6) with the transport
-//! behaviour of the Corrections box, once for every wire API:
+//! Mirrors the common adapter skeleton of pi-ai 0.85.1 with the transport
+//! behaviour pi 0.85.1 shows on the wire (observed), once for every wire API:
 //!
 //! 1. The stream is returned at once; a Tokio task does the work.
 //! 2. Key (`options.api_key`, else the provider's environment variable, else `""`), request

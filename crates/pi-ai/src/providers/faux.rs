@@ -1,6 +1,6 @@
 //! The faux provider: a scripted, in-memory stream function for tests of every layer.
 //!
-//! Mirrors pi-ai 0.85.1 `providers/faux.ts` (spec §3.7):
+//! Mirrors pi-ai 0.85.1 `providers/faux.ts`:
 //! - each call shifts the next [`FauxStep`] (a message or a factory) off a FIFO queue and
 //!   counts the call; then, on a task, runs `on_response({status: 200, headers: {}})`;
 //!   an empty queue yields an error-only stream `No more faux responses queued` (with the

@@ -6,7 +6,7 @@
 //! driver (`driver.rs`) owns everything else — HTTP, timeouts, cancellation, retries, the
 //! `start`/`done`/`error` framing — so each mapper can be tested and fuzzed without a network.
 //!
-//! Mirrors pi-ai 0.85.1 `providers/*` and the common adapter skeleton (spec §2.6).
+//! Mirrors pi-ai 0.85.1 `providers/*` and the common adapter skeleton.
 
 pub mod driver;
 pub mod faux;
@@ -92,18 +92,18 @@ pub trait WireApi: Send + Sync + 'static {
     /// The `errorMessage` for a non-2xx response with its body text.
     fn format_http_error(&self, status: u16, body: &str) -> String;
 
-    /// The `errorMessage` when the caller cancels mid-stream (Corrections box).
+    /// The `errorMessage` when the caller cancels mid-stream.
     fn abort_text(&self) -> &'static str;
 
     /// The `errorMessage` when the connection fails before response headers (refused, reset,
     /// closed). Default `Connection error.` (the OpenAI and Anthropic SDKs); Google's adapter
-    /// calls `fetch` directly and reports `fetch failed` (Corrections box).
+    /// calls `fetch` directly and reports `fetch failed`.
     fn connection_error_text(&self) -> &'static str {
         "Connection error."
     }
 
     /// The `errorMessage` when no response headers arrive within the request timeout, or
-    /// `None` when the API has no request timeout of its own (Google, Corrections box). With
+    /// `None` when the API has no request timeout of its own (Google). With
     /// `None` the driver still bounds the wait for headers by the idle limit
     /// (`httpIdleTimeoutMs`, as undici's headers timeout does) and then reports
     /// [`WireApi::connection_error_text`]. Default `Some("Request timed out.")`.

@@ -1,7 +1,7 @@
 //! The API registry: `model.api` → the stream function that serves it.
 //!
 //! Mirrors pi-ai 0.85.1 `/compat` (`registerApiProvider`, `stream`, `streamSimple`) and
-//! `api/simple-options.ts` (spec §1.8–1.9):
+//! `api/simple-options.ts`:
 //! - [`stream`] reports every failure inside the stream, including
 //!   `No API provider registered for api: <api>`;
 //! - [`stream_simple`] fails early with [`Error::NoApiKey`] when the provider needs a key and

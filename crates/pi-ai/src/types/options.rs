@@ -1,6 +1,6 @@
 //! Stream options: what a caller can set per request.
 //!
-//! Mirrors pi-ai 0.85.1 `StreamOptions` + `SimpleStreamOptions` (spec §1.8) in one struct:
+//! Mirrors pi-ai 0.85.1 `StreamOptions` + `SimpleStreamOptions` in one struct:
 //! `reasoning`, `thinking_budgets` and `tool_choice` are the "simple" additions that every
 //! adapter maps to its own wire fields.
 
@@ -28,7 +28,7 @@ pub enum CacheRetention {
 }
 
 /// Token budgets per thinking level for budget-based providers.
-/// Defaults (spec §1.8): minimal 1024, low 2048, medium 8192, high 16384.
+/// Defaults: minimal 1024, low 2048, medium 8192, high 16384.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingBudgets {

@@ -1,6 +1,6 @@
 //! Tool-argument validation: coercion, JSON-Schema checking and pi's error text.
 //!
-//! Mirrors pi-ai 0.85.1 `utils/validation.ts` (spec §1.7 and its Corrections box):
+//! Mirrors pi-ai 0.85.1 `utils/validation.ts`:
 //! 1. deep-copy the arguments;
 //! 2. delete `null` values of optional properties whose schema rejects `null`;
 //! 3. coerce primitives by declared type (`"42"`→42, `"true"`→true, number→string,

@@ -1,7 +1,7 @@
 //! The `pi` command line: argument parsing, start-up checks, the initial prompt, mode choice.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `cli/args.js`, `cli/file-processor.js`,
-//! `cli/initial-message.js` and `main.js` (spec §6.1, §6.5). The modes themselves run behind
+//! `cli/initial-message.js` and `main.js`. The modes themselves run behind
 //! [`mode::run_mode`].
 
 pub mod args;

@@ -1,6 +1,6 @@
 //! Automatic compaction inside a session: the `Compactor` the session layer calls.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession` compaction (spec §3.2, §3.5, §3.6, §2.4):
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession` compaction:
 //! - after each low-level run and before each prompt, a context overflow (or a recoverable
 //!   length stop) of the current model triggers an overflow compaction that drops the failed
 //!   assistant from the context and retries once (a second overflow fails with pi's exhausted
@@ -167,8 +167,8 @@ impl AutoCompactor {
     /// Mirrors pi 0.85.0 `AgentSession.compact` / `_runAutoCompaction`: a manual compaction
     /// restores idle (`is_compacting() == false`) before `compaction_end` so its listeners may
     /// submit prompts; an automatic one stays compacting through `compaction_end` and the
-    /// hooks and ends afterwards (spec §3.5). `session_compact_failed.fromExtension` is true
-    /// when a `session_before_compact` handler had supplied the content (spec §2.4).
+    /// hooks and ends afterwards. `session_compact_failed.fromExtension` is true
+    /// when a `session_before_compact` handler had supplied the content.
     ///
     async fn execute(&self, session: &AgentSession, job: Job) -> Result<CompactionResult, String> {
         let (reason, will_retry) = (job.reason, job.will_retry);

@@ -157,7 +157,7 @@ impl ExtensionHooks {
     /// Binds the session: `ctx` reads it and queued requests run against it. The available
     /// tools, the session's current tools and the extensions' tools form the registry for
     /// `setActiveTools`, and the extensions' tools are activated (pi 0.85.0 `_buildRuntime`:
-    /// the initial build activates every extension tool, spec §1.8; the rules, filter
+    /// the initial build activates every extension tool; the rules, filter
     /// included, are in `extensions/tool_registry.rs`).
     pub fn attach(&self, session: &AgentSession) {
         self.runner.set_session(Arc::new(SessionReader(

@@ -1,4 +1,4 @@
-//! Json mode (spec §6.3): the session header line, then every session event in the
+//! Json mode: the session header line, then every session event in the
 //! json-mode projection, ending with `agent_settled`.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/print-mode.js` with `mode: "json"`: the stored

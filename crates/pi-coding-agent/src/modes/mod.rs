@@ -1,7 +1,7 @@
 //! The non-interactive modes of `pi`: print (text) and json, on the session layer.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `main.js` (after argument handling) and
-//! `modes/print-mode.js` (spec §6.2, §6.3, §6.5):
+//! `modes/print-mode.js`:
 //!
 //! | module | job |
 //! |---|---|

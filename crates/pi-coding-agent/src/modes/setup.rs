@@ -1,7 +1,7 @@
 //! From the parsed command line to a built [`AgentSession`].
 //!
 //! Mirrors the session half of pi-coding-agent 0.85.0 `main.js` and `core/sdk.js`
-//! (`createAgentSession`), spec §1.1, §1.7, §4.9, §8:
+//! (`createAgentSession`):
 //! 1. start-up migrations of old layouts;
 //! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; no
 //!    prompt outside the TUI), then the settings with project settings only when trusted;

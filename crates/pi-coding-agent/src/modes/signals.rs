@@ -1,6 +1,6 @@
 //! Terminating signals in the non-interactive modes.
 //!
-//! Mirrors pi-coding-agent 0.85.0 (spec Corrections box, §6.5): SIGTERM and SIGHUP kill the
+//! Mirrors pi-coding-agent 0.85.0: SIGTERM and SIGHUP kill the
 //! tools' child process groups, print nothing more and exit with 143 / 129. On SIGINT the
 //! reference dies of the signal and leaves bash children running; pi-rs does the same
 //! clean-up as for SIGTERM first and then dies of SIGINT (a documented improvement).

@@ -1,7 +1,7 @@
 //! `pi --mode rpc` in the binary: the session from the command line, then RPC on
 //! stdin/stdout.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `main.js` → `runRpcMode` (spec §6.4, §6.5): start-up errors
+//! Mirrors pi-coding-agent 0.85.0 `main.js` → `runRpcMode`: start-up errors
 //! print `Error: …` on stderr and exit 1 (as in the other modes, [`crate::modes::setup`]);
 //! otherwise [`serve_stdio`] runs until end of input (0), SIGTERM (143) or SIGHUP (129).
 //! Nothing is written to stdout before the first command. Session replacement runs on a

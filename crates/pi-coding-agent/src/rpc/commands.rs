@@ -1,7 +1,7 @@
 //! RPC commands: parsing one input record, and the response records.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`handleInputLine`, `success`,
-//! `error`) and `rpc-types.d.ts` (spec §6.4, Corrections box):
+//! `error`) and `rpc-types.d.ts`:
 //! - a record that is not JSON → `{"type":"response","command":"parse","success":false,
 //!   "error":"Failed to parse command: <parser message>"}` (no `id`; an empty line too). The
 //!   parser message is serde_json's, not V8's.

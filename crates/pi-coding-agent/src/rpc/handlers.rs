@@ -1,6 +1,6 @@
 //! Every RPC command against the session.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` `handleCommand` (spec §6.4), with
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` `handleCommand`, with
 //! the data shapes of `rpc-types.d.ts`. Where the session has no such operation, it is
 //! composed here from the session's public API (queue modes, model and thinking cycling,
 //! fork messages, entries, tree). A thrown error becomes `{success:false, error:<message>}`.

@@ -1,6 +1,6 @@
 //! [`run_rpc`]: the RPC read loop, event forwarding and lifecycle.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`runRpcMode`; spec §6.4):
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`runRpcMode`):
 //! - every record is handled **concurrently**: a command that waits (prompt, abort, bash,
 //!   model changes, compaction, session replacement) runs as its own task; the others finish
 //!   without waiting and are answered in input order. Responses may overtake each other and

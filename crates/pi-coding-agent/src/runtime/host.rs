@@ -1,7 +1,7 @@
 //! [`RuntimeHost`]: owns the current session and replaces it (new, resume, fork, clone).
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSessionRuntime` (`core/agent-session-runtime.ts`,
-//! spec §2.8). Every replacement runs in this order:
+//! Mirrors pi-coding-agent 0.85.0 `AgentSessionRuntime` (`core/agent-session-runtime.ts`).
+//! Every replacement runs in this order:
 //! 1. `session_before_switch {reason:"new"|"resume", targetSessionFile?}` or
 //!    `session_before_fork {entryId, position}` on the current session's hooks; a cancel
 //!    ends the replacement (`{cancelled: true}`), nothing else happens;

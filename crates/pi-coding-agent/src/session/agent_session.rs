@@ -1,6 +1,6 @@
 //! `AgentSession`: the product-level session around one [`Agent`].
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` (spec §1.1–1.6, §5): the session is
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts`: the session is
 //! one awaited listener on its agent (`handler`) that re-publishes every event to its
 //! own synchronous listeners, persists messages at `message_end`, and drives the product
 //! run: prompt preflight (`run`), auto-retry and compaction continuations, queues,
@@ -28,8 +28,7 @@ use crate::config::templates::PromptTemplate;
 use crate::storage::{EntryKind, SessionStore};
 
 /// A session listener: called synchronously, in subscription order, for every event. An
-/// `Err` (or a panic) stops the delivery of that event and fails the run it belongs to
-/// (seed 000 §4: session listeners are not isolated).
+/// `Err` (or a panic) stops the delivery of that event and fails the run it belongs to.
 pub type SessionListener =
     Arc<dyn Fn(&AgentSessionEvent) -> Result<(), ListenerError> + Send + Sync>;
 
@@ -420,8 +419,8 @@ impl AgentSession {
         }
     }
 
-    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle
-    /// (spec §1.5). Queues are kept.
+    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle.
+    /// Queues are kept.
     pub async fn abort(&self) {
         self.abort_retry();
         self.inner.compactor.abort();

@@ -1,7 +1,7 @@
 //! `AgentSession::builder()`: the session's construction.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `createAgentSession` (`core/sdk.ts`) and the `AgentSession`
-//! constructor (spec §1.1): the agent gets the model, clamped thinking level, tools, system
+//! constructor: the agent gets the model, clamped thinking level, tools, system
 //! prompt and pi's request options (`convertToLlm`, the session id, queue modes, thinking
 //! budgets, provider retry/timeout settings); an existing session's messages are restored;
 //! a new session records `model_change` (when there is a model) then

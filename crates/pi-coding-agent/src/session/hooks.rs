@@ -1,13 +1,13 @@
 //! The seams for the extension runner and for compaction.
 //!
 //! [`SessionHooks`] is where the extension runner plugs in: the session calls it at pi's
-//! points and in pi's per-event order (spec §1.4, §1.5, §2.2) and awaits every call. Each
+//! points and in pi's per-event order and awaits every call. Each
 //! method has a no-op default ("continue"), so a session without extensions passes
 //! [`NoHooks`]. Catching and reporting handler failures (`Extension error (<path>): …`) is the
 //! runner's job: apart from `tool_call`, which "throws" by returning `Err`, the methods return
 //! plain values.
 //!
-//! [`Compactor`] is where automatic compaction plugs in (spec §3.2): checked before each
+//! [`Compactor`] is where automatic compaction plugs in: checked before each
 //! prompt, after each low-level run and between turns. [`NoCompaction`] never compacts.
 
 use futures::future::BoxFuture;
@@ -288,7 +288,7 @@ pub trait SessionHooks: Send + Sync {
     }
 
     /// `session_compact {compactionEntry, fromExtension, reason, willRetry}`: after a
-    /// compaction entry was written and the context rebuilt, before `compaction_end` (spec §3.5).
+    /// compaction entry was written and the context rebuilt, before `compaction_end`.
     fn session_compact(
         &self,
         _entry: crate::storage::SessionEntry,
@@ -299,7 +299,7 @@ pub trait SessionHooks: Send + Sync {
     }
 
     /// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false,
-    /// fromExtension}` (spec §2.4): after the failed `compaction_end`, awaited.
+    /// fromExtension}`: after the failed `compaction_end`, awaited.
     /// `from_extension` is true when a `session_before_compact` handler had supplied the
     /// compaction content before the failure (or abort).
     fn session_compact_failed(
@@ -312,7 +312,7 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
-    /// `session_before_tree {preparation, signal}` (spec §1.9): before a tree navigation
+    /// `session_before_tree {preparation, signal}`: before a tree navigation
     /// summarizes or moves the leaf; may cancel it, supply the summary, or override the
     /// instructions and the label. `signal` is cancelled by `abort_branch_summary`.
     fn session_before_tree(
@@ -394,7 +394,7 @@ pub struct BeforeCompactDecision {
     pub compaction: Option<crate::compaction::CompactionResult>,
 }
 
-/// The compaction seam (spec §3.2). The session passes itself (a cheap handle) so the
+/// The compaction seam. The session passes itself (a cheap handle) so the
 /// compactor can read the agent state and store, emit `compaction_*` events and replace the
 /// transcript. Defaults never compact.
 pub trait Compactor: Send + Sync {

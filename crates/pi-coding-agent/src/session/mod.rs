@@ -1,7 +1,6 @@
 //! `AgentSession`: the product layer's session around the agent.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` and `core/sdk.ts` (spec §1.1–1.6,
-//! §5; seed 000 §2–5).
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` and `core/sdk.ts`.
 //!
 //! | module | concept |
 //! |---|---|

@@ -1,6 +1,6 @@
 //! Prompt options, the session's errors and user-facing texts, and the auth seam.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession.prompt` preflight (spec §1.5 steps 1–9) and
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession.prompt` preflight and
 //! `core/auth-guidance.js`. Every text a user sees is pi's, verbatim.
 
 use std::path::Path;

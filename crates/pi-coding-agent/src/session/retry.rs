@@ -1,7 +1,7 @@
 //! Auto-retry of transient provider failures.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession._prepareRetry` / `_willRetryAfterAgentEnd`
-//! (spec §5). A run whose last assistant message is retryable (pi-ai's classifier, context
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession._prepareRetry` / `_willRetryAfterAgentEnd`.
+//! A run whose last assistant message is retryable (pi-ai's classifier, context
 //! overflows excluded — they go to compaction) is retried up to `retry.maxRetries` times:
 //! attempt+1, `auto_retry_start {attempt, maxAttempts, delayMs = baseDelayMs·2^(attempt−1),
 //! errorMessage}`, the failed assistant is dropped from the agent state (it stays in the

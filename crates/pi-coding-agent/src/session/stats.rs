@@ -1,7 +1,7 @@
 //! Session statistics and context usage (RPC `get_session_stats`, footers).
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession.getSessionStats` / `getContextUsage`
-//! (spec §1.10): statistics scan **all** entries (every branch); token totals add assistant
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession.getSessionStats` / `getContextUsage`:
+//! statistics scan **all** entries (every branch); token totals add assistant
 //! usage, tool-result `usage` and compaction / branch-summary `usage`; the context estimate is
 //! unknown (`tokens: null`) after a compaction until an assistant answered with real usage.
 

@@ -1,13 +1,14 @@
 //! Rebuilding the agent's context from a leaf of the session tree.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `buildSessionContext` (spec §4.6): the path from the leaf to
+//! Mirrors pi-coding-agent 0.85.0 `buildSessionContext`: the path from the leaf to
 //! the root; the thinking level (last `thinking_level_change`, default `off`) and model (last
 //! `model_change` or assistant provider/model) on it; with a compaction on the path, the
 //! summary, then the kept entries from its `firstKeptEntryId` up to it, then everything after.
 //!
 //! One deliberate difference: a tool result whose tool call is not in the rebuilt context (a
 //! compaction boundary on a tool result, as older files or other implementations write) is
-//! dropped. The reference sends it, and providers reject the request (bugs BUG-21).
+//! dropped. The reference sends it, and providers reject the request (the
+//! class of anthropics/claude-code#8484; see `docs/reference-differences.md`).
 
 use std::collections::HashSet;
 
@@ -154,7 +155,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     })
 }
 
-/// The messages an entry contributes to the context (spec §4.2 "context projection"):
+/// The messages an entry contributes to the context:
 /// a `message` its message (a `null` content is read as `[]`), a `compaction` its
 /// `compactionSummary`, a non-empty `branch_summary` its `branchSummary`, a `custom_message`
 /// its `custom` message; every other entry nothing.

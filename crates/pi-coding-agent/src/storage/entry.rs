@@ -1,6 +1,6 @@
 //! Session records: the header line and the entries of a JSONL v3 session file.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `session-manager` records (spec §4.2). Entries are written
+//! Mirrors pi-coding-agent 0.85.0 `session-manager` records. Entries are written
 //! in pi's key order (`type, id, parentId, timestamp, <fields>`; `custom` and `custom_message`
 //! put `type` and their own fields first and `id, parentId, timestamp` last). Unknown entry
 //! types and unknown fields are kept and written back unchanged, so files from a newer TS pi
@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 /// The current session file version.
 pub const SESSION_VERSION: u64 = 3;
 
-/// Line 1 of a session file: `{"type":"session","version":3,"id","timestamp","cwd","parentSession"?}`.
+/// Line 1 of a session file:
+/// `{"type":"session","version":3,"id","timestamp","cwd","parentSession"?}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionHeader {
     /// File format version (3).
@@ -76,7 +77,7 @@ impl SessionHeader {
     }
 }
 
-/// What an entry records. Field names follow pi's JSON (spec §4.2).
+/// What an entry records. Field names follow pi's JSON.
 // Most entries are messages; boxing them would add an allocation per entry.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,6 @@
 //! New sessions made from existing ones: a branch extracted into its own file, and forks.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `createBranchedSession` and `forkFrom` (spec §4.8).
+//! Mirrors pi-coding-agent 0.85.0 `createBranchedSession` and `forkFrom`.
 
 use std::collections::HashSet;
 use std::path::Path;

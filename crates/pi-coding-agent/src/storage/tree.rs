@@ -1,6 +1,6 @@
 //! The session tree as UIs and RPC see it: nodes, children, labels, the session name.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `getTree`, labels and `session_info` (spec §4.2–4.3): roots
+//! Mirrors pi-coding-agent 0.85.0 `getTree`, labels and `session_info`: roots
 //! are entries with a `null`, self or missing parent; children are sorted by timestamp; each
 //! node carries the latest label set for it (an absent or empty label clears it).
 

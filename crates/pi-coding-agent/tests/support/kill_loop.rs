@@ -1,4 +1,4 @@
-//! The `kill -9` durability loop (issue 18, part 4), shared by the seeded test
+//! The `kill -9` durability loop, shared by the seeded test
 //! (`tests/kill_durability.rs`) and `cargo xtask kill-loop` (which includes this file).
 //!
 //! A scripted conversation runs through `pi --mode json` with a session: two prompts, three
@@ -12,7 +12,7 @@
 //!   and timestamps ignored) — cut short at most by the entry in flight;
 //! - every acknowledged entry is there. A new session is written only when its first
 //!   assistant message is handled (header and all entries at once; before that nothing
-//!   exists on disk, as in the reference, pi 0.85.0 spec §4.4). From then on an entry counts
+//!   exists on disk, as in the reference). From then on an entry counts
 //!   as acknowledged once any json line after its `message_end` was printed: pi persists a
 //!   message while handling its `message_end`, before the next event is emitted.
 

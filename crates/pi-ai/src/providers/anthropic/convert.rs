@@ -1,7 +1,7 @@
 //! Conversion of pi messages and tools to Anthropic Messages API JSON.
 //!
 //! Mirrors pi-ai 0.85.1 `api/anthropic-messages.ts` (`convertMessages`, `convertContentBlocks`,
-//! `convertToolResult`, `convertTools`, `normalizeToolCallId`) after the shared §3.0
+//! `convertToolResult`, `convertTools`, `normalizeToolCallId`) after the shared
 //! `transformMessages` pass.
 
 use serde_json::{Map, Value, json};

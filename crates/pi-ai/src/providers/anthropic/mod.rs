@@ -2,8 +2,7 @@
 //!
 //! Mirrors pi-ai 0.85.1 `api/anthropic-messages.ts`: `request` builds the SDK-equivalent
 //! request, `mapper` maps the raw SSE stream. Error texts: HTTP errors as the SDK formats
-//! them (`<status> <body>`), a caller cancel mid-stream `This operation was aborted`
-//! (Corrections box).
+//! them (`<status> <body>`), a caller cancel mid-stream `This operation was aborted`.
 
 mod compat;
 mod convert;

@@ -1,6 +1,6 @@
 //! pi's HTTP retry policy: which failures are retried and how long to wait.
 //!
-//! Mirrors pi-ai 0.85.1 `utils/provider-retry.ts` (spec §2.6 step 3): retries only when
+//! Mirrors pi-ai 0.85.1 `utils/provider-retry.ts`: retries only when
 //! `maxRetries > 0` (default 0); retryable = `x-should-retry: true`, or (unless
 //! `x-should-retry: false`) no status (transport failure) or status 408/409/429/≥500; the
 //! delay is `retry-after-ms`, else `retry-after` (seconds or an HTTP date), else
@@ -151,7 +151,7 @@ pub(crate) fn parse_float_prefix(s: &str) -> Option<f64> {
     t[..i].parse().ok()
 }
 
-/// Parses an IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 9110 §5.6.7) into ms since
+/// Parses an IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 9110 section 5.6.7) into ms since
 /// the epoch. Other `Date.parse` formats are not accepted.
 pub(crate) fn parse_http_date(s: &str) -> Option<i64> {
     let mut parts = s.split_whitespace();

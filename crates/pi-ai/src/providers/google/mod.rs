@@ -3,7 +3,7 @@
 //! Mirrors pi-ai 0.85.1 `api/google-generative-ai.ts` and `api/google-shared.ts` as they reach
 //! the wire through `@google/genai`: `request` builds the REST request, `mapper` maps the
 //! chunks. Error texts: HTTP errors as the SDK's `ApiError` message (the JSON body
-//! re-serialized), a caller cancel mid-stream `This operation was aborted` (Corrections box).
+//! re-serialized), a caller cancel mid-stream `This operation was aborted`.
 
 mod mapper;
 mod request;

@@ -1,10 +1,10 @@
 //! Chat Completions stream mapper: SDK chunks → `AssistantMessageEvent`s.
 //!
-//! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()` (spec §3.2 "Response"): one text and
-//! one thinking block per message, tool calls keyed by stream `index` and `id`, all blocks
-//! closed together at the end, then the post-checks. One deliberate difference (BUG-04, Ollama
-//! sends every parallel call at `index: 0`): a new non-empty `id` at an index whose call already
-//! has a different id starts a new call instead of being appended to the old one.
+//! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()`: one text and one thinking block per
+//! message, tool calls keyed by stream `index` and `id`, all blocks closed together at the end,
+//! then the post-checks. One deliberate difference (ollama/ollama#15457, Ollama sends every
+//! parallel call at `index: 0`): a new non-empty `id` at an index whose call already has a
+//! different id starts a new call instead of being appended to the old one.
 
 use std::collections::HashMap;
 
@@ -237,7 +237,8 @@ impl CompletionsMapper {
         out: &mut Vec<Ev>,
     ) -> usize {
         let mut slot = stream_index.and_then(|i| self.by_index.get(&i).copied());
-        // BUG-04: a different non-empty id at a known index is another call.
+        // Ollama sends every call at index 0: a different non-empty id at a known index is another
+        // call.
         if let (Some(s), Some(id)) = (slot, id)
             && !self.tools[s].id.is_empty()
             && self.tools[s].id != id

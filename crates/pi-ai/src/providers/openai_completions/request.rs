@@ -2,7 +2,7 @@
 //! parameters (messages and reasoning fields come from their own modules).
 //!
 //! Mirrors pi 0.85.1 `api/openai-completions.ts` `buildParams`, `convertTools` and the
-//! Anthropic-style cache-control helpers (spec §3.2 "Request"). Also home of the option
+//! Anthropic-style cache-control helpers. Also home of the option
 //! helpers `openai-responses` shares.
 
 use serde_json::{Map, Value, json};

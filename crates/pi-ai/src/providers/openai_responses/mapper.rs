@@ -2,7 +2,7 @@
 //! `output_index`.
 //!
 //! Mirrors pi 0.85.1 `api/openai-responses-shared.ts` `processResponsesStream` and the
-//! post-checks of `api/openai-responses.ts` (spec §3.3 table).
+//! post-checks of `api/openai-responses.ts`.
 
 use std::collections::HashMap;
 

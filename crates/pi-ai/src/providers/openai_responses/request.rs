@@ -1,8 +1,8 @@
 //! OpenAI Responses request body: `input` items, tools, caps, cache keys and reasoning.
 //!
 //! Mirrors pi 0.85.1 `api/openai-responses.ts` `buildParams` and
-//! `api/openai-responses-shared.ts` `convertResponsesMessages` / `convertResponsesTools`
-//! (spec §3.3 "Request"). Deferred tools (`supportsAdditionalTools` / `supportsToolSearch`)
+//! `api/openai-responses-shared.ts` `convertResponsesMessages` / `convertResponsesTools`.
+//! Deferred tools (`supportsAdditionalTools` / `supportsToolSearch`)
 //! and grammar tools are not sent.
 
 use serde_json::{Map, Value, json};

@@ -1,7 +1,7 @@
 //! Run-level events: `input`, `before_agent_start`, the lifecycle events mirrored from the
 //! agent (`agent_*`, `turn_*`, `message_*`, `tool_execution_*`), `context` and `ui_prompt_*`.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts` (spec §2.2, §2.5; seed 000 §2).
+//! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts`.
 
 use pi_agent_core::{AgentMessage, AgentToolResult};
 use pi_ai::{
