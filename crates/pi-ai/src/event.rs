@@ -28,12 +28,12 @@ impl PartialMessage {
 
     /// Read access (never poisoned: a panicking writer leaves the last state visible).
     pub fn read(&self) -> RwLockReadGuard<'_, AssistantMessage> {
-        self.0.read().unwrap_or_else(|e| e.into_inner())
+        crate::sync::read(&self.0)
     }
 
     /// Mutates the message in place.
     pub fn update<R>(&self, f: impl FnOnce(&mut AssistantMessage) -> R) -> R {
-        let mut guard = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::sync::write(&self.0);
         f(&mut guard)
     }
 

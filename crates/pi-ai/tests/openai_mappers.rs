@@ -56,7 +56,7 @@ fn drive(mut mapper: Box<dyn StreamMapper>, partial: PartialMessage, datas: &[St
     Outcome {
         message: partial.snapshot(),
         events,
-        result,
+        result: result.map_err(|e| e.to_string()),
     }
 }
 

@@ -227,7 +227,7 @@ proptest! {
         let first = validate_arguments("t", schema, &args);
         prop_assert_eq!(&first, &validate_arguments("t", schema, &args));
         if let Err(text) = &first {
-            prop_assert!(text.starts_with("Validation failed for tool \"t\":\n"), "{}", text);
+            prop_assert!(text.message.starts_with("Validation failed for tool \"t\":\n"), "{}", text);
         }
         prop_assert_eq!(check(schema, &args), validation_issues(schema, &args).is_empty());
     }

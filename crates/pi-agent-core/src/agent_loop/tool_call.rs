@@ -106,7 +106,7 @@ async fn preflight(
     let raw = raw_args(call);
     let prepared = guarded_sync(|| tool.prepare_arguments(raw))?;
     let mut args = pi_ai::validation::validate_arguments(&call.name, tool.parameters(), &prepared)
-        .map_err(HookError)?;
+        .map_err(|e| HookError(e.message))?;
 
     if let Some(before) = &config.before_tool_call {
         let ctx = BeforeToolCallContext {

@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::partial_json::PartialJsonParser;
+use crate::providers::StreamError;
 
 /// Raw argument JSON of one streamed tool call.
 #[derive(Debug, Default)]
@@ -35,15 +36,17 @@ impl ArgumentBuffer {
 }
 
 /// `parseJsonWithRepair`; `Err` carries the message of `JSON.parse` on the original text, as
-/// Node 22 words it ([`crate::js_json_error`]).
-pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, String> {
+/// Node 22 words it ([`crate::js_json_error`]), as [`StreamError::Json`].
+pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, StreamError> {
     if let Some(v) = crate::partial_json::parse_json_with_repair(data) {
         return Ok(v);
     }
     match serde_json::from_str::<Value>(data) {
-        Err(e) => Err(crate::js_json_error::json_parse_message(data, &e)),
+        Err(e) => Err(StreamError::Json(crate::js_json_error::json_parse_message(
+            data, &e,
+        ))),
         // Parsed after all (cannot happen: the strict parse above failed).
-        Ok(_) => Err("Unexpected end of JSON input".into()),
+        Ok(_) => Err(StreamError::Json("Unexpected end of JSON input".into())),
     }
 }
 
@@ -76,15 +79,17 @@ mod tests {
         );
         assert_eq!(
             parse_json_with_repair(""),
-            Err("Unexpected end of JSON input".into())
+            Err(StreamError::Json("Unexpected end of JSON input".into()))
         );
         assert_eq!(
             parse_json_with_repair("{\"a\":"),
-            Err("Unexpected end of JSON input".into())
+            Err(StreamError::Json("Unexpected end of JSON input".into()))
         );
         assert_eq!(
             parse_json_with_repair("{nope}"),
-            Err("Expected property name or '}' in JSON at position 1 (line 1 column 2)".into())
+            Err(StreamError::Json(
+                "Expected property name or '}' in JSON at position 1 (line 1 column 2)".into()
+            ))
         );
     }
 }

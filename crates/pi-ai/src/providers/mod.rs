@@ -11,6 +11,9 @@
 pub mod driver;
 pub mod faux;
 pub mod registry;
+mod stream_error;
+
+pub use stream_error::{StreamError, StrictSchemaError};
 
 use serde_json::Value;
 
@@ -49,20 +52,20 @@ impl std::fmt::Debug for WireRequest {
 /// Maps one response's SSE events onto the shared partial message.
 ///
 /// Contract: never panics on any input; scratch state (partial JSON buffers, stream indices)
-/// lives in the mapper, never in the message. `Err(text)` means "the adapter throws `text`":
-/// the driver ends the stream with an `error` event carrying that `errorMessage`.
+/// lives in the mapper, never in the message. `Err(error)` means "the adapter throws": the
+/// driver ends the stream with an `error` event whose `errorMessage` is `error`'s text.
 pub trait StreamMapper: Send {
     /// Handles one SSE event, appending the events it produces to `out`.
     fn on_event(
         &mut self,
         event: &SseEvent,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String>;
+    ) -> Result<(), StreamError>;
 
     /// The body ended: close open blocks (pushing their `*_end` events) and run the
     /// post-checks. `Ok(())` = the message in `partial` is final (its `stop_reason` is set);
-    /// `Err(text)` = fail with `text`.
-    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), String>;
+    /// `Err(error)` = fail with `error`'s text.
+    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), StreamError>;
 }
 
 /// One wire protocol.
@@ -71,15 +74,15 @@ pub trait WireApi: Send + Sync + 'static {
     fn api(&self) -> &'static str;
 
     /// Builds the request (URL, headers incl. auth and `User-Agent`, body) for `context`.
-    /// `api_key` is the resolved key. `Err(text)` fails the stream with `text` before any
-    /// request is sent.
+    /// `api_key` is the resolved key. `Err(error)` fails the stream with `error`'s text
+    /// before any request is sent.
     fn build_request(
         &self,
         model: &Model,
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String>;
+    ) -> Result<WireRequest, StreamError>;
 
     /// A fresh mapper for one response, writing into `partial`.
     fn new_mapper(

@@ -89,14 +89,28 @@ pub fn validate_tool_arguments(tool: &Tool, call: &ToolCall) -> Result<Value, Er
         &tool.parameters,
         &Value::Object(call.arguments.clone()),
     )
-    .map_err(Error::Validation)
+    .map_err(|e| Error::Validation(e.message))
+}
+
+/// Arguments that do not match their tool's schema; `Display` is pi's whole text
+/// (`Validation failed for tool "<name>":` the issues, then `Received arguments:` and the
+/// arguments as received, pretty-printed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValidationError {
+    /// The formatted text the model sees in the error tool result.
+    pub message: String,
 }
 
 /// Validates `args` against `schema` for the tool `tool_name`; returns the coerced copy.
 ///
 /// # Errors
-/// The full `Validation failed for tool …` text.
-pub fn validate_arguments(tool_name: &str, schema: &Value, args: &Value) -> Result<Value, String> {
+/// [`ValidationError`] with the full `Validation failed for tool …` text.
+pub fn validate_arguments(
+    tool_name: &str,
+    schema: &Value,
+    args: &Value,
+) -> Result<Value, ValidationError> {
     let mut value = args.clone();
     normalize_optional_nulls(&mut value, schema);
     let coerced = coerce(value.clone(), schema);
@@ -126,7 +140,9 @@ pub fn validate_arguments(tool_name: &str, schema: &Value, args: &Value) -> Resu
             .join("\n")
     };
     let received = crate::json::to_string_pretty(args).unwrap_or_else(|_| "{}".to_owned());
-    Err(format!(
-        "Validation failed for tool \"{tool_name}\":\n{list}\n\nReceived arguments:\n{received}"
-    ))
+    Err(ValidationError {
+        message: format!(
+            "Validation failed for tool \"{tool_name}\":\n{list}\n\nReceived arguments:\n{received}"
+        ),
+    })
 }

@@ -12,6 +12,7 @@ mod request;
 #[cfg(test)]
 mod transport_tests;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
@@ -38,7 +39,7 @@ impl WireApi for AnthropicMessages {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         request::build_request(model, context, options, api_key)
     }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::providers::StreamMapper;
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -226,7 +226,7 @@ fn count(v: Option<&Value>) -> u64 {
 }
 
 /// `mapStopReason` over Gemini's `FinishReason` values; unknown ones fail the stream.
-fn map_finish_reason(reason: &str) -> Result<StopReason, String> {
+fn map_finish_reason(reason: &str) -> Result<StopReason, StreamError> {
     match reason {
         "STOP" => Ok(StopReason::Stop),
         "MAX_TOKENS" => Ok(StopReason::Length),
@@ -245,12 +245,12 @@ fn map_finish_reason(reason: &str) -> Result<StopReason, String> {
         | "MALFORMED_FUNCTION_CALL"
         | "UNEXPECTED_TOOL_CALL"
         | "NO_IMAGE" => Ok(StopReason::Error),
-        other => Err(format!("Unhandled stop reason: {other}")),
+        other => Err(StreamError::UnhandledStopReason(other.to_owned())),
     }
 }
 
 impl StreamMapper for GoogleMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
@@ -258,7 +258,7 @@ impl StreamMapper for GoogleMapper {
         // The SDK hands each `data:` payload on unparsed; pi's `JSON.parse` of it throws V8's
         // `SyntaxError` message.
         let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| crate::js_json_error::json_parse_message(data, &e))?;
+            .map_err(|e| StreamError::Json(crate::js_json_error::json_parse_message(data, &e)))?;
         if let Some(id) = chunk
             .get("responseId")
             .and_then(Value::as_str)
@@ -310,17 +310,19 @@ impl StreamMapper for GoogleMapper {
         Ok(())
     }
 
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.close_current(out);
         let (reason, raw) = {
             let m = self.partial.read();
             (m.stop_reason, m.raw_stop_reason.clone())
         };
         match reason {
-            StopReason::Pending => Err("Google stream ended without a finish reason".into()),
+            StopReason::Pending => Err(StreamError::Incomplete(
+                "Google stream ended without a finish reason",
+            )),
             StopReason::Error | StopReason::Aborted => Err(match raw {
-                Some(raw) => format!("Provider stopped with: {raw}"),
-                None => "An unknown error occurred".into(),
+                Some(raw) => StreamError::Provider(format!("Provider stopped with: {raw}")),
+                None => StreamError::Unknown,
             }),
             _ => Ok(()),
         }

@@ -11,6 +11,7 @@ mod thinking;
 #[cfg(test)]
 mod transport_tests;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -39,7 +40,7 @@ impl WireApi for GoogleGenerativeAi {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         request::build_request(model, context, options, api_key)
     }
 

@@ -4,6 +4,7 @@
 //! `getGoogleBudget`, `getDisabledThinkingConfig`) and `api/google-shared.ts`
 //! (`resolveGoogleThinkingLevel`).
 
+use crate::providers::StreamError;
 use serde_json::{Value, json};
 
 use crate::types::{Model, ModelThinkingLevel, StreamOptions, ThinkingLevel};
@@ -55,7 +56,7 @@ enum GoogleLevel {
 
 /// `resolveGoogleThinkingLevel`: `off` → high; a string map entry (lower-cased) or the level
 /// itself must be one of the four, else `Err` with pi's text.
-fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel, String> {
+fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel, StreamError> {
     if level == ModelThinkingLevel::Off {
         return Ok(GoogleLevel::High);
     }
@@ -75,12 +76,11 @@ fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel
                 Some(None) => "null".to_owned(),
                 None => "undefined".to_owned(),
             };
-            Err(format!(
-                "Unsupported Google thinking level mapping for {}/{}: {} -> {shown}",
-                model.provider,
-                model.id,
-                level.as_str()
-            ))
+            Err(StreamError::UnsupportedThinkingLevel {
+                model: format!("{}/{}", model.provider, model.id),
+                level: level.as_str().to_owned(),
+                mapped: shown,
+            })
         }
     }
 }
@@ -153,7 +153,7 @@ fn disabled_config(model: &Model) -> Value {
 pub(super) fn thinking_config(
     model: &Model,
     options: &StreamOptions,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, StreamError> {
     let Some(level) = options.reasoning else {
         return Ok(model.reasoning.then(|| disabled_config(model)));
     };
@@ -268,7 +268,9 @@ mod tests {
         let mut m = model("gemini-2.5-pro", true);
         m.thinking_level_map = Some(serde_json::from_str(r#"{"high": "ultra"}"#).unwrap());
         assert_eq!(
-            thinking_config(&m, &with(ThinkingLevel::High)).unwrap_err(),
+            thinking_config(&m, &with(ThinkingLevel::High))
+                .unwrap_err()
+                .to_string(),
             "Unsupported Google thinking level mapping for google/gemini-2.5-pro: high -> ultra"
         );
     }

@@ -14,7 +14,7 @@ use super::details::ReasoningDetails;
 use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::partial_json::{PartialJsonParser, parse_streaming_json};
-use crate::providers::StreamMapper;
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -64,10 +64,10 @@ impl CompletionsMapper {
     }
 
     /// The adapter throws: thinking blocks get their `reasoning_details` signature (as pi's
-    /// catch block does), then `text` becomes the error.
-    fn fail(&mut self, text: String) -> Result<(), String> {
+    /// catch block does), then `error` is the failure.
+    fn fail(&mut self, error: StreamError) -> Result<(), StreamError> {
         self.apply_details();
-        Err(text)
+        Err(error)
     }
 
     fn apply_details(&mut self) {
@@ -371,7 +371,7 @@ impl CompletionsMapper {
 }
 
 impl StreamMapper for CompletionsMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         if self.done {
             return Ok(());
         }
@@ -385,13 +385,16 @@ impl StreamMapper for CompletionsMapper {
             }
             Err((mut text, error)) => {
                 sdk::append_raw_metadata(&mut text, error.as_ref());
-                return self.fail(text);
+                return self.fail(match error {
+                    Some(_) => StreamError::Provider(text),
+                    None => StreamError::Json(text),
+                });
             }
         }
         Ok(())
     }
 
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.finish_blocks(out);
         let has_tool_call = !self.tools.is_empty();
         let (stop, error) = self.partial.update(|m| {
@@ -405,15 +408,17 @@ impl StreamMapper for CompletionsMapper {
             (m.stop_reason, m.error_message.clone())
         });
         if stop == StopReason::Aborted {
-            return Err("Request was aborted".to_owned());
+            return Err(StreamError::Aborted("Request was aborted"));
         }
         if stop == StopReason::Error {
-            return Err(
-                error.unwrap_or_else(|| "Provider returned an error stop reason".to_owned())
-            );
+            return Err(StreamError::Provider(error.unwrap_or_else(|| {
+                "Provider returned an error stop reason".to_owned()
+            })));
         }
         if (self.supports_finish_reason && !self.has_finish_reason) || stop == StopReason::Pending {
-            return Err("Stream ended without finish_reason".to_owned());
+            return Err(StreamError::Incomplete(
+                "Stream ended without finish_reason",
+            ));
         }
         Ok(())
     }

@@ -25,6 +25,7 @@ mod reasoning;
 pub(crate) mod request;
 pub(crate) mod sdk;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
@@ -71,7 +72,7 @@ impl WireApi for OpenAiCompletions {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         let key = sdk::client_api_key(model, options, api_key)?;
         let compat = Compat::resolve(model);
         let mut headers = sdk::base_headers(model, &key);

@@ -14,6 +14,7 @@ mod http_tests;
 mod mapper;
 mod request;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
@@ -58,7 +59,7 @@ impl WireApi for OpenAiResponses {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         let key = sdk::client_api_key(model, options, api_key)?;
         let compat = ResponsesCompat::resolve(model);
         let mut headers = sdk::base_headers(model, &key);

@@ -55,7 +55,7 @@ fn run_with(model: &Model, events: &[SseEvent]) -> Run {
     }
     Run {
         events: out,
-        result,
+        result: result.map_err(|e| e.to_string()),
         message: partial.snapshot(),
     }
 }
