@@ -70,7 +70,7 @@ impl std::fmt::Debug for ListenerSet {
 
 impl ListenerSet {
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     /// Installs a new list; the caller holds the lock.

@@ -14,7 +14,7 @@ mod state;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use futures::FutureExt;
@@ -108,9 +108,7 @@ struct Inner {
     ending_replacement: Mutex<Option<AgentMessage>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// The stateful agent (a shared handle; `Clone` is cheap and shares everything).
 #[derive(Clone)]

@@ -38,6 +38,16 @@ pub enum QueueMode {
     OneAtATime,
 }
 
+impl QueueMode {
+    /// pi's spelling (`all`, `one-at-a-time`), as settings and RPC `get_state` write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueMode::All => "all",
+            QueueMode::OneAtATime => "one-at-a-time",
+        }
+    }
+}
+
 /// Everything configurable on an [`crate::Agent`] besides its state. Read when a run starts.
 #[derive(Clone)]
 pub struct AgentOptions {

@@ -52,7 +52,7 @@ impl UpdateGate {
     }
 
     fn lock(&self) -> MutexGuard<'_, GateState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.state)
     }
 
     /// Starts a delivery unless the gate is closed. `make` builds it (it is not called when

@@ -29,7 +29,7 @@ use crate::session::{
     AgentSession, AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource,
 };
 use crate::storage::context::iso_to_ms;
-use crate::storage::{EntryKind, SessionEntry, build_session_context};
+use crate::storage::{EntryKind, EntryType, SessionEntry, build_session_context};
 
 /// `compaction_end.errorMessage` when overflow recovery already ran once.
 pub const OVERFLOW_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
@@ -61,9 +61,7 @@ pub struct AutoCompactor {
     cancel: Mutex<Option<CancellationToken>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 impl AutoCompactor {
     /// A compactor with no recovery attempted yet.
@@ -92,7 +90,7 @@ impl AutoCompactor {
         let mut cur = store.leaf_position();
         let mut steps = 0usize;
         while let Some(i) = cur {
-            if store.kind_at(i) == "compaction" {
+            if *store.kind_at(i) == EntryType::Compaction {
                 return store.entry_at(i).ok().map(|e| iso_to_ms(&e.timestamp));
             }
             steps += 1;

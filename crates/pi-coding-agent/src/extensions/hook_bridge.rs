@@ -164,10 +164,7 @@ impl SessionHooks for ExtensionHooks {
                     text: event.text,
                     images,
                     source: input_source(event.source),
-                    streaming_behavior: event.streaming_behavior.map(|b| match b {
-                        s::StreamingBehavior::Steer => ev::StreamingBehavior::Steer,
-                        s::StreamingBehavior::FollowUp => ev::StreamingBehavior::FollowUp,
-                    }),
+                    streaming_behavior: event.streaming_behavior,
                 })
                 .await;
             self.pump();

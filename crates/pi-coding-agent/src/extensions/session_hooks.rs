@@ -365,7 +365,7 @@ async fn execute(
             let mut content = vec![pi_ai::UserContent::text(text)];
             content.extend(images.into_iter().map(pi_ai::UserContent::Image));
             let options = UserMessageOptions {
-                deliver_as: deliver_as.map(streaming_behavior),
+                deliver_as,
                 expand_prompt_templates: None,
             };
             if let Err(e) = session.send_user_message(content, options).await {
@@ -438,12 +438,5 @@ async fn execute(
                 tracing::warn!("ctx.compact() failed: {e}");
             }
         }
-    }
-}
-
-fn streaming_behavior(b: ev::StreamingBehavior) -> s::StreamingBehavior {
-    match b {
-        ev::StreamingBehavior::Steer => s::StreamingBehavior::Steer,
-        ev::StreamingBehavior::FollowUp => s::StreamingBehavior::FollowUp,
     }
 }

@@ -12,7 +12,7 @@ use crate::session::{AgentSession, AgentSessionEvent};
 
 /// The first stdout line: the session header as stored (`{"type":"session","version":3,…}`).
 pub fn header_line(session: &AgentSession) -> String {
-    let store = session.store().lock().unwrap_or_else(|e| e.into_inner());
+    let store = crate::sync::lock(session.store());
     pi_ai::json::to_string(store.header()).unwrap_or_default()
 }
 

@@ -52,7 +52,7 @@ use crate::runtime::{BuiltSession, SessionFactory, SessionTarget};
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
 use crate::storage::context::path_to_leaf;
-use crate::storage::entry::EntryKind;
+use crate::storage::entry::{EntryKind, EntryType};
 use crate::storage::tree::normalize_session_name;
 use crate::storage::{SessionStore, build_session_context};
 use crate::tools::bash::BashToolOptions;
@@ -129,9 +129,7 @@ pub fn build_session(
     // session is built (its model and thinking-level entries follow).
     if let Some(name) = &request.args.name {
         let name = normalize_session_name(crate::cli::args::trim_js(name));
-        store
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&store)
             .append(EntryKind::SessionInfo { name: Some(name) })
             .map_err(|e| SetupError::Error(e.to_string()))?;
     }
@@ -252,7 +250,7 @@ fn prepare(
         // pi: the key belongs to the explicit model (the command line's, else the first
         // scoped one when the session is new).
         let has_existing = {
-            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            let s = crate::sync::lock(&store);
             build_session_context(&s)
                 .map(|c| !c.messages.is_empty())
                 .unwrap_or(false)
@@ -305,7 +303,7 @@ impl SessionConfig {
     ) -> Result<BuiltForStore, SetupError> {
         let args = &self.request.args;
         let (context, session_thinking) = {
-            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            let s = crate::sync::lock(&store);
             for w in s.warnings() {
                 warn(stderr, w);
             }
@@ -313,7 +311,7 @@ impl SessionConfig {
                 build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
             let has_thinking = path_to_leaf(&s)
                 .into_iter()
-                .any(|i| s.kind_at(i) == "thinking_level_change");
+                .any(|i| *s.kind_at(i) == EntryType::ThinkingLevelChange);
             let thinking = has_thinking
                 .then(|| parse_thinking_level(&context.thinking_level))
                 .flatten();
@@ -334,8 +332,8 @@ impl SessionConfig {
                 .flatten()
         });
         let (choice, tools, resources) = {
-            let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-            let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+            let settings = crate::sync::lock(&self.settings);
+            let registry = crate::sync::read(&self.registry);
             let levels = settings.all_model_thinking_levels();
             let choice = choose_session_model(
                 &SessionModelInputs {

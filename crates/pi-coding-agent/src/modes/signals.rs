@@ -70,7 +70,7 @@ impl Signals {
 /// Waits until no session append is in progress and keeps further appends out (the guard
 /// is held until the process exits).
 pub fn settle_store(store: &Mutex<SessionStore>) -> MutexGuard<'_, SessionStore> {
-    store.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(store)
 }
 
 /// Kills every tool process group still running: the tracked ones, and the group of every

@@ -19,7 +19,7 @@
 //!
 //! Signals (SIGTERM → 143, SIGHUP → 129) are [`super::stdio`]'s.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -63,9 +63,7 @@ pub(crate) struct Shared {
     pub shutdown: Arc<ShutdownFlag>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 impl Shared {
     /// The current session.

@@ -72,7 +72,7 @@ impl RpcUi {
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.pending)
     }
 
     /// Routes a client response to its dialog; `false` when no dialog waits for `id`.

@@ -20,7 +20,7 @@
 //! (as in pi, the old session is gone by then).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use pi_agent_core::ListenerError;
@@ -35,9 +35,7 @@ use crate::rpc::{ForkReplacement, RebindFn, Replacement, SessionHost};
 use crate::session::{AgentSession, AgentSessionEvent, SessionListener, SessionSubscription};
 use crate::storage::SessionStore;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// The outcome of [`RuntimeHost::fork`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -32,9 +32,7 @@ use crate::storage::{EntryKind, SessionStore};
 pub type SessionListener =
     Arc<dyn Fn(&AgentSessionEvent) -> Result<(), ListenerError> + Send + Sync>;
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(super) use crate::sync::lock;
 
 /// Mutable session bookkeeping (one lock; never held across an `await`).
 #[derive(Default)]

@@ -45,8 +45,11 @@ impl InputSource {
     }
 }
 
-/// How a message sent while the session streams is queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a message sent while the session streams is queued (`streamingBehavior` of RPC
+/// `prompt`, `deliverAs` of an extension's `sendMessage`, the `input` event's field; JSON
+/// `"steer"` / `"followUp"`). One type for the session, the extension events and RPC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum StreamingBehavior {
     /// Delivered after the current turn's tools finish.
     Steer,

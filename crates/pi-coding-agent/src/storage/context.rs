@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use pi_agent_core::AgentMessage;
 use pi_ai::Message;
 
-use super::entry::{EntryKind, SessionEntry};
+use super::entry::{EntryKind, EntryType, SessionEntry};
 use super::store::{SessionStore, StoreError};
 use crate::messages::{branch_summary_message, compaction_summary_message, custom_message};
 
@@ -60,7 +60,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     let mut last_compaction = None;
     for (pos, &i) in path.iter().enumerate() {
         match store.kind_at(i) {
-            "thinking_level_change" | "model_change" | "compaction" => {
+            EntryType::ThinkingLevelChange | EntryType::ModelChange | EntryType::Compaction => {
                 let Some(e) = readable(store, i)? else {
                     continue;
                 };
@@ -112,7 +112,10 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
 
     for i in selected {
         let kind = store.kind_at(i);
-        if !matches!(kind, "message" | "branch_summary" | "custom_message") {
+        if !matches!(
+            kind,
+            EntryType::Message | EntryType::BranchSummary | EntryType::CustomMessage
+        ) {
             continue;
         }
         let Some(e) = readable(store, i)? else {

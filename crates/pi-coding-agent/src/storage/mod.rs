@@ -25,6 +25,6 @@ pub mod store;
 pub mod tree;
 
 pub use context::{SessionContext, build_session_context};
-pub use entry::{EntryKind, SessionEntry, SessionHeader};
+pub use entry::{EntryKind, EntryType, SessionEntry, SessionHeader};
 pub use store::{SessionStore, StoreError};
 pub use tree::{TreeNode, get_tree, labels, session_name};

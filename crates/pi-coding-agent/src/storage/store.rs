@@ -25,7 +25,9 @@ use std::sync::Arc;
 use pi_agent_core::AgentMessage;
 use serde_json::{Map, Value};
 
-use super::entry::{EntryKind, EntryParseError, SESSION_VERSION, SessionEntry, SessionHeader};
+use super::entry::{
+    EntryKind, EntryParseError, EntryType, SESSION_VERSION, SessionEntry, SessionHeader,
+};
 use super::index::{ProbedLine, probe_line};
 use super::lines::Lines;
 use super::migrate;
@@ -375,7 +377,7 @@ impl SessionStore {
             (
                 self.slots.id(i),
                 self.slots.parent(i).map(|p| self.slots.id(p)),
-                self.slots.kind(i),
+                self.slots.kind(i).as_str(),
             )
         })
     }
@@ -399,7 +401,7 @@ impl SessionStore {
         self.slots.id(idx)
     }
 
-    pub(crate) fn kind_at(&self, idx: usize) -> &str {
+    pub(crate) fn kind_at(&self, idx: usize) -> &EntryType {
         self.slots.kind(idx)
     }
 
@@ -497,7 +499,7 @@ impl SessionStore {
         self.push_slot(
             &entry.id,
             entry.parent_id.as_deref(),
-            Kind::new(entry.kind.type_name()),
+            entry.kind.entry_type(),
             Loc::Memory(entry.clone()),
         );
         match self.backing {
@@ -695,7 +697,7 @@ impl SessionStore {
             self.push_slot(
                 &e.id,
                 e.parent_id.as_deref(),
-                Kind::new(e.kind.type_name()),
+                e.kind.entry_type(),
                 Loc::Memory(e.clone()),
             );
         }

@@ -119,7 +119,7 @@ pub fn get_tree(store: &SessionStore) -> Result<Vec<TreeNode>, StoreError> {
                     parent_id: store.parent_position(i).map(|p| store.id_at(p).to_owned()),
                     timestamp: String::new(),
                     kind: EntryKind::Unknown {
-                        kind: store.kind_at(i).to_owned(),
+                        kind: store.kind_at(i).as_str().to_owned(),
                     },
                     extra: serde_json::Map::new(),
                 })

@@ -25,15 +25,7 @@ pub enum InputSource {
     Extension,
 }
 
-/// How a prompt sent while streaming is queued (`streamingBehavior`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StreamingBehavior {
-    /// After the current turn's tools.
-    Steer,
-    /// When the agent would stop.
-    FollowUp,
-}
+pub use crate::session::StreamingBehavior;
 
 /// `input {text, images?, source, streamingBehavior?}`: before skill/template expansion.
 #[derive(Clone, Debug, PartialEq, Serialize)]
