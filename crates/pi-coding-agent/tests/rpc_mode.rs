@@ -15,6 +15,7 @@ use pi_ai::providers::faux::{
 };
 use pi_coding_agent::rpc::{ForkReplacement, Replacement, RpcRuntime, SessionHost};
 use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::storage::ForkPosition;
 use pi_coding_agent::storage::SessionStore;
 use rpc_support::start;
 use serde_json::{Map, Value, json};
@@ -601,8 +602,9 @@ impl SessionHost for TestHost {
         &self,
         _current: AgentSession,
         entry_id: String,
-        at: bool,
+        position: ForkPosition,
     ) -> BoxFuture<'_, ForkReplacement> {
+        let at = position == ForkPosition::At;
         Box::pin(async move {
             self.calls
                 .lock()

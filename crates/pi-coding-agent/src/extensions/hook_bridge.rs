@@ -365,13 +365,14 @@ impl SessionHooks for ExtensionHooks {
         })
     }
 
-    fn session_before_fork(&self, entry_id: &str, position: &str) -> BoxFuture<'_, bool> {
+    fn session_before_fork(
+        &self,
+        entry_id: &str,
+        position: ev::ForkPosition,
+    ) -> BoxFuture<'_, bool> {
         let event = ev::SessionBeforeForkEvent {
             entry_id: entry_id.to_owned(),
-            position: match position {
-                "at" => ev::ForkPosition::At,
-                _ => ev::ForkPosition::Before,
-            },
+            position,
         };
         Box::pin(async move {
             if !self.runner.has_handlers::<ev::SessionBeforeForkEvent>() {

@@ -20,7 +20,7 @@ use crate::extensions::command_info::{CommandInfo, command_infos};
 use crate::extensions::events::UserBashEvent;
 use crate::session::queues::content_text;
 use crate::session::{AgentSession, ExecuteBashOptions, InputSource, PromptOptions};
-use crate::storage::{SessionStore, TreeNode};
+use crate::storage::{ForkPosition, SessionStore, TreeNode};
 
 /// What a command answers.
 enum Reply {
@@ -145,7 +145,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::Fork { entry_id } => {
             let host = shared.runtime.host.clone().ok_or_else(|| missing("fork"))?;
-            let (next, text) = host.fork(session, entry_id, false).await?;
+            let (next, text) = host.fork(session, entry_id, ForkPosition::Before).await?;
             match next {
                 Some(next) => {
                     shared.rebind(next);
@@ -164,7 +164,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
                 .host
                 .clone()
                 .ok_or_else(|| missing("clone"))?;
-            let (next, _) = host.fork(session, leaf, true).await?;
+            let (next, _) = host.fork(session, leaf, ForkPosition::At).await?;
             replaced(shared, next)
         }
         RpcCommand::GetState => data(&Value::Object(state(&session))),

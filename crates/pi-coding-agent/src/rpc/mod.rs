@@ -31,6 +31,7 @@ use crate::config::skills::Skill;
 use crate::config::templates::PromptTemplate;
 use crate::extensions::ExtensionHooks;
 use crate::session::AgentSession;
+use crate::storage::ForkPosition;
 
 pub use server::run_rpc;
 pub use stdio::serve_stdio;
@@ -56,13 +57,13 @@ pub trait SessionHost: Send + Sync {
     /// `switchSession(path)`.
     fn switch_session(&self, current: AgentSession, path: String) -> BoxFuture<'_, Replacement>;
 
-    /// `fork(entryId, {position})`: `at == false` forks before a user message (and returns
-    /// its text), `at == true` clones at the entry (`clone` passes the leaf).
+    /// `fork(entryId, {position})`: [`ForkPosition::Before`] forks before a user message (and
+    /// returns its text), [`ForkPosition::At`] clones at the entry (`clone` passes the leaf).
     fn fork(
         &self,
         current: AgentSession,
         entry_id: String,
-        at: bool,
+        position: ForkPosition,
     ) -> BoxFuture<'_, ForkReplacement>;
 
     /// The extension hooks of the session last returned (default: none). RPC mode binds its

@@ -272,7 +272,7 @@ impl RuntimeHost {
         let (current, cwd) = self.current();
         if current
             .hooks()
-            .session_before_fork(entry_id, position.as_str())
+            .session_before_fork(entry_id, position)
             .await
         {
             return Ok(ForkOutcome {
@@ -408,14 +408,9 @@ impl SessionHost for RuntimeHost {
         &self,
         _current: AgentSession,
         entry_id: String,
-        at: bool,
+        position: ForkPosition,
     ) -> BoxFuture<'_, ForkReplacement> {
         Box::pin(async move {
-            let position = if at {
-                ForkPosition::At
-            } else {
-                ForkPosition::Before
-            };
             let outcome = RuntimeHost::fork(self, &entry_id, position).await?;
             let next = (!outcome.cancelled).then(|| self.session());
             Ok((next, outcome.selected_text.unwrap_or_default()))

@@ -23,25 +23,7 @@ pub const INVALID_FORK_ENTRY: &str = "Invalid entry ID for forking";
 /// Forking or cloning a session whose file was not written yet (no assistant message).
 pub const SESSION_NOT_SAVED: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
 
-/// Where a fork starts (pi's `position`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForkPosition {
-    /// At the parent of a user message (`/fork`, RPC `fork`): the message's text is returned
-    /// so a client can put it back in the editor.
-    Before,
-    /// Keeping the entry itself (`/clone`, RPC `clone`).
-    At,
-}
-
-impl ForkPosition {
-    /// pi's spelling (`before` / `at`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ForkPosition::Before => "before",
-            ForkPosition::At => "at",
-        }
-    }
-}
+pub use crate::storage::ForkPosition;
 
 /// The session directory of `store` (the directory of its file); `None` in memory.
 pub fn session_dir_of(store: &SessionStore) -> Option<PathBuf> {

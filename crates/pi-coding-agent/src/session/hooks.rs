@@ -267,10 +267,14 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async { false })
     }
 
-    /// `session_before_fork {entryId, position}` before a fork (`position` is `"before"`:
-    /// at the parent of a user message, or `"at"`: keeping the entry, i.e. clone): `true`
-    /// cancels it. Awaited by [`crate::runtime::RuntimeHost`].
-    fn session_before_fork(&self, _entry_id: &str, _position: &str) -> BoxFuture<'_, bool> {
+    /// `session_before_fork {entryId, position}` before a fork (`before`: at the parent of a
+    /// user message, or `at`: keeping the entry, i.e. clone): `true` cancels it. Awaited by
+    /// [`crate::runtime::RuntimeHost`].
+    fn session_before_fork(
+        &self,
+        _entry_id: &str,
+        _position: crate::storage::ForkPosition,
+    ) -> BoxFuture<'_, bool> {
         Box::pin(async { false })
     }
 

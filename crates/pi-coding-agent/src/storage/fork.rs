@@ -11,6 +11,28 @@ use super::entry::{EntryKind, SESSION_VERSION, SessionEntry, SessionHeader};
 use super::paths::{iso_now, new_session_id, session_file_name};
 use super::store::{SessionStore, StoreError};
 
+/// Where a fork starts (pi's `position`; JSON `"before"` / `"at"`): the one type the runtime,
+/// the session hooks, the extension events and RPC share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForkPosition {
+    /// At the parent of a user message (`/fork`, RPC `fork`): the message's text is returned
+    /// so a client can put it back in the editor.
+    Before,
+    /// Keeping the entry itself (`/clone`, RPC `clone`).
+    At,
+}
+
+impl ForkPosition {
+    /// pi's spelling (`before` / `at`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForkPosition::Before => "before",
+            ForkPosition::At => "at",
+        }
+    }
+}
+
 /// A new session holding the root → `leaf_id` path of `store`: label entries are left out and
 /// parents re-chained (a compaction whose `firstKeptEntryId` named a removed label points at the
 /// next kept entry), the labels of path entries are re-added at the end with their original

@@ -150,15 +150,7 @@ impl ExtensionEvent for SessionBeforeSwitchEvent {
     type Output = CancelResult;
 }
 
-/// `session_before_fork.position`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ForkPosition {
-    /// Fork at the parent of a user message (`/fork`).
-    Before,
-    /// Keep the entry (`/clone`).
-    At,
-}
+pub use crate::storage::ForkPosition;
 
 /// `session_before_fork {entryId, position}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
