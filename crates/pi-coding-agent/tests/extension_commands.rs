@@ -16,6 +16,7 @@ use pi_coding_agent::extensions::*;
 use pi_coding_agent::runtime::{
     BuiltSession, ForkPosition, RuntimeHost, SessionFactory, SessionTarget,
 };
+use pi_coding_agent::session::SessionStartReason;
 use pi_coding_agent::session::{AgentSession, NavigateTreeOptions, PromptOptions};
 use pi_coding_agent::storage::SessionStore;
 use serde_json::{Value, json};
@@ -392,7 +393,7 @@ async fn without_a_host_only_the_tree_and_idle_actions_act() {
     built
         .extensions
         .unwrap()
-        .bind(&session, "startup", None)
+        .bind(&session, SessionStartReason::Startup, None)
         .await;
     faux.set_responses(vec![text("one"), text("two")]);
     session

@@ -15,6 +15,7 @@ use pi_ai::providers::faux::{
 };
 use pi_coding_agent::rpc::{ForkReplacement, Replacement, RpcRuntime, SessionHost};
 use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::session::ShutdownReason;
 use pi_coding_agent::storage::ForkPosition;
 use pi_coding_agent::storage::SessionStore;
 use rpc_support::start;
@@ -588,7 +589,7 @@ impl SessionHost for TestHost {
     ) -> BoxFuture<'_, Replacement> {
         Box::pin(async move {
             self.calls.lock().unwrap().push(format!("new {parent:?}"));
-            current.shutdown("new", None).await;
+            current.shutdown(ShutdownReason::New, None).await;
             Ok(Some(self.build()))
         })
     }

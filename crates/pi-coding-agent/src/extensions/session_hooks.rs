@@ -205,15 +205,14 @@ impl ExtensionHooks {
     pub async fn bind(
         &self,
         session: &AgentSession,
-        reason: &str,
+        reason: ev::SessionStartReason,
         previous_session_file: Option<String>,
     ) -> super::DiscoveredResources {
         self.attach(session);
         session.bind_hooks(reason, previous_session_file).await;
-        let discover_reason = if reason == "reload" {
-            ev::ResourcesDiscoverReason::Reload
-        } else {
-            ev::ResourcesDiscoverReason::Startup
+        let discover_reason = match reason {
+            ev::SessionStartReason::Reload => ev::ResourcesDiscoverReason::Reload,
+            _ => ev::ResourcesDiscoverReason::Startup,
         };
         let found = self
             .runner

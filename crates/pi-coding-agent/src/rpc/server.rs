@@ -202,7 +202,10 @@ where
     }
     shared.unsubscribe();
     shared.ui.close();
-    shared.session().shutdown("quit", None).await;
+    shared
+        .session()
+        .shutdown(crate::session::ShutdownReason::Quit, None)
+        .await;
     // Runs are aborted, dialogs released and user commands killed: what is still in flight
     // finishes now and its response is written.
     while tasks.join_next().await.is_some() {}

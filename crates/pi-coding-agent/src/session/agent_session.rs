@@ -444,7 +444,11 @@ impl AgentSession {
 
     /// Binds the hooks: awaits `session_start {reason}` (pi's `bindExtensions`; default
     /// reason `startup`).
-    pub async fn bind_hooks(&self, reason: &str, previous_session_file: Option<String>) {
+    pub async fn bind_hooks(
+        &self,
+        reason: super::SessionStartReason,
+        previous_session_file: Option<String>,
+    ) {
         self.inner
             .hooks
             .session_start(reason, previous_session_file)
@@ -453,7 +457,11 @@ impl AgentSession {
 
     /// Ends the session: aborts everything, awaits `session_shutdown {reason}`, and detaches
     /// from the agent and the listeners (pi: teardown then `dispose()`).
-    pub async fn shutdown(&self, reason: &str, target_session_file: Option<String>) {
+    pub async fn shutdown(
+        &self,
+        reason: super::ShutdownReason,
+        target_session_file: Option<String>,
+    ) {
         self.abort().await;
         self.inner
             .hooks

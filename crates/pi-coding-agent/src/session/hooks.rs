@@ -45,6 +45,110 @@ impl InputSource {
     }
 }
 
+/// Why a session starts (`session_start.reason`; JSON lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStartReason {
+    /// Process start.
+    Startup,
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`, `/clone`.
+    Fork,
+}
+
+/// Why a session ends (`session_shutdown.reason`; JSON lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShutdownReason {
+    /// Process exit.
+    Quit,
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`, `/clone`.
+    Fork,
+}
+
+/// What a `session_before_switch` is about to do (`reason`; JSON lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwitchReason {
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+}
+
+/// Why the running session is replaced by another: the old one ends and the new one starts
+/// with the same reason (pi passes one string to both events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplaceReason {
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`, `/clone`.
+    Fork,
+}
+
+impl SessionStartReason {
+    /// pi's spelling (`startup`, `reload`, `new`, `resume`, `fork`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStartReason::Startup => "startup",
+            SessionStartReason::Reload => "reload",
+            SessionStartReason::New => "new",
+            SessionStartReason::Resume => "resume",
+            SessionStartReason::Fork => "fork",
+        }
+    }
+}
+
+impl ShutdownReason {
+    /// pi's spelling (`quit`, `reload`, `new`, `resume`, `fork`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShutdownReason::Quit => "quit",
+            ShutdownReason::Reload => "reload",
+            ShutdownReason::New => "new",
+            ShutdownReason::Resume => "resume",
+            ShutdownReason::Fork => "fork",
+        }
+    }
+}
+
+impl From<ReplaceReason> for SessionStartReason {
+    fn from(r: ReplaceReason) -> Self {
+        match r {
+            ReplaceReason::Reload => SessionStartReason::Reload,
+            ReplaceReason::New => SessionStartReason::New,
+            ReplaceReason::Resume => SessionStartReason::Resume,
+            ReplaceReason::Fork => SessionStartReason::Fork,
+        }
+    }
+}
+
+impl From<ReplaceReason> for ShutdownReason {
+    fn from(r: ReplaceReason) -> Self {
+        match r {
+            ReplaceReason::Reload => ShutdownReason::Reload,
+            ReplaceReason::New => ShutdownReason::New,
+            ReplaceReason::Resume => ShutdownReason::Resume,
+            ReplaceReason::Fork => ShutdownReason::Fork,
+        }
+    }
+}
+
 /// How a message sent while the session streams is queued (`streamingBehavior` of RPC
 /// `prompt`, `deliverAs` of an extension's `sendMessage`, the `input` event's field; JSON
 /// `"steer"` / `"followUp"`). One type for the session, the extension events and RPC.
@@ -240,7 +344,7 @@ pub trait SessionHooks: Send + Sync {
     /// `session_start {reason, previousSessionFile?}` ([`AgentSession::bind_hooks`]).
     fn session_start(
         &self,
-        _reason: &str,
+        _reason: SessionStartReason,
         _previous_session_file: Option<String>,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
@@ -249,19 +353,19 @@ pub trait SessionHooks: Send + Sync {
     /// `session_shutdown {reason, targetSessionFile?}` ([`AgentSession::shutdown`]).
     fn session_shutdown(
         &self,
-        _reason: &str,
+        _reason: ShutdownReason,
         _target_session_file: Option<String>,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
 
     /// `session_before_switch {reason, targetSessionFile?}` before a session replacement
-    /// (`reason` is `"new"` or `"resume"`; the target is the file being resumed): `true`
+    /// (the target is the file being resumed): `true`
     /// cancels the replacement (pi: a handler returned `{cancel: true}`). Awaited by
     /// [`crate::runtime::RuntimeHost`].
     fn session_before_switch(
         &self,
-        _reason: &str,
+        _reason: SwitchReason,
         _target_session_file: Option<String>,
     ) -> BoxFuture<'_, bool> {
         Box::pin(async { false })

@@ -47,8 +47,9 @@ pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{
     BeforeAgentStartEvent, BeforeAgentStartResult, CheckPhase, Compactor, CustomMessageSpec,
-    ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, SessionHooks,
-    StreamingBehavior, ToolCallEvent, ToolResultEvent, TurnInfo,
+    ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, ReplaceReason,
+    SessionHooks, SessionStartReason, ShutdownReason, StreamingBehavior, SwitchReason,
+    ToolCallEvent, ToolResultEvent, TurnInfo,
 };
 pub use models::{CycleResult, ScopedModel};
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};

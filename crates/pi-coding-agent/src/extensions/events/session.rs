@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ExtensionEvent, observer_events};
 use crate::compaction::{CompactionPreparation, CompactionResult};
+pub use crate::session::{SessionStartReason, ShutdownReason, SwitchReason};
 use crate::storage::entry::SessionEntry;
 use crate::tools::bash::user::BashResult;
 
@@ -45,22 +46,6 @@ pub struct ProjectTrustResult {
 impl ExtensionEvent for ProjectTrustEvent {
     const NAME: &'static str = "project_trust";
     type Output = ProjectTrustResult;
-}
-
-/// `session_start.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SessionStartReason {
-    /// Process start.
-    Startup,
-    /// `/reload`.
-    Reload,
-    /// `/new`.
-    New,
-    /// `/resume`.
-    Resume,
-    /// `/fork`, `/clone`.
-    Fork,
 }
 
 /// `session_start {reason, previousSessionFile?}`.
@@ -115,16 +100,6 @@ impl ExtensionEvent for ResourcesDiscoverEvent {
 pub struct SessionInfoChangedEvent {
     /// The new name; `None` when cleared.
     pub name: Option<String>,
-}
-
-/// `session_before_switch.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SwitchReason {
-    /// `/new`.
-    New,
-    /// `/resume`.
-    Resume,
 }
 
 /// `session_before_switch {reason, targetSessionFile?}`.
@@ -303,22 +278,6 @@ impl SessionCompactFailedEvent {
             from_extension: false,
         }
     }
-}
-
-/// `session_shutdown.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ShutdownReason {
-    /// Process exit.
-    Quit,
-    /// `/reload`.
-    Reload,
-    /// `/new`.
-    New,
-    /// `/resume`.
-    Resume,
-    /// `/fork`, `/clone`.
-    Fork,
 }
 
 /// `session_shutdown {reason, targetSessionFile?}`.
