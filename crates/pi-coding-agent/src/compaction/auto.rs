@@ -466,7 +466,9 @@ impl Compactor for AutoCompactor {
 
     fn observe(&self, event: &AgentEvent) {
         match event {
-            AgentEvent::MessageStart { message } if message.role() == "user" => {
+            AgentEvent::MessageStart {
+                message: AgentMessage::Llm(Message::User(_)),
+            } => {
                 self.overflow_attempted.store(false, Ordering::SeqCst);
             }
             AgentEvent::MessageEnd { message } => {

@@ -112,7 +112,10 @@ impl AgentSession {
     /// session file keeps it).
     pub(super) fn drop_trailing_assistant(&self) {
         let mut messages = self.inner.agent.messages();
-        if messages.last().is_some_and(|m| m.role() == "assistant") {
+        if matches!(
+            messages.last(),
+            Some(AgentMessage::Llm(Message::Assistant(_)))
+        ) {
             messages.pop();
             self.inner.agent.set_messages(messages);
         }
