@@ -10,7 +10,7 @@
 //! entry. Prints one line per run and the totals; exits non-zero at the first violation.
 
 #[path = "../../crates/pi-coding-agent/tests/support/anthropic_sse.rs"]
-mod anthropic_sse;
+pub(crate) mod anthropic_sse;
 #[path = "../../crates/pi-coding-agent/tests/support/kill_loop.rs"]
 mod core;
 

@@ -8,6 +8,7 @@ mod gen_catalog;
 mod gen_session;
 mod interop;
 mod kill_loop;
+mod rpc_kill;
 mod workspace;
 
 const HELP: &str = "\
@@ -30,6 +31,10 @@ Commands:
                       kill -9 durability: pi killed at seeded random points while it
                       works in json mode with a session (default 200 runs); each session
                       file must load and hold every acknowledged entry
+  rpc-kill [--runs N] [--no-build] [--pi <path>]
+                      pi --mode rpc killed with SIGKILL right after a message_end line
+                      (1 MiB and short answers, one CPU and two; default 320 runs); every
+                      message whose message_end was printed must be in the resumed session
   gen-session <out> [--mb N] [--cwd DIR]
                       Generate a large pi v3 session file (default 100 MiB)
   gen-catalog [path]  Regenerate crates/pi-ai/src/models/catalog.json from the reference
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Some("demo") => report("demo", demo::run(&rest())),
         Some("interop") => report("interop", interop::run_interop(&rest())),
         Some("kill-loop") => report("kill-loop", kill_loop::run(&rest())),
+        Some("rpc-kill") => report("rpc-kill", rpc_kill::run(&rest())),
         Some("gen-session") => report("gen-session", gen_session::run(&rest())),
         Some(other) => {
             eprintln!("unknown xtask command: {other}\n\n{HELP}");

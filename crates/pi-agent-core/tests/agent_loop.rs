@@ -305,6 +305,41 @@ async fn continue_checks_and_runs_without_prompt_events() {
 }
 
 #[tokio::test]
+async fn the_continue_entry_point_enforces_its_preconditions_before_any_event() {
+    let mut a = pi_ai::AssistantMessage::empty("a", "b", "c");
+    a.stop_reason = StopReason::Stop;
+    let cases = [
+        (
+            AgentContext::default(),
+            "Cannot continue: no messages in context",
+        ),
+        (
+            AgentContext {
+                messages: vec![user("hi"), Message::Assistant(a).into()],
+                ..Default::default()
+            },
+            "Cannot continue from message role: assistant",
+        ),
+    ];
+    for (ctx, text) in cases {
+        let script = Scripted::new(vec![text_reply("never")]);
+        let sink = Arc::new(Collect::default());
+        let err = run_agent_loop_continue(
+            ctx,
+            config(),
+            sink.clone(),
+            CancellationToken::new(),
+            script.stream_fn(),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.to_string(), text);
+        assert!(sink.kinds().is_empty(), "{:?}", sink.kinds());
+        assert!(script.requests.lock().unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
 async fn a_failing_hook_surfaces_as_the_loop_error() {
     let script = Scripted::new(vec![text_reply("never")]);
     let mut cfg = config();

@@ -10,6 +10,20 @@ use std::io;
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, Serializer};
 
+/// Serializes a JavaScript number held as `f64` (a token count, a sum of counts): an integral
+/// value of at most 2^53 in magnitude as an integer, so it reads `180` under any formatter, and
+/// anything else as a double ([`JsFormatter`] spells it as JavaScript does,
+/// `36893488147419103000`). For `#[serde(serialize_with = "pi_ai::json::js_number")]`.
+pub fn js_number<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    let v = *value;
+    if v.fract() == 0.0 && v.abs() <= MAX_SAFE_MAGNITUDE as f64 {
+        // Exact: integral and within i64; negative zero is written `0`, as JavaScript does.
+        serializer.serialize_i64(v as i64)
+    } else {
+        serializer.serialize_f64(v)
+    }
+}
+
 /// A compact `serde_json` formatter writing floats as JavaScript does.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsFormatter;
@@ -91,6 +105,16 @@ pub fn to_string<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String>
 /// Pretty-prints with 2-space indentation (as `JSON.stringify(v, null, 2)`) and JavaScript
 /// number spelling.
 pub fn to_string_pretty<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    to_writer_pretty(&mut out, value)?;
+    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
+/// [`to_string_pretty`] into a writer.
+pub fn to_writer_pretty<W: io::Write, T: ?Sized + Serialize>(
+    writer: W,
+    value: &T,
+) -> serde_json::Result<()> {
     struct Pretty<'a> {
         inner: serde_json::ser::PrettyFormatter<'a>,
     }
@@ -146,15 +170,59 @@ pub fn to_string_pretty<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<
             self.inner.end_object_value(w)
         }
     }
-    let mut out = Vec::new();
     let mut ser = Serializer::with_formatter(
-        &mut out,
+        writer,
         Pretty {
             inner: serde_json::ser::PrettyFormatter::with_indent(b"  "),
         },
     );
-    value.serialize(&mut ser)?;
-    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    value.serialize(&mut ser)
+}
+
+/// [`to_string_pretty`] cut to at most `max_bytes` (at a character boundary), without ever
+/// producing more than that: the text and whether it was cut. Serializing stops at the cap, so
+/// the cost is bounded by `max_bytes`, not by the value's size.
+pub fn to_string_pretty_capped<T: ?Sized + Serialize>(
+    value: &T,
+    max_bytes: usize,
+) -> (String, bool) {
+    struct Capped {
+        out: Vec<u8>,
+        cap: usize,
+        cut: bool,
+    }
+    impl io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let room = self.cap - self.out.len();
+            if buf.len() > room {
+                self.out.extend_from_slice(&buf[..room]);
+                self.cut = true;
+                return Err(io::Error::other("cap reached"));
+            }
+            self.out.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Capped {
+        out: Vec::new(),
+        cap: max_bytes,
+        cut: false,
+    };
+    let full = to_writer_pretty(&mut w, value);
+    let cut = w.cut || full.is_err();
+    let mut out = w.out;
+    // Cut at a character boundary (the serializer writes valid UTF-8).
+    let text = match String::from_utf8(out.clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            out.truncate(e.utf8_error().valid_up_to());
+            String::from_utf8(out).unwrap_or_default()
+        }
+    };
+    (text, cut)
 }
 
 #[allow(dead_code)]

@@ -18,12 +18,14 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod auth;
 pub mod error;
 pub mod event;
 mod event_queue;
 pub mod js_json_error;
 mod js_regex;
 pub mod json;
+pub mod json_depth;
 pub mod models;
 pub mod overflow;
 pub mod partial_json;

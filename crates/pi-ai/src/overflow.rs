@@ -101,10 +101,12 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
     let Some(window) = context_window.filter(|&w| w > 0) else {
         return false;
     };
-    let input = message.usage.input.saturating_add(message.usage.cache_read);
+    // In doubles, as pi adds them.
+    let input = message.usage.input + message.usage.cache_read;
+    let window = window as f64;
     match message.stop_reason {
         StopReason::Stop => input > window,
-        StopReason::Length => message.usage.output == 0 && input as f64 >= window as f64 * 0.99,
+        StopReason::Length => message.usage.output == 0.0 && input >= window * 0.99,
         _ => false,
     }
 }
@@ -115,7 +117,7 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
 pub fn is_recoverable_length(message: &AssistantMessage, desired_max_output: u64) -> bool {
     message.stop_reason == StopReason::Length
         && desired_max_output > 0
-        && message.usage.output < desired_max_output
+        && message.usage.output < desired_max_output as f64
 }
 
 #[cfg(test)]

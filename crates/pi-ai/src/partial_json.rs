@@ -15,8 +15,9 @@
 //! an unterminated string loses its trailing spaces until more text arrives).
 //!
 //! Differences from pi, deliberate: unpaired UTF-16 surrogate escapes (`"\ud83d"`) are dropped
-//! (Rust strings cannot hold them), and [`PartialJsonParser::finish`] offers the
-//! strict final parse pi lacks, rejecting concatenated objects (see earendil-works/pi#5964).
+//! (Rust strings cannot hold them); [`PartialJsonParser::finish`] offers the strict final parse
+//! pi lacks, rejecting concatenated objects and truncated text (see earendil-works/pi#5964); arguments nested deeper than
+//! [`MAX_ARGUMENT_DEPTH`] are `{}` while streaming and refused at the end.
 
 mod incremental;
 mod lenient;
@@ -24,19 +25,28 @@ mod repair;
 
 use serde_json::{Map, Value};
 
+use crate::json_depth::{MAX_ARGUMENT_DEPTH, exceeds_depth};
+
 pub use incremental::PartialJsonParser;
 pub(crate) use repair::{drop_lone_surrogate_escapes, js_trim};
 
-/// Why the strict final parse ([`PartialJsonParser::finish`]) rejected the arguments.
+/// Why the strict final parse ([`PartialJsonParser::finish`]) rejected the arguments. The
+/// texts are written for the model (they end a sentence that names the tool).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FinishError {
     /// Not exactly one complete JSON value, even after repair (truncated, concatenated,
     /// malformed).
-    #[error("tool call arguments are not valid JSON")]
+    #[error("its arguments are not exactly one valid JSON object")]
     Invalid,
     /// Valid JSON, but not an object.
-    #[error("tool call arguments are not a JSON object")]
+    #[error("its arguments are not a JSON object")]
     NotAnObject,
+    /// Nested deeper than the limit ([`crate::json_depth::MAX_ARGUMENT_DEPTH`]).
+    #[error("its arguments nest deeper than {limit} levels, the limit")]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// pi's `parseJsonWithRepair` (used on whole SSE payloads): a strict parse, else a strict parse
@@ -61,8 +71,12 @@ pub fn parse_streaming_json(text: &str) -> Map<String, Value> {
 
 /// `parseStreamingJson` returning whatever value the cascade produced (`["par"` → `["par"]`).
 /// `{}` for empty input and when every stage fails; a lenient `null` also becomes `{}`.
+///
+/// Text nested deeper than [`MAX_ARGUMENT_DEPTH`] is `{}` (found in one linear pass, before
+/// any parse; such arguments are refused by [`PartialJsonParser::finish`]). pi parses any depth
+/// its stack holds.
 pub fn parse_streaming_value(text: &str) -> Value {
-    if repair::js_trim(text).is_empty() {
+    if repair::js_trim(text).is_empty() || exceeds_depth(text, MAX_ARGUMENT_DEPTH) {
         return Value::Object(Map::new());
     }
     if let Some(value) = repair::strict_parse(text) {

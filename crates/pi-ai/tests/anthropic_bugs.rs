@@ -74,7 +74,7 @@ fn bug11_cumulative_usage_is_overwritten_not_added() {
                 u.output,
                 u.total_tokens
             ),
-            (2, 47119, 0, 64, 47185)
+            (2.0, 47119.0, 0.0, 64.0, 47185.0)
         );
         assert_eq!(out.message.stop_reason, StopReason::Stop);
         assert!(matches!(&out.message.content[0], AssistantContent::Text(t) if t.text == "Done."));

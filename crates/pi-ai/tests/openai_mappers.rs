@@ -222,7 +222,7 @@ fn completions_usage_replaces_and_reads_cache_fields() {
             u.reasoning,
             u.total_tokens
         ),
-        (60, 20, 30, 10, Some(5), 120)
+        (60.0, 20.0, 30.0, 10.0, Some(5.0), 120.0)
     );
     assert_eq!(u.cost.output, 0.00030000000000000003);
     // DeepSeek and Kimi spellings; usage inside the choice (Moonshot).
@@ -233,7 +233,10 @@ fn completions_usage_replaces_and_reads_cache_fields() {
         ],
         true,
     );
-    assert_eq!((o.message.usage.input, o.message.usage.cache_read), (6, 4));
+    assert_eq!(
+        (o.message.usage.input, o.message.usage.cache_read),
+        (6.0, 4.0)
+    );
     let o = completions(
         &[
             json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
@@ -241,7 +244,10 @@ fn completions_usage_replaces_and_reads_cache_fields() {
         ],
         true,
     );
-    assert_eq!((o.message.usage.input, o.message.usage.cache_read), (3, 7));
+    assert_eq!(
+        (o.message.usage.input, o.message.usage.cache_read),
+        (3.0, 7.0)
+    );
 }
 
 #[test]
@@ -458,7 +464,7 @@ fn responses_usage_and_service_tier_pricing() {
     let u = o.message.usage;
     assert_eq!(
         (u.input, u.output, u.cache_read, u.total_tokens),
-        (60, 20, 40, 120)
+        (60.0, 20.0, 40.0, 120.0)
     );
     let base = u.cost;
     let o = responses(&[completed(json!({"service_tier": "flex"}))]);
@@ -632,4 +638,43 @@ fn responses_a_replaced_item_is_ended() {
             "text_end[1]"
         ]
     );
+}
+
+/// A compatible server sending `delta.content` as typed chunks (Mistral's shape): text and
+/// thinking parts become text and thinking, other kinds are skipped; a plain string still
+/// works beside them. pi 0.85.1 appends the array itself to the text (`[object Object]`).
+#[test]
+fn completions_typed_content_chunks_are_text_and_thinking() {
+    let o = completions(
+        &[
+            chunk(
+                json!({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me"}, {"text": " see."}]}]}),
+                None,
+            ),
+            chunk(
+                json!({"content": ["He", {"type": "text", "text": "llo"}, {"type": "image_url", "image_url": "x"}, {"type": "thinking", "thinking": ""}]}),
+                None,
+            ),
+            chunk(
+                json!({"content": [{"type": "thinking", "thinking": " More."}]}),
+                None,
+            ),
+            chunk(json!({"content": "!"}), Some("stop")),
+        ],
+        true,
+    );
+    o.result.unwrap();
+    assert_eq!(o.message.text(), "Hello!");
+    let thinking: Vec<&str> = o
+        .message
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            AssistantContent::Thinking(t) => Some(t.thinking.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thinking, ["Let me see. More."]);
+    assert!(!o.message.text().contains("[object"));
+    assert_eq!(o.message.stop_reason, StopReason::Stop);
 }

@@ -155,10 +155,10 @@ fn calls(run: &openai_support::Run) -> Vec<(String, String, Value)> {
         .collect()
 }
 
-/// Ollama (ollama/ollama#15457) streams every parallel call at `index: 0`, each with its own id.
-/// The reference drops the second call; pi-rs keeps both.
+/// Ollama (ollama/ollama#15457) streams every parallel call at `index: 0`, each with its own
+/// id. The reference drops the second call; pi-rs keeps both.
 #[test]
-fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
+fn ollama_same_index_parallel_tool_calls_are_two_calls() {
     let run = run_bug("ollama-same-index-parallel-tool-calls", "qwen2.5-coder:7b");
     assert_eq!(
         calls(&run),
@@ -178,7 +178,7 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     assert_eq!(run.message.stop_reason, StopReason::ToolUse);
     assert_eq!(
         (run.message.usage.input, run.message.usage.output),
-        (180, 60)
+        (180.0, 60.0)
     );
     assert_eq!(
         run.events,
@@ -195,9 +195,33 @@ fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
     );
 }
 
+/// Two calls at different indexes sharing one id (some OpenAI-compatible servers): each index
+/// is its own call, keeps its own arguments, and the repeat gets the distinct id `call_dup_2`
+/// (pi merges them and loses one).
+#[test]
+fn calls_sharing_an_id_at_two_indexes_stay_two_calls_with_distinct_ids() {
+    let run = run_bug("same-id-at-two-indexes", "m");
+    assert_eq!(
+        calls(&run),
+        vec![
+            (
+                "call_dup".to_owned(),
+                "file_write".to_owned(),
+                json!({"filePath": "a.txt"})
+            ),
+            (
+                "call_dup_2".to_owned(),
+                "file_write".to_owned(),
+                json!({"filePath": "b.txt"})
+            ),
+        ]
+    );
+    assert_eq!(run.message.stop_reason, StopReason::ToolUse);
+}
+
 /// An empty name next to the id must not stick; the later `shell` wins.
 #[test]
-fn bug05_tool_name_arriving_after_id_is_kept() {
+fn tool_name_arriving_after_id_is_kept() {
     let run = run_bug("tool-name-arrives-after-id", "deepseek-v4-flash");
     assert_eq!(
         calls(&run),
@@ -213,7 +237,7 @@ fn bug05_tool_name_arriving_after_id_is_kept() {
 /// Tool calls with `finish_reason: "stop"` are parsed; pi keeps stopReason `stop`
 /// (the agent loop runs present calls regardless).
 #[test]
-fn bug09_tool_calls_with_finish_reason_stop_are_parsed() {
+fn tool_calls_with_finish_reason_stop_are_parsed() {
     let run = run_bug("tool-calls-with-finish-reason-stop", "qwen2.5-coder:7b");
     assert_eq!(
         calls(&run),
@@ -230,7 +254,7 @@ fn bug09_tool_calls_with_finish_reason_stop_are_parsed() {
 /// Arguments cut by the output limit end as stopReason `length` (the agent refuses to
 /// run such calls); the partial arguments are whatever parses.
 #[test]
-fn bug07_tool_args_cut_by_length_end_with_length() {
+fn tool_args_cut_by_length_end_with_length() {
     let run = run_bug("tool-args-cut-by-length", "gpt-4o");
     assert_eq!(run.message.stop_reason, StopReason::Length);
     assert_eq!(run.message.raw_stop_reason.as_deref(), Some("length"));
@@ -243,7 +267,7 @@ fn bug07_tool_args_cut_by_length_end_with_length() {
     assert_eq!(c[0].2["path"], json!("/tmp/notes.txt"));
     assert_eq!(
         (run.message.usage.input, run.message.usage.output),
-        (120, 32)
+        (120.0, 32.0)
     );
     assert!(matches!(
         run.message.content[0],

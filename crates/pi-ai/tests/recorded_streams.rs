@@ -1,7 +1,8 @@
-//! Every recorded stream of `anthropic-messages` and `google-generative-ai` (vendored from
-//! the shared `streams/` folder) replayed whole, line by line, and in 1-byte and 7-byte reads:
-//! the final message equals the reference's `message` (timestamp and cost left out, Google's
-//! synthesized ids as `<generated>`) and the event sequence equals its `events`.
+//! Every recorded stream of the wire APIs (vendored from the shared `streams/` folder and from
+//! public fixtures, see each folder's `SOURCES.md`) replayed whole, line by line, and in 1-byte
+//! and 7-byte reads: the final message equals the reference's `message` (timestamp and cost
+//! left out, Google's synthesized ids as `<generated>`) and the event sequence equals its
+//! `events`.
 
 use crate::anthropic_google_support;
 
@@ -49,13 +50,13 @@ fn all(api: &dyn WireApi, folder: &str, names: &[&str]) {
     .unwrap()
     .filter_map(|e| {
         let name = e.unwrap().file_name().into_string().unwrap();
-        name.strip_suffix(".sse").map(str::to_owned)
+        name.strip_suffix(".expected.json").map(str::to_owned)
     })
     .collect();
     assert_eq!(
         listed.len(),
         names.len(),
-        "every vendored stream is listed: {listed:?}"
+        "every vendored stream with an expectation is listed: {listed:?}"
     );
     for name in names {
         check(api, &format!("{folder}/{name}"));
@@ -113,4 +114,76 @@ fn google_function_call_ids_are_synthesized_with_name_time_and_counter() {
     let ms: i64 = parts[1].parse().unwrap();
     assert!(ms >= before && ms <= pi_ai::now_ms(), "{id}");
     assert!(parts[0].parse::<u64>().unwrap() >= 1, "{id}");
+}
+
+#[test]
+fn azure_recorded_streams() {
+    all(
+        &pi_ai::providers::AzureOpenAiResponses::default(),
+        "azure-openai-responses",
+        &["reasoning-encrypted-content", "text", "tool-call"],
+    );
+}
+
+#[test]
+fn mistral_recorded_streams() {
+    all(
+        &pi_ai::providers::MistralConversations,
+        "mistral-conversations",
+        &["incremental-tool-call", "reasoning", "text", "tool-call"],
+    );
+}
+
+#[test]
+fn vertex_recorded_streams() {
+    all(
+        &pi_ai::providers::GoogleVertex::default(),
+        "google-vertex",
+        &["reasoning", "text", "tool-call"],
+    );
+}
+
+/// Vertex streaming one call's arguments in 152 parts (`willContinue`, `partialArgs`): pi-rs
+/// assembles the one `cookRecipe` call, in every chunking; pi 0.85.1 makes 76 empty calls
+/// (`tool-call-arguments-in-parts.pi.json`).
+#[test]
+fn vertex_arguments_streamed_in_parts_make_one_call() {
+    let m = model("google-vertex", "google-vertex", "gemini-2.5-flash");
+    let body = data("streams/google-vertex/tool-call-arguments-in-parts.sse");
+    let pi = data_json("streams/google-vertex/tool-call-arguments-in-parts.pi.json");
+    assert_eq!(pi["message"]["content"].as_array().unwrap().len(), 76);
+    let mut first = None;
+    for chunking in CHUNKINGS {
+        let outcome = replay(
+            &pi_ai::providers::GoogleVertex::default(),
+            &m,
+            &body,
+            chunking,
+        );
+        let message = message_json(&outcome.message);
+        let content = message["content"].as_array().unwrap();
+        assert_eq!(content.len(), 1, "{chunking:?}");
+        let call = &content[0];
+        assert_eq!(call["name"], "cookRecipe");
+        let recipe = &call["arguments"]["recipe"];
+        let ingredients = recipe["ingredients"].as_array().unwrap();
+        assert_eq!(
+            ingredients[0],
+            serde_json::json!({"amount": "16 oz", "name": "Lasagna noodles"})
+        );
+        assert_eq!(
+            recipe["steps"][9],
+            "Let stand for 15 minutes before serving."
+        );
+        assert_eq!(message["stopReason"], "toolUse");
+        let kinds = event_summary(&outcome.events);
+        assert_eq!(kinds.first().map(String::as_str), Some("start"));
+        assert_eq!(kinds[1], "toolcall_start[0]");
+        assert_eq!(kinds[kinds.len() - 2], "toolcall_end[0]");
+        let arguments = call["arguments"].clone();
+        match &first {
+            None => first = Some(arguments),
+            Some(f) => assert_eq!(f, &arguments, "{chunking:?}"),
+        }
+    }
 }

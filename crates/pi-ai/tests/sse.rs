@@ -66,8 +66,8 @@ fn split_at<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
 
 #[test]
 fn vendored_stream_set_is_complete() {
-    // 25 recorded streams + 25 conformance replies + 7 bug inputs.
-    assert_eq!(sse_files().len(), 57);
+    // 25 recorded streams + 25 conformance replies + 7 bug inputs + 1 hostile-input case.
+    assert_eq!(sse_files().len(), 58);
 }
 
 #[test]

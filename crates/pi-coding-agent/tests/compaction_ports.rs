@@ -35,11 +35,11 @@ use tokio_util::sync::CancellationToken;
 
 fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
     Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total_tokens: input + output + cache_read + cache_write,
+        input: input as f64,
+        output: output as f64,
+        cache_read: cache_read as f64,
+        cache_write: cache_write as f64,
+        total_tokens: (input + output + cache_read + cache_write) as f64,
         ..Default::default()
     }
 }
@@ -98,7 +98,7 @@ fn context_tokens_from_usage() {
     assert_eq!(context_tokens(&usage(0, 0, 0, 0)), 0);
     // totalTokens 0 falls back to the components.
     let mut u = usage(1000, 500, 200, 100);
-    u.total_tokens = 0;
+    u.total_tokens = 0.0;
     assert_eq!(context_tokens(&u), 1800);
 }
 

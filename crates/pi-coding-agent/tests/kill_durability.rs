@@ -29,28 +29,27 @@ async fn ten_seeded_kills_leave_a_loadable_prefix_with_every_acknowledged_entry(
 }
 
 #[test]
-fn an_entry_is_acknowledged_by_a_later_line_once_the_first_assistant_is_handled() {
+fn an_entry_is_acknowledged_by_its_message_end_once_the_first_assistant_is_printed() {
     let end = |role: &str| json!({"type": "message_end", "message": {"role": role}});
     let other = |t: &str| json!({"type": t});
-    // Before the first assistant message is followed by anything, nothing is on disk.
-    let early = [
-        other("agent_start"),
-        end("user"),
-        other("message_start"),
-        end("assistant"),
-    ];
+    // Before the first assistant message is printed, nothing is on disk.
+    let early = [other("agent_start"), end("user"), other("message_start")];
     assert_eq!(acknowledged(&early), 0);
     let mut later = early.to_vec();
-    later.push(other("turn_end"));
-    assert_eq!(acknowledged(&later), 2);
-    later.push(end("toolResult"));
+    later.push(end("assistant"));
     assert_eq!(
         acknowledged(&later),
         2,
-        "the last line acknowledges nothing yet"
+        "the user message is written with it"
     );
-    later.push(other("turn_start"));
-    assert_eq!(acknowledged(&later), 3);
+    later.push(end("toolResult"));
+    assert_eq!(
+        acknowledged(&later),
+        3,
+        "the last line acknowledges its entry"
+    );
+    later.push(end("bashExecution"));
+    assert_eq!(acknowledged(&later), 3, "not persisted at message_end");
 }
 
 #[test]

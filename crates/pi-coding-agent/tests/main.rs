@@ -15,6 +15,7 @@ mod support {
     pub mod kill_loop;
     pub mod pi_bin;
     pub mod replay_env;
+    pub mod rpc_kill;
     pub mod streams;
 }
 
@@ -54,11 +55,14 @@ mod model_scope_binary;
 mod modes_runs;
 mod modes_signals;
 mod newuser_tryout;
+mod oauth_binary;
+mod providers_binary;
 mod read_ls_reference;
 mod request_headers_binary;
 mod resources_binary;
 mod rpc_binary;
 mod rpc_command_actions;
+mod rpc_kill;
 mod rpc_mode;
 mod rpc_runtime;
 mod rpc_ui;

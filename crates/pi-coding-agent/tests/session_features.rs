@@ -245,13 +245,13 @@ async fn session_stats_count_entries_and_sum_usage() {
         (1, 2, 1, 1, 4)
     );
     let assistants = h.stored_assistants();
-    let input: u64 = assistants.iter().map(|a| a.usage.input).sum();
-    let output: u64 = assistants.iter().map(|a| a.usage.output).sum();
-    let cache: u64 = assistants
+    let input: f64 = assistants.iter().map(|a| a.usage.input).sum();
+    let output: f64 = assistants.iter().map(|a| a.usage.output).sum();
+    let cache: f64 = assistants
         .iter()
         .map(|a| a.usage.cache_read + a.usage.cache_write)
         .sum();
-    assert!(output > 0);
+    assert!(output > 0.0);
     assert_eq!(stats.tokens.input, input);
     assert_eq!(stats.tokens.output, output);
     assert_eq!(stats.tokens.total, input + output + cache);
@@ -282,7 +282,7 @@ async fn session_stats_count_entries_and_sum_usage() {
         })
         .unwrap();
     let stats = h.session.session_stats().unwrap();
-    assert_eq!(stats.tokens.input, input + 5);
+    assert_eq!(stats.tokens.input, input + 5.0);
     assert_eq!(stats.cost, 0.5);
     assert_eq!(
         serde_json::to_value(stats.context_usage.unwrap()).unwrap(),

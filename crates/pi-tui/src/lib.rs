@@ -7,8 +7,28 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod ansi;
+pub mod capabilities;
+pub mod cells;
 pub mod component;
+pub mod components;
+pub mod fullscreen;
+pub mod highlight;
+pub mod history;
+pub mod inline;
 pub mod input;
+pub mod input_seam;
+pub mod keybindings;
+pub mod keys;
+pub mod overlay;
+pub mod paint;
+pub mod style;
+pub mod terminal;
+pub mod terminal_colors;
+#[cfg(feature = "testkit")]
+pub mod testkit;
+pub mod theme;
+pub mod tui;
 
 pub use component::{CURSOR_MARKER, Component};
 pub use input::{InputEvent, KeyCode, KeyEvent, KeyEventKind, Modifiers};

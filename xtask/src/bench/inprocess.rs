@@ -13,9 +13,10 @@ use std::process::Stdio;
 use serde_json::Value;
 
 /// The criterion bench targets per package.
-pub const CRITERION_BENCHES: [(&str, &[&str]); 3] = [
+pub const CRITERION_BENCHES: [(&str, &[&str]); 4] = [
     ("pi-ai", &["sse", "wire", "partial_json"]),
     ("pi-agent-core", &["dispatch"]),
+    ("pi-tui", &["render", "input"]),
     ("pi-coding-agent", &["session_append"]),
 ];
 
@@ -28,6 +29,9 @@ pub struct BenchResult {
     pub events: u64,
     /// Bytes one iteration handles, from the meta line (0 when not meaningful).
     pub bytes: u64,
+    /// 99th percentiles the bench measured itself (`pi-bench-p99 <id> wall_ns=… cpu_ns=…`),
+    /// by name.
+    pub p99_ns: Vec<(String, f64)>,
 }
 
 impl BenchResult {
@@ -103,6 +107,18 @@ pub fn parse_meta(line: &str) -> Option<(String, u64, u64)> {
         }
     }
     Some((id, events, bytes))
+}
+
+/// Parses a `pi-bench-p99 <id> <name>=<ns>…` line into `(id, [(name, ns)])`.
+pub fn parse_p99(line: &str) -> Option<(String, Vec<(String, f64)>)> {
+    let mut parts = line.strip_prefix("pi-bench-p99 ")?.split_whitespace();
+    let id = parts.next()?.to_owned();
+    let mut v = Vec::new();
+    for p in parts {
+        let (k, n) = p.split_once('=')?;
+        v.push((k.to_owned(), n.parse().ok()?));
+    }
+    Some((id, v))
 }
 
 /// The cargo profile of the in-process benchmarks (workspace `Cargo.toml`): the bench
@@ -235,13 +251,13 @@ pub fn run_criterion(
             root,
             &args,
             &[("CRITERION_HOME", &home)],
-            "pi-bench-meta ",
+            "pi-bench-",
         )?);
     }
     let medians = read_criterion_dir(&home);
     let mut results = HashMap::new();
-    for line in meta {
-        if let Some((id, events, bytes)) = parse_meta(&line)
+    for line in &meta {
+        if let Some((id, events, bytes)) = parse_meta(line)
             && let Some(&median_ns) = medians.get(&id)
         {
             results.insert(
@@ -250,8 +266,16 @@ pub fn run_criterion(
                     median_ns,
                     events,
                     bytes,
+                    p99_ns: Vec::new(),
                 },
             );
+        }
+    }
+    for line in &meta {
+        if let Some((id, p99)) = parse_p99(line)
+            && let Some(r) = results.get_mut(&id)
+        {
+            r.p99_ns = p99;
         }
     }
     Ok(results)
@@ -320,6 +344,13 @@ mod tests {
             Some(("wire/google-generative-ai".into(), 12, 345))
         );
         assert_eq!(parse_meta("Benchmarking wire"), None);
+        assert_eq!(
+            parse_p99("pi-bench-p99 render/frame_200x60 wall_ns=4000 cpu_ns=900"),
+            Some((
+                "render/frame_200x60".into(),
+                vec![("wall_ns".into(), 4000.0), ("cpu_ns".into(), 900.0)]
+            ))
+        );
         let s = parse_session_open(
             "pi-bench-result session_open runs=5 open_ms=80.5 rebuild_ms=1.25 total_ms=81.75 peak_rss_kib=30000 entries=170000 messages=5",
         )
@@ -345,6 +376,7 @@ mod tests {
             median_ns: 2e6,
             events: 1000,
             bytes: 1_000_000,
+            p99_ns: Vec::new(),
         };
         assert_eq!(r.mb_per_s(), 500.0);
         assert_eq!(r.ns_per_event(), 2000.0);

@@ -11,6 +11,7 @@ mod inprocess;
 mod machine;
 mod process;
 mod report;
+mod tui_reference;
 mod workloads;
 
 use std::path::{Path, PathBuf};

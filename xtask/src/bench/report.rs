@@ -267,6 +267,22 @@ pub fn inprocess_rows(
         ("at 1 MB", "dispatch/accumulated/1MB"),
         Some(1.5),
     ));
+    rows.extend(tui_rows(r));
+    rows.push(throughput(
+        "terminal input decoder, mixed keys, 4 KiB reads",
+        "input/decode",
+    ));
+    rows.push(throughput(
+        "terminal input decoder, one 1 MiB bracketed paste",
+        "input/paste",
+    ));
+    rows.push(ratio_row(
+        r,
+        "editor keystroke + render(100)",
+        ("10 lines", "editor/keystroke/10"),
+        ("1,000 lines", "editor/keystroke/1000"),
+        None,
+    ));
     rows.push(match (get(r, "session/append_turn"), get(r, "session/append_user")) {
         (Some(turn), Some(user)) => Row {
             name: "session append (real file, fdatasync at checkpoints)".into(),
@@ -306,6 +322,70 @@ pub fn inprocess_rows(
             goal: goal.into(),
             verdict: Verdict::Skipped,
         },
+    });
+    rows
+}
+
+/// The pi-tui renderer rows: per-delta cost against the transcript length, bytes per delta
+/// beside the TypeScript pi-tui's on the same answer (when it was measured), frame build time.
+fn tui_rows(r: &HashMap<String, BenchResult>) -> Vec<Row> {
+    let mut rows = vec![ratio_row(
+        r,
+        "pi-tui: one streamed delta (push, commit, frame), 100×30",
+        ("10 messages", "render/delta/10"),
+        ("10,000 messages", "render/delta/10000"),
+        Some(1.2),
+    )];
+    let goal = "≤ 1/3 of pi-tui's bytes per delta";
+    rows.push(match get(r, "render/answer") {
+        Some(a) => {
+            let ours = a.bytes as f64 / a.events.max(1) as f64;
+            let ts = crate::bench::tui_reference::measure();
+            let (text, verdict) = match &ts {
+                Ok((deltas, bytes)) => {
+                    let theirs = *bytes as f64 / (*deltas).max(1) as f64;
+                    let ratio = ours / theirs;
+                    (
+                        format!(
+                            "pi-rs {ours:.0} B/delta ({} B, {} deltas) · pi-tui 0.85.1 {theirs:.0} B/delta ({bytes} B, {deltas} deltas) · **ratio {ratio:.2}**",
+                            a.bytes, a.events
+                        ),
+                        Verdict::of(ratio <= 1.0 / 3.0),
+                    )
+                }
+                Err(why) => (
+                    format!("pi-rs {ours:.0} B/delta ({} B, {} deltas); pi-tui not measured: {why}", a.bytes, a.events),
+                    Verdict::Info,
+                ),
+            };
+            Row {
+                name: "pi-tui: bytes written per streamed delta (one answer, 100×30, no colours)".into(),
+                result: text,
+                goal: goal.into(),
+                verdict,
+            }
+        }
+        None => missing("pi-tui: bytes per delta", goal),
+    });
+    let goal = "p99 ≤ 4 ms";
+    rows.push(match get(r, "render/frame_200x60") {
+        Some(f) => {
+            let p = |k: &str| f.p99_ns.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+            let (wall, cpu) = (p("wall_ns"), p("cpu_ns"));
+            let shown = |v: Option<f64>| v.map_or("—".to_owned(), fmt_ns);
+            Row {
+                name: "pi-tui: frame build at 200×60 (45 live rows, one delta)".into(),
+                result: format!(
+                    "median {} · p99 CPU **{}** · p99 wall {} (wall includes time the shared machine ran others)",
+                    fmt_ns(f.median_ns),
+                    shown(cpu),
+                    shown(wall)
+                ),
+                goal: goal.into(),
+                verdict: cpu.map_or(Verdict::Skipped, |c| Verdict::of(c <= 4e6)),
+            }
+        }
+        None => missing("pi-tui: frame build at 200×60", goal),
     });
     rows
 }
@@ -465,6 +545,7 @@ mod tests {
                     median_ns: ns,
                     events: 1,
                     bytes: 0,
+                    ..BenchResult::default()
                 },
             );
         }
@@ -489,6 +570,7 @@ mod tests {
                     median_ns: ns,
                     events: 20_000,
                     bytes: 0,
+                    ..BenchResult::default()
                 },
             );
         }

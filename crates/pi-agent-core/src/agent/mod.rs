@@ -496,13 +496,20 @@ impl Agent {
                 let token = guard.token.clone();
                 let (context, config, sink, stream_fn) = self.prepare_run(&token, false);
                 check_continue(&context)?;
-                let fut = run_agent_loop_continue(
+                let run = run_agent_loop_continue(
                     context,
                     config,
                     sink.clone(),
                     token.clone(),
                     stream_fn,
                 );
+                // The preconditions were checked above, so only a run failure remains.
+                let fut = async move {
+                    run.await.map_err(|e| match e {
+                        AgentError::Run(hook) => hook,
+                        other => HookError::new(other.to_string()),
+                    })
+                };
                 self.run_with_lifecycle(guard, token, sink, fut).await
             }
         }

@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 pub use config::*;
 pub use response::NO_TERMINAL_EVENT;
 pub use tool_call::{
-    OPERATION_ABORTED, TOOL_BLOCKED, error_tool_result, tool_not_found_text, truncated_call_text,
+    OPERATION_ABORTED, TOOL_BLOCKED, error_tool_result, invalid_arguments_text,
+    tool_not_found_text, truncated_call_text,
 };
 
 use crate::error::{AgentError, HookError, guarded};
@@ -70,8 +71,26 @@ pub fn check_continue(context: &AgentContext) -> Result<(), AgentError> {
 }
 
 /// Continues from the context without a new message: `agent_start`, `turn_start`, the loop.
-/// The caller checks [`check_continue`] first (pi throws synchronously).
+///
+/// # Errors
+/// [`check_continue`]'s errors before any event or request, as pi 0.85.1's
+/// `runAgentLoopContinue` throws them (`Cannot continue: no messages in context`,
+/// `Cannot continue from message role: assistant`); [`AgentError::Run`] when a hook or
+/// listener fails during the run.
 pub async fn run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    sink: Arc<dyn EventSink>,
+    signal: CancellationToken,
+    stream_fn: StreamFn,
+) -> Result<Vec<AgentMessage>, AgentError> {
+    check_continue(&context)?;
+    continue_loop(context, config, sink, signal, stream_fn)
+        .await
+        .map_err(AgentError::Run)
+}
+
+async fn continue_loop(
     context: AgentContext,
     config: AgentLoopConfig,
     sink: Arc<dyn EventSink>,

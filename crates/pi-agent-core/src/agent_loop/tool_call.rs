@@ -37,6 +37,18 @@ pub fn truncated_call_text(name: &str) -> String {
     )
 }
 
+/// Error text of a call whose streamed arguments were refused by the wire mapper (not exactly
+/// one JSON object, or nested past the limit). pi-rs's own: pi executes such calls with its
+/// lenient reading of the arguments.
+pub fn invalid_arguments_text(name: &str, error: &pi_ai::partial_json::FinishError) -> String {
+    use pi_ai::partial_json::FinishError;
+    let fix = match error {
+        FinishError::TooDeep { .. } => "Re-issue the tool call with less deeply nested arguments.",
+        _ => "Re-issue the tool call with its arguments as one complete JSON object.",
+    };
+    format!("Tool call \"{name}\" was not executed: {error}. {fix}")
+}
+
 /// `{content:[text], details:{}}`: pi's error tool result.
 pub fn error_tool_result(message: impl Into<String>) -> AgentToolResult {
     AgentToolResult {
@@ -103,6 +115,9 @@ async fn preflight(
     config: &AgentLoopConfig,
     signal: &CancellationToken,
 ) -> Result<Preparation, HookError> {
+    if let Some(error) = &call.arguments_error {
+        return Err(HookError(invalid_arguments_text(&call.name, error)));
+    }
     let raw = raw_args(call);
     let prepared = guarded_sync(|| tool.prepare_arguments(raw))?;
     let mut args = pi_ai::validation::validate_arguments(&call.name, tool.parameters(), &prepared)

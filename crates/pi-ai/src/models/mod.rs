@@ -51,7 +51,8 @@ fn catalog() -> &'static Catalog {
     })
 }
 
-/// Whether pi-rs implements a wire API (the four of [`crate::types::api`]).
+/// Whether pi-rs implements a wire API (every one of [`crate::types::api`] but
+/// `bedrock-converse-stream`).
 pub fn is_implemented_api(api: &str) -> bool {
     use crate::types::api;
     [
@@ -59,6 +60,10 @@ pub fn is_implemented_api(api: &str) -> bool {
         api::OPENAI_COMPLETIONS,
         api::OPENAI_RESPONSES,
         api::GOOGLE_GENERATIVE_AI,
+        api::GOOGLE_VERTEX,
+        api::AZURE_OPENAI_RESPONSES,
+        api::MISTRAL_CONVERSATIONS,
+        crate::providers::openai_codex::OPENAI_CODEX_RESPONSES,
     ]
     .contains(&api)
 }

@@ -21,9 +21,9 @@ fn with_usage(
     AssistantMessage {
         stop_reason,
         usage: Usage {
-            input,
-            cache_read,
-            output,
+            input: input as f64,
+            cache_read: cache_read as f64,
+            output: output as f64,
             ..Default::default()
         },
         ..Default::default()

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient::MAX_DEPTH;
 use super::repair::{is_js_whitespace, js_trim, repair_json, strict_parse};
 use super::{FinishError, parse_streaming_json};
+use crate::json_depth::{MAX_ARGUMENT_DEPTH, exceeds_depth};
 
 /// Incremental form of [`parse_streaming_json`] for streamed tool-call arguments.
 ///
@@ -40,6 +40,9 @@ pub struct PartialJsonParser {
     trailing: bool,
     /// The input left the RFC 8259 prefix language: use the reference cascade.
     irregular: bool,
+    /// More containers were opened than [`MAX_ARGUMENT_DEPTH`]: nothing more is parsed, the
+    /// value is `{}` and [`PartialJsonParser::finish`] refuses the arguments.
+    too_deep: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -119,7 +122,7 @@ impl PartialJsonParser {
     /// Appends one streamed fragment.
     pub fn push(&mut self, delta: &str) {
         self.buf.push_str(delta);
-        if self.irregular {
+        if self.irregular || self.too_deep {
             return;
         }
         let bytes = delta.as_bytes();
@@ -137,6 +140,9 @@ impl PartialJsonParser {
 
     /// The best-effort arguments so far: `parse_streaming_json(self.buffer())`.
     pub fn value(&self) -> Map<String, Value> {
+        if self.too_deep {
+            return Map::new();
+        }
         if self.irregular {
             return parse_streaming_json(&self.buf);
         }
@@ -173,9 +179,16 @@ impl PartialJsonParser {
     /// string-literal repair); empty or whitespace-only input is `{}` (a zero-argument tool
     /// call). Concatenated objects (`{"a":1}{"b":2}`), truncated text and non-object
     /// values are errors (pi 0.85.1 keeps its lenient value instead).
+    ///
+    /// Arguments nested deeper than [`MAX_ARGUMENT_DEPTH`] are [`FinishError::TooDeep`].
     pub fn finish(&self) -> Result<Map<String, Value>, FinishError> {
         if js_trim(&self.buf).is_empty() {
             return Ok(Map::new());
+        }
+        if self.too_deep || (self.irregular && exceeds_depth(&self.buf, MAX_ARGUMENT_DEPTH)) {
+            return Err(FinishError::TooDeep {
+                limit: MAX_ARGUMENT_DEPTH,
+            });
         }
         let value = match (&self.done, self.irregular || self.trailing) {
             (Some(done), false) => done.clone(),
@@ -191,6 +204,17 @@ impl PartialJsonParser {
         match value {
             Value::Object(map) => Ok(map),
             _ => Err(FinishError::NotAnObject),
+        }
+    }
+
+    /// A tool call's final arguments: pi's lenient value of the whole text (what the message
+    /// keeps; `{}` past the depth limit) and, when [`PartialJsonParser::finish`] rejects the
+    /// text, why the call must not be executed.
+    pub fn final_arguments(&self) -> (Map<String, Value>, Option<FinishError>) {
+        match self.finish() {
+            Ok(map) => (map, None),
+            Err(e @ FinishError::TooDeep { .. }) => (Map::new(), Some(e)),
+            Err(e) => (self.value(), Some(e)),
         }
     }
 
@@ -413,9 +437,10 @@ impl PartialJsonParser {
         };
     }
 
-    /// Opens a container; `None` beyond [`MAX_DEPTH`] (the cascade then bounds the depth).
+    /// Opens a container; `None` beyond [`MAX_ARGUMENT_DEPTH`] (and the parser is too deep).
     fn open(&mut self, frame: Frame) -> Option<()> {
-        if self.stack.len() >= MAX_DEPTH {
+        if self.stack.len() >= MAX_ARGUMENT_DEPTH {
+            self.too_deep = true;
             return None;
         }
         self.expect = match frame {

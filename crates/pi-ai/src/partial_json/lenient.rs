@@ -10,15 +10,16 @@
 //!
 //! Positions are byte offsets: every decision point is an ASCII character, so they agree with
 //! JavaScript's UTF-16 offsets. Nesting deeper than [`MAX_DEPTH`] fails like malformed input,
-//! a bound against stack exhaustion (pi's limit is the JavaScript stack, thousands of levels).
+//! a bound against stack exhaustion (pi's limit is the JavaScript stack, thousands of levels;
+//! the `deep_values_hold_on_a_2_mib_stack` test covers this parser too).
 
 use serde_json::{Map, Value};
 
 use super::repair::{js_trim, parse_string_literal, strict_parse};
 
-/// Deepest container nesting the lenient parser follows (`serde_json`'s own limit; no tool's
-/// arguments come near it).
-pub(crate) const MAX_DEPTH: usize = 128;
+/// Deepest container nesting the lenient parser follows: the argument limit (deeper arguments
+/// are refused before any parse).
+pub(crate) const MAX_DEPTH: usize = crate::json_depth::MAX_ARGUMENT_DEPTH;
 
 /// Why a sub-parse failed. Containers catch every failure alike; only the top level reports it.
 #[derive(Debug)]

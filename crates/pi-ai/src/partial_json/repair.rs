@@ -9,6 +9,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::json_depth::{self, DeepJsonError, MAX_DOCUMENT_DEPTH};
+
 /// JavaScript's `WhiteSpace` and `LineTerminator` (what `String.prototype.trim` removes):
 /// unlike Rust's `char::is_whitespace`, U+FEFF is included and U+0085 is not.
 pub(crate) fn is_js_whitespace(c: char) -> bool {
@@ -33,13 +35,18 @@ pub(crate) fn js_trim(text: &str) -> &str {
 /// `JSON.parse(text)`: the whole text must be one JSON value (surrounding JSON whitespace
 /// allowed). Lone surrogate escapes are dropped instead of failing. Non-finite numbers cannot
 /// occur (JSON has no syntax for them).
+///
+/// Nesting up to [`MAX_DOCUMENT_DEPTH`] parses exactly (serde_json's own limit of 128 would
+/// fail deeper text, and the lenient stage would then rebuild it in another shape); deeper text
+/// fails.
 pub(crate) fn strict_parse(text: &str) -> Option<Value> {
-    match serde_json::from_str(text) {
+    match json_depth::from_str(text, MAX_DOCUMENT_DEPTH) {
         Ok(value) => Some(value),
+        Err(DeepJsonError::TooDeep { .. }) => None,
         Err(_) if text.contains("\\u") => {
             let cleaned = drop_lone_surrogate_escapes(text);
             match cleaned {
-                Cow::Owned(cleaned) => serde_json::from_str(&cleaned).ok(),
+                Cow::Owned(cleaned) => json_depth::from_str(&cleaned, MAX_DOCUMENT_DEPTH).ok(),
                 Cow::Borrowed(_) => None,
             }
         }

@@ -177,13 +177,78 @@ fn lone_surrogate_escapes_are_dropped_pairs_kept() {
     );
 }
 
+/// Arguments nested past the limit are `{}` while streaming and refused at the end, in one
+/// linear pass whatever the depth; never rebuilt in another shape.
 #[test]
-fn deep_nesting_does_not_overflow_the_stack() {
-    let deep = "{\"a\":".repeat(100_000);
-    assert_eq!(parse_streaming_json(&deep).len(), 1);
+fn deep_nesting_past_the_limit_is_refused_not_reshaped() {
+    use crate::json_depth::MAX_ARGUMENT_DEPTH;
+    use crate::partial_json::FinishError;
+    let deep = "{\"a\":".repeat(1_000_000);
+    assert!(parse_streaming_json(&deep).is_empty());
     let mut parser = PartialJsonParser::new();
-    parser.push(&deep);
-    assert_eq!(parser.value().len(), 1);
+    for (i, chunk) in deep.as_bytes().chunks(4096).enumerate() {
+        parser.push(std::str::from_utf8(chunk).unwrap());
+        // Past 1,000 levels (the second chunk) nothing more is built.
+        assert_eq!(parser.value().is_empty(), i > 0);
+    }
+    let too_deep = FinishError::TooDeep {
+        limit: MAX_ARGUMENT_DEPTH,
+    };
+    assert_eq!(parser.finish(), Err(too_deep));
+    assert_eq!(parser.final_arguments(), (Map::new(), Some(too_deep)));
+    // 129 levels (past serde_json's own limit) and 1,000 arrive exactly, whole or streamed.
+    for levels in [129, 1_000] {
+        let text = format!("{}1{}", "{\"a\":".repeat(levels), "}".repeat(levels));
+        let mut p = PartialJsonParser::new();
+        for chunk in text.as_bytes().chunks(7) {
+            p.push(std::str::from_utf8(chunk).unwrap());
+        }
+        let (args, error) = p.final_arguments();
+        assert_eq!(error, None, "{levels}");
+        assert_eq!(crate::json::to_string(&args).unwrap(), text);
+        assert_eq!(parse_streaming_value(&text), Value::Object(args));
+    }
+    let over = format!("{}1{}", "{\"a\":".repeat(1_001), "}".repeat(1_001));
+    assert!(parse_streaming_json(&over).is_empty());
+    let mut p = PartialJsonParser::new();
+    p.push(&over);
+    assert_eq!(p.finish(), Err(too_deep));
+    // The cascade path (a raw newline makes the text irregular) refuses the same way.
+    let irregular = format!("{}\"x\n\"{}", "[".repeat(1_001), "]".repeat(1_001));
+    let mut p = PartialJsonParser::new();
+    p.push("{\"a\":");
+    p.push(&irregular);
+    p.push("}");
+    assert_eq!(p.finish(), Err(too_deep));
+}
+
+/// The strict final parse on every wire: concatenated values, truncated text and non-objects
+/// are refused; the message keeps pi's lenient value.
+#[test]
+fn final_arguments_refuse_anything_but_one_object() {
+    use crate::partial_json::FinishError;
+    for (text, lenient, error) in [
+        (
+            r#"{"a":"x"}{"b":2}"#,
+            json!({"a": "x"}),
+            Some(FinishError::Invalid),
+        ),
+        (
+            r#"{"a":"x"} {"#,
+            json!({"a": "x"}),
+            Some(FinishError::Invalid),
+        ),
+        (r#"{"a":"x"#, json!({"a": "x"}), Some(FinishError::Invalid)),
+        (r#"[1]"#, json!({}), Some(FinishError::NotAnObject)),
+        (r#"{"a":1}"#, json!({"a": 1}), None),
+        ("  ", json!({}), None),
+    ] {
+        let mut p = PartialJsonParser::new();
+        p.push(text);
+        let (args, e) = p.final_arguments();
+        assert_eq!(Value::Object(args), lenient, "{text}");
+        assert_eq!(e, error, "{text}");
+    }
 }
 
 #[test]

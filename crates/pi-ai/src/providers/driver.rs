@@ -44,7 +44,7 @@ use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::{StreamError, StreamMapper, WireApi, WireRequest};
+use super::{OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::sse::{SseEvent, SseParser};
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
@@ -61,11 +61,23 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// largest JavaScript timer.
 pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
 
-static CLIENT: LazyLock<Option<reqwest::Client>> =
-    LazyLock::new(|| reqwest::Client::builder().build().ok());
+static CLIENT: LazyLock<Option<reqwest::Client>> = LazyLock::new(|| {
+    // The proxy is chosen per request from the environment as pi-ai does (`proxy` module);
+    // a setting it rejects fails the request before this closure is asked (`send_with_retries`).
+    let proxy = reqwest::Proxy::custom(|url| {
+        super::proxy::proxy_for(url, &super::provider_env::ProviderEnv::Process)
+            .ok()
+            .flatten()
+    });
+    reqwest::Client::builder().proxy(proxy).build().ok()
+});
 
 /// The process-wide HTTP client shared by every request (connection pool, TLS config), or
 /// `None` when it could not be built (no TLS backend).
+///
+/// It trusts the Mozilla roots (`webpki-roots`) and the system's (`rustls-native-certs`: the
+/// platform store, or the PEM file `SSL_CERT_FILE` / directory `SSL_CERT_DIR` name instead),
+/// and sends each request through the proxy [`super::proxy::proxy_for`] picks.
 pub fn http_client() -> Option<&'static reqwest::Client> {
     CLIENT.as_ref()
 }
@@ -108,6 +120,7 @@ pub fn stream_wire(
     let built = api.build_request(model, context, &options, &api_key);
     let run = Run {
         api,
+        api_key,
         model: model.clone(),
         options,
         signal,
@@ -122,6 +135,8 @@ pub fn stream_wire(
 /// One request in flight.
 struct Run {
     api: Arc<dyn WireApi>,
+    /// The resolved key, for [`WireApi::authorize`].
+    api_key: String,
     model: Model,
     options: StreamOptions,
     /// The caller's token: decides `aborted` vs `error`.
@@ -182,10 +197,21 @@ impl Run {
         let body = Bytes::from(
             crate::json::to_vec(&body).map_err(|e| StreamError::Encode(e.to_string()))?,
         );
-        let headers = header_map(&request.headers)?;
-        let response = self
-            .send_with_retries(&request.url, &headers, &body)
-            .await?;
+        let mut outgoing = OutgoingRequest {
+            url: request.url,
+            headers: request.headers,
+            body,
+        };
+        let auth = self.api.authorize(&self.api_key, &outgoing);
+        let extra = tokio::select! {
+            biased;
+            _ = self.token.cancelled() => return Err(StreamError::RequestAborted),
+            extra = auth => extra?,
+        };
+        outgoing.headers.extend(extra);
+        let OutgoingRequest { url, headers, body } = outgoing;
+        let headers = header_map(&headers)?;
+        let response = self.send_with_retries(&url, &headers, &body).await?;
         if let Some(on_response) = self.options.on_response.clone() {
             on_response(response_info(&response), self.model.clone()).await?;
         }
@@ -216,10 +242,13 @@ impl Run {
                 self.api.connection_error_text().to_owned(),
             ));
         };
-        if reqwest::Url::parse(url).is_err() {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
             // The SDKs build the URL with `new URL(…)` before any request (not retried).
             return Err(StreamError::InvalidUrl);
-        }
+        };
+        // An unusable proxy setting fails here, unsent, instead of silently going direct.
+        super::proxy::proxy_for(&parsed, &super::provider_env::ProviderEnv::Process)
+            .map_err(StreamError::Proxy)?;
         let max_retries = self.options.max_retries.unwrap_or(0);
         let mut remaining = max_retries;
         loop {

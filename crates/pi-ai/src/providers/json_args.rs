@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::partial_json::PartialJsonParser;
+use crate::partial_json::{FinishError, PartialJsonParser};
 use crate::providers::StreamError;
 
 /// Raw argument JSON of one streamed tool call.
@@ -27,17 +27,29 @@ impl ArgumentBuffer {
         self.parser.value()
     }
 
-    /// The final arguments as pi keeps them in the message: its lenient `parseStreamingJson`
-    /// of the whole text (`{}` when empty). The strict check
-    /// ([`PartialJsonParser::finish`]) is the caller's to make before executing a call.
-    pub fn parse_final(self) -> Map<String, Value> {
-        self.parser.value()
+    /// The final arguments ([`PartialJsonParser::final_arguments`]): pi's lenient value of the
+    /// whole text (`{}` when empty) and why the call must not run when the text is not exactly
+    /// one JSON object.
+    pub fn parse_final(self) -> (Map<String, Value>, Option<FinishError>) {
+        self.parser.final_arguments()
     }
 }
 
 /// `parseJsonWithRepair`; `Err` carries the message of `JSON.parse` on the original text, as
 /// Node 22 words it ([`crate::js_json_error`]), as [`StreamError::Json`].
+///
+/// Text nested deeper than [`crate::json_depth::MAX_DOCUMENT_DEPTH`] fails with
+/// `JSON nested deeper than 1064 levels`.
 pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, StreamError> {
+    use crate::json_depth::{MAX_DOCUMENT_DEPTH, exceeds_depth};
+    if exceeds_depth(data, MAX_DOCUMENT_DEPTH) {
+        return Err(StreamError::Json(
+            crate::json_depth::DeepJsonError::TooDeep {
+                limit: MAX_DOCUMENT_DEPTH,
+            }
+            .to_string(),
+        ));
+    }
     if let Some(v) = crate::partial_json::parse_json_with_repair(data) {
         return Ok(v);
     }
@@ -64,9 +76,15 @@ mod tests {
         b.push(r#"xt","n":[1,"#);
         assert_eq!(b.parse_partial().get("n"), Some(&json!([1])));
         b.push("2]}");
-        let args = b.parse_final();
+        let (args, error) = b.parse_final();
         assert_eq!(Value::Object(args), json!({"path": "a.txt", "n": [1, 2]}));
-        assert!(ArgumentBuffer::default().parse_final().is_empty());
+        assert_eq!(error, None);
+        assert_eq!(ArgumentBuffer::default().parse_final(), (Map::new(), None));
+        let mut two = ArgumentBuffer::default();
+        two.push(r#"{"a":"x"}{"b":2}"#);
+        let (args, error) = two.parse_final();
+        assert_eq!(Value::Object(args), json!({"a": "x"}));
+        assert_eq!(error, Some(FinishError::Invalid));
     }
 
     #[test]

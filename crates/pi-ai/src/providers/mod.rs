@@ -49,6 +49,35 @@ impl std::fmt::Debug for WireRequest {
     }
 }
 
+/// The request as it will be sent, for [`WireApi::authorize`]: the final URL, headers and
+/// body bytes (after `on_payload`).
+#[derive(Clone)]
+pub struct OutgoingRequest {
+    /// Full URL.
+    pub url: String,
+    /// Headers in order (later entries win, case-insensitively).
+    pub headers: Vec<(String, String)>,
+    /// The body exactly as sent.
+    pub body: bytes::Bytes,
+}
+
+impl std::fmt::Debug for OutgoingRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutgoingRequest")
+            .field("url", &self.url)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
+/// What [`WireApi::authorize`] returns: headers to add (last, so they win), or the failure.
+pub type AuthFuture =
+    futures::future::BoxFuture<'static, Result<Vec<(String, String)>, StreamError>>;
+
 /// Maps one response's SSE events onto the shared partial message.
 ///
 /// Contract: never panics on any input; scratch state (partial JSON buffers, stream indices)
@@ -92,6 +121,14 @@ pub trait WireApi: Send + Sync + 'static {
         options: &StreamOptions,
     ) -> Box<dyn StreamMapper>;
 
+    /// Credentials that need I/O or the final bytes — an OAuth token exchange, a request
+    /// signature: runs once per request after `on_payload`, before the first attempt, with
+    /// the resolved `api_key`. The returned headers are added after the request's own.
+    /// `Err(text)` fails the stream with `text` before anything is sent. Default: none.
+    fn authorize(&self, _api_key: &str, _request: &OutgoingRequest) -> AuthFuture {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
     /// The `errorMessage` for a non-2xx response with its body text.
     fn format_http_error(&self, status: u16, body: &str) -> String;
 
@@ -124,15 +161,25 @@ pub trait WireApi: Send + Sync + 'static {
 }
 
 pub mod anthropic;
+pub mod azure_openai_responses;
 mod constrained;
 pub mod google;
+pub mod google_vertex;
 mod json_args;
+pub mod mistral;
+pub mod provider_env;
+pub mod proxy;
 pub mod request_headers;
 pub mod simple_options;
 mod tool_ids;
 
 pub use anthropic::{AnthropicMessages, anthropic};
+pub use azure_openai_responses::{AzureOpenAiResponses, azure_openai_responses};
 pub use google::{GoogleGenerativeAi, google};
+pub use google_vertex::{GoogleVertex, google_vertex};
+pub use mistral::{MistralConversations, mistral_conversations};
+pub use provider_env::ProviderEnv;
+pub mod openai_codex;
 pub mod openai_completions;
 pub mod openai_responses;
 pub use openai_completions::{OpenAiCompletions, openai_completions};

@@ -73,6 +73,10 @@ fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
         Arc::new(super::google::GoogleGenerativeAi),
         super::openai_completions::openai_completions(),
         super::openai_responses::openai_responses(),
+        super::azure_openai_responses::azure_openai_responses(),
+        super::mistral::mistral_conversations(),
+        super::google_vertex::google_vertex(),
+        super::openai_codex::openai_codex_responses(),
     ]
 }
 

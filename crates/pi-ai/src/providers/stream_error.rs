@@ -53,9 +53,21 @@ pub enum StreamError {
         /// The map entry as JavaScript shows it (`null`, `undefined` or the string).
         mapped: String,
     },
+    /// The provider's configuration (environment variables, `baseUrl`) cannot make a request,
+    /// e.g. `Azure OpenAI base URL is required. …`: pi's text; nothing is sent.
+    #[error("{0}")]
+    Config(String),
     /// The request body could not be encoded as JSON (serde_json's message).
     #[error("{0}")]
     Encode(String),
+    /// The proxy the environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`) is unusable:
+    /// its text; nothing is sent.
+    #[error("{0}")]
+    Proxy(String),
+    /// The API's credentials could not be obtained (`WireApi::authorize`, e.g. Google Vertex
+    /// application-default credentials): its text, as pi reports it.
+    #[error("{0}")]
+    Credentials(String),
     /// The caller cancelled before the response started: `Request aborted` (pi's retry
     /// wrapper).
     #[error("Request aborted")]
@@ -99,6 +111,10 @@ pub enum StreamError {
     /// SDK reports it).
     #[error("{0}")]
     Json(String),
+    /// An event that parses but breaks the API's protocol (e.g. Google `partialArgs` out of
+    /// order): what is wrong with it.
+    #[error("{0}")]
+    Protocol(String),
     /// The provider reported the failure itself (an error frame, a failed response, an error
     /// stop reason): its text, as pi builds it.
     #[error("{0}")]

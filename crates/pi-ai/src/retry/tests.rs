@@ -193,7 +193,7 @@ fn overflow_is_compaction_not_retry() {
     let message = AssistantMessage {
         stop_reason: StopReason::Stop,
         usage: Usage {
-            input: 300,
+            input: 300.0,
             ..Default::default()
         },
         ..Default::default()

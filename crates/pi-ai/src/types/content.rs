@@ -69,6 +69,13 @@ pub struct ToolCall {
     /// OpenAI Responses namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Why the call must not be executed although it names a tool: its streamed arguments were
+    /// not exactly one JSON object, or nested deeper than the limit (`arguments` then holds
+    /// pi's lenient reading, or `{}` past the depth limit). The agent loop answers such a call
+    /// with an error tool result. Set by the wire mappers; not part of pi's JSON, never
+    /// written or read.
+    #[serde(skip)]
+    pub arguments_error: Option<crate::partial_json::FinishError>,
 }
 
 /// A block of a user message or a tool result: text or image.

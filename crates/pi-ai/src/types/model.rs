@@ -16,6 +16,14 @@ pub mod api {
     pub const OPENAI_RESPONSES: &str = "openai-responses";
     /// Google Generative AI (Gemini).
     pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+    /// Google Vertex AI (Gemini).
+    pub const GOOGLE_VERTEX: &str = "google-vertex";
+    /// The Responses protocol on Azure OpenAI.
+    pub const AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
+    /// Mistral's chat completions endpoint.
+    pub const MISTRAL_CONVERSATIONS: &str = "mistral-conversations";
+    /// Amazon Bedrock ConverseStream.
+    pub const BEDROCK_CONVERSE_STREAM: &str = "bedrock-converse-stream";
 }
 
 /// A reasoning effort level: `minimal|low|medium|high|xhigh|max`.

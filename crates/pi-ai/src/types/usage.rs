@@ -27,6 +27,11 @@ pub struct Cost {
 /// `{input, output, cacheRead, cacheWrite, totalTokens, cost, cacheWrite1h?, reasoning?}`, or with
 /// the optional keys right after `cacheWrite` (see [`Usage::optional_before_total`]).
 ///
+/// Counts are JavaScript numbers (`f64`), as in pi: providers' counts arrive as JSON numbers
+/// of any size, and sums are done in doubles as pi does them, so no count wraps or panics and
+/// the written JSON is what pi writes (two counts of 2^64 total `36893488147419103000`).
+/// Integral counts up to 2^53 are written as integers (`180`, never `180.0`).
+///
 /// `input` excludes cache traffic; `cache_write_1h` ⊂ `cache_write` (Anthropic only);
 /// `reasoning` ⊂ `output`, set only by adapters that report it. Written and read by hand
 /// (`usage_serde.rs`) to keep pi's key order; otherwise as a derive with camelCase keys
@@ -34,21 +39,21 @@ pub struct Cost {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
     /// Uncached input tokens.
-    pub input: u64,
+    pub input: f64,
     /// Output tokens (reasoning included).
-    pub output: u64,
+    pub output: f64,
     /// Tokens read from the prompt cache.
-    pub cache_read: u64,
+    pub cache_read: f64,
     /// Tokens written to the prompt cache.
-    pub cache_write: u64,
+    pub cache_write: f64,
     /// Total tokens (component sum, or the provider's total where pi copies it).
-    pub total_tokens: u64,
+    pub total_tokens: f64,
     /// Cost in dollars.
     pub cost: Cost,
     /// Of `cache_write`, tokens written with a 1-hour TTL (Anthropic).
-    pub cache_write_1h: Option<u64>,
+    pub cache_write_1h: Option<f64>,
     /// Of `output`, reasoning tokens, when the adapter reports them.
-    pub reasoning: Option<u64>,
+    pub reasoning: Option<f64>,
     /// Not a field of its own: `cacheWrite1h` and `reasoning` are written right after
     /// `cacheWrite`, before `totalTokens`. pi's OpenAI (Completions, Responses) and Google
     /// adapters and its `combineUsage` build their usage whole with them there; Anthropic's
@@ -58,9 +63,17 @@ pub struct Usage {
 
 impl Usage {
     /// `input + output + cacheRead + cacheWrite`.
-    pub fn component_sum(&self) -> u64 {
+    pub fn component_sum(&self) -> f64 {
         self.input + self.output + self.cache_read + self.cache_write
     }
+}
+
+/// A token count as a `u64` for integer arithmetic (estimates, budgets): exact for integral
+/// counts below 2^64, saturating above, 0 for negative counts and NaN. Callers add such values
+/// with saturating arithmetic.
+pub fn count_to_u64(count: f64) -> u64 {
+    // `as` from f64 to u64 saturates and maps NaN to 0.
+    count as u64
 }
 
 /// Computes `usage.cost` from the model's prices (dollars per million tokens) and returns it.
@@ -72,13 +85,12 @@ impl Usage {
 /// `total` sums input, output, cacheRead, cacheWrite in that order.
 pub fn calculate_cost(model: &Model, usage: &mut Usage) -> Cost {
     let rates = select_rates(&model.cost, usage);
-    let c1h = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
-    let input = (rates.input / 1_000_000.0) * usage.input as f64;
-    let output = (rates.output / 1_000_000.0) * usage.output as f64;
-    let cache_read = (rates.cache_read / 1_000_000.0) * usage.cache_read as f64;
-    let cache_write = (rates.cache_write * (usage.cache_write - c1h) as f64
-        + rates.input * 2.0 * c1h as f64)
-        / 1_000_000.0;
+    let c1h = usage.cache_write_1h.unwrap_or(0.0);
+    let input = (rates.input / 1_000_000.0) * usage.input;
+    let output = (rates.output / 1_000_000.0) * usage.output;
+    let cache_read = (rates.cache_read / 1_000_000.0) * usage.cache_read;
+    let cache_write =
+        (rates.cache_write * (usage.cache_write - c1h) + rates.input * 2.0 * c1h) / 1_000_000.0;
     let total = input + output + cache_read + cache_write;
     usage.cost = Cost {
         input,
@@ -103,7 +115,7 @@ fn select_rates(cost: &ModelCost, usage: &Usage) -> Rates {
         .tiers
         .iter()
         .flatten()
-        .filter(|t| t.input_tokens_above < prompt as f64)
+        .filter(|t| t.input_tokens_above < prompt)
         .max_by(|a, b| a.input_tokens_above.total_cmp(&b.input_tokens_above));
     match tier {
         Some(t) => Rates {

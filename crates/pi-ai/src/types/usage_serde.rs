@@ -16,14 +16,14 @@ impl Serialize for Usage {
         let len =
             6 + usize::from(self.cache_write_1h.is_some()) + usize::from(self.reasoning.is_some());
         let mut s = serializer.serialize_struct("Usage", len)?;
-        s.serialize_field("input", &self.input)?;
-        s.serialize_field("output", &self.output)?;
-        s.serialize_field("cacheRead", &self.cache_read)?;
-        s.serialize_field("cacheWrite", &self.cache_write)?;
+        s.serialize_field("input", &Count(self.input))?;
+        s.serialize_field("output", &Count(self.output))?;
+        s.serialize_field("cacheRead", &Count(self.cache_read))?;
+        s.serialize_field("cacheWrite", &Count(self.cache_write))?;
         if self.optional_before_total {
             self.optional_fields(&mut s)?;
         }
-        s.serialize_field("totalTokens", &self.total_tokens)?;
+        s.serialize_field("totalTokens", &Count(self.total_tokens))?;
         s.serialize_field("cost", &self.cost)?;
         if !self.optional_before_total {
             self.optional_fields(&mut s)?;
@@ -36,12 +36,21 @@ impl Usage {
     /// `cacheWrite1h?`, then `reasoning?`.
     fn optional_fields<S: SerializeStruct>(&self, s: &mut S) -> Result<(), S::Error> {
         if let Some(v) = self.cache_write_1h {
-            s.serialize_field("cacheWrite1h", &v)?;
+            s.serialize_field("cacheWrite1h", &Count(v))?;
         }
         if let Some(r) = self.reasoning {
-            s.serialize_field("reasoning", &r)?;
+            s.serialize_field("reasoning", &Count(r))?;
         }
         Ok(())
+    }
+}
+
+/// A token count as JavaScript writes it ([`crate::json::js_number`]).
+struct Count(f64);
+
+impl Serialize for Count {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::json::js_number(&self.0, serializer)
     }
 }
 
@@ -95,14 +104,14 @@ impl<'de> Visitor<'de> for UsageVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Usage, A::Error> {
-        let mut input: Option<u64> = None;
-        let mut output: Option<u64> = None;
-        let mut cache_read: Option<u64> = None;
-        let mut cache_write: Option<u64> = None;
-        let mut total_tokens: Option<u64> = None;
+        let mut input: Option<f64> = None;
+        let mut output: Option<f64> = None;
+        let mut cache_read: Option<f64> = None;
+        let mut cache_write: Option<f64> = None;
+        let mut total_tokens: Option<f64> = None;
         let mut cost: Option<Cost> = None;
-        let mut cache_write_1h: Option<Option<u64>> = None;
-        let mut reasoning: Option<Option<u64>> = None;
+        let mut cache_write_1h: Option<Option<f64>> = None;
+        let mut reasoning: Option<Option<f64>> = None;
         let mut optional_before_total = false;
         while let Some(key) = map.next_key::<Field>()? {
             match key {
@@ -180,7 +189,7 @@ mod tests {
         ))
         .unwrap();
         assert!(first.optional_before_total);
-        assert_eq!(first.reasoning, Some(0));
+        assert_eq!(first.reasoning, Some(0.0));
     }
 
     #[test]

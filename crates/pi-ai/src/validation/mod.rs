@@ -102,10 +102,16 @@ pub struct ValidationError {
     pub message: String,
 }
 
+/// Most bytes of the pretty-printed arguments a validation error echoes after
+/// `Received arguments:`; below it the text is pi's exactly, above it the echo is cut there and
+/// a line says so (pi echoes arguments of any size).
+pub const MAX_RECEIVED_BYTES: usize = 16 * 1024;
+
 /// Validates `args` against `schema` for the tool `tool_name`; returns the coerced copy.
 ///
 /// # Errors
-/// [`ValidationError`] with the full `Validation failed for tool …` text.
+/// [`ValidationError`] with the full `Validation failed for tool …` text (the echoed arguments
+/// capped at [`MAX_RECEIVED_BYTES`]).
 pub fn validate_arguments(
     tool_name: &str,
     schema: &Value,
@@ -139,7 +145,12 @@ pub fn validate_arguments(
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let received = crate::json::to_string_pretty(args).unwrap_or_else(|_| "{}".to_owned());
+    let (mut received, cut) = crate::json::to_string_pretty_capped(args, MAX_RECEIVED_BYTES);
+    if cut {
+        received.push_str(&format!(
+            "\n… (cut: the arguments are longer than {MAX_RECEIVED_BYTES} bytes of JSON)"
+        ));
+    }
     Err(ValidationError {
         message: format!(
             "Validation failed for tool \"{tool_name}\":\n{list}\n\nReceived arguments:\n{received}"

@@ -375,7 +375,7 @@ impl AutoCompactor {
         let length_recovery = same_model
             && message.stop_reason == StopReason::Length
             && model.max_tokens > 0
-            && message.usage.output < model.max_tokens;
+            && message.usage.output < model.max_tokens as f64;
         if overflow || length_recovery {
             if message.stop_reason == StopReason::Stop {
                 // Silent overflow: compact, never retry.

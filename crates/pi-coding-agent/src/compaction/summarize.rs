@@ -146,8 +146,8 @@ fn text_of(m: &AssistantMessage) -> String {
 
 /// Sums two usages as pi's `combineUsage` does.
 pub fn combine_usage(a: &Usage, b: &Usage) -> Usage {
-    let opt = |x: Option<u64>, y: Option<u64>| {
-        (x.is_some() || y.is_some()).then(|| x.unwrap_or(0) + y.unwrap_or(0))
+    let opt = |x: Option<f64>, y: Option<f64>| {
+        (x.is_some() || y.is_some()).then(|| x.unwrap_or(0.0) + y.unwrap_or(0.0))
     };
     Usage {
         input: a.input + b.input,

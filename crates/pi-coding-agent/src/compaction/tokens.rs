@@ -18,13 +18,10 @@ fn js_len(s: &str) -> usize {
     s.encode_utf16().count()
 }
 
-/// `contextTokens(usage)`: `totalTokens`, or the component sum when it is 0.
+/// `contextTokens(usage)`: `totalTokens`, or the component sum when it is 0 (summed in
+/// doubles as pi does; as a `u64` by [`pi_ai::count_to_u64`], saturating).
 pub fn context_tokens(usage: &Usage) -> u64 {
-    if usage.total_tokens > 0 {
-        usage.total_tokens
-    } else {
-        usage.component_sum()
-    }
+    pi_ai::providers::registry::context_tokens(usage)
 }
 
 /// `shouldCompact(tokens, window)`: enabled and `tokens > window − reserveTokens` (strict).
@@ -159,10 +156,10 @@ mod tests {
     fn context_estimate_anchors_on_the_last_usable_usage() {
         let mut ok = AssistantMessage::empty("x", "p", "m");
         ok.stop_reason = StopReason::Stop;
-        ok.usage.total_tokens = 1000;
+        ok.usage.total_tokens = 1000.0;
         let mut failed = AssistantMessage::empty("x", "p", "m");
         failed.stop_reason = StopReason::Error;
-        failed.usage.total_tokens = 5000;
+        failed.usage.total_tokens = 5000.0;
         let msgs = vec![
             AgentMessage::Llm(Message::Assistant(ok)),
             AgentMessage::Llm(Message::User(UserMessage::text("12345678"))),

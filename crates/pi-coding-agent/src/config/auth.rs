@@ -126,7 +126,7 @@ fn parse_credential(provider: &str, value: &Value) -> Result<Credential, AuthFil
 ///
 /// Errors: V8's `JSON.parse` message, e.g. `Unexpected end of JSON input` or
 /// `Expected ',' or '}' after property value in JSON at position 44 (line 1 column 45)`.
-fn parse_auth_syntax(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_auth_syntax(text: &str) -> Result<Value, String> {
     if text.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
@@ -185,6 +185,15 @@ fn create_private_file(path: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Creates the agent directory (0700) and `auth.json` as `{}` (0600) when missing, as pi's
+/// `ensureParentDir` + `ensureFileExists`.
+pub(crate) fn prepare_file(path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    create_private_file(path)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -247,10 +256,7 @@ impl AuthStorage {
     /// Creates the directory and file if needed and takes the file's lock.
     fn ensure_and_lock(path: &Path) -> Result<FileLock, AuthFileError> {
         let read = |e: std::io::Error| AuthFileError::Read(e.to_string());
-        if let Some(dir) = path.parent() {
-            create_private_dir(dir).map_err(read)?;
-        }
-        create_private_file(path).map_err(read)?;
+        prepare_file(path).map_err(read)?;
         FileLock::acquire(path).map_err(read)
     }
 
@@ -299,6 +305,18 @@ impl AuthStorage {
     /// The stored credential of a provider.
     pub fn credential(&self, provider: &str) -> Option<Credential> {
         parse_credential(provider, self.data.get(provider)?).ok()
+    }
+
+    /// The stored OAuth entry of a provider, as stored.
+    pub fn oauth_entry(&self, provider: &str) -> Option<&Map<String, Value>> {
+        let entry = self.data.get(provider)?.as_object()?;
+        matches!(self.credential(provider)?, Credential::OAuth(_)).then_some(entry)
+    }
+
+    /// Replaces a provider's entry in memory only (after [`super::oauth::refresh_stored`]
+    /// wrote it to the file).
+    pub fn replace_in_memory(&mut self, provider: &str, entry: Map<String, Value>) {
+        self.data.insert(provider.to_owned(), Value::Object(entry));
     }
 
     /// The stored key, resolved: api_key → `key` via the value resolver (with the credential's

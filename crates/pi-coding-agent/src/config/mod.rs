@@ -34,6 +34,7 @@ pub mod lock;
 pub mod migrations;
 pub mod model_resolver;
 pub mod models_json;
+pub mod oauth;
 pub mod paths;
 pub mod registry;
 pub mod replace;

@@ -16,10 +16,13 @@ pub fn header_line(session: &AgentSession) -> String {
     pi_ai::json::to_string(store.header()).unwrap_or_default()
 }
 
-/// Subscribes a listener sending every event's json line to `lines`.
+/// Subscribes a listener sending every event's json line to `lines`. A `message_end` line
+/// carries the barrier of its entry's append, so the driver prints it once the entry is in
+/// the session file.
 pub fn forward_events(session: &AgentSession, lines: LineSender) {
+    let durability = session.durability();
     session.subscribe(move |event: &AgentSessionEvent| {
-        let _ = lines.send(event.to_json_line());
+        let _ = lines.send((event.to_json_line(), durability.barrier()));
         Ok(())
     });
 }

@@ -29,7 +29,7 @@ use std::io::Write;
 
 use crate::cli::{AppMode, ModeRequest};
 use crate::session::{AgentSession, PromptOptions, SessionError};
-use output::{drain, line_channel, write_line};
+use output::{drain, line_channel, write_after, write_line};
 use print::{TextOutcome, text_outcome};
 use signals::{Signals, Terminate};
 
@@ -99,14 +99,14 @@ async fn drive(request: ModeRequest, stdout: &mut dyn Write, stderr: &mut dyn Wr
             biased;
             sig = next_signal(&mut signals) => {
                 // Events emitted before the signal are out, as pi's synchronous writes are.
-                drain(&mut rx, stdout);
+                drain(&mut rx, stdout).await;
                 return on_signal(sig, &session);
             }
-            Some(line) = rx.recv() => write_line(stdout, &line),
+            Some(line) = rx.recv() => write_after(stdout, line).await,
             done = &mut prompts => break done,
         }
     };
-    drain(&mut rx, stdout);
+    drain(&mut rx, stdout).await;
     match result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {

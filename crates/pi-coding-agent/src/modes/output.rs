@@ -5,15 +5,25 @@
 //! channel, in emission order, and the driver writes them (each followed by `\n` and a
 //! flush, as `console.log` does).
 
+//!
+//! Each line carries a [`StoreBarrier`]: the driver writes it only once the barrier is
+//! passed, so a `message_end` is printed after its entry is in the session file (see
+//! [`crate::session::durability`]).
+
 use std::io::Write;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use crate::session::StoreBarrier;
+
+/// One line (without `\n`) and what must be in the session file before it is printed.
+pub type Line = (String, StoreBarrier);
+
 /// The sending half, cloned into listeners.
-pub type LineSender = UnboundedSender<String>;
+pub type LineSender = UnboundedSender<Line>;
 
 /// A line channel.
-pub fn line_channel() -> (LineSender, UnboundedReceiver<String>) {
+pub fn line_channel() -> (LineSender, UnboundedReceiver<Line>) {
     unbounded_channel()
 }
 
@@ -24,9 +34,15 @@ pub fn write_line(out: &mut dyn Write, line: &str) {
     let _ = out.flush();
 }
 
-/// Writes every line already queued.
-pub fn drain(rx: &mut UnboundedReceiver<String>, out: &mut dyn Write) {
+/// Writes `line` once its barrier is passed.
+pub async fn write_after(out: &mut dyn Write, (line, barrier): Line) {
+    barrier.wait().await;
+    write_line(out, &line);
+}
+
+/// Writes every line already queued, each once its barrier is passed.
+pub async fn drain(rx: &mut UnboundedReceiver<Line>, out: &mut dyn Write) {
     while let Ok(line) = rx.try_recv() {
-        write_line(out, &line);
+        write_after(out, line).await;
     }
 }

@@ -3,20 +3,37 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `serializeJsonLine` + `writeRawStdout`: one compact JSON
 //! record and a LF per line; the writer flushes after each record.
+//!
+//! A record may carry a [`StoreBarrier`] ([`Output::send_after`]): the writer writes it, and
+//! so everything queued after it, only once the barrier is passed — an event reporting a
+//! session entry reaches the client after the entry is in the file (pi's `writeRawStdout`
+//! queue runs after the synchronous session append, `dist/core/output-guard.js`).
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use crate::session::StoreBarrier;
+
+/// One queued record: its text (without LF) and what must be written to the session file
+/// first.
+type Record = (String, StoreBarrier);
+
 /// A cheap, cloneable handle to the writer task. Sending after the writer ended is a no-op.
 #[derive(Clone, Debug)]
 pub struct Output {
-    tx: mpsc::UnboundedSender<Option<String>>,
+    tx: mpsc::UnboundedSender<Option<Record>>,
 }
 
 impl Output {
     /// Queues one record (JSON text without LF).
     pub fn send(&self, line: String) {
-        let _ = self.tx.send(Some(line));
+        self.send_after(line, StoreBarrier::passed());
+    }
+
+    /// Queues one record to be written once `barrier` is passed (records queued later wait
+    /// behind it, so the order stays).
+    pub fn send_after(&self, line: String, barrier: StoreBarrier) {
+        let _ = self.tx.send(Some((line, barrier)));
     }
 
     /// Ends the writer after the records queued so far (later records are dropped).
@@ -39,19 +56,27 @@ pub fn spawn_writer<W>(writer: W) -> (Output, tokio::task::JoinHandle<()>)
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Option<String>>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Option<Record>>();
     let task = tokio::spawn(async move {
         let mut writer = writer;
-        'outer: while let Some(Some(mut line)) = rx.recv().await {
+        'outer: while let Some(Some((mut line, barrier))) = rx.recv().await {
+            barrier.wait().await;
             line.push('\n');
             if writer.write_all(line.as_bytes()).await.is_err() {
                 return;
             }
             // Drain what is already queued before flushing (fewer syscalls under load).
             while let Ok(more) = rx.try_recv() {
-                let Some(mut more) = more else {
+                let Some((mut more, barrier)) = more else {
                     break 'outer;
                 };
+                if !barrier.is_passed() {
+                    // What is written so far goes out while the entry is being written.
+                    if writer.flush().await.is_err() {
+                        return;
+                    }
+                    barrier.wait().await;
+                }
                 more.push('\n');
                 if writer.write_all(more.as_bytes()).await.is_err() {
                     return;

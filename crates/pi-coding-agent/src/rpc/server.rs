@@ -5,7 +5,8 @@
 //!   model changes, compaction, session replacement) runs as its own task; the others finish
 //!   without waiting and are answered in input order. Responses may overtake each other and
 //!   interleave with events; clients correlate them by `id`;
-//! - every session event is written in the json-mode projection, extension errors as
+//! - every session event is written in the json-mode projection (a `message_end` once its
+//!   entry is in the session file), extension errors as
 //!   `{"type":"extension_error", extensionPath, event, error}`;
 //! - the extension UI is [`RpcUi`] (`extension_ui_response` records are routed to it);
 //! - end of input: the event subscription is dropped, the session is shut down
@@ -75,8 +76,10 @@ impl Shared {
     fn subscribe(&self, session: &AgentSession) {
         let out = self.out.clone();
         let shutdown = Arc::clone(&self.shutdown);
+        let durability = session.durability();
         let sub = session.subscribe(move |event| {
-            out.send(event.to_json_line());
+            // A `message_end` waits for its entry's append (see `session::durability`).
+            out.send_after(event.to_json_line(), durability.barrier());
             if matches!(event, AgentSessionEvent::AgentSettled) {
                 shutdown.check();
             }

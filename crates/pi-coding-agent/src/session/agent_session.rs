@@ -18,6 +18,7 @@ use pi_ai::{AssistantMessage, Model, ModelThinkingLevel};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::durability::{Durability, StoreBarrier};
 use super::events::AgentSessionEvent;
 use super::hooks::{Compactor, SessionHooks};
 use super::prompt::{AuthSource, SessionError};
@@ -85,6 +86,8 @@ pub(super) struct Inner {
     /// Bumped whenever the session may have become idle.
     pub idle: watch::Sender<u64>,
     pub agent_subscription: Mutex<Option<Subscription>>,
+    /// Entry writes announced to listeners and not yet finished.
+    pub durability: Durability,
 }
 
 /// `(active tools, in order) → base system prompt`: pi's `_rebuildSystemPrompt`, for a session
@@ -95,6 +98,25 @@ pub(super) struct Inner {
 pub type SystemPromptFn = Arc<dyn Fn(&[Arc<dyn pi_agent_core::AgentTool>]) -> String + Send + Sync>;
 
 /// The session (a shared handle).
+///
+/// # When an entry is in the session file
+///
+/// Listeners see `message_end` of a message the session persists (`user`, `assistant`,
+/// `toolResult`, `custom`) *before* the session appends it to the store, as in pi: a
+/// listener may still look at the store without it. The append follows at once, before the
+/// next event; a listener that forwards the event (to stdout, a socket, a UI's "done" state)
+/// and means "it is saved" takes [`AgentSession::store_barrier`] while it runs and waits on
+/// it before publishing — the `pi` binary's json and rpc output does exactly that, so a
+/// printed `message_end` is in the file. Every other event that reports an entry
+/// (`session_info_changed`, `thinking_level_changed`, `entry_appended`, `compaction_end`, the
+/// custom messages an extension sends, a model change, tree navigation and its
+/// `branch_summary`/label entries) is emitted after its entry was written, and so is
+/// everything the session returns (`set_session_name`, `navigate_tree`, …).
+///
+/// "Written" means the store's `write` returned (the bytes survive the process being
+/// killed) and, for assistant messages and compactions, which the store `fdatasync`s, that
+/// the sync returned. One exception, as in pi: a new session writes nothing before its first
+/// assistant message, and then writes the header and every entry so far at once.
 #[derive(Clone)]
 pub struct AgentSession {
     pub(super) inner: Arc<Inner>,
@@ -207,6 +229,19 @@ impl AgentSession {
             steering,
             follow_up,
         })
+    }
+
+    /// A barrier passed once every entry write pending now has finished: taken inside a
+    /// listener of `message_end`, it waits for that message's append (see the type's docs).
+    /// Passed at once when nothing is pending.
+    pub fn store_barrier(&self) -> StoreBarrier {
+        self.inner.durability.barrier()
+    }
+
+    /// The session's record of pending entry writes, for a listener that must not keep the
+    /// session alive ([`Durability::barrier`] is [`AgentSession::store_barrier`]).
+    pub fn durability(&self) -> Durability {
+        self.inner.durability.clone()
     }
 
     // ----- accessors -----------------------------------------------------------------------

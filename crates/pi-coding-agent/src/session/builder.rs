@@ -330,6 +330,7 @@ impl AgentSessionBuilder {
             listeners: Mutex::new((0, Vec::new())),
             idle,
             agent_subscription: Mutex::new(None),
+            durability: super::durability::Durability::new(),
         });
         let session = AgentSession::from_inner(inner);
         agent.update_options(|o| session.install_agent_hooks(o));

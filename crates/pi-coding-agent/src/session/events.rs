@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn json_mode_projects_message_update_with_usage_and_tool_call_identity() {
         let mut m = AssistantMessage::empty("a", "p", "m");
-        m.usage.input = 7;
+        m.usage.input = 7.0;
         m.content.push(AssistantContent::ToolCall(pi_ai::ToolCall {
             id: "call_1".into(),
             name: "read".into(),

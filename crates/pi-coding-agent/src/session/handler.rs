@@ -13,7 +13,10 @@
 //! 5. `turn_end` appends the deferred context-only custom messages.
 //!
 //! Because the agent awaits this listener, the assistant message is on disk before tool
-//! preflight starts, and the file order is user → assistant → toolResult.
+//! preflight starts, and the file order is user → assistant → toolResult. While step 3 runs
+//! for a message step 4 persists, that write is pending in the session's
+//! [`super::durability`] record, so the modes print its `message_end` only once it is
+//! written.
 
 use std::sync::Arc;
 
@@ -102,7 +105,15 @@ impl AgentSession {
             _ => hooks.agent_event(event.clone(), TurnInfo::default()).await,
         }
 
-        // 3. Session listeners.
+        // 3. Session listeners. A message about to be persisted is a pending write while
+        // they run, so that whoever publishes its `message_end` can wait for the append
+        // (`durability`); the guard is released on every path, failures included.
+        let pending_write = match &*published {
+            AgentEvent::MessageEnd { message } if persists(message) => {
+                Some(self.inner.durability.begin())
+            }
+            _ => None,
+        };
         match &*published {
             AgentEvent::AgentEnd { messages } => {
                 let will_retry = self.will_retry_after(messages);
@@ -116,7 +127,9 @@ impl AgentSession {
 
         // 4. Persistence.
         if let AgentEvent::MessageEnd { message } = &*published {
-            self.persist_message(message)?;
+            let persisted = self.persist_message(message);
+            drop(pending_write);
+            persisted?;
             if let AgentMessage::Llm(Message::Assistant(a)) = message {
                 let retry_done = {
                     let mut st = self.state();
@@ -155,7 +168,7 @@ impl AgentSession {
             AgentMessage::Llm(_) => EntryKind::Message {
                 message: message.clone(),
             },
-            AgentMessage::Custom(m) if message.role() == "custom" => custom_entry(m),
+            AgentMessage::Custom(m) if persists(message) => custom_entry(m),
             AgentMessage::Custom(_) => return Ok(()),
         };
         lock(&self.inner.store)
@@ -336,6 +349,14 @@ impl AgentSession {
             model: Some(model),
             thinking_level: Some(level),
         })
+    }
+}
+
+/// Whether the session appends `message` at its `message_end` (`persist_message`).
+fn persists(message: &AgentMessage) -> bool {
+    match message {
+        AgentMessage::Llm(_) => true,
+        AgentMessage::Custom(_) => message.role() == "custom",
     }
 }
 

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`events`] | the 23 `AgentSessionEvent`s, their JSON and the json-mode projection |
 //! | [`agent_session`] | the session handle: listeners, state, idle, abort |
+//! | [`durability`] | when an entry an event reports is in the file: pending writes, barriers |
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
 //! | [`retry`] | auto-retry |
@@ -25,6 +26,7 @@ pub mod agent_session;
 pub mod bash;
 pub mod builder;
 pub mod convert;
+pub mod durability;
 pub mod events;
 mod handler;
 pub mod hooks;
@@ -44,6 +46,7 @@ pub use agent_session::{
 };
 pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
+pub use durability::{Durability, StoreBarrier};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{
     BeforeAgentStartEvent, BeforeAgentStartResult, CheckPhase, Compactor, CustomMessageSpec,

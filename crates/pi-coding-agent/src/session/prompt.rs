@@ -133,6 +133,16 @@ pub trait AuthSource: Send + Sync {
         None
     }
 
+    /// Work to finish before a request to `model` is set up: refreshing the provider's OAuth
+    /// credential when it expires within 5 minutes (pi-ai 0.85.1 `resolveStoredOAuth`). The
+    /// error is the text the request ends with. Default: none.
+    fn prepare_request(
+        &self,
+        _model: &pi_ai::Model,
+    ) -> Option<futures::future::BoxFuture<'static, Result<(), String>>> {
+        None
+    }
+
     /// A failure reading `provider`'s credentials that refuses the prompt before the key
     /// check, with pi's text (e.g. `Credential store read failed for <p>: <message>` for a
     /// broken `auth.json`). Default: none.
@@ -190,6 +200,27 @@ impl AuthSource for RegistryAuth {
     fn credential_error(&self, provider: &str) -> Option<String> {
         let r = crate::sync::read(&self.0);
         r.credential_store_error(provider)
+    }
+
+    fn prepare_request(
+        &self,
+        model: &pi_ai::Model,
+    ) -> Option<futures::future::BoxFuture<'static, Result<(), String>>> {
+        let provider = model.provider.clone();
+        let (path, entry) = {
+            let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+            if !r.oauth_refresh_due(&provider) {
+                return None;
+            }
+            (
+                r.auth().path().map(Path::to_path_buf),
+                r.auth().oauth_entry(&provider).cloned(),
+            )
+        };
+        let registry = Arc::clone(&self.0);
+        Some(Box::pin(async move {
+            crate::config::registry::refresh_oauth(&registry, &provider, path, entry).await
+        }))
     }
 }
 

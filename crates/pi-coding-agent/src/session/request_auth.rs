@@ -22,8 +22,46 @@ use super::prompt::AuthSource;
 /// none; the configured headers ([`AuthSource::request_headers`]) go before the request's own
 /// headers, which win. A resolution error is returned as an error-only stream with
 /// [`AssistantMessage::setup_error`], and nothing is sent.
+///
+/// When the provider's OAuth credential is due for a refresh ([`AuthSource::prepare_request`]),
+/// the request waits for it inside the returned stream; a failed refresh ends the request with
+/// its text, before anything is sent.
 pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> StreamFn {
-    Arc::new(move |mut model: pi_ai::Model, context, mut options| {
+    Arc::new(move |model: pi_ai::Model, context, options| {
+        let Some(prepare) = auth.prepare_request(&model) else {
+            return apply_auth(auth.as_ref(), &stream_fn, model, context, options);
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return apply_auth(auth.as_ref(), &stream_fn, model, context, options);
+        };
+        let (mut sink, stream) = pi_ai::event_channel(None);
+        let auth = Arc::clone(&auth);
+        let stream_fn = Arc::clone(&stream_fn);
+        runtime.spawn(async move {
+            let mut inner = match prepare.await {
+                Ok(()) => apply_auth(auth.as_ref(), &stream_fn, model, context, options),
+                Err(text) => AssistantMessageEventStream::error_only(
+                    AssistantMessage::setup_error(&model.api, &model.provider, &model.id, text),
+                ),
+            };
+            while let Some(event) = inner.next_event().await {
+                if !sink.push(event).await {
+                    break;
+                }
+            }
+        });
+        stream
+    })
+}
+
+fn apply_auth(
+    auth: &dyn AuthSource,
+    stream_fn: &StreamFn,
+    mut model: pi_ai::Model,
+    context: pi_ai::Context,
+    mut options: pi_ai::StreamOptions,
+) -> AssistantMessageEventStream {
+    {
         if let Some(url) = auth.request_base_url(&model) {
             model.base_url = url;
         }
@@ -51,7 +89,7 @@ pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> Stre
             Err(text) => return fail(text),
         }
         stream_fn(model, context, options)
-    })
+    }
 }
 
 #[cfg(test)]

@@ -27,20 +27,26 @@ pub struct ContextUsage {
     pub percent: Option<f64>,
 }
 
-/// `{input, output, cacheRead, cacheWrite, total}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// `{input, output, cacheRead, cacheWrite, total}`: JavaScript numbers summed in doubles, as
+/// pi sums them (no count wraps; write with [`pi_ai::json`] for pi's number spelling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenTotals {
     /// Input tokens.
-    pub input: u64,
+    #[serde(serialize_with = "pi_ai::json::js_number")]
+    pub input: f64,
     /// Output tokens.
-    pub output: u64,
+    #[serde(serialize_with = "pi_ai::json::js_number")]
+    pub output: f64,
     /// Cache-read tokens.
-    pub cache_read: u64,
+    #[serde(serialize_with = "pi_ai::json::js_number")]
+    pub cache_read: f64,
     /// Cache-write tokens.
-    pub cache_write: u64,
+    #[serde(serialize_with = "pi_ai::json::js_number")]
+    pub cache_write: f64,
     /// The sum of the four.
-    pub total: u64,
+    #[serde(serialize_with = "pi_ai::json::js_number")]
+    pub total: f64,
 }
 
 /// `getSessionStats()`'s result.
@@ -73,10 +79,10 @@ pub struct SessionStats {
 
 #[derive(Default)]
 struct Totals {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write: f64,
     cost: f64,
 }
 
@@ -91,7 +97,7 @@ impl Totals {
 
     /// A stored `usage` object (compaction / branch summary): missing fields count 0.
     fn add_json(&mut self, v: &Value) {
-        let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let n = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         self.input += n("input");
         self.output += n("output");
         self.cache_read += n("cacheRead");

@@ -10,11 +10,11 @@
 //! - it loads (`SessionStore::open`, no warnings);
 //! - its entries are a prefix of the clean run's, compared by type, role and content (ids
 //!   and timestamps ignored) — cut short at most by the entry in flight;
-//! - every acknowledged entry is there. A new session is written only when its first
-//!   assistant message is handled (header and all entries at once; before that nothing
-//!   exists on disk, as in the reference). From then on an entry counts
-//!   as acknowledged once any json line after its `message_end` was printed: pi persists a
-//!   message while handling its `message_end`, before the next event is emitted.
+//! - every acknowledged entry is there: an entry counts as acknowledged as soon as its
+//!   `message_end` line was printed (pi-rs prints it only once the entry is in the file).
+//!   The one exception is the reference's too: a new session is written only when its first
+//!   assistant message is handled (header and all entries at once), so nothing is
+//!   acknowledged before that assistant message's `message_end` was printed.
 
 #![allow(dead_code)]
 
@@ -239,7 +239,8 @@ pub async fn clean_run(pi: &Path) -> Result<Clean, String> {
     })
 }
 
-/// Number of message entries the printed lines acknowledge (see the module docs).
+/// Number of message entries the printed lines acknowledge (see the module docs): every
+/// printed `message_end` of a persisted message once the first assistant one is among them.
 pub fn acknowledged(printed: &[Value]) -> usize {
     let persisted = |r: &Value| {
         r["type"] == "message_end"
@@ -248,15 +249,11 @@ pub fn acknowledged(printed: &[Value]) -> usize {
                 Some("user" | "assistant" | "toolResult" | "custom")
             )
     };
-    let first_assistant = printed
-        .iter()
-        .position(|r| persisted(r) && r["message"]["role"] == "assistant");
-    match first_assistant {
-        Some(i) if i + 1 < printed.len() => {}
-        _ => return 0,
+    let ends = printed.iter().filter(|r| persisted(r));
+    if !ends.clone().any(|r| r["message"]["role"] == "assistant") {
+        return 0;
     }
-    let last = printed.len() - 1;
-    printed[..last].iter().filter(|r| persisted(r)).count()
+    ends.count()
 }
 
 /// What one killed run saw.

@@ -33,7 +33,7 @@ const MESSAGE_EVENTS: [&str; 6] = [
 /// Scratch state of one open pi block.
 struct OpenBlock {
     /// Anthropic's block `index` (`None` when the event had none).
-    wire_index: Option<u64>,
+    wire_index: Option<f64>,
     /// Index into `partial.content`.
     content_index: usize,
     /// Raw argument JSON of a tool call.
@@ -78,7 +78,7 @@ impl AnthropicMapper {
 
     /// The open block with this wire index; a missing index matches a block started without
     /// one, as pi's `undefined === undefined` lookup does.
-    fn find_open(&self, wire_index: Option<u64>) -> Option<usize> {
+    fn find_open(&self, wire_index: Option<f64>) -> Option<usize> {
         self.open.iter().position(|b| b.wire_index == wire_index)
     }
 
@@ -102,13 +102,13 @@ impl AnthropicMapper {
             self.usage_model = None;
         }
         let usage = message.get("usage").unwrap_or(&Value::Null);
-        let field = |k: &str| count(usage.get(k)).unwrap_or(0);
+        let field = |k: &str| count(usage.get(k)).unwrap_or(0.0);
         let cache_1h = count(
             usage
                 .get("cache_creation")
                 .and_then(|c| c.get("ephemeral_1h_input_tokens")),
         )
-        .unwrap_or(0);
+        .unwrap_or(0.0);
         let cost_model = self.cost_model().clone();
         self.partial.update(|m| {
             if let Some(id) = message.get("id").and_then(Value::as_str) {
@@ -311,8 +311,9 @@ impl AnthropicMapper {
                     partial,
                 }),
                 Some(AssistantContent::ToolCall(tc)) => {
-                    if let Some(args) = final_args {
+                    if let Some((args, error)) = final_args {
                         tc.arguments = args;
+                        tc.arguments_error = error;
                     }
                     Some(Ev::ToolcallEnd {
                         content_index,
@@ -347,7 +348,7 @@ impl AnthropicMapper {
                 }
             }
             if let Some(u) = usage {
-                let set = |target: &mut u64, key: &str| {
+                let set = |target: &mut f64, key: &str| {
                     if let Some(v) = count(u.get(key)) {
                         *target = v;
                     }
@@ -375,14 +376,10 @@ fn finish_usage(model: &Model, usage: &mut Usage) {
     calculate_cost(model, usage);
 }
 
-/// A non-negative token count from a JSON number (`null`/absent → `None`).
-fn count(v: Option<&Value>) -> Option<u64> {
-    let v = v?;
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0)
-            .map(|f| f as u64)
-    })
+/// A non-negative token count from a JSON number, as a JavaScript number (`null`/absent →
+/// `None`).
+fn count(v: Option<&Value>) -> Option<f64> {
+    v?.as_f64().filter(|f| f.is_finite() && *f >= 0.0)
 }
 
 /// `mapStopReason`: `(stopReason, errorMessage?)`; unknown reasons fail the stream.

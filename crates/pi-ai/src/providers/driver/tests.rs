@@ -94,7 +94,7 @@ impl StreamMapper for LineMapper {
             }
             "[FAIL]" => return Err(StreamError::Provider("mapper failed".into())),
             "[USAGE]" => {
-                self.partial.update(|m| m.usage.output = 7);
+                self.partial.update(|m| m.usage.output = 7.0);
                 return Ok(());
             }
             _ => {}
@@ -230,7 +230,7 @@ async fn streams_deltas_then_done() {
     };
     assert_eq!(*reason, StopReason::Stop);
     assert_eq!(message.text(), "Hello");
-    assert_eq!(message.usage.output, 7);
+    assert_eq!(message.usage.output, 7.0);
     assert_eq!(message.api, "line-test");
     assert_eq!(message.provider, "test-provider");
     assert_eq!(message.model, "m1");
@@ -635,7 +635,7 @@ async fn mapper_failures_keep_the_partial_content() {
     assert_eq!(reason, StopReason::Error);
     assert_eq!(error.error_message.as_deref(), Some("mapper failed"));
     assert_eq!(error.text(), "kept");
-    assert_eq!(error.usage.output, 7);
+    assert_eq!(error.usage.output, 7.0);
 }
 
 #[tokio::test]

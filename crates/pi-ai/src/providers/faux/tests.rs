@@ -96,11 +96,11 @@ async fn streams_text_in_token_chunks_with_a_usage_estimate() {
     // system:sys \n\n user:hello \n\n tools:[{"name":"t","description":"d","parameters":{"type":"object"}}]
     let prompt = "system:sys\n\nuser:hello\n\ntools:[{\"name\":\"t\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"}}]";
     assert_eq!(prompt.len(), 93);
-    assert_eq!(message.usage.input, 24);
-    assert_eq!(message.usage.output, 3);
-    assert_eq!(message.usage.cache_read, 0);
-    assert_eq!(message.usage.cache_write, 0);
-    assert_eq!(message.usage.total_tokens, 27);
+    assert_eq!(message.usage.input, 24.0);
+    assert_eq!(message.usage.output, 3.0);
+    assert_eq!(message.usage.cache_read, 0.0);
+    assert_eq!(message.usage.cache_write, 0.0);
+    assert_eq!(message.usage.total_tokens, 27.0);
     assert_eq!(faux.call_count(), 1);
 }
 
@@ -161,7 +161,7 @@ async fn blocks_stream_in_order_and_tool_arguments_arrive_as_json_chunks() {
     assert_eq!(reason, StopReason::ToolUse);
     assert_eq!(message.tool_calls().count(), 1);
     // output = ceil(len("hmm\n\nread:{\"path\":\"a.txt\"}") / 4) = ceil(26 / 4)
-    assert_eq!(message.usage.output, 7);
+    assert_eq!(message.usage.output, 7.0);
 }
 
 #[tokio::test]
@@ -184,7 +184,7 @@ async fn an_empty_queue_is_an_error_with_a_usage_estimate() {
         error.error_message.as_deref(),
         Some("No more faux responses queued")
     );
-    assert_eq!(error.usage.input, 24);
+    assert_eq!(error.usage.input, 24.0);
     assert!(error.content.is_empty());
     assert_eq!(faux.call_count(), 3);
     assert_eq!(faux.pending_response_count(), 0);
@@ -346,7 +346,7 @@ async fn a_session_id_turns_the_shared_prompt_prefix_into_cache_reads() {
             first.usage.cache_read,
             first.usage.cache_write
         ),
-        (24, 0, 24)
+        (24.0, 0.0, 24.0)
     );
     // The new prompt inserts "\n\nassistant:a" before the tools: the shared prefix is
     // "system:sys\n\nuser:hello\n\n" (24 chars).
@@ -355,16 +355,19 @@ async fn a_session_id_turns_the_shared_prompt_prefix_into_cache_reads() {
     let second = last(&collect(faux.stream(&model, &second_ctx, opts.clone())).await).1;
     let new_len = 93 + "\n\nassistant:a".len() as u64;
     assert_eq!(new_len, 106);
-    assert_eq!(second.usage.cache_read, 6); // ceil(24 / 4)
-    assert_eq!(second.usage.cache_write, 21); // ceil((106 - 24) / 4)
-    assert_eq!(second.usage.input, 21); // ceil(106 / 4) - 6
+    assert_eq!(second.usage.cache_read, 6.0); // ceil(24 / 4)
+    assert_eq!(second.usage.cache_write, 21.0); // ceil((106 - 24) / 4)
+    assert_eq!(second.usage.input, 21.0); // ceil(106 / 4) - 6
     // Retention none: no cache accounting.
     let none = StreamOptions {
         cache_retention: Some(CacheRetention::None),
         ..opts
     };
     let third = last(&collect(faux.stream(&model, &second_ctx, none)).await).1;
-    assert_eq!((third.usage.cache_read, third.usage.cache_write), (0, 0));
+    assert_eq!(
+        (third.usage.cache_read, third.usage.cache_write),
+        (0.0, 0.0)
+    );
 }
 
 #[tokio::test]

@@ -42,11 +42,11 @@ pub(super) fn with_usage_estimate(
         prompt_cache.insert(session.to_owned(), prompt);
     }
     message.usage = Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total_tokens: input + output + cache_read + cache_write,
+        input: input as f64,
+        output: output as f64,
+        cache_read: cache_read as f64,
+        cache_write: cache_write as f64,
+        total_tokens: (input + output + cache_read + cache_write) as f64,
         ..Default::default()
     };
     message

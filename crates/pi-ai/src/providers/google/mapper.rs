@@ -7,12 +7,18 @@
 //! block; a function call closes the current block and is emitted whole; a missing or
 //! repeated call id is synthesized as `<name>_<epochMs>_<counter>` with a process-wide
 //! counter; the last `usageMetadata` wins.
+//!
+//! Difference from pi: a call whose arguments are streamed in parts (`willContinue`,
+//! `partialArgs`, see `partial_args`) is assembled into one tool call; pi makes one empty
+//! call per part.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
+use crate::json_depth::{MAX_ARGUMENT_DEPTH, value_depth};
+use crate::partial_json::FinishError;
 use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
@@ -31,20 +37,26 @@ enum Kind {
 }
 
 /// Maps one Gemini response onto the partial message.
-pub(super) struct GoogleMapper {
+pub(crate) struct GoogleMapper {
     partial: PartialMessage,
     model: Model,
     /// The open text/thinking block: its kind and content index.
     current: Option<(Kind, usize)>,
+    flavor: super::Flavor,
+    /// A call whose arguments are still streaming: its content index and the path of a
+    /// string still being continued.
+    streaming: Option<(usize, Option<String>)>,
 }
 
 impl GoogleMapper {
     /// A mapper writing into `partial` for `model`.
-    pub fn new(model: &Model, partial: PartialMessage) -> Self {
+    pub fn new(model: &Model, partial: PartialMessage, flavor: super::Flavor) -> Self {
         GoogleMapper {
             partial,
             model: model.clone(),
             current: None,
+            flavor,
+            streaming: None,
         }
     }
 
@@ -137,16 +149,88 @@ impl GoogleMapper {
         });
     }
 
-    fn function_call(&mut self, part: &Value, call: &Map<String, Value>, out: &mut Vec<Ev>) {
+    /// Applies a streamed call's `partialArgs` (and `args`); `continues: false` closes it.
+    fn continue_streamed(
+        &mut self,
+        call: &Map<String, Value>,
+        continues: bool,
+        out: &mut Vec<Ev>,
+    ) -> Result<(), StreamError> {
+        let Some((content_index, mut continuing)) = self.streaming.take() else {
+            return Ok(());
+        };
+        let fragments = call.get("partialArgs").and_then(Value::as_array);
+        let whole = call.get("args").and_then(Value::as_object);
+        let applied = self.partial.update(|m| {
+            let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) else {
+                return Ok(());
+            };
+            if let Some(args) = whole {
+                tc.arguments.extend(args.clone());
+            }
+            for f in fragments.into_iter().flatten() {
+                super::partial_args::apply(&mut tc.arguments, f, &mut continuing)
+                    .map_err(StreamError::Protocol)?;
+            }
+            Ok::<(), StreamError>(())
+        });
+        if fragments.is_some() || whole.is_some() {
+            out.push(Ev::ToolcallDelta {
+                content_index,
+                delta: String::new(),
+                partial: self.partial.clone(),
+            });
+        }
+        self.streaming = Some((content_index, continuing));
+        applied?;
+        if !continues {
+            self.finish_streamed(out);
+        }
+        Ok(())
+    }
+
+    /// Closes a streamed call (its `toolcall_end`), if one is open.
+    fn finish_streamed(&mut self, out: &mut Vec<Ev>) {
+        let Some((content_index, _)) = self.streaming.take() else {
+            return;
+        };
+        if let Some(AssistantContent::ToolCall(tc)) = self.partial.read().content.get(content_index)
+        {
+            out.push(Ev::ToolcallEnd {
+                content_index,
+                tool_call: Box::new(tc.clone()),
+                partial: self.partial.clone(),
+            });
+        }
+    }
+
+    /// A `functionCall` part: emitted whole, or (`streamed`) opened for
+    /// [`GoogleMapper::continue_streamed`].
+    fn function_call(
+        &mut self,
+        part: &Value,
+        call: &Map<String, Value>,
+        out: &mut Vec<Ev>,
+        streamed: bool,
+    ) {
         self.close_current(out);
         let name = call.get("name").and_then(Value::as_str);
         let provided = call
             .get("id")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let arguments = match call.get("args") {
-            Some(Value::Object(m)) => m.clone(),
-            _ => Map::new(),
+        // Whole objects inside the event (already parsed within the document limit): refused
+        // past the argument limit, and when not an object (pi would pass that value on).
+        let (arguments, arguments_error) = match call.get("args") {
+            Some(Value::Object(m)) if value_depth_exceeds(m) => (
+                Map::new(),
+                Some(FinishError::TooDeep {
+                    limit: MAX_ARGUMENT_DEPTH,
+                }),
+            ),
+            Some(Value::Object(m)) => (m.clone(), None),
+            None | Some(Value::Null) => (Map::new(), None),
+            Some(_) => (Map::new(), Some(FinishError::NotAnObject)),
         };
         let thought_signature = part
             .get("thoughtSignature")
@@ -168,6 +252,7 @@ impl GoogleMapper {
                 arguments,
                 thought_signature,
                 namespace: None,
+                arguments_error,
             }));
             m.content.len() - 1
         });
@@ -175,11 +260,15 @@ impl GoogleMapper {
             Some(AssistantContent::ToolCall(tc)) => tc.clone(),
             _ => return,
         };
-        let delta = crate::json::to_string(&tool_call.arguments).unwrap_or_else(|_| "{}".into());
         out.push(Ev::ToolcallStart {
             content_index,
             partial: self.partial.clone(),
         });
+        if streamed {
+            self.streaming = Some((content_index, None));
+            return;
+        }
+        let delta = crate::json::to_string(&tool_call.arguments).unwrap_or_else(|_| "{}".into());
         out.push(Ev::ToolcallDelta {
             content_index,
             delta,
@@ -197,10 +286,10 @@ impl GoogleMapper {
         let cached = n("cachedContentTokenCount");
         let thoughts = n("thoughtsTokenCount");
         let mut usage = Usage {
-            input: n("promptTokenCount").saturating_sub(cached),
+            input: n("promptTokenCount") - cached,
             output: n("candidatesTokenCount") + thoughts,
             cache_read: cached,
-            cache_write: 0,
+            cache_write: 0.0,
             cache_write_1h: None,
             reasoning: Some(thoughts),
             // pi builds this usage whole, `reasoning` before `totalTokens`.
@@ -213,16 +302,11 @@ impl GoogleMapper {
     }
 }
 
-/// A token count (`null`/absent/invalid → 0, as pi's `|| 0`).
-fn count(v: Option<&Value>) -> u64 {
-    v.and_then(|v| {
-        v.as_u64().or_else(|| {
-            v.as_f64()
-                .filter(|f| f.is_finite() && *f >= 0.0)
-                .map(|f| f as u64)
-        })
-    })
-    .unwrap_or(0)
+/// A token count as a JavaScript number (`null`/absent/invalid → 0, as pi's `|| 0`).
+fn count(v: Option<&Value>) -> f64 {
+    v.and_then(Value::as_f64)
+        .filter(|f| f.is_finite() && *f >= 0.0)
+        .unwrap_or(0.0)
 }
 
 /// `mapStopReason` over Gemini's `FinishReason` values; unknown ones fail the stream.
@@ -257,8 +341,7 @@ impl StreamMapper for GoogleMapper {
         }
         // The SDK hands each `data:` payload on unparsed; pi's `JSON.parse` of it throws V8's
         // `SyntaxError` message.
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| StreamError::Json(crate::js_json_error::json_parse_message(data, &e)))?;
+        let chunk: Value = crate::json_depth::parse_event_data(data)?;
         if let Some(id) = chunk
             .get("responseId")
             .and_then(Value::as_str)
@@ -280,10 +363,19 @@ impl StreamMapper for GoogleMapper {
         {
             for part in parts {
                 if let Some(Value::String(text)) = part.get("text") {
+                    self.finish_streamed(out);
                     self.text_part(part, text, out);
                 }
                 if let Some(Value::Object(call)) = part.get("functionCall") {
-                    self.function_call(part, call, out);
+                    let continues = call.get("willContinue") == Some(&Value::Bool(true));
+                    if self.streaming.is_some() {
+                        self.continue_streamed(call, continues, out)?;
+                    } else if continues {
+                        self.function_call(part, call, out, true);
+                        self.continue_streamed(call, true, out)?;
+                    } else {
+                        self.function_call(part, call, out, false);
+                    }
                 }
             }
         }
@@ -311,15 +403,17 @@ impl StreamMapper for GoogleMapper {
     }
 
     fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
+        self.finish_streamed(out);
         self.close_current(out);
         let (reason, raw) = {
             let m = self.partial.read();
             (m.stop_reason, m.raw_stop_reason.clone())
         };
         match reason {
-            StopReason::Pending => Err(StreamError::Incomplete(
-                "Google stream ended without a finish reason",
-            )),
+            StopReason::Pending => Err(StreamError::Incomplete(match self.flavor {
+                super::Flavor::Gemini => "Google stream ended without a finish reason",
+                super::Flavor::Vertex => "Google Vertex stream ended without a finish reason",
+            })),
             StopReason::Error | StopReason::Aborted => Err(match raw {
                 Some(raw) => StreamError::Provider(format!("Provider stopped with: {raw}")),
                 None => StreamError::Unknown,
@@ -327,6 +421,12 @@ impl StreamMapper for GoogleMapper {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether arguments nest deeper than [`MAX_ARGUMENT_DEPTH`] (the object itself is level 1).
+fn value_depth_exceeds(args: &Map<String, Value>) -> bool {
+    args.values()
+        .any(|v| value_depth(v) + 1 > MAX_ARGUMENT_DEPTH)
 }
 
 #[cfg(test)]

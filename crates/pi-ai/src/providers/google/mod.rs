@@ -5,8 +5,9 @@
 //! chunks. Error texts: HTTP errors as the SDK's `ApiError` message (the JSON body
 //! re-serialized), a caller cancel mid-stream `This operation was aborted`.
 
-mod mapper;
-mod request;
+pub(crate) mod mapper;
+mod partial_args;
+pub(crate) mod request;
 mod thinking;
 #[cfg(test)]
 mod transport_tests;
@@ -19,6 +20,16 @@ use serde_json::{Value, json};
 use crate::event::PartialMessage;
 use crate::providers::{StreamMapper, WireApi, WireRequest};
 use crate::types::{Context, Model, StreamOptions, api};
+
+/// Which of pi's two Gemini adapters a shared piece of code serves (they differ in a few
+/// model-family rules and texts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `google-generative-ai`.
+    Gemini,
+    /// `google-vertex`.
+    Vertex,
+}
 
 /// The `google-generative-ai` wire API.
 #[derive(Clone, Copy, Debug, Default)]
@@ -50,20 +61,13 @@ impl WireApi for GoogleGenerativeAi {
         partial: PartialMessage,
         _options: &StreamOptions,
     ) -> Box<dyn StreamMapper> {
-        Box::new(mapper::GoogleMapper::new(model, partial))
+        Box::new(mapper::GoogleMapper::new(model, partial, Flavor::Gemini))
     }
 
     /// `@google/genai`'s `ApiError` message: a JSON body re-serialized compactly; any other
     /// body wrapped as `{"error":{"message":<text>,"code":<status>,"status":<reason>}}`.
     fn format_http_error(&self, status: u16, body: &str) -> String {
-        let value = serde_json::from_str::<Value>(body).unwrap_or_else(|_| {
-            let reason = reqwest::StatusCode::from_u16(status)
-                .ok()
-                .and_then(|s| s.canonical_reason())
-                .unwrap_or("");
-            json!({ "error": { "message": body, "code": status, "status": reason } })
-        });
-        crate::json::to_string(&value).unwrap_or_else(|_| body.to_owned())
+        sdk_error_message(status, body)
     }
 
     fn abort_text(&self) -> &'static str {
@@ -85,6 +89,18 @@ impl WireApi for GoogleGenerativeAi {
     fn unterminated_event_text(&self) -> Option<&'static str> {
         Some("Incomplete JSON segment at the end")
     }
+}
+
+/// `@google/genai`'s `ApiError` message for a non-2xx response (both Gemini adapters).
+pub(crate) fn sdk_error_message(status: u16, body: &str) -> String {
+    let value = serde_json::from_str::<Value>(body).unwrap_or_else(|_| {
+        let reason = reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        json!({ "error": { "message": body, "code": status, "status": reason } })
+    });
+    crate::json::to_string(&value).unwrap_or_else(|_| body.to_owned())
 }
 
 #[cfg(test)]

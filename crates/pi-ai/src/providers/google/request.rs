@@ -9,6 +9,7 @@
 use crate::providers::StreamError;
 use serde_json::{Map, Value, json};
 
+use super::Flavor;
 use super::thinking::thinking_config;
 use crate::providers::WireRequest;
 use crate::providers::constrained::{resolve_strict, tool_parameters};
@@ -35,6 +36,29 @@ pub(super) fn build_request(
     if api_key.is_empty() {
         return Err(StreamError::NoApiKey(model.provider.clone()));
     }
+    let body = build_body(model, context, options, Flavor::Gemini)?;
+    let mut h = HeaderList::new();
+    h.set("content-type", "application/json");
+    h.set("x-goog-api-key", api_key);
+    h.set("User-Agent", pi_user_agent());
+    h.apply_json(model.headers.as_ref());
+    h.apply_options(&options.headers);
+
+    Ok(WireRequest {
+        url: url(model),
+        headers: h.into_vec(),
+        body: Value::Object(body),
+    })
+}
+
+/// The REST body both Gemini adapters send: `contents`, `systemInstruction`, `tools`,
+/// `toolConfig`, `generationConfig`.
+pub(crate) fn build_body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    flavor: Flavor,
+) -> Result<Map<String, Value>, StreamError> {
     let mut generation = Map::new();
     if let Some(t) = options.temperature {
         generation.insert("temperature".into(), json!(t));
@@ -45,7 +69,7 @@ pub(super) fn build_request(
         options.max_tokens.unwrap_or(model.max_tokens),
     );
     generation.insert("maxOutputTokens".into(), max_tokens.into());
-    if let Some(config) = thinking_config(model, options)? {
+    if let Some(config) = thinking_config(model, options, flavor)? {
         generation.insert("thinkingConfig".into(), config);
     }
 
@@ -72,19 +96,7 @@ pub(super) fn build_request(
         }
     }
     body.insert("generationConfig".into(), Value::Object(generation));
-
-    let mut h = HeaderList::new();
-    h.set("content-type", "application/json");
-    h.set("x-goog-api-key", api_key);
-    h.set("User-Agent", pi_user_agent());
-    h.apply_json(model.headers.as_ref());
-    h.apply_options(&options.headers);
-
-    Ok(WireRequest {
-        url: url(model),
-        headers: h.into_vec(),
-        body: Value::Object(body),
-    })
+    Ok(body)
 }
 
 /// `<baseUrl>/models/<model>:streamGenerateContent?alt=sse` (ids already starting with

@@ -7,6 +7,7 @@
 use crate::providers::StreamError;
 use serde_json::{Value, json};
 
+use super::Flavor;
 use crate::types::{Model, ModelThinkingLevel, StreamOptions, ThinkingLevel};
 
 /// Gemini 3 Pro (`gemini-3[.N]-pro…`).
@@ -37,6 +38,11 @@ fn family_match(id: &str, suffix: &str) -> bool {
         rest = &rest[pos + 1..];
     }
     false
+}
+
+/// Gemma 4 (`gemma-4`, `gemma4`) on the Gemini API (pi's Vertex adapter has no Gemma case).
+fn is_gemma4_on(flavor: Flavor, id: &str) -> bool {
+    flavor == Flavor::Gemini && is_gemma4(id)
 }
 
 /// Gemma 4 (`gemma-4`, `gemma4`).
@@ -86,7 +92,7 @@ fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel
 }
 
 /// `getThinkingLevel` for level-based families.
-fn level_name(level: GoogleLevel, id: &str) -> &'static str {
+fn level_name(level: GoogleLevel, id: &str, flavor: Flavor) -> &'static str {
     use GoogleLevel::*;
     if is_gemini3_pro(id) {
         return if matches!(level, Minimal | Low) {
@@ -95,7 +101,7 @@ fn level_name(level: GoogleLevel, id: &str) -> &'static str {
             "HIGH"
         };
     }
-    if is_gemma4(id) {
+    if is_gemma4_on(flavor, id) {
         return if matches!(level, Minimal | Low) {
             "MINIMAL"
         } else {
@@ -111,7 +117,8 @@ fn level_name(level: GoogleLevel, id: &str) -> &'static str {
 }
 
 /// `getGoogleBudget`: custom budgets first, then per-family defaults, else −1 (dynamic).
-fn budget(model: &Model, level: GoogleLevel, options: &StreamOptions) -> i64 {
+/// pi's Vertex adapter has no Flash-Lite row (its Flash-Lite models get the Flash budgets).
+fn budget(model: &Model, level: GoogleLevel, options: &StreamOptions, flavor: Flavor) -> i64 {
     let as_pi = match level {
         GoogleLevel::Minimal => ThinkingLevel::Minimal,
         GoogleLevel::Low => ThinkingLevel::Low,
@@ -123,7 +130,7 @@ fn budget(model: &Model, level: GoogleLevel, options: &StreamOptions) -> i64 {
     }
     let table: [i64; 4] = if model.id.contains("2.5-pro") {
         [128, 2048, 8192, 32768]
-    } else if model.id.contains("2.5-flash-lite") {
+    } else if flavor == Flavor::Gemini && model.id.contains("2.5-flash-lite") {
         [512, 2048, 8192, 24576]
     } else if model.id.contains("2.5-flash") {
         [128, 2048, 8192, 24576]
@@ -135,10 +142,10 @@ fn budget(model: &Model, level: GoogleLevel, options: &StreamOptions) -> i64 {
 
 /// The config of a reasoning model with thinking off: Gemini 3 Pro `LOW`, Gemini 3 Flash and
 /// Gemma 4 `MINIMAL` (they cannot turn thinking off), others `thinkingBudget: 0`.
-fn disabled_config(model: &Model) -> Value {
+fn disabled_config(model: &Model, flavor: Flavor) -> Value {
     if is_gemini3_pro(&model.id) {
         json!({ "thinkingLevel": "LOW" })
-    } else if is_gemini3_flash(&model.id) || is_gemma4(&model.id) {
+    } else if is_gemini3_flash(&model.id) || is_gemma4_on(flavor, &model.id) {
         json!({ "thinkingLevel": "MINIMAL" })
     } else {
         json!({ "thinkingBudget": 0 })
@@ -153,9 +160,10 @@ fn disabled_config(model: &Model) -> Value {
 pub(super) fn thinking_config(
     model: &Model,
     options: &StreamOptions,
+    flavor: Flavor,
 ) -> Result<Option<Value>, StreamError> {
     let Some(level) = options.reasoning else {
-        return Ok(model.reasoning.then(|| disabled_config(model)));
+        return Ok(model.reasoning.then(|| disabled_config(model, flavor)));
     };
     let clamped = model.clamp_thinking_level(level.into());
     let resolved = resolve_level(model, clamped)?;
@@ -163,13 +171,14 @@ pub(super) fn thinking_config(
         return Ok(None);
     }
     let id = &model.id;
-    if is_gemini3_pro(id) || is_gemini3_flash(id) || is_gemma4(id) {
+    if is_gemini3_pro(id) || is_gemini3_flash(id) || is_gemma4_on(flavor, id) {
         Ok(Some(
-            json!({ "includeThoughts": true, "thinkingLevel": level_name(resolved, id) }),
+            json!({ "includeThoughts": true, "thinkingLevel": level_name(resolved, id, flavor) }),
         ))
     } else {
+        let budget = budget(model, resolved, options, flavor);
         Ok(Some(
-            json!({ "includeThoughts": true, "thinkingBudget": budget(model, resolved, options) }),
+            json!({ "includeThoughts": true, "thinkingBudget": budget }),
         ))
     }
 }
@@ -185,6 +194,34 @@ mod tests {
             reasoning,
             ..Default::default()
         }
+    }
+
+    fn gemini_config(model: &Model, options: &StreamOptions) -> Result<Option<Value>, StreamError> {
+        thinking_config(model, options, Flavor::Gemini)
+    }
+
+    #[test]
+    fn vertex_has_no_gemma_or_flash_lite_rows() {
+        let v = |m: &Model, o: &StreamOptions| thinking_config(m, o, Flavor::Vertex).unwrap();
+        assert_eq!(
+            v(
+                &model("gemini-2.5-flash-lite", true),
+                &with(ThinkingLevel::Minimal)
+            ),
+            Some(json!({"includeThoughts": true, "thinkingBudget": 128}))
+        );
+        assert_eq!(
+            gemini_config(
+                &model("gemini-2.5-flash-lite", true),
+                &with(ThinkingLevel::Minimal)
+            )
+            .unwrap(),
+            Some(json!({"includeThoughts": true, "thinkingBudget": 512}))
+        );
+        assert_eq!(
+            v(&model("gemma-4-27b", true), &StreamOptions::default()),
+            Some(json!({"thinkingBudget": 0}))
+        );
     }
 
     fn with(level: ThinkingLevel) -> StreamOptions {
@@ -209,19 +246,19 @@ mod tests {
     fn off_configs() {
         let off = StreamOptions::default();
         assert_eq!(
-            thinking_config(&model("gemini-2.0-flash", false), &off).unwrap(),
+            gemini_config(&model("gemini-2.0-flash", false), &off).unwrap(),
             None
         );
         assert_eq!(
-            thinking_config(&model("gemini-2.5-pro", true), &off).unwrap(),
+            gemini_config(&model("gemini-2.5-pro", true), &off).unwrap(),
             Some(json!({"thinkingBudget": 0}))
         );
         assert_eq!(
-            thinking_config(&model("gemini-3-pro-preview", true), &off).unwrap(),
+            gemini_config(&model("gemini-3-pro-preview", true), &off).unwrap(),
             Some(json!({"thinkingLevel": "LOW"}))
         );
         assert_eq!(
-            thinking_config(&model("gemini-3-flash-preview", true), &off).unwrap(),
+            gemini_config(&model("gemini-3-flash-preview", true), &off).unwrap(),
             Some(json!({"thinkingLevel": "MINIMAL"}))
         );
     }
@@ -229,7 +266,7 @@ mod tests {
     #[test]
     fn levels_and_budgets() {
         assert_eq!(
-            thinking_config(
+            gemini_config(
                 &model("gemini-3-pro-preview", true),
                 &with(ThinkingLevel::Medium)
             )
@@ -237,11 +274,11 @@ mod tests {
             Some(json!({"includeThoughts": true, "thinkingLevel": "HIGH"}))
         );
         assert_eq!(
-            thinking_config(&model("gemini-3-flash", true), &with(ThinkingLevel::Medium)).unwrap(),
+            gemini_config(&model("gemini-3-flash", true), &with(ThinkingLevel::Medium)).unwrap(),
             Some(json!({"includeThoughts": true, "thinkingLevel": "MEDIUM"}))
         );
         assert_eq!(
-            thinking_config(
+            gemini_config(
                 &model("gemini-2.5-pro", true),
                 &with(ThinkingLevel::Minimal)
             )
@@ -250,7 +287,7 @@ mod tests {
         );
         // xhigh is not supported unless mapped: clamped down to high.
         assert_eq!(
-            thinking_config(
+            gemini_config(
                 &model("gemini-2.5-flash-lite", true),
                 &with(ThinkingLevel::Xhigh)
             )
@@ -258,7 +295,7 @@ mod tests {
             Some(json!({"includeThoughts": true, "thinkingBudget": 24576}))
         );
         assert_eq!(
-            thinking_config(&model("gemini-exp", true), &with(ThinkingLevel::Low)).unwrap(),
+            gemini_config(&model("gemini-exp", true), &with(ThinkingLevel::Low)).unwrap(),
             Some(json!({"includeThoughts": true, "thinkingBudget": -1}))
         );
     }
@@ -268,7 +305,7 @@ mod tests {
         let mut m = model("gemini-2.5-pro", true);
         m.thinking_level_map = Some(serde_json::from_str(r#"{"high": "ultra"}"#).unwrap());
         assert_eq!(
-            thinking_config(&m, &with(ThinkingLevel::High))
+            gemini_config(&m, &with(ThinkingLevel::High))
                 .unwrap_err()
                 .to_string(),
             "Unsupported Google thinking level mapping for google/gemini-2.5-pro: high -> ultra"

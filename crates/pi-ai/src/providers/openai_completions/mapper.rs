@@ -1,19 +1,22 @@
 //! Chat Completions stream mapper: SDK chunks → `AssistantMessageEvent`s.
 //!
-//! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()`: one text and one thinking block per
-//! message, tool calls keyed by stream `index` and `id`, all blocks closed together at the end,
-//! then the post-checks. One deliberate difference (ollama/ollama#15457, Ollama sends every
-//! parallel call at `index: 0`): a new non-empty `id` at an index whose call already has a
-//! different id starts a new call instead of being appended to the old one.
+//! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()`: one text and one thinking block
+//! per message, tool calls keyed by stream `index` and `id`, all blocks closed together at the
+//! end, then the post-checks. Deliberate differences from pi: a new non-empty `id` at an index
+//! whose call already has a different id starts a new call instead of being appended to the old
+//! one (ollama/ollama#15457: Ollama sends every parallel call at `index: 0`), and a new index
+//! starts a new call even when it repeats an earlier call's id, which then gets a synthesized
+//! distinct id (`ToolCallIds`); pi merges such calls and loses one.
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::details::ReasoningDetails;
 use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::partial_json::{PartialJsonParser, parse_streaming_json};
+use crate::partial_json::PartialJsonParser;
+use crate::providers::tool_ids::ToolCallIds;
 use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
@@ -31,6 +34,7 @@ pub struct CompletionsMapper {
     tools: Vec<ToolSlot>,
     by_index: HashMap<i64, usize>,
     by_id: HashMap<String, usize>,
+    ids: ToolCallIds,
     has_finish_reason: bool,
     done: bool,
     details: Option<ReasoningDetails>,
@@ -57,6 +61,7 @@ impl CompletionsMapper {
             tools: Vec::new(),
             by_index: HashMap::new(),
             by_id: HashMap::new(),
+            ids: ToolCallIds::default(),
             has_finish_reason: false,
             done: false,
             details: None,
@@ -129,8 +134,12 @@ impl CompletionsMapper {
         let Some(delta) = choice.get("delta").filter(|d| truthy(d)) else {
             return;
         };
-        if let Some(text) = str_field(delta, "content").filter(|s| !s.is_empty()) {
-            self.text_delta(text, out);
+        match delta.get("content") {
+            Some(Value::String(text)) if !text.is_empty() => self.text_delta(text, out),
+            // Some compatible servers (Mistral's, for one) send typed chunks instead of a
+            // string; pi appends the array itself to the text (`[object Object]`).
+            Some(Value::Array(items)) => self.content_chunks(items, out),
+            _ => {}
         }
         if let Some((field, text)) = ["reasoning_content", "reasoning", "reasoning_text"]
             .iter()
@@ -161,6 +170,42 @@ impl CompletionsMapper {
                 self.details
                     .get_or_insert_with(ReasoningDetails::default)
                     .append(obj);
+            }
+        }
+    }
+
+    /// `delta.content` as typed chunks: strings and `{type: "text", text}` are text,
+    /// `{type: "thinking", thinking}` (a string, or parts with `text`) is thinking; other
+    /// kinds (images, references) carry nothing a message keeps.
+    fn content_chunks(&mut self, items: &[Value], out: &mut Vec<Ev>) {
+        for item in items {
+            match item {
+                Value::String(text) if !text.is_empty() => self.text_delta(text, out),
+                Value::Object(chunk) => match chunk.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(text) = chunk.get("text").and_then(Value::as_str)
+                            && !text.is_empty()
+                        {
+                            self.text_delta(text, out);
+                        }
+                    }
+                    Some("thinking") => {
+                        let text: String = match chunk.get("thinking") {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(Value::Array(parts)) => parts
+                                .iter()
+                                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                                .collect(),
+                            _ => String::new(),
+                        };
+                        if !text.is_empty() {
+                            // No reasoning field to replay it under: the signature stays empty.
+                            self.thinking_delta("", &text, out);
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {}
             }
         }
     }
@@ -229,6 +274,13 @@ impl CompletionsMapper {
     }
 
     /// Finds the call a `tool_calls[]` entry continues, or starts a new one.
+    ///
+    /// A call is keyed by (stream `index`, `id`): an entry continues the call at its index
+    /// unless it names a different non-empty id (Ollama sends every parallel call at
+    /// `index: 0`), and a new index always starts a new call, even when its id was already
+    /// used (some OpenAI-compatible servers repeat one id at several indexes). Only an entry
+    /// without an index is matched by id alone. See `ToolCallIds` for the id a
+    /// repeated one gets in the message.
     fn tool_slot(
         &mut self,
         stream_index: Option<i64>,
@@ -236,23 +288,24 @@ impl CompletionsMapper {
         name: &str,
         out: &mut Vec<Ev>,
     ) -> usize {
-        let mut slot = stream_index.and_then(|i| self.by_index.get(&i).copied());
-        // Ollama sends every call at index 0: a different non-empty id at a known index is another
-        // call.
-        if let (Some(s), Some(id)) = (slot, id)
-            && !self.tools[s].id.is_empty()
-            && self.tools[s].id != id
-        {
-            slot = None;
-        }
-        if slot.is_none() {
-            slot = id.and_then(|id| self.by_id.get(id).copied());
-        }
+        let by_id = id.and_then(|id| self.by_id.get(id).copied());
+        let slot = match stream_index {
+            Some(i) => match self.by_index.get(&i).copied() {
+                Some(s) => Some(s).filter(|&s| {
+                    let known = &self.tools[s].id;
+                    id.is_none_or(|id| known.is_empty() || known == id)
+                }),
+                // A call that started without an index takes the first one it is sent with.
+                None => by_id.filter(|&s| self.tools[s].stream_index.is_none()),
+            },
+            None => by_id,
+        };
         let s = match slot {
             Some(s) => s,
             None => {
+                let message_id = id.map_or_else(String::new, |id| self.message_id_for(id));
                 let content_index = self.push_block(AssistantContent::ToolCall(ToolCall {
-                    id: id.unwrap_or_default().to_owned(),
+                    id: message_id,
                     name: name.to_owned(),
                     ..Default::default()
                 }));
@@ -283,6 +336,11 @@ impl CompletionsMapper {
         s
     }
 
+    /// The id a call with wire id `id` gets in the message (`ToolCallIds::claim`).
+    fn message_id_for(&mut self, id: &str) -> String {
+        self.ids.claim(id)
+    }
+
     fn tool_call_delta(&mut self, call: &Value, out: &mut Vec<Ev>) {
         let stream_index = call
             .get("index")
@@ -296,8 +354,10 @@ impl CompletionsMapper {
         .and_then(Value::as_str)
         .unwrap_or("");
         let s = self.tool_slot(stream_index, id, name, out);
+        let mut late_id = None;
         if let Some(id) = id.filter(|_| self.tools[s].id.is_empty()) {
             self.tools[s].id = id.to_owned();
+            late_id = Some(self.message_id_for(id));
         }
         let args = function
             .and_then(|f| f.get("arguments"))
@@ -308,11 +368,11 @@ impl CompletionsMapper {
             slot.args.push(a);
             slot.args.value()
         });
-        let (content_index, id_now) = (slot.content_index, slot.id.clone());
+        let content_index = slot.content_index;
         self.partial.update(|m| {
             if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) {
-                if tc.id.is_empty() && !id_now.is_empty() {
-                    tc.id = id_now;
+                if let Some(id) = late_id.filter(|_| tc.id.is_empty()) {
+                    tc.id = id;
                 }
                 if tc.name.is_empty() && !name.is_empty() {
                     tc.name = name.to_owned();
@@ -333,16 +393,18 @@ impl CompletionsMapper {
     /// final argument parse).
     fn finish_blocks(&mut self, out: &mut Vec<Ev>) {
         self.apply_details();
-        let finals: HashMap<usize, Map<String, Value>> = self
+        let mut finals: HashMap<usize, _> = self
             .tools
             .iter()
-            .map(|t| (t.content_index, parse_streaming_json(t.args.buffer())))
+            .map(|t| (t.content_index, t.args.final_arguments()))
             .collect();
-        let mut finals = finals;
         let content = self.partial.update(|m| {
             for (i, block) in m.content.iter_mut().enumerate() {
-                if let (AssistantContent::ToolCall(tc), Some(args)) = (block, finals.remove(&i)) {
+                if let (AssistantContent::ToolCall(tc), Some((args, error))) =
+                    (block, finals.remove(&i))
+                {
                     tc.arguments = args;
+                    tc.arguments_error = error;
                 }
             }
             m.content.clone()
@@ -434,9 +496,8 @@ pub(crate) fn parse_usage(u: &Value, model: &Model) -> Usage {
         u.get("cached_tokens"),
     ]));
     let cache_write = tokens(details.and_then(|d| d.get("cache_write_tokens")));
-    let input = prompt
-        .saturating_sub(cache_read)
-        .saturating_sub(cache_write);
+    // `Math.max(0, prompt - cacheRead - cacheWrite)`, in doubles.
+    let input = (prompt - cache_read - cache_write).max(0.0);
     let output = tokens(u.get("completion_tokens"));
     let mut usage = Usage {
         input,

@@ -36,15 +36,19 @@ pub(crate) fn decode_data(data: &str) -> Result<SseData, (String, Option<Value>)
     if data.is_empty() {
         return Ok(SseData::Skip);
     }
-    let value: Value = match serde_json::from_str(data) {
+    use crate::json_depth::{DeepJsonError, MAX_DOCUMENT_DEPTH, from_str};
+    let value: Value = match from_str(data, MAX_DOCUMENT_DEPTH) {
         Ok(v) => v,
+        Err(e @ DeepJsonError::TooDeep { .. }) => return Err((e.to_string(), None)),
         // JavaScript accepts unpaired surrogate escapes (`"\ud83d"`); serde_json does not.
         // Rust strings cannot hold them, so they are dropped, as pi's `sanitizeSurrogates`
         // would drop them later.
-        Err(e) => match crate::transform::sanitize_json_surrogates(data) {
-            std::borrow::Cow::Owned(clean) => {
-                serde_json::from_str(&clean).map_err(|e| (json_error_text(&clean, &e), None))?
-            }
+        Err(DeepJsonError::Json(e)) => match crate::transform::sanitize_json_surrogates(data) {
+            std::borrow::Cow::Owned(clean) => match from_str(&clean, MAX_DOCUMENT_DEPTH) {
+                Ok(v) => v,
+                Err(DeepJsonError::Json(e)) => return Err((json_error_text(&clean, &e), None)),
+                Err(e) => return Err((e.to_string(), None)),
+            },
             std::borrow::Cow::Borrowed(_) => return Err((json_error_text(data, &e), None)),
         },
     };
@@ -151,7 +155,7 @@ pub(crate) fn append_raw_metadata(text: &mut String, error: Option<&Value>) {
 }
 
 /// `truncateErrorText`: keep `max` UTF-16 units and say how many were cut.
-fn truncate_utf16(text: &str, max: usize) -> String {
+pub(crate) fn truncate_utf16(text: &str, max: usize) -> String {
     let total: usize = text.encode_utf16().count();
     if total <= max {
         return text.to_owned();
@@ -207,11 +211,12 @@ pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// A numeric field as JavaScript's `x || 0`, clamped to a token count.
-pub(crate) fn tokens(v: Option<&Value>) -> u64 {
+/// A numeric field as JavaScript's `x || 0`, clamped to a non-negative token count (a double,
+/// as in JavaScript).
+pub(crate) fn tokens(v: Option<&Value>) -> f64 {
     v.and_then(Value::as_f64)
         .filter(|f| f.is_finite() && *f > 0.0)
-        .map_or(0, |f| f as u64)
+        .unwrap_or(0.0)
 }
 
 /// `x ?? y`: the first value that is neither absent nor `null`.

@@ -145,7 +145,7 @@ async fn a_whole_exchange_over_http() {
         };
         assert_eq!(*reason, StopReason::Stop);
         assert_eq!(message.text(), "Hello");
-        assert_eq!(message.usage.output, 2);
+        assert_eq!(message.usage.output, 2.0);
         let requests = handle.requests();
         assert_eq!(requests.len(), 1);
         let r = &requests[0];

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::partial_json::{PartialJsonParser, parse_streaming_json};
+use crate::partial_json::PartialJsonParser;
 use crate::providers::openai_completions::sdk::{
     self, SseData, js_json, js_string, str_field, tokens, truthy,
 };
@@ -39,6 +39,8 @@ pub struct ResponsesMapper {
     done: bool,
     /// The `service_tier` the request asked for (used when the response names none).
     requested_tier: Option<String>,
+    /// The failure text when the terminal event left no stop reason.
+    pending_text: &'static str,
 }
 
 impl ResponsesMapper {
@@ -53,7 +55,16 @@ impl ResponsesMapper {
             saw_terminal: false,
             done: false,
             requested_tier,
+            pending_text: "OpenAI Responses stream ended without a stop reason",
         }
+    }
+
+    /// The same mapper failing with `text` when the terminal event leaves no stop reason
+    /// (each adapter names itself there, e.g. `Azure OpenAI Responses stream ended without a
+    /// stop reason`).
+    pub fn with_pending_text(mut self, text: &'static str) -> Self {
+        self.pending_text = text;
+        self
     }
 
     fn push_block(&mut self, block: AssistantContent) -> usize {
@@ -96,6 +107,7 @@ impl ResponsesMapper {
                     arguments: Map::new(),
                     thought_signature: None,
                     namespace: str_field(item, "namespace").map(str::to_owned),
+                    arguments_error: None,
                 }));
                 out.push(Ev::ToolcallStart {
                     content_index: i,
@@ -293,11 +305,14 @@ impl ResponsesMapper {
                     None if !scratch.buffer().is_empty() => scratch.buffer().to_owned(),
                     None => "{}".to_owned(),
                 };
-                let args = parse_streaming_json(&source);
+                let mut parser = PartialJsonParser::new();
+                parser.push(&source);
+                let (args, error) = parser.final_arguments();
                 let namespace = str_field(item, "namespace").map(str::to_owned);
                 let tool_call = self.partial.update(|m| match m.content.get_mut(i) {
                     Some(AssistantContent::ToolCall(tc)) => {
                         tc.arguments = args;
+                        tc.arguments_error = error;
                         if namespace.is_some() {
                             tc.namespace = namespace;
                         }
@@ -532,9 +547,7 @@ impl StreamMapper for ResponsesMapper {
             .partial
             .update(|m: &mut AssistantMessage| (m.stop_reason, m.error_message.clone()));
         match stop {
-            StopReason::Pending => Err(StreamError::Incomplete(
-                "OpenAI Responses stream ended without a stop reason",
-            )),
+            StopReason::Pending => Err(StreamError::Incomplete(self.pending_text)),
             StopReason::Aborted | StopReason::Error => {
                 Err(error.map_or(StreamError::Unknown, StreamError::Provider))
             }
@@ -608,9 +621,8 @@ fn parse_usage(u: &Value) -> Usage {
     let cached = tokens(details.and_then(|d| d.get("cached_tokens")));
     let cache_write = tokens(details.and_then(|d| d.get("cache_write_tokens")));
     Usage {
-        input: tokens(u.get("input_tokens"))
-            .saturating_sub(cached)
-            .saturating_sub(cache_write),
+        // `Math.max(0, input_tokens - cached - cacheWrite)`, in doubles.
+        input: (tokens(u.get("input_tokens")) - cached - cache_write).max(0.0),
         output: tokens(u.get("output_tokens")),
         cache_read: cached,
         cache_write,

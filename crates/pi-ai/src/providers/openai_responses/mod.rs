@@ -12,7 +12,7 @@
 #[cfg(test)]
 mod http_tests;
 mod mapper;
-mod request;
+pub(crate) mod request;
 
 use crate::providers::StreamError;
 use std::sync::Arc;
@@ -37,9 +37,18 @@ pub fn openai_responses() -> Arc<dyn WireApi> {
 
 /// The messages as sent: pi's request-side transforms with this API's tool-call id
 /// normalization.
-fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
+pub(crate) fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
+    prepare_messages_for(request::TOOL_CALL_PROVIDERS, model, context)
+}
+
+/// [`prepare_messages`] keeping the `call|item` ids of the `allowed` providers.
+pub(crate) fn prepare_messages_for(
+    allowed: &[&str],
+    model: &Model,
+    context: &Context,
+) -> Vec<Message> {
     let normalize = |id: &str, target: &Model, source: &AssistantMessage| {
-        normalize_tool_call_id(target, id, source)
+        request::normalize_tool_call_id_for(allowed, target, id, source)
     };
     transform_messages(&context.messages, model, Some(&normalize))
 }

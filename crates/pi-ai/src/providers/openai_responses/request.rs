@@ -15,10 +15,10 @@ use crate::types::{
 };
 
 /// Providers whose `call|item` tool-call ids are replayed as such.
-const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+pub(crate) const TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "opencode"];
 
 /// OpenAI rejects `max_output_tokens` below 16.
-const MIN_OUTPUT_TOKENS: u64 = 16;
+pub(crate) const MIN_OUTPUT_TOKENS: u64 = 16;
 
 /// The Responses compat flags pi reads (all other flags keep their defaults).
 #[derive(Clone, Debug, PartialEq)]
@@ -164,7 +164,10 @@ pub(crate) fn build_body(
 
 /// `convertResponsesTools` for function tools: `strict` (only when the host supports the key)
 /// is `true` for tools asking for JSON-schema sampling, with a strictified schema.
-fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<Vec<Value>, StreamError> {
+pub(crate) fn convert_tools(
+    tools: &[Tool],
+    supports_strict: bool,
+) -> Result<Vec<Value>, StreamError> {
     use crate::providers::constrained;
     tools
         .iter()
@@ -208,7 +211,18 @@ fn normalize_id_part(part: &str) -> String {
 /// providers keep both parts (foreign item ids hashed to `fc_<hash>`, item ids forced to start
 /// with `fc_`); everything else is sanitized.
 pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage) -> String {
-    if !TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) || !id.contains('|') {
+    normalize_tool_call_id_for(TOOL_CALL_PROVIDERS, model, id, source)
+}
+
+/// [`normalize_tool_call_id`] with the providers whose `call|item` ids are kept given
+/// (`azure-openai-responses` adds itself to the list).
+pub(crate) fn normalize_tool_call_id_for(
+    allowed: &[&str],
+    model: &Model,
+    id: &str,
+    source: &AssistantMessage,
+) -> String {
+    if !allowed.contains(&model.provider.as_str()) || !id.contains('|') {
         return normalize_id_part(id);
     }
     let mut parts = id.split('|');

@@ -8,6 +8,7 @@
 
 use crate::types::{
     AssistantContent, Context, Message, StopReason, Tool, Usage, UserContent, UserMessageContent,
+    count_to_u64,
 };
 
 const CHARS_PER_TOKEN: u64 = 4;
@@ -21,12 +22,13 @@ fn tokens(chars: u64) -> u64 {
     chars.div_ceil(CHARS_PER_TOKEN)
 }
 
-/// `totalTokens`, or the component sum when it is 0.
+/// `totalTokens`, or the component sum when it is 0 (summed in doubles as pi does; as a `u64`
+/// by [`count_to_u64`], saturating).
 pub fn context_tokens(usage: &Usage) -> u64 {
-    if usage.total_tokens > 0 {
-        usage.total_tokens
+    if usage.total_tokens > 0.0 {
+        count_to_u64(usage.total_tokens)
     } else {
-        usage.component_sum()
+        count_to_u64(usage.component_sum())
     }
 }
 
@@ -113,7 +115,10 @@ pub fn estimate_context_tokens(context: &Context) -> u64 {
                 .copied()
                 .filter(|t| added.contains(&t.name.as_str()))
                 .collect();
-            context_tokens(&anchor.usage) + trailing + tools_tokens(&added_tools)
+            // The provider's count may be anything up to u64::MAX.
+            context_tokens(&anchor.usage)
+                .saturating_add(trailing)
+                .saturating_add(tools_tokens(&added_tools))
         }
         None => {
             let body: u64 = messages.iter().map(message_tokens).sum();

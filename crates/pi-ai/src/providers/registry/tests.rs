@@ -26,7 +26,7 @@ fn assistant(total: u64, stop: StopReason, timestamp: i64) -> Message {
     Message::Assistant(AssistantMessage {
         content: vec![AssistantContent::text("abcd")],
         usage: Usage {
-            total_tokens: total,
+            total_tokens: total as f64,
             ..Default::default()
         },
         stop_reason: stop,

@@ -70,10 +70,10 @@ pub fn default_model_for(provider: &str) -> Option<&'static str> {
 /// else the first available model.
 ///
 /// Difference from pi: among the available models, those whose wire API pi-rs can call come
-/// first (pi also calls Bedrock, Vertex, Mistral and Azure; pi-rs cannot, and would otherwise
-/// start an `AWS_PROFILE` user on a Bedrock model whose requests fail with `No API provider
-/// registered for api: bedrock-converse-stream`). Only when none is callable does the choice
-/// fall back to all of them, as pi chooses.
+/// first (pi also calls Bedrock and the Codex subscription API; pi-rs cannot yet, and would
+/// otherwise start an `AWS_PROFILE` user on a Bedrock model whose requests fail with `No API
+/// provider registered for api: bedrock-converse-stream`). Only when none is callable does the
+/// choice fall back to all of them, as pi chooses.
 fn first_default_or_any<'a>(available: &[&'a Model]) -> Option<&'a Model> {
     let callable: Vec<&Model> = available
         .iter()

@@ -14,6 +14,8 @@ use std::path::Path;
 
 use pi_ai::Model;
 
+use pi_ai::auth::oauth;
+
 use super::auth::AuthStorage;
 use super::models_json::{
     ModelsConfig, compose_provider_models, merge_headers, model_headers, provider_headers,
@@ -166,6 +168,37 @@ impl ModelRegistry {
         (self.env_token)(provider)
     }
 
+    /// pi-ai's Copilot `filterModels`: an OAuth entry's `availableModelIds` (an array of
+    /// strings) keeps only those models of `github-copilot`.
+    fn copilot_filter(&self) -> Option<std::collections::HashSet<String>> {
+        let entry = self.auth.oauth_entry("github-copilot")?;
+        let ids = oauth::available_model_ids(entry)?;
+        Some(ids.into_iter().map(str::to_owned).collect())
+    }
+
+    /// Whether `provider`'s stored OAuth entry must be refreshed before a request (within
+    /// 5 minutes of `expires`), which [`super::oauth::refresh_stored`] does.
+    pub fn oauth_refresh_due(&self, provider: &str) -> bool {
+        self.auth.runtime_api_key(provider).is_none()
+            && oauth::is_oauth_provider(provider)
+            && self
+                .auth
+                .oauth_entry(provider)
+                .is_some_and(|e| oauth::expires_soon(e, None))
+    }
+
+    /// Takes a refreshed entry into memory (the models of a Copilot entry may change).
+    pub fn apply_refreshed(
+        &mut self,
+        provider: &str,
+        entry: serde_json::Map<String, serde_json::Value>,
+    ) {
+        self.auth.replace_in_memory(provider, entry);
+        if provider == "github-copilot" {
+            self.rebuild();
+        }
+    }
+
     fn rebuild(&mut self) {
         self.models.clear();
         self.composition_errors.clear();
@@ -197,6 +230,10 @@ impl ModelRegistry {
                         .extend(builtin.into_iter().map(ModelEntry::Builtin));
                 }
             }
+        }
+        if let Some(keep) = self.copilot_filter() {
+            self.models
+                .retain(|m| m.provider != "github-copilot" || keep.contains(&m.id));
         }
     }
 
@@ -269,6 +306,11 @@ impl ModelRegistry {
             return Ok(Some(k.to_owned()));
         }
         if self.auth.has_stored(provider) {
+            if let Some(entry) = self.auth.oauth_entry(provider)
+                && oauth::is_oauth_provider(provider)
+            {
+                return Ok(oauth::to_auth(provider, entry).api_key);
+            }
             return Ok(self.auth.stored_api_key(provider));
         }
         if let Some(raw) = self
@@ -309,11 +351,20 @@ impl ModelRegistry {
         vars.iter().all(|v| lookup_env(v, env.as_ref()).is_some())
     }
 
-    /// The base URL of a request to `model` when it differs from the model's: the
-    /// `{CLOUDFLARE_ACCOUNT_ID}` / `{CLOUDFLARE_GATEWAY_ID}` placeholders of the Cloudflare
+    /// The base URL of a request to `model` when it differs from the model's: the one an
+    /// OAuth credential derives (Copilot), or the `{CLOUDFLARE_ACCOUNT_ID}` / `{CLOUDFLARE_GATEWAY_ID}` placeholders of the Cloudflare
     /// providers' URLs filled in from the stored credential's `env` or the environment (pi-ai
     /// 0.85.1 `resolveCloudflareModel`; a placeholder without a value stays).
     pub fn request_base_url(&self, model: &Model) -> Option<String> {
+        // pi's `toAuth` base URL (Copilot: the token's `proxy-ep`, or the enterprise domain),
+        // which replaces even a `models.json` one.
+        if let Some(entry) = self.auth.oauth_entry(&model.provider)
+            && oauth::is_oauth_provider(&model.provider)
+            && self.auth.runtime_api_key(&model.provider).is_none()
+            && let Some(url) = oauth::to_auth(&model.provider, entry).base_url
+        {
+            return (url != model.base_url).then_some(url);
+        }
         if endpoint_vars(&model.provider).is_empty() || !model.base_url.contains("{CLOUDFLARE_") {
             return None;
         }
@@ -354,6 +405,17 @@ impl ModelRegistry {
         {
             auth.push(("Authorization".to_owned(), Some(format!("Bearer {token}"))));
             auth.push(("x-api-key".to_owned(), None));
+        }
+        // pi's `toAuth` headers (Kimi: `Authorization: Bearer <access>` and no key).
+        if api_key.is_none()
+            && let Some(entry) = self.auth.oauth_entry(provider)
+            && oauth::is_oauth_provider(provider)
+        {
+            let derived = oauth::to_auth(provider, entry);
+            if !derived.headers.is_empty() {
+                auth.extend(derived.headers.into_iter().map(|(k, v)| (k, Some(v))));
+                auth.push(("x-api-key".to_owned(), None));
+            }
         }
         let mut headers = resolve_headers_or_throw(
             &provider_headers(config),
@@ -408,6 +470,35 @@ impl ModelRegistry {
     pub fn config(&self) -> &ModelsConfig {
         &self.config
     }
+}
+
+/// Refreshes `provider`'s OAuth credential (in the file at `path`, or in memory when the
+/// credentials have no file) and takes the result into `registry`.
+///
+/// Errors: the [`super::oauth::OAuthRefreshError`] text.
+pub async fn refresh_oauth(
+    registry: &std::sync::RwLock<ModelRegistry>,
+    provider: &str,
+    path: Option<std::path::PathBuf>,
+    entry: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<(), String> {
+    let refreshed = match path {
+        Some(path) => super::oauth::refresh_stored(&path, provider, None, oauth::REFRESH_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())?,
+        None => {
+            let Some(entry) = entry else { return Ok(()) };
+            let next = oauth::refresh(provider, &entry, oauth::REFRESH_TIMEOUT)
+                .await
+                .map_err(|e| format!("OAuth refresh failed for {provider}: {e}"))?;
+            super::oauth::Refreshed::Entry(next)
+        }
+    };
+    if let super::oauth::Refreshed::Entry(entry) = refreshed {
+        let mut r = registry.write().unwrap_or_else(|e| e.into_inner());
+        r.apply_refreshed(provider, entry);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

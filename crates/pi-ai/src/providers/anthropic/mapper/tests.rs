@@ -122,11 +122,11 @@ fn usage_cache_fields_1h_split_cost_and_server_model() {
     let u = r.message.usage;
     assert_eq!(
         (u.input, u.output, u.cache_read, u.cache_write),
-        (10, 20, 100, 40)
+        (10.0, 20.0, 100.0, 40.0)
     );
-    assert_eq!(u.cache_write_1h, Some(30));
-    assert_eq!(u.reasoning, Some(7));
-    assert_eq!(u.total_tokens, 170);
+    assert_eq!(u.cache_write_1h, Some(30.0));
+    assert_eq!(u.reasoning, Some(7.0));
+    assert_eq!(u.total_tokens, 170.0);
     // 10 short-write tokens at 3.75, 30 one-hour tokens at 2 × input (3).
     assert_eq!(
         u.cost.cache_write,

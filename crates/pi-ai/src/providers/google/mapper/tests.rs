@@ -45,7 +45,7 @@ fn parts(parts: serde_json::Value, finish: Option<&str>) -> SseEvent {
 fn run(events: &[SseEvent]) -> Run {
     let m = model();
     let partial = PartialMessage::new(AssistantMessage::empty(&m.api, &m.provider, &m.id));
-    let mut mapper = GoogleMapper::new(&m, partial.clone());
+    let mut mapper = GoogleMapper::new(&m, partial.clone(), super::super::Flavor::Gemini);
     let mut out = Vec::new();
     let mut result = Ok(());
     for e in events {
@@ -219,7 +219,7 @@ fn the_last_usage_metadata_replaces_usage() {
             u.reasoning,
             u.total_tokens
         ),
-        (400, 50, 600, 0, Some(30), 1050)
+        (400.0, 50.0, 600.0, 0.0, Some(30.0), 1050.0)
     );
     assert_eq!(u.cache_write_1h, None);
     assert_eq!(u.cost.cache_read, (0.3 / 1_000_000.0) * 600.0);

@@ -1,0 +1,355 @@
+//! OAuth credentials through the `pi` binary: an `auth.json` written by the TypeScript pi,
+//! with expired entries, refreshed before the request against a local fake authorization
+//! server (`PI_RS_TEST_OAUTH_ORIGIN`, which only debug builds honour), under the
+//! `auth.json.lock` lock, and written back without touching the other entries.
+
+use crate::support;
+
+use pi_ai::testkit::{ReplayServer, Reply};
+use serde_json::{Value, json};
+use support::anthropic_sse::anthropic_text;
+use support::binary_rig::Rig;
+
+/// An `auth.json` as pi 0.85.0 writes it (`JSON.stringify(data, null, 2)`), every OAuth entry
+/// long expired.
+const TS_AUTH: &str = r#"{
+  "openai": {
+    "type": "api_key",
+    "key": "sk-keep-me"
+  },
+  "anthropic": {
+    "type": "oauth",
+    "refresh": "sk-ant-ort01-old",
+    "access": "sk-ant-oat01-old",
+    "expires": 1700000000000
+  },
+  "openai-codex": {
+    "type": "oauth",
+    "access": "eyJhbGciOiJub25lIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjdC1vbGQifX0.sig",
+    "refresh": "codex-refresh-old",
+    "expires": 1700000000000,
+    "accountId": "acct-old"
+  },
+  "github-copilot": {
+    "type": "oauth",
+    "refresh": "ghu_github_token",
+    "access": "tid=old;exp=1;proxy-ep=proxy.individual.githubcopilot.com",
+    "expires": 1700000000000,
+    "availableModelIds": [
+      "claude-sonnet-4.6"
+    ]
+  }
+}"#;
+
+fn rig(server: &str) -> Rig {
+    let models = json!({"providers": {
+        "anthropic": {"baseUrl": server},
+        "kimi-coding": {"baseUrl": server},
+        "openai-codex": {"baseUrl": format!("{server}/backend-api")}
+    }});
+    let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
+    rig.env
+        .push(("PI_RS_TEST_OAUTH_ORIGIN".into(), server.into()));
+    std::fs::write(rig.path("agent/auth.json"), TS_AUTH).unwrap();
+    rig
+}
+
+fn auth_file(rig: &Rig) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(rig.path("agent/auth.json")).unwrap()).unwrap()
+}
+
+fn run_args<'a>(provider: &'a str, model: &'a str) -> [&'a str; 7] {
+    [
+        "--no-session",
+        "--provider",
+        provider,
+        "--model",
+        model,
+        "-p",
+        "hi",
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_anthropic_login_is_refreshed_and_answers() {
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"access_token": "sk-ant-oat01-new", "refresh_token": "sk-ant-ort01-new", "expires_in": 28800})),
+        anthropic_text("Refreshed."),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig.run(&run_args("anthropic", "claude-sonnet-4-5")).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "Refreshed.\n"),
+        "{run:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/v1/oauth/token");
+    assert_eq!(
+        reqs[0].body_json().unwrap()["refresh_token"],
+        "sk-ant-ort01-old"
+    );
+    assert_eq!(
+        reqs[1].header("authorization"),
+        Some("Bearer sk-ant-oat01-new")
+    );
+    assert_eq!(reqs[1].header("x-api-key"), None);
+    let file = auth_file(&rig);
+    assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-new");
+    assert_eq!(file["anthropic"]["refresh"], "sk-ant-ort01-new");
+    let original: Value = serde_json::from_str(TS_AUTH).unwrap();
+    assert_eq!(file["openai"], original["openai"]);
+    assert_eq!(file["github-copilot"], original["github-copilot"]);
+    let keys: Vec<&String> = file.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["openai", "anthropic", "openai-codex", "github-copilot"]
+    );
+    assert!(!rig.path("agent/auth.json.lock").exists());
+    // Fresh now: the next run makes no refresh request.
+    drop(server);
+    let (_, server) = ReplayServer::start(vec![anthropic_text("Again.")])
+        .await
+        .unwrap();
+    let mut rig2 = rig;
+    for (k, v) in rig2.env.iter_mut() {
+        if k == "PI_RS_TEST_OAUTH_ORIGIN" {
+            *v = server.base_url();
+        }
+    }
+    let models = json!({"providers": {"anthropic": {"baseUrl": server.base_url()}}});
+    std::fs::write(rig2.path("agent/models.json"), models.to_string()).unwrap();
+    let run = rig2.run(&run_args("anthropic", "claude-sonnet-4-5")).await;
+    assert_eq!((run.code, run.stdout.as_str()), (0, "Again.\n"), "{run:?}");
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_copilot_token_is_exchanged_and_its_model_list_kept() {
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"token": "tid=new;exp=2;proxy-ep=proxy.individual.githubcopilot.com", "expires_at": 4000000000u64})),
+        Reply::json(200, &json!({"data": [
+            {"id": "claude-sonnet-4.6", "model_picker_enabled": true},
+            {"id": "gpt-5.4", "model_picker_enabled": true}
+        ]})),
+        anthropic_text("Copilot here."),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig
+        .run(&run_args("github-copilot", "claude-sonnet-4.6"))
+        .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "Copilot here.\n"),
+        "{run:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/copilot_internal/v2/token");
+    assert_eq!(
+        reqs[0].header("authorization"),
+        Some("Bearer ghu_github_token")
+    );
+    assert_eq!(reqs[1].path, "/models");
+    assert_eq!(reqs[2].path, "/v1/messages");
+    assert_eq!(
+        reqs[2].header("authorization"),
+        Some("Bearer tid=new;exp=2;proxy-ep=proxy.individual.githubcopilot.com")
+    );
+    let file = auth_file(&rig);
+    assert_eq!(file["github-copilot"]["refresh"], "ghu_github_token");
+    assert_eq!(
+        file["github-copilot"]["expires"],
+        json!(4000000000000u64 - 300000)
+    );
+    assert_eq!(
+        file["github-copilot"]["availableModelIds"],
+        json!(["claude-sonnet-4.6", "gpt-5.4"])
+    );
+    assert_eq!(
+        file["anthropic"]["access"], "sk-ant-oat01-old",
+        "other entries untouched"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_refresh_token_fails_with_pi_text_and_changes_nothing() {
+    let (_, server) = ReplayServer::start(vec![Reply::json(
+        400,
+        &json!({"error": "invalid_grant", "error_description": "Refresh token revoked"}),
+    )])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig.run(&run_args("anthropic", "claude-sonnet-4-5")).await;
+    assert_eq!((run.code, run.stdout.as_str()), (1, ""), "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "OAuth refresh failed for anthropic: Anthropic token refresh request failed. \
+             url=https://platform.claude.com/v1/oauth/token; details=Error: HTTP request failed. \
+             status=400; url={}/v1/oauth/token; body={{\"error\":\"invalid_grant\",\"error_description\":\"Refresh token revoked\"}}\n",
+            server.base_url()
+        )
+    );
+    assert_eq!(server.request_count(), 1, "no model request");
+    assert_eq!(
+        std::fs::read_to_string(rig.path("agent/auth.json")).unwrap(),
+        TS_AUTH
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_authorization_server_times_out() {
+    let (_, server) = ReplayServer::start(vec![Reply::stall_before_headers()])
+        .await
+        .unwrap();
+    let mut rig = rig(&server.base_url());
+    rig.env
+        .push(("PI_RS_TEST_OAUTH_TIMEOUT_MS".into(), "300".into()));
+    let started = std::time::Instant::now();
+    let run = rig.run(&run_args("anthropic", "claude-sonnet-4-5")).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .ends_with("details=TimeoutError: The operation was aborted due to timeout\n"),
+        "{run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(rig.path("agent/auth.json")).unwrap(),
+        TS_AUTH
+    );
+}
+
+/// Two processes find the same expired entry: one refreshes under the lock, the other waits
+/// for it, re-reads the file and uses the new token. One refresh request, two answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_refresh_once() {
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"access_token": "sk-ant-oat01-new", "refresh_token": "sk-ant-ort01-new", "expires_in": 28800}))
+            .event_delay(std::time::Duration::from_millis(300)),
+        anthropic_text("One."),
+        anthropic_text("Two."),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let args = run_args("anthropic", "claude-sonnet-4-5");
+    let (a, b) = tokio::join!(rig.run(&args), rig.run(&args));
+    assert_eq!((a.code, b.code), (0, 0), "{a:?} {b:?}");
+    let mut answers = [a.stdout, b.stdout];
+    answers.sort();
+    assert_eq!(answers, ["One.\n", "Two.\n"]);
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.iter().filter(|r| r.path == "/v1/oauth/token").count(),
+        1
+    );
+    for r in reqs.iter().filter(|r| r.path == "/v1/messages") {
+        assert_eq!(r.header("authorization"), Some("Bearer sk-ant-oat01-new"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kimi_login_is_a_bearer_token_and_copilot_lists_only_its_models() {
+    let (_, server) = ReplayServer::start(vec![anthropic_text("Kimi.")])
+        .await
+        .unwrap();
+    let rig = rig(&server.base_url());
+    let far = 4_000_000_000_000u64;
+    let auth = json!({
+        "kimi-coding": {"type": "oauth", "access": "kimi-access", "refresh": "kimi-r", "expires": far},
+        "github-copilot": {"type": "oauth", "refresh": "g", "access": "tid=1", "expires": far,
+                           "availableModelIds": ["gpt-5.4", "claude-sonnet-4.6"]}
+    });
+    std::fs::write(rig.path("agent/auth.json"), auth.to_string()).unwrap();
+    let run = rig.run(&run_args("kimi-coding", "kimi-for-coding")).await;
+    assert_eq!((run.code, run.stdout.as_str()), (0, "Kimi.\n"), "{run:?}");
+    let r = &server.requests()[0];
+    assert_eq!(r.header("authorization"), Some("Bearer kimi-access"));
+    assert_eq!(r.header("x-api-key"), None);
+    let run = rig.run(&["--list-models", "github-copilot"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let rows: Vec<&str> = run.stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{}", run.stdout);
+    assert!(
+        rows.iter().any(|l| l.contains("gpt-5.4 "))
+            && rows.iter().any(|l| l.contains("claude-sonnet-4.6"))
+    );
+    let run = rig.run(&run_args("github-copilot", "gpt-5.5")).await;
+    assert_eq!(
+        run.code, 1,
+        "a model the account lacks is not found: {run:?}"
+    );
+}
+
+fn jwt(account: &str) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let payload = json!({"https://api.openai.com/auth": {"chatgpt_account_id": account}});
+    format!(
+        "{}.{}.sig",
+        b64.encode("{\"alg\":\"none\"}"),
+        b64.encode(payload.to_string())
+    )
+}
+
+fn codex_text(text: &str) -> Reply {
+    let ev = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap());
+    let body = [
+        ev(
+            json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        ),
+        ev(
+            json!({"type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1",
+            "content_index": 0, "delta": text}),
+        ),
+        ev(
+            json!({"type": "response.output_item.done", "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "role": "assistant",
+                "content": [{"type": "output_text", "text": text}]}}),
+        ),
+        ev(
+            json!({"type": "response.done", "response": {"id": "r", "status": "completed",
+            "usage": {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7}}}),
+        ),
+    ]
+    .concat();
+    Reply::sse(body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_codex_login_is_refreshed_and_the_codex_api_answers() {
+    let access = jwt("acct-new");
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"access_token": access, "refresh_token": "codex-refresh-new", "expires_in": 864000})),
+        codex_text("Codex answers."),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig.run(&run_args("openai-codex", "gpt-5.5")).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "Codex answers.\n"),
+        "{run:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/oauth/token");
+    assert!(String::from_utf8_lossy(&reqs[0].body).contains("refresh_token=codex-refresh-old"));
+    assert_eq!(reqs[1].path, "/backend-api/codex/responses");
+    assert_eq!(reqs[1].header("chatgpt-account-id"), Some("acct-new"));
+    assert_eq!(
+        reqs[1].header("authorization"),
+        Some(format!("Bearer {access}").as_str())
+    );
+    let file = auth_file(&rig);
+    assert_eq!(file["openai-codex"]["accountId"], "acct-new");
+    assert_eq!(file["openai-codex"]["refresh"], "codex-refresh-new");
+    assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-old");
+}
