@@ -2,13 +2,18 @@
 //!
 //! Input: one seed byte choosing fragment sizes, then the text (lossy UTF-8). Properties: no
 //! panic; `PartialJsonParser::value` equals `parse_streaming_json` of the buffer after every
-//! push; when serde_json accepts the whole text as one object, `finish` returns exactly it.
+//! push; when the text is one JSON object (read with the project's deep parse, nested at most
+//! `MAX_ARGUMENT_DEPTH`), `finish` returns exactly it; deeper text is refused with `TooDeep`;
+//! the final arguments either carry no error and equal `finish`'s object (round trip), or carry
+//! an error (refused, never a changed object that would be executed).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use pi_ai::partial_json::{
     PartialJsonParser, parse_json_with_repair, parse_streaming_json, parse_streaming_value,
 };
+use pi_ai::json_depth::{MAX_ARGUMENT_DEPTH, MAX_DOCUMENT_DEPTH, exceeds_depth, from_str};
+use pi_ai::partial_json::FinishError;
 use pi_rs_fuzz::chunk_sizes;
 
 fuzz_target!(|data: &[u8]| {
@@ -39,13 +44,28 @@ fuzz_target!(|data: &[u8]| {
     let _ = parse_streaming_value(&text);
     let _ = parse_json_with_repair(&text);
     let finished = parser.finish();
-    if let Ok(serde_json::Value::Object(expected)) =
-        serde_json::from_str::<serde_json::Value>(&text)
+    let too_deep = exceeds_depth(&text, MAX_ARGUMENT_DEPTH);
+    if too_deep {
+        assert_eq!(
+            finished,
+            Err(FinishError::TooDeep {
+                limit: MAX_ARGUMENT_DEPTH
+            }),
+            "arguments past the depth limit are not refused"
+        );
+    } else if let Ok(serde_json::Value::Object(expected)) =
+        from_str::<serde_json::Value>(&text, MAX_DOCUMENT_DEPTH)
     {
         assert_eq!(
             finished.as_ref().ok(),
             Some(&expected),
             "finish rejects or changes a valid object"
         );
+    }
+    let (args, error) = parser.final_arguments();
+    match (&finished, error) {
+        (Ok(map), None) => assert_eq!(&args, map, "executed arguments differ from the text"),
+        (Err(e), Some(f)) => assert_eq!(*e, f),
+        _ => panic!("final_arguments disagrees with finish"),
     }
 });

@@ -31,7 +31,7 @@ Commands:
                       kill -9 durability: pi killed at seeded random points while it
                       works in json mode with a session (default 200 runs); each session
                       file must load and hold every acknowledged entry
-  rpc-kill [--runs N] [--no-build] [--pi <path>]
+  rpc-kill [--runs N] [--keep-going] [--no-build] [--pi <path>]
                       pi --mode rpc killed with SIGKILL right after a message_end line
                       (1 MiB and short answers, one CPU and two; default 320 runs); every
                       message whose message_end was printed must be in the resumed session

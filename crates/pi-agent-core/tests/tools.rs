@@ -232,6 +232,36 @@ async fn preflight_errors_become_error_results() {
     assert_eq!(details, Some(json!({})));
 }
 
+/// A call whose streamed arguments the wire mapper refused (not exactly one JSON object) is
+/// answered with an error result naming the reason; the tool never runs, the turn goes on.
+#[tokio::test]
+async fn calls_with_refused_arguments_are_not_executed() {
+    let script = Scripted::new(vec![
+        tool_reply(&[
+            ("1", "echo", json!({"$refused": true, "a": "x"})),
+            ("2", "echo", json!({"a": "y"})),
+        ]),
+        text_reply("ok"),
+    ]);
+    let mut tool = TestTool::new("echo");
+    tool.result = "ran {args}".into();
+    let agent = agent_with(&script, vec![tool.arc()]);
+    let rec = Recorder::attach(&agent);
+    agent.prompt("go").await.unwrap();
+    assert_eq!(
+        end_results(&rec),
+        [
+            (
+                "1".into(),
+                "Tool call \"echo\" was not executed: its arguments are not exactly one valid JSON object. Re-issue the tool call with its arguments as one complete JSON object.".into(),
+                true
+            ),
+            ("2".into(), "ran {\"a\":\"y\"}".into(), false),
+        ]
+    );
+    assert_eq!(script.request_count(), 2);
+}
+
 #[tokio::test]
 async fn validated_args_are_coerced_and_hooks_may_replace_them() {
     let log: Log = Arc::default();

@@ -12,6 +12,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The pi-coding-agent release whose behaviour this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.85.0";
 
+pub mod auth_command;
 pub mod cli;
 pub mod compaction;
 pub mod config;

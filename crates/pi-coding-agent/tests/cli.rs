@@ -256,15 +256,7 @@ fn extensions_fail_with_the_reference_shape() {
 
 #[test]
 fn reference_subcommands_are_not_supported() {
-    for cmd in [
-        "install",
-        "remove",
-        "uninstall",
-        "update",
-        "list",
-        "config",
-        "auth",
-    ] {
+    for cmd in ["install", "remove", "uninstall", "update", "list", "config"] {
         assert_fails(
             &run(&[cmd, "x"]),
             &format!("Error: pi-rs does not support '{cmd}' yet\n"),

@@ -353,3 +353,183 @@ async fn an_expired_codex_login_is_refreshed_and_the_codex_api_answers() {
     assert_eq!(file["openai-codex"]["refresh"], "codex-refresh-new");
     assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-old");
 }
+
+/// The TypeScript pi, when installed (the check is skipped without it).
+fn reference_pi() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let bin = std::path::Path::new(&home).join(".cache/pi-reference/bin/pi");
+    bin.is_file().then_some(bin)
+}
+
+/// `pi auth check --provider P --json --no-refresh` of ours and, when installed, of the
+/// TypeScript pi on the same agent directory: the same line and exit code.
+async fn both_check(rig: &Rig, provider: &str) -> String {
+    let args = [
+        "auth",
+        "check",
+        "--provider",
+        provider,
+        "--json",
+        "--no-refresh",
+    ];
+    let ours = rig.run(&args).await;
+    if let Some(ts) = reference_pi() {
+        let p = |sub: &str| rig.path(sub).display().to_string();
+        let out = tokio::process::Command::new(ts)
+            .args(args)
+            .current_dir(rig.path("work"))
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", p("home"))
+            .env("PI_CODING_AGENT_DIR", p("agent"))
+            .env("PI_OFFLINE", "1")
+            .env("NO_COLOR", "1")
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(
+            (
+                String::from_utf8_lossy(&out.stdout).as_ref(),
+                out.status.code()
+            ),
+            (ours.stdout.as_str(), Some(ours.code)),
+            "the TypeScript pi reads the file the same way"
+        );
+    }
+    assert_eq!(ours.code, 0, "{ours:?}");
+    ours.stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_each_refresh_both_binaries_read_the_file_alike() {
+    let access = jwt("acct-new");
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"access_token": "sk-ant-oat01-new", "refresh_token": "sk-ant-ort01-new", "expires_in": 28800})),
+        anthropic_text("A."),
+        Reply::json(200, &json!({"access_token": access, "refresh_token": "codex-refresh-new", "expires_in": 864000})),
+        codex_text("C."),
+        Reply::json(200, &json!({"token": "tid=new;proxy-ep=proxy.individual.githubcopilot.com", "expires_at": 4000000000u64})),
+        Reply::json(200, &json!({"data": [{"id": "claude-sonnet-4.6", "model_picker_enabled": true}]})),
+        anthropic_text("G."),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    for (provider, model, answer) in [
+        ("anthropic", "claude-sonnet-4-5", "A.\n"),
+        ("openai-codex", "gpt-5.5", "C.\n"),
+        ("github-copilot", "claude-sonnet-4.6", "G.\n"),
+    ] {
+        let run = rig.run(&run_args(provider, model)).await;
+        assert_eq!((run.code, run.stdout.as_str()), (0, answer), "{run:?}");
+        assert_eq!(
+            both_check(&rig, provider).await,
+            format!(
+                "{{\"status\":\"ready\",\"provider\":\"{provider}\",\"authType\":\"oauth\"}}\n"
+            )
+        );
+    }
+    assert_eq!(server.request_count(), 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_auth_refreshes_prints_and_checks() {
+    let (_, server) = ReplayServer::start(vec![
+        Reply::json(200, &json!({"access_token": "sk-ant-oat01-new", "refresh_token": "sk-ant-ort01-new", "expires_in": 28800})),
+        Reply::json(401, &json!({"error": "invalid_grant"})),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    // Without refresh the stored (expired) token is what there is.
+    let run = rig
+        .run(&[
+            "auth",
+            "check",
+            "--provider",
+            "anthropic",
+            "--json",
+            "--credentials",
+            "--no-refresh",
+        ])
+        .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (
+            0,
+            "{\"status\":\"ready\",\"provider\":\"anthropic\",\"authType\":\"oauth\",\"credentials\":\"sk-ant-oat01-old\"}\n"
+        )
+    );
+    assert_eq!(server.request_count(), 0);
+    // A bearer token is refreshed first and stored.
+    let run = rig
+        .run(&["auth", "print-bearer-token", "--provider", "anthropic"])
+        .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "sk-ant-oat01-new\n"),
+        "{run:?}"
+    );
+    assert_eq!(auth_file(&rig)["anthropic"]["access"], "sk-ant-oat01-new");
+    // 8 h of validity is less than the 10 h asked for: one more refresh, which fails.
+    let run = rig
+        .run(&[
+            "auth",
+            "print-bearer-token",
+            "--provider",
+            "anthropic",
+            "--min-expiry",
+            "10h",
+        ])
+        .await;
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (1, "Error: Failed to resolve credential\n")
+    );
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(
+        auth_file(&rig)["anthropic"]["access"],
+        "sk-ant-oat01-new",
+        "kept after the failure"
+    );
+    let run = rig
+        .run(&["auth", "print-api-key", "--provider", "openai"])
+        .await;
+    assert_eq!((run.code, run.stdout.as_str()), (0, "sk-keep-me\n"));
+    let run = rig
+        .run(&["auth", "print-api-key", "--provider", "anthropic"])
+        .await;
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (
+            1,
+            "Error: Provider \"anthropic\" is configured with OAuth, not an API key\n"
+        )
+    );
+    let run = rig.run(&["auth", "check", "--provider", "groq"]).await;
+    assert_eq!((run.code, run.stdout.as_str()), (1, "not_ready\n"));
+    let run = rig.run(&["auth", "check", "--json"]).await;
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (
+            2,
+            "Error: Auth checks require --provider <provider> or --model <model>\n"
+        )
+    );
+    // A broken file: invalid, exit 2, and left as it is.
+    std::fs::write(rig.path("agent/auth.json"), "{\"anthropic\":").unwrap();
+    let run = rig
+        .run(&["auth", "check", "--provider", "anthropic", "--json"])
+        .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (
+            2,
+            "{\"status\":\"invalid\",\"provider\":\"anthropic\",\"reason\":\"invalid_state\"}\n"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(rig.path("agent/auth.json")).unwrap(),
+        "{\"anthropic\":"
+    );
+}

@@ -317,3 +317,63 @@ async fn a_broken_auth_json_holding_a_key_is_reported_without_it() {
     assert_clean("stdout", &run.stdout);
     assert_eq!(server.request_count(), 0);
 }
+
+/// OAuth tokens (pi 0.85 prints them only through `pi auth`): an expired login is refreshed
+/// against a fake authorization server (`PI_RS_TEST_OAUTH_ORIGIN`, debug builds only), and
+/// neither the old nor the new access token nor either refresh token appears in any mode's
+/// output, the session files or a failed refresh's error; the access token reaches the model
+/// server only as `Authorization: Bearer`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_tokens_stay_out_of_every_output() {
+    let new_access = format!("sk-ant-oat01-{MARK}-new");
+    let mut script = vec![Reply::json(
+        200,
+        &json!({"access_token": new_access, "refresh_token": format!("sk-ant-ort01-{MARK}-r2"), "expires_in": 28800}),
+    )];
+    for _ in ["json", "print", "rpc"] {
+        script.push(anthropic_text("Fine."));
+    }
+    script.push(Reply::json(400, &json!({"error": "invalid_grant"})));
+    let (_, server) = ReplayServer::start(script).await.unwrap();
+    let (mut rig, args) = Source::ProviderEnv.rig(&server.base_url());
+    rig.env.retain(|(k, _)| k != "ANTHROPIC_API_KEY");
+    rig.env
+        .push(("PI_RS_TEST_OAUTH_ORIGIN".into(), server.base_url()));
+    let expired = json!({"anthropic": {"type": "oauth", "refresh": format!("sk-ant-ort01-{MARK}-r1"),
+        "access": format!("sk-ant-oat01-{MARK}-old"), "expires": 1_700_000_000_000u64}});
+    std::fs::write(rig.path("agent/auth.json"), expired.to_string()).unwrap();
+    for mode in ["json", "print", "rpc"] {
+        let run = run_mode(&rig, &args, mode, true).await;
+        assert_clean(&format!("{mode} stdout (oauth)"), &run.stdout);
+        assert_clean(&format!("{mode} stderr (oauth)"), &run.stderr);
+    }
+    // The refresh token goes to the authorization server in the body, as OAuth requires; the
+    // access token to the model server only in its auth header.
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/oauth/token");
+    for request in &requests[1..] {
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {new_access}").as_str())
+        );
+        for (name, value) in &request.headers {
+            if name != "authorization" {
+                assert_clean(&format!("request header {name}"), value);
+            }
+        }
+        assert_clean("request body", &String::from_utf8_lossy(&request.body));
+    }
+    // A failed refresh reports pi's text without the tokens.
+    std::fs::write(rig.path("agent/auth.json"), expired.to_string()).unwrap();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = rig.run(&[&args[..], &["-p", "hi"]].concat()).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("OAuth refresh failed for anthropic: "),
+        "{run:?}"
+    );
+    assert_clean("stderr (failed refresh)", &run.stderr);
+    assert_clean("stdout (failed refresh)", &run.stdout);
+    assert_files_clean(&rig.path(""));
+}

@@ -204,10 +204,14 @@ pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
                 partial: partial.clone(),
             });
             for (id, name, args) in calls {
+                let mut arguments = args.as_object().cloned().unwrap_or_else(Map::new);
+                // `"$refused": true` marks a call whose arguments the mapper refused.
+                let refused = arguments.remove("$refused").is_some();
                 let call = ToolCall {
                     id,
                     name,
-                    arguments: args.as_object().cloned().unwrap_or_else(Map::new),
+                    arguments,
+                    arguments_error: refused.then_some(pi_ai::partial_json::FinishError::Invalid),
                     ..Default::default()
                 };
                 let i = partial.update(|m| {

@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The source of provider environment variables.
-#[derive(Clone, Debug, Default)]
+/// The source of provider environment variables. `Debug` prints variable names only (values
+/// may be credentials).
+#[derive(Clone, Default)]
 pub enum ProviderEnv {
     /// The process environment (what the `pi` binary uses).
     #[default]
@@ -15,6 +16,19 @@ pub enum ProviderEnv {
     /// Only these variables, never the process environment: for tests and embedders that must
     /// not pick up ambient settings.
     Fixed(Arc<HashMap<String, String>>),
+}
+
+impl std::fmt::Debug for ProviderEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProviderEnv::Process => f.write_str("Process"),
+            ProviderEnv::Fixed(map) => {
+                let mut names: Vec<&String> = map.keys().collect();
+                names.sort();
+                f.debug_tuple("Fixed").field(&names).finish()
+            }
+        }
+    }
 }
 
 impl ProviderEnv {
@@ -51,5 +65,10 @@ mod tests {
         assert_eq!(env.get("B"), None);
         assert_eq!(env.get("PATH"), None);
         assert!(ProviderEnv::Process.get("PATH").is_some());
+        let shown = format!(
+            "{:?}",
+            ProviderEnv::fixed([("AWS_SECRET_ACCESS_KEY", "s3cr3t")])
+        );
+        assert_eq!(shown, r#"Fixed(["AWS_SECRET_ACCESS_KEY"])"#);
     }
 }

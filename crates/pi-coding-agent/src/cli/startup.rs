@@ -1,8 +1,9 @@
 //! The `pi` start-up sequence, from the raw arguments to a mode.
 //!
 //! Mirrors the order of pi-coding-agent 0.85.0 `main.js` (`main`):
-//! 1. a reference subcommand as the first argument (`install`, `remove`, `uninstall`,
-//!    `update`, `list`, `config`, `auth`) → `Error: pi-rs does not support '<cmd>' yet`;
+//! 1. `auth` as the first argument → [`crate::auth_command`]; another reference subcommand
+//!    (`install`, `remove`, `uninstall`, `update`, `list`, `config`) →
+//!    `Error: pi-rs does not support '<cmd>' yet`;
 //! 2. parse; print every diagnostic (`Warning: …`/`Error: …`); any error → exit 1;
 //! 3. `--version`; 4. `--export`;
 //! 5. the mode ([`resolve_app_mode`]); `@file` with rpc → error;
@@ -32,16 +33,9 @@ use crate::config::settings::SettingsManager;
 use crate::storage::paths::is_valid_session_id;
 use crate::tools::path::lexical_normalize;
 
-/// The first arguments pi treats as its package/auth commands.
-pub const REFERENCE_SUBCOMMANDS: [&str; 7] = [
-    "install",
-    "remove",
-    "uninstall",
-    "update",
-    "list",
-    "config",
-    "auth",
-];
+/// The first arguments pi treats as its package commands (pi-rs has none yet).
+pub const REFERENCE_SUBCOMMANDS: [&str; 6] =
+    ["install", "remove", "uninstall", "update", "list", "config"];
 
 /// Printed after an extension load failure.
 pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
@@ -169,6 +163,9 @@ pub fn run(argv: &[String], host: Host<'_>) -> i32 {
         stdout,
         stderr,
     } = host;
+    if argv.first().is_some_and(|a| a == "auth") {
+        return crate::auth_command::run(argv, &agent_dir, stdout, stderr);
+    }
     if let Some(cmd) = argv
         .first()
         .filter(|a| REFERENCE_SUBCOMMANDS.contains(&a.as_str()))

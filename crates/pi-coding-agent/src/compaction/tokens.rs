@@ -114,7 +114,8 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
         });
     match anchor {
         Some((i, used)) => ContextEstimate {
-            tokens: used + messages[i + 1..].iter().map(estimate_tokens).sum::<u64>(),
+            // `used` comes from the provider and may be anything up to u64::MAX.
+            tokens: used.saturating_add(messages[i + 1..].iter().map(estimate_tokens).sum::<u64>()),
             last_usage_index: Some(i),
         },
         None => ContextEstimate {

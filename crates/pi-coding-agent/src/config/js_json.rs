@@ -12,9 +12,15 @@ pub fn js_json_parse_message(text: &str, err: &serde_json::Error) -> String {
     pi_ai::js_json_error::json_parse_message(text, err)
 }
 
-/// Parses JSON; on failure returns the `JSON.parse` message.
+/// Parses JSON nested at most [`pi_ai::json_depth::MAX_DOCUMENT_DEPTH`] levels; on failure
+/// returns the `JSON.parse` message, or `JSON nested deeper than 1064 levels`.
 pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
-    serde_json::from_str(text).map_err(|e| js_json_parse_message(text, &e))
+    use pi_ai::json_depth::DeepJsonError;
+    match pi_ai::json_depth::from_str(text, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
+        Ok(v) => Ok(v),
+        Err(DeepJsonError::Json(e)) => Err(js_json_parse_message(text, &e)),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -23,6 +29,16 @@ mod tests {
 
     fn msg(text: &str) -> String {
         parse_json(text).unwrap_err()
+    }
+
+    /// Settings, models and auth files nested up to the document limit parse; deeper ones fail
+    /// with a text naming the limit.
+    #[test]
+    fn files_parse_up_to_the_document_depth_limit() {
+        let limit = pi_ai::json_depth::MAX_DOCUMENT_DEPTH;
+        let text = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+        assert!(parse_json(&text(limit)).is_ok());
+        assert_eq!(msg(&text(limit + 1)), "JSON nested deeper than 1064 levels");
     }
 
     // Expected texts: Node 22 (`JSON.parse`) on the same inputs.

@@ -32,7 +32,7 @@ pub struct MigrationReport {
 
 fn read_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(strip_bom(&text)).ok()
+    pi_ai::json_depth::from_str(strip_bom(&text), pi_ai::json_depth::MAX_DOCUMENT_DEPTH).ok()
 }
 
 /// `migrateAuthToAuthJson`.

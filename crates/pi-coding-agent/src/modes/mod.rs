@@ -161,11 +161,19 @@ fn on_signal(sig: Terminate, session: &AgentSession) -> i32 {
     })
 }
 
-/// The tokio runtime of the binary's modes (two workers, I/O and time); a failure to build it
-/// is printed as `Error: …` on `stderr` and gives `None` (the caller exits 1).
+/// Stack of the runtime's threads. Tool arguments may nest
+/// [`pi_ai::json_depth::MAX_ARGUMENT_DEPTH`] levels, and `serde_json::Value` is cloned and
+/// serialized recursively: in a debug build one level of a clone takes about 1.4 KiB of stack,
+/// which with the agent's async call stack on top overflows tokio's default 2 MiB.
+const RUNTIME_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+/// The tokio runtime of the binary's modes (two workers, I/O and time, 8 MiB stacks); a
+/// failure to build it is printed as `Error: …` on `stderr` and gives `None` (the caller exits
+/// 1).
 pub(crate) fn mode_runtime(stderr: &mut dyn Write) -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(RUNTIME_STACK_BYTES)
         .enable_all()
         .build()
     {

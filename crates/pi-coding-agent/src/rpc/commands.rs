@@ -199,16 +199,17 @@ pub enum Incoming {
 
 /// Parses one input record (see the module docs for every outcome).
 pub fn parse_line(line: &str) -> Incoming {
-    let value: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return Incoming::Invalid(error_response(
-                None,
-                Some(&Value::from("parse")),
-                &format!("Failed to parse command: {e}"),
-            ));
-        }
-    };
+    let value: Value =
+        match pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
+            Ok(v) => v,
+            Err(e) => {
+                return Incoming::Invalid(error_response(
+                    None,
+                    Some(&Value::from("parse")),
+                    &format!("Failed to parse command: {e}"),
+                ));
+            }
+        };
     let Value::Object(mut map) = value else {
         return Incoming::Invalid(error_response(None, None, "Unknown command: undefined"));
     };
@@ -311,6 +312,29 @@ mod tests {
             Incoming::Invalid(s) => serde_json::from_str(&s).unwrap(),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A command line nested up to the document limit parses (a prompt's images or an
+    /// extension payload may be deep); past it the answer names the limit, after one linear
+    /// scan whatever the depth.
+    #[test]
+    fn command_lines_parse_up_to_the_document_depth_limit() {
+        let limit = pi_ai::json_depth::MAX_DOCUMENT_DEPTH;
+        let line = |levels: usize| {
+            format!(
+                r#"{{"type":"prompt","message":"hi","x":{}1{}}}"#,
+                "[".repeat(levels - 1),
+                "]".repeat(levels - 1)
+            )
+        };
+        assert!(matches!(parse_line(&line(limit)), Incoming::Command { .. }));
+        let v = invalid(&line(limit + 1));
+        assert_eq!(
+            v["error"],
+            "Failed to parse command: JSON nested deeper than 1064 levels"
+        );
+        let v = invalid(&"[".repeat(1_000_000));
+        assert_eq!(v["command"], "parse");
     }
 
     #[test]

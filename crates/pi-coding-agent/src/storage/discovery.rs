@@ -33,7 +33,10 @@ pub fn read_header(path: &Path) -> Option<SessionHeader> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let Ok(map) = serde_json::from_slice::<Map<String, Value>>(&line) else {
+        let Ok(map) = pi_ai::json_depth::from_slice::<Map<String, Value>>(
+            &line,
+            pi_ai::json_depth::MAX_DOCUMENT_DEPTH,
+        ) else {
             continue;
         };
         return SessionHeader::from_map(map);

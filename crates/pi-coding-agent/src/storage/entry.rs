@@ -294,8 +294,10 @@ pub enum EntryParseError {
 impl SessionEntry {
     /// Parses one entry line.
     pub fn parse(line: &str) -> Result<SessionEntry, EntryParseError> {
+        // Lines as deep as pi writes them (tool arguments 1,000 levels deep) parse.
         let map: Map<String, Value> =
-            serde_json::from_str(line).map_err(|e| EntryParseError::Json(e.to_string()))?;
+            pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH)
+                .map_err(|e| EntryParseError::Json(e.to_string()))?;
         Self::from_map(map)
     }
 
@@ -388,7 +390,8 @@ impl SessionEntry {
     /// [`EntryKind::Unknown`] of the same `type`: it stays in the tree and is written back
     /// unchanged, and the context skips it. `None` when the line is not such an object.
     pub fn verbatim(line: &str) -> Option<SessionEntry> {
-        let mut map: Map<String, Value> = serde_json::from_str(line).ok()?;
+        let mut map: Map<String, Value> =
+            pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH).ok()?;
         let kind = take_string(&mut map, "type")?;
         let id = take_string(&mut map, "id")?;
         let parent_id = take_string(&mut map, "parentId");
@@ -521,5 +524,44 @@ impl Serialize for SessionEntry {
             m.serialize_entry("timestamp", &self.timestamp)?;
         }
         m.end()
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    /// A `message` line as the TypeScript pi writes it for a tool call whose arguments nest
+    /// 1,000 levels: it parses and writes back byte for byte; past the document limit the
+    /// line is a parse error (the store skips it with a warning).
+    #[test]
+    fn lines_with_arguments_1000_levels_deep_load_and_round_trip() {
+        let args = format!("{{\"deep\":{}1{}}}", "{\"a\":".repeat(999), "}".repeat(999));
+        let line = format!(
+            r#"{{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call_1","name":"read","arguments":{args}}}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"toolUse","timestamp":1}}}}"#
+        );
+        let run = move || {
+            let entry = SessionEntry::parse(&line).unwrap();
+            assert!(entry.message().is_some());
+            assert_eq!(entry.to_line(), line);
+            let limit = pi_ai::json_depth::MAX_DOCUMENT_DEPTH;
+            let deep = format!(
+                r#"{{"type":"custom","id":"x","parentId":null,"data":{}1{}}}"#,
+                "[".repeat(limit),
+                "]".repeat(limit)
+            );
+            assert!(matches!(
+                SessionEntry::parse(&deep),
+                Err(EntryParseError::Json(e)) if e == "JSON nested deeper than 1064 levels"
+            ));
+        };
+        // The test thread's default stack is 2 MiB; the entry is cloned and compared
+        // recursively on top of the harness's frames.
+        std::thread::Builder::new()
+            .stack_size(8 * 1024 * 1024)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
     }
 }

@@ -234,7 +234,9 @@ impl SessionStore {
                     "{shown}:{line_no}: skipped unparseable line ({why})"
                 )),
                 ProbedLine::Header => {
-                    let map: Map<String, Value> = serde_json::from_slice(body).unwrap_or_default();
+                    let map: Map<String, Value> =
+                        pi_ai::json_depth::from_slice(body, pi_ai::json_depth::MAX_DOCUMENT_DEPTH)
+                            .unwrap_or_default();
                     // A header with fields of the wrong types is passed over (without a
                     // warning, as before): a later header line may still open the file.
                     header = SessionHeader::from_map(map.clone());
@@ -258,7 +260,10 @@ impl SessionStore {
                 line_no += 1;
                 let body = line.strip_suffix(b"\n").unwrap_or(line);
                 let body = body.strip_suffix(b"\r").unwrap_or(body);
-                match serde_json::from_slice::<Map<String, Value>>(body) {
+                match pi_ai::json_depth::from_slice::<Map<String, Value>>(
+                    body,
+                    pi_ai::json_depth::MAX_DOCUMENT_DEPTH,
+                ) {
                     Ok(m) => records.push(m),
                     Err(e) if !body.iter().all(u8::is_ascii_whitespace) => {
                         warnings.push(format!("{shown}:{line_no}: skipped unparseable line ({e})"))

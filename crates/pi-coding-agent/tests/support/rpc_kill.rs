@@ -367,8 +367,8 @@ fn check(
             Some(got) if got == want => {}
             Some(got) => {
                 return Err(format!(
-                    "message {} of the context is not the printed one: a {} of {} bytes \
-                     where a {} of {} bytes was printed",
+                    "message {} of the context is not the printed one: {} ({} bytes) where \
+                     {} ({} bytes) was printed",
                     i + 1,
                     got.0,
                     got.1.to_string().len(),
@@ -378,8 +378,8 @@ fn check(
             }
             None => {
                 return Err(format!(
-                    "{} messages printed as ended, {} in the resumed context (missing: a {} \
-                     of {} bytes; the file's last line is {})",
+                    "{} messages printed as ended, {} in the resumed context (missing: {}, \
+                     {} bytes; the file's last line is {})",
                     promised.len(),
                     found.len(),
                     want.0,
@@ -411,6 +411,8 @@ pub struct Summary {
     pub torn_tails: usize,
     /// The longest time from reading a line to sending the kill, in microseconds.
     pub max_kill_latency_us: u128,
+    /// Violations seen by a loop told to go on after them.
+    pub violations: Vec<String>,
 }
 
 /// Which `message_end` line run `run` kills after, and whether it is pinned to one CPU: every
@@ -422,19 +424,31 @@ pub fn plan(run: usize) -> (usize, bool) {
     )
 }
 
-/// `runs` killed runs ([`plan`]); `each` sees every outcome. Stops at the first violation.
+/// `runs` killed runs ([`plan`]); `each` sees every outcome. Stops at the first violation,
+/// or with `keep_going` records it in [`Summary::violations`] and goes on.
 pub async fn rpc_kill_loop(
     pi: &Path,
     runs: usize,
+    keep_going: bool,
     mut each: impl FnMut(usize, &Outcome),
 ) -> Result<Summary, String> {
     let mut summary = Summary::default();
     for run in 0..runs {
         let (k, one_cpu) = plan(run);
         let cpus = if one_cpu { "one CPU" } else { "two CPUs" };
-        let outcome = killed_run(pi, k, one_cpu)
-            .await
-            .map_err(|e| format!("run {run} (after message_end {k}, {cpus}): {e}"))?;
+        let outcome = match killed_run(pi, k, one_cpu).await {
+            Ok(o) => o,
+            Err(e) => {
+                let e = format!("run {run} (after message_end {k}, {cpus}): {e}");
+                if !keep_going {
+                    return Err(e);
+                }
+                summary.runs += 1;
+                summary.one_cpu += usize::from(one_cpu);
+                summary.violations.push(e);
+                continue;
+            }
+        };
         summary.runs += 1;
         summary.one_cpu += usize::from(one_cpu);
         summary.completed += usize::from(outcome.completed);

@@ -19,6 +19,9 @@
 //! one (the server did not rotate it). pi 0.85 writes `undefined` for Anthropic, which drops
 //! the field and breaks the entry (earendil-works/pi#9369), and fails Codex and Kimi.
 //!
+//! Logins without a terminal UI ([`login`]): the browser PKCE flows of Anthropic and Codex
+//! with the local callback server on pi's fixed ports ([`callback`], [`pkce`]).
+//!
 //! Tests only: in debug builds (`cfg(debug_assertions)`) the variable `PI_RS_TEST_OAUTH_ORIGIN`
 //! (e.g. `http://127.0.0.1:4010`) replaces the scheme, host and port of every endpoint here,
 //! Copilot's derived API base URL included, and `PI_RS_TEST_OAUTH_TIMEOUT_MS` shortens the
@@ -26,12 +29,15 @@
 //! elsewhere.
 
 mod anthropic;
+pub mod callback;
 
 mod github_copilot;
 pub(crate) mod http;
 mod kimi;
+pub mod login;
 
 mod openai_codex;
+pub mod pkce;
 
 mod xai;
 
@@ -256,5 +262,7 @@ fn test_timeout() -> Option<Duration> {
     None
 }
 
+#[cfg(test)]
+mod login_tests;
 #[cfg(test)]
 mod tests;

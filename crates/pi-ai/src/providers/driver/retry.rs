@@ -114,9 +114,14 @@ fn validate_server_delay(
     Ok(delay_ms)
 }
 
+/// Milliseconds as a `Duration`; non-positive and NaN are zero, and a delay past what a
+/// `Duration` holds (a server's `retry-after-ms: 1e300` with the cap disabled) saturates
+/// instead of panicking.
 fn to_duration(ms: f64) -> Duration {
     if ms.is_finite() && ms > 0.0 {
-        Duration::from_secs_f64(ms / 1000.0)
+        Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)
+    } else if ms == f64::INFINITY {
+        Duration::MAX
     } else {
         Duration::ZERO
     }
@@ -264,6 +269,14 @@ mod tests {
             d(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")]),
             Ok(Duration::ZERO)
         );
+    }
+
+    #[test]
+    fn absurd_server_delays_never_panic() {
+        assert_eq!(to_duration(1e300), Duration::MAX);
+        assert_eq!(to_duration(f64::NAN), Duration::ZERO);
+        assert_eq!(to_duration(-5.0), Duration::ZERO);
+        assert_eq!(to_duration(1500.0), Duration::from_millis(1500));
     }
 
     #[test]
