@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Turns the logs of a fuzz/run.sh run into the rows of the table in docs/reliability.md §1.
+# Turns the logs of a fuzz/run.sh run into the rows of the table in docs/reliability.md ("Fuzzing").
 #
 #   fuzz/summarize.sh [LOG_DIR]          (default fuzz/logs)
 #

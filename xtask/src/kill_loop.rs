@@ -1,5 +1,5 @@
 //! `cargo xtask kill-loop [--runs N] [--seed N] [--no-build] [--pi <path>]`: the `kill -9`
-//! durability loop (issue 18, part 4) over many runs.
+//! durability loop over many runs.
 //!
 //! Builds `pi` (debug profile) unless told otherwise, then runs the loop of
 //! `crates/pi-coding-agent/tests/support/kill_loop.rs` (included here, so the suite's seeded

@@ -2,7 +2,7 @@
 //!
 //! pi's hooks and listeners fail by throwing; the thrown `Error.message` becomes a tool
 //! result's text (tool hooks) or the synthesized failure message's `errorMessage` (listeners
-//! and loop hooks, spec §4.6 "Listener delivery"). Here they return [`HookError`]; a panic
+//! and loop hooks). Here they return [`HookError`]; a panic
 //! inside user code is caught and turned into a [`HookError`] carrying the panic message.
 
 use std::any::Any;

@@ -1,6 +1,6 @@
 //! `AgentEvent`: the ten lifecycle events of an agent run.
 //!
-//! Mirrors pi-agent-core 0.85.1 `AgentEvent` (`types.ts`, spec §4.2). JSON is pi's: a `type`
+//! Mirrors pi-agent-core 0.85.1 `AgentEvent` (`types.ts`). JSON is pi's: a `type`
 //! discriminant first, then the payload fields in the order pi's loop creates them
 //! (`message_update` writes `assistantMessageEvent` before `message`).
 //!
@@ -17,7 +17,7 @@ use crate::message::AgentMessage;
 use crate::tool::AgentToolResult;
 
 /// One event of an agent run. Order: `agent_start`, then per turn `turn_start` … `turn_end`,
-/// then `agent_end` (spec §4.3, §4.6 "Canonical sequences").
+/// then `agent_end`.
 // Messages are the common payload; boxing them would only add indirections.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]

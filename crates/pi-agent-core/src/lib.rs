@@ -30,6 +30,7 @@ pub mod error;
 pub mod event;
 pub mod listeners;
 pub mod message;
+mod sync;
 pub mod tool;
 
 pub use agent::{

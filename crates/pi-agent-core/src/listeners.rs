@@ -1,11 +1,10 @@
 //! Listener registry and awaited, in-order delivery.
 //!
-//! Mirrors pi-agent-core 0.85.1 `Agent.subscribe` / `processEvents` (spec §4.6 "Listener
-//! delivery", seed §3): listeners are called in subscription order with `(event, signal)`,
-//! each awaited before the next one and before the loop proceeds. Iteration follows JS `Set`
-//! semantics: a listener removed before its turn is skipped, one added during a delivery also
-//! receives the event. There is no per-listener catch: the first failure (an `Err` or a
-//! panic) stops the delivery of that event and is returned.
+//! Mirrors pi-agent-core 0.85.1 `Agent.subscribe` / `processEvents`: listeners are called in
+//! subscription order with `(event, signal)`, each awaited before the next one and before the loop
+//! proceeds. Iteration follows JS `Set` semantics: a listener removed before its turn is skipped,
+//! one added during a delivery also receives the event. There is no per-listener catch: the first
+//! failure (an `Err` or a panic) stops the delivery of that event and is returned.
 //!
 //! Nothing is queued: a delivery ([`Delivery`]) is a future that calls one listener and awaits
 //! it before calling the next, so a slow listener delays the next listener and the producer
@@ -71,7 +70,7 @@ impl std::fmt::Debug for ListenerSet {
 
 impl ListenerSet {
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     /// Installs a new list; the caller holds the lock.

@@ -1,6 +1,6 @@
 //! The tool trait the agent loop executes.
 //!
-//! Mirrors pi-agent-core 0.85.1 `AgentTool` and `AgentToolResult` (spec §4.1, §4.5).
+//! Mirrors pi-agent-core 0.85.1 `AgentTool` and `AgentToolResult`.
 
 use std::sync::Arc;
 

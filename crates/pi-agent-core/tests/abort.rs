@@ -1,4 +1,4 @@
-//! Contract point 9: abort while streaming and while tools run (spec §4.5 "Abort").
+//! Abort while streaming and while tools run.
 
 use crate::support;
 

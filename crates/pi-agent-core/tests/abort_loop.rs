@@ -1,5 +1,5 @@
 //! Abort at random points: a seeded loop over streaming, parallel and sequential tool
-//! scenarios (issue 18 part 3, spec §4.5 "Abort", seed 000 §"Tool execution").
+//! scenarios.
 //!
 //! Each iteration builds a random script on the faux provider (paced in paused time: text,
 //! thinking and tool-call blocks over several turns), tools that run for a while and stream

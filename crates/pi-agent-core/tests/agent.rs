@@ -1,5 +1,5 @@
 //! The `Agent` API (ported from the reference's `agent.test.ts`, adapted to 0.85) and
-//! contract point 10: steering / follow-up queues and `continue` (spec §4.6).
+//! the steering / follow-up queues and `continue`.
 
 use crate::support;
 

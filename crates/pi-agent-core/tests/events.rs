@@ -1,4 +1,4 @@
-//! Contract points 1 and 2: the canonical event sequences (spec §4.6), the lone-`error`
+//! The canonical event sequences, the lone-`error`
 //! path, pi's JSON for each event, and state updated before delivery.
 
 use crate::support;

@@ -1,5 +1,5 @@
 //! pi-agent-core used as a library: an `Agent` on the faux provider with a custom tool,
-//! checked against the event contract (seed 000): tool batches (parallel and sequential),
+//! checked against the event contract: tool batches (parallel and sequential),
 //! listeners awaited in subscription order after the state update, a failing listener,
 //! steering and follow-up, abort.
 
@@ -181,7 +181,7 @@ fn record(agent: &Agent, log: &Log) {
 
 /// pi delivers an update's first listener inside `on_update`; pi-rs starts the delivery as a
 /// task (a documented difference), so the update may be logged after `execute` returned. The
-/// contract point — every update is delivered before `tool_execution_end` — is what counts:
+/// guarantee — every update is delivered before `tool_execution_end` — is what counts:
 /// this moves an update logged right after `returned <id>` back before it.
 fn updates_before_return(mut log: Vec<String>) -> Vec<String> {
     for i in 1..log.len() {
@@ -202,7 +202,7 @@ fn take(log: &Log) -> Vec<String> {
 
 #[tokio::test]
 async fn a_parallel_batch_follows_the_contract_order() {
-    // Seed 000 §7: A fails preflight (unknown tool), B and C run concurrently; C ends first;
+    // A fails preflight (unknown tool), B and C run concurrently; C ends first;
     // tool-result messages and turn_end.toolResults keep the assistant's order A, B, C.
     let log: Log = Arc::default();
     let probe = Probe::new(ExecutionMode::Parallel, &log);
@@ -488,7 +488,7 @@ async fn abort_during_a_tool_cancels_it_and_ends_the_run_aborted() {
     assert!(!agent.is_streaming());
     let got = take(&log);
     // The cancelled tool keeps its result; one more turn runs with the aborted signal and
-    // ends the transcript with an aborted assistant message (spec §4.5 "Abort").
+    // ends the transcript with an aborted assistant message.
     let tail: Vec<&str> = got[got.len() - 7..].iter().map(String::as_str).collect();
     assert_eq!(
         tail,

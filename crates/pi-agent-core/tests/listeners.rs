@@ -1,6 +1,6 @@
-//! Contract points 3 and 4: awaited in-order delivery with the run's token, completion
+//! Listeners: awaited in-order delivery with the run's token, completion
 //! semantics of `prompt` / `wait_for_idle` / `is_streaming`, `Set` iteration semantics, and
-//! the synthesized failure sequence for a failing listener (spec §4.6, seed §3–4).
+//! the synthesized failure sequence for a failing listener.
 
 use crate::support;
 

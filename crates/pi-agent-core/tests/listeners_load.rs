@@ -1,4 +1,4 @@
-//! Listener failure under load (issue 18 part 7; spec §4.6 "Listener delivery"): a run of
+//! Listener failure under load: a run of
 //! more than 10,000 events (long streamed texts and thinking, tool calls over three turns)
 //! with a listener that fails, by `Err` or by panicking, at one seeded random event.
 //!

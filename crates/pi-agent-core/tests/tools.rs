@@ -1,6 +1,6 @@
-//! Contract points 5–8: preflight, validation, execution and finalization; update gating
+//! Tool calls: preflight, validation, execution and finalization; update gating
 //! and joining; sequential vs parallel ordering (the seed's example); `terminate`; the
-//! `length` stop (spec §4.5, seed §7).
+//! `length` stop.
 
 use crate::support;
 

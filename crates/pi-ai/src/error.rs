@@ -1,7 +1,7 @@
 //! Errors raised before a stream exists.
 //!
-//! Failures during a request are reported inside the stream as an `error` event (pi-ai spec
-//! §1.9); only the entry points that fail early (`stream_simple` without a key, an unknown
+//! Failures during a request are reported inside the stream as an `error` event;
+//! only the entry points that fail early (`stream_simple` without a key, an unknown
 //! API) return [`Error`].
 
 /// pi-ai's error type.

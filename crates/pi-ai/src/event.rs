@@ -2,7 +2,7 @@
 //!
 //! Mirrors pi-ai 0.85.1 `AssistantMessageEvent` (12 variants). Every event but the terminal
 //! ones carries `partial`, the adapter's single live accumulator ([`PartialMessage`]): the same
-//! shared message in every event, not a snapshot (pi-ai spec §2.4). Cloning a `PartialMessage`
+//! shared message in every event, not a snapshot. Cloning a `PartialMessage`
 //! is O(1), so per-delta cost does not grow with the message.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -28,12 +28,12 @@ impl PartialMessage {
 
     /// Read access (never poisoned: a panicking writer leaves the last state visible).
     pub fn read(&self) -> RwLockReadGuard<'_, AssistantMessage> {
-        self.0.read().unwrap_or_else(|e| e.into_inner())
+        crate::sync::read(&self.0)
     }
 
     /// Mutates the message in place.
     pub fn update<R>(&self, f: impl FnOnce(&mut AssistantMessage) -> R) -> R {
-        let mut guard = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::sync::write(&self.0);
         f(&mut guard)
     }
 
@@ -63,7 +63,7 @@ impl Serialize for PartialMessage {
 
 /// One event of an assistant response stream.
 ///
-/// Order (pi-ai spec §2.3): `start`, block events (`*_start` < deltas < `*_end` per block,
+/// Order: `start`, block events (`*_start` < deltas < `*_end` per block,
 /// routed by `content_index`), then exactly one terminal `done` or `error`; a setup failure
 /// yields a lone `error`.
 #[derive(Clone, Debug, PartialEq)]

@@ -63,7 +63,7 @@ impl<T> Shared<T> {
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         // Nothing panics while the lock is held but a waker clone; the state stays valid.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.state)
     }
 }
 

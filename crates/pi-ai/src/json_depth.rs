@@ -16,6 +16,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::providers::StreamError;
+
 /// Deepest tool-call arguments pi-rs passes to a tool (the arguments object itself is level 1).
 /// Deeper arguments are refused with a tool error naming this limit.
 pub const MAX_ARGUMENT_DEPTH: usize = 1_000;
@@ -133,13 +135,16 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, 
 }
 
 /// An SSE event's `data` as pi's `JSON.parse` reads it: one value nested at most
-/// [`MAX_DOCUMENT_DEPTH`] levels. `Err` is the text of the failure: `JSON nested deeper than
-/// 1064 levels`, or `JSON.parse`'s message as Node 22 words it ([`crate::js_json_error`]).
-pub(crate) fn parse_event_data(data: &str) -> Result<Value, String> {
+/// [`MAX_DOCUMENT_DEPTH`] levels. `Err` is a [`StreamError::Json`] with the text of the
+/// failure: `JSON nested deeper than 1064 levels`, or `JSON.parse`'s message as Node 22 words
+/// it ([`crate::js_json_error`]).
+pub(crate) fn parse_event_data(data: &str) -> Result<Value, StreamError> {
     match from_str(data, MAX_DOCUMENT_DEPTH) {
         Ok(v) => Ok(v),
-        Err(e @ DeepJsonError::TooDeep { .. }) => Err(e.to_string()),
-        Err(DeepJsonError::Json(e)) => Err(crate::js_json_error::json_parse_message(data, &e)),
+        Err(e @ DeepJsonError::TooDeep { .. }) => Err(StreamError::Json(e.to_string())),
+        Err(DeepJsonError::Json(e)) => Err(StreamError::Json(
+            crate::js_json_error::json_parse_message(data, &e),
+        )),
     }
 }
 

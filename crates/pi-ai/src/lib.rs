@@ -10,6 +10,11 @@
 //! [`sse`] (our SSE parser), [`json`] (JavaScript number spelling), [`providers`] (wire APIs);
 //! shared by the wire APIs: [`partial_json`] (streamed tool arguments), [`transform`]
 //! (request-side message normalization), [`overflow`] and [`retry`] (error classification).
+//!
+//! Examples that run offline (`cargo run -p pi-ai --example …`): `stream_events` (a reply
+//! streamed from the faux provider, event by event), `tool_call` (a tool-call round trip with
+//! schema validation), `custom_provider` (an [`providers::registry::ApiProvider`] registered at
+//! run time).
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -28,6 +33,7 @@ pub mod providers;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+mod sync;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod transform;

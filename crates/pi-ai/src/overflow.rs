@@ -1,7 +1,7 @@
 //! Context-overflow detection: is this failed (or suspiciously short) response a sign that the
 //! prompt no longer fits the model's context window?
 //!
-//! Mirrors pi-ai 0.85.1 `utils/overflow.js` (spec §3.5): the same patterns in the same order,
+//! Mirrors pi-ai 0.85.1 `utils/overflow.js`: the same patterns in the same order,
 //! the same exclusions, the same silent-overflow (z.ai) and length-stop (Xiaomi MiMo) rules.
 //!
 //! The patterns are JavaScript regular expressions with the `i` flag; they are compiled once,

@@ -1,6 +1,6 @@
 //! Best-effort parsing of streamed (incomplete) JSON: pi's `parseStreamingJson`.
 //!
-//! Mirrors pi-ai 0.85.1 `utils/json-parse.js` (spec §2.5). Tool-call arguments arrive as JSON
+//! Mirrors pi-ai 0.85.1 `utils/json-parse.js`. Tool-call arguments arrive as JSON
 //! fragments; after each fragment the partial message shows the best parse so far:
 //!
 //! 1. empty or whitespace-only text → `{}`;
@@ -16,7 +16,7 @@
 //!
 //! Differences from pi, deliberate: unpaired UTF-16 surrogate escapes (`"\ud83d"`) are dropped
 //! (Rust strings cannot hold them); [`PartialJsonParser::finish`] offers the strict final parse
-//! pi lacks, rejecting concatenated objects and truncated text; arguments nested deeper than
+//! pi lacks, rejecting concatenated objects and truncated text (see earendil-works/pi#5964); arguments nested deeper than
 //! [`MAX_ARGUMENT_DEPTH`] are `{}` while streaming and refused at the end.
 
 mod incremental;

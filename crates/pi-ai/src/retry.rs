@@ -1,13 +1,13 @@
 //! Which failed responses are worth retrying.
 //!
 //! Mirrors pi-ai 0.85.1 `utils/retry.js` (`isRetryableAssistantError`) and pi-coding-agent
-//! 0.85.0 `AgentSession._isRetryableError` (spec: coding-agent §5): a response that ended with
+//! 0.85.0 `AgentSession._isRetryableError`: a response that ended with
 //! `stopReason: "error"` is retried when its `errorMessage` reads as a transient provider or
 //! transport failure — overload, rate limit, 5xx, network, timeout, stream cut short — unless
 //! it reads as an exhausted quota or budget (retrying cannot help) or, at the session level, as
 //! a context overflow (compaction handles that instead).
 //!
-//! The transport texts pi-rs produces itself match on purpose (pi-ai Corrections box): an idle
+//! The transport texts pi-rs produces itself match on purpose: an idle
 //! stall `terminated`, no response headers `Request timed out.`, a reset before headers
 //! `Connection error.` / `fetch failed`.
 

@@ -4,10 +4,10 @@
 //! (<https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation>)
 //! incrementally over network reads:
 //!
-//! - **Line framing.** A line ends at CRLF, LF or a lone CR. A CR that ends one read and an LF
-//!   that starts the next are one terminator (BUG-01: pi 0.85.1's own Anthropic splitter and
-//!   several SDKs split the event there). The line is processed as soon as its CR arrives, so an
-//!   event is dispatched without waiting for the next read.
+//! - **Line framing.** A line ends at CRLF, LF or a lone CR. A CR that ends one read and an LF that
+//!   starts the next are one terminator (rexxars/eventsource-parser#17: pi 0.85.1's own Anthropic
+//!   splitter and several SDKs split the event there). The line is processed as soon as its CR
+//!   arrives, so an event is dispatched without waiting for the next read.
 //! - **Decoding.** Data bytes are kept as bytes and decoded when the event is dispatched, so a
 //!   UTF-8 character split across reads is reassembled; invalid UTF-8 becomes U+FFFD instead of
 //!   stalling the stream (decoding the joined lines gives the same text as decoding each line:

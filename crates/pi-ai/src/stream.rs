@@ -1,7 +1,7 @@
 //! The event stream container: a single-producer queue of [`AssistantMessageEvent`]s with a
 //! final result.
 //!
-//! Mirrors pi-ai 0.85.1 `EventStream` / `AssistantMessageEventStream` (spec §2.2), with one
+//! Mirrors pi-ai 0.85.1 `EventStream` / `AssistantMessageEventStream`, with one
 //! deliberate difference: the queue is bounded (capacity [`STREAM_CAPACITY`]), so a slow
 //! consumer applies back-pressure to the producer instead of growing memory. Dropping the
 //! stream cancels the producer (its `CancellationToken`), which aborts the HTTP request.

@@ -1,6 +1,6 @@
 //! Request-side message normalization shared by every wire API.
 //!
-//! Mirrors pi-ai 0.85.1 `api/transform-messages.js` (`transformMessages`, spec §3.0) and
+//! Mirrors pi-ai 0.85.1 `api/transform-messages.js` (`transformMessages`) and
 //! `utils/sanitize-unicode.js` (`sanitizeSurrogates`).
 
 use std::borrow::Cow;

@@ -11,7 +11,7 @@ fn anthropic() -> pi_ai::Model {
     model("anthropic-messages", "anthropic", "claude-sonnet-4-5")
 }
 
-/// BUG-02: an in-stream `event: error` (overloaded) after some text fails the stream with
+/// An in-stream `event: error` (overloaded) after some text fails the stream with
 /// stopReason `error`, keeps the partial text and emits no `done`.
 #[test]
 fn bug02_mid_stream_overloaded_error_is_an_error_with_the_partial_text() {
@@ -34,7 +34,7 @@ fn bug02_mid_stream_overloaded_error_is_an_error_with_the_partial_text() {
     }
 }
 
-/// BUG-06: a `tool_use` block without any `input_json_delta` has arguments `{}`; events
+/// A `tool_use` block without any `input_json_delta` has arguments `{}`; events
 /// are toolcall_start then toolcall_end with no delta.
 #[test]
 fn bug06_tool_use_without_input_delta_has_empty_arguments() {
@@ -59,7 +59,7 @@ fn bug06_tool_use_without_input_delta_has_empty_arguments() {
     }
 }
 
-/// BUG-11: usage from `message_start` is overwritten, not summed, by `message_delta`.
+/// Usage from `message_start` is overwritten, not summed, by `message_delta`.
 #[test]
 fn bug11_cumulative_usage_is_overwritten_not_added() {
     let body = data("bugs/anthropic-usage-cumulative-in-both-events.sse");

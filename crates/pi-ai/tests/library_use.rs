@@ -204,7 +204,7 @@ async fn abort_mid_stream(api: &str, provider: &str, id: &str, sse: &str) -> Ass
 
 #[tokio::test]
 async fn a_cancelled_signal_aborts_every_wire_api_mid_stream() {
-    // The reference's texts (pi-ai spec, Corrections box on mid-stream cancels).
+    // The reference's texts (pi 0.85.1 on a mid-stream cancel, observed).
     let cases = [
         (
             "anthropic-messages",

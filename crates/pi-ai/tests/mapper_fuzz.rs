@@ -157,7 +157,7 @@ proptest! {
             if let Err(text) = result {
                 partial.update(|m| {
                     m.stop_reason = pi_ai::StopReason::Error;
-                    m.error_message = Some(text);
+                    m.error_message = Some(text.to_string());
                 });
             }
             let mut got = message_json(&partial.snapshot());

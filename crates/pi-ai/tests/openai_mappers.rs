@@ -56,7 +56,7 @@ fn drive(mut mapper: Box<dyn StreamMapper>, partial: PartialMessage, datas: &[St
     Outcome {
         message: partial.snapshot(),
         events,
-        result,
+        result: result.map_err(|e| e.to_string()),
     }
 }
 
@@ -582,7 +582,7 @@ fn responses_item_done_without_added_creates_the_slot() {
     assert_eq!(o.message.text(), "late");
 }
 
-/// Regression (fuzz target `mapper_openai_responses`, issue 18): items whose
+/// Regression (fuzz target `mapper_openai_responses`): items whose
 /// `response.output_item.done` never came stayed open through a successful end. They are
 /// closed in content order; a tool call gets the arguments that streamed.
 #[test]

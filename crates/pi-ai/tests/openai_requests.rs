@@ -77,7 +77,7 @@ fn missing_key_fails_unless_an_authorization_header_is_given() {
     let err = OpenAiCompletions
         .build_request(&m, &ctx(vec![user("hi")]), &opts(), "")
         .unwrap_err();
-    assert_eq!(err, "No API key for provider: myprov");
+    assert_eq!(err.to_string(), "No API key for provider: myprov");
     let o = StreamOptions {
         headers: vec![("Authorization".into(), Some("Bearer custom".into()))],
         ..Default::default()
@@ -644,7 +644,7 @@ fn strict_json_schema_tools() {
         .build_request(&chat("nvidia", "http://h/v1"), &c, &opts(), "k")
         .unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         "Tool \"write\" requires JSON-schema constrained sampling, but strict tools are unsupported."
     );
     // Responses: `strict` only with `compat.supportsStrictMode`.
@@ -657,7 +657,11 @@ fn strict_json_schema_tools() {
     let err = OpenAiResponses
         .build_request(&m, &c, &opts(), "k")
         .unwrap_err();
-    assert!(err.ends_with("but strict tools are unsupported."), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("but strict tools are unsupported."),
+        "{err}"
+    );
     let m = with_compat(m, json!({"supportsStrictMode": true}));
     let b = body(&OpenAiResponses, &m, &c, &opts());
     assert_eq!(b["tools"][0]["strict"], json!(true));

@@ -135,7 +135,7 @@ fn responses_message_conversion_and_ids() {
             {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash", "arguments": "{\"command\":\"ls\"}"},
             {"type": "function_call", "call_id": "call_2", "name": "bash", "arguments": "{}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "out"},
-            // The orphaned call gets pi's synthetic result (§3.0 rule 5).
+            // The orphaned call gets pi's synthetic result.
             {"type": "function_call_output", "call_id": "call_2", "output": "No result provided"}
         ])
     );

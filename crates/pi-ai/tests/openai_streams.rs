@@ -155,10 +155,10 @@ fn calls(run: &openai_support::Run) -> Vec<(String, String, Value)> {
         .collect()
 }
 
-/// BUG-04: Ollama streams every parallel call at `index: 0`, each with its own id. The
-/// reference drops the second call; pi-rs keeps both.
+/// Ollama (ollama/ollama#15457) streams every parallel call at `index: 0`, each with its own
+/// id. The reference drops the second call; pi-rs keeps both.
 #[test]
-fn bug04_ollama_same_index_parallel_tool_calls_are_two_calls() {
+fn ollama_same_index_parallel_tool_calls_are_two_calls() {
     let run = run_bug("ollama-same-index-parallel-tool-calls", "qwen2.5-coder:7b");
     assert_eq!(
         calls(&run),
@@ -219,9 +219,9 @@ fn calls_sharing_an_id_at_two_indexes_stay_two_calls_with_distinct_ids() {
     assert_eq!(run.message.stop_reason, StopReason::ToolUse);
 }
 
-/// BUG-05: an empty name next to the id must not stick; the later `shell` wins.
+/// An empty name next to the id must not stick; the later `shell` wins.
 #[test]
-fn bug05_tool_name_arriving_after_id_is_kept() {
+fn tool_name_arriving_after_id_is_kept() {
     let run = run_bug("tool-name-arrives-after-id", "deepseek-v4-flash");
     assert_eq!(
         calls(&run),
@@ -234,10 +234,10 @@ fn bug05_tool_name_arriving_after_id_is_kept() {
     assert_eq!(run.message.stop_reason, StopReason::ToolUse);
 }
 
-/// BUG-09: tool calls with `finish_reason: "stop"` are parsed; pi keeps stopReason `stop`
+/// Tool calls with `finish_reason: "stop"` are parsed; pi keeps stopReason `stop`
 /// (the agent loop runs present calls regardless).
 #[test]
-fn bug09_tool_calls_with_finish_reason_stop_are_parsed() {
+fn tool_calls_with_finish_reason_stop_are_parsed() {
     let run = run_bug("tool-calls-with-finish-reason-stop", "qwen2.5-coder:7b");
     assert_eq!(
         calls(&run),
@@ -251,10 +251,10 @@ fn bug09_tool_calls_with_finish_reason_stop_are_parsed() {
     assert_eq!(run.message.raw_stop_reason.as_deref(), Some("stop"));
 }
 
-/// BUG-07: arguments cut by the output limit end as stopReason `length` (the agent refuses to
+/// Arguments cut by the output limit end as stopReason `length` (the agent refuses to
 /// run such calls); the partial arguments are whatever parses.
 #[test]
-fn bug07_tool_args_cut_by_length_end_with_length() {
+fn tool_args_cut_by_length_end_with_length() {
     let run = run_bug("tool-args-cut-by-length", "gpt-4o");
     assert_eq!(run.message.stop_reason, StopReason::Length);
     assert_eq!(run.message.raw_stop_reason.as_deref(), Some("length"));

@@ -1,4 +1,4 @@
-//! `parseStreamingJson` against the BUG-08 vectors, against pi 0.85.1's own output on every
+//! `parseStreamingJson` against the repair vectors, against pi 0.85.1's own output on every
 //! prefix of a set of texts (`tests/data/partial-json/generate.mjs`), and the incremental
 //! parser against the whole-buffer function on random JSON.
 
@@ -98,7 +98,7 @@ fn drop_surrogate_escapes(json: &str) -> String {
 }
 
 /// A reference record (`"pi"` is its last field) with the lone surrogates of pi's output
-/// removed: pi-rs drops unpaired surrogates (BUG-08 a).
+/// removed: pi-rs drops unpaired surrogates.
 fn reference_record(line: &str) -> Value {
     let (head, pi) = line.split_once(",\"pi\":").unwrap();
     serde_json::from_str(&format!("{head},\"pi\":{}", drop_surrogate_escapes(pi))).unwrap()

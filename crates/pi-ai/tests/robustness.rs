@@ -1,4 +1,4 @@
-//! Robustness properties (issue 18, part 1; the proptest side of the `fuzz/` targets):
+//! Robustness properties (the proptest side of the `fuzz/` targets):
 //!
 //! - every wire API's mapper, fed arbitrary events (recorded payloads of all four APIs, cut,
 //!   with a byte flipped, or replaced by noise, under every event name the APIs use), never
@@ -243,7 +243,7 @@ proptest! {
         let first = validate_arguments("t", schema, &args);
         prop_assert_eq!(&first, &validate_arguments("t", schema, &args));
         if let Err(text) = &first {
-            prop_assert!(text.starts_with("Validation failed for tool \"t\":\n"), "{}", text);
+            prop_assert!(text.message.starts_with("Validation failed for tool \"t\":\n"), "{}", text);
         }
         prop_assert_eq!(check(schema, &args), validation_issues(schema, &args).is_empty());
     }

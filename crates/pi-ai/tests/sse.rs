@@ -1,5 +1,5 @@
-//! SSE parser against the BUG-01 vectors, the recorded provider streams (random chunkings) and
-//! the `eventsource-stream` crate (differential).
+//! SSE parser against the CR/LF-split vectors (rexxars/eventsource-parser#17), the recorded
+//! provider streams (random chunkings) and the `eventsource-stream` crate (differential).
 
 use std::path::{Path, PathBuf};
 

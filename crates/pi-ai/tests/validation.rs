@@ -26,7 +26,7 @@ fn run_case(name: &str) {
             );
         }
         (None, Some(Value::String(err))) => {
-            assert_eq!(got.unwrap_err(), *err, "{name}");
+            assert_eq!(got.unwrap_err().message, *err, "{name}");
         }
         _ => panic!("bad case {name}"),
     }
@@ -136,7 +136,9 @@ fn validate_tool_call_validates_with_the_named_tool() {
 #[test]
 fn received_arguments_are_the_originals_not_the_coerced_copy() {
     let schema = json!({"type":"object","properties":{"n":{"type":"number"},"s":{"type":"string","minLength":2}}});
-    let err = validate_arguments("t", &schema, &json!({"n": "5", "s": "x"})).unwrap_err();
+    let err = validate_arguments("t", &schema, &json!({"n": "5", "s": "x"}))
+        .unwrap_err()
+        .message;
     assert!(
         err.ends_with("{\n  \"n\": \"5\",\n  \"s\": \"x\"\n}"),
         "{err}"

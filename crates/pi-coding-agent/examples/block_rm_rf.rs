@@ -1,4 +1,4 @@
-//! An extension that blocks recursive deletions in `bash` (seed 004's `guard-bash.ts`),
+//! An extension that blocks recursive deletions in `bash` (after pi's `guard-bash.ts` example),
 //! run on a scripted session: the model asks for `rm -rf`, the tool never runs, its result
 //! is the block reason as an error, and `terminate: true` ends the run after that batch.
 //!
@@ -19,7 +19,7 @@ use pi_coding_agent::session::{AgentSession, PromptOptions};
 use pi_coding_agent::tools::bash::{BashTool, BashToolOptions};
 use serde_json::json;
 
-/// Commands this guard refuses (substring match, as in seed 004).
+/// Commands this guard refuses (substring match, as pi's example does).
 const DANGEROUS: [&str; 4] = ["rm -rf", "mkfs.", "dd if=", "> /dev/sda"];
 
 /// Blocks dangerous `bash` commands and stops the run after the batch.

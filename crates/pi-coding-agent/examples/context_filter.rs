@@ -1,4 +1,4 @@
-//! An extension that filters the model's context (seed 004's `context-filter.ts`): custom
+//! An extension that filters the model's context (after pi's `context-filter.ts` example): custom
 //! messages of type `debug` stay in the session but are never sent to the model.
 //!
 //! `cargo run -p pi-coding-agent --example context_filter`

@@ -1,4 +1,4 @@
-//! An extension that rewrites input before the model sees it (seed 004's
+//! An extension that rewrites input before the model sees it (after pi's
 //! `quick-input.ts`): `?quick <text>` becomes `Short answer: <text>`, and `ping` is answered
 //! by the extension itself without calling the model.
 //!

@@ -25,4 +25,5 @@ pub mod rpc;
 pub mod runtime;
 pub mod session;
 pub mod storage;
+mod sync;
 pub mod tools;

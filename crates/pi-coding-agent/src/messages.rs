@@ -1,6 +1,6 @@
 //! The coding agent's custom message kinds and their conversion to LLM messages.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/messages` (spec §4.7): `bashExecution`, `custom`,
+//! Mirrors pi-coding-agent 0.85.0 `core/messages`: `bashExecution`, `custom`,
 //! `branchSummary` and `compactionSummary` messages live in the transcript as
 //! [`AgentMessage::Custom`] objects and become user messages for the provider.
 

@@ -1,5 +1,5 @@
-//! Abort at random points of a session run with real bash commands (issue 18 part 3; spec
-//! pi-ai-and-agent-core §4.5 "Abort", pi-coding-agent "bash": own process group, abort kills
+//! Abort at random points of a session run with real bash commands (pi-agent-core's
+//! abort rules; pi-coding-agent's `bash` tool: own process group, abort kills
 //! the group with `SIGKILL`).
 //!
 //! Each iteration runs an [`AgentSession`] writing a session file, on the faux provider paced

@@ -1,4 +1,4 @@
-//! A broken `auth.json` through the `pi` binary (issue 18, part 5): pi 0.85.0's credential
+//! A broken `auth.json` through the `pi` binary: pi 0.85.0's credential
 //! store fails every read of a file that is not JSON, so every run that looks a key up fails
 //! with `Credential store read failed for <provider>: <JSON.parse message>` — also when the
 //! key would come from `models.json` or the environment — in print, json and rpc mode;

@@ -1,4 +1,4 @@
-//! Bad files at the library level (issue 18, part 5): configuration files with syntax errors
+//! Bad files at the library level: configuration files with syntax errors
 //! or wrong types give a clear message naming the file (and the line, for syntax errors) and
 //! are never overwritten; session files with a wrong header, corrupt lines or entries of
 //! unknown types load what they can, with warnings, and keep every line the user had.

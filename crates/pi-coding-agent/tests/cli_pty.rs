@@ -1,5 +1,5 @@
 //! Mode selection through the real binary with terminals (pseudo-terminals), pipes and
-//! `/dev/null` on stdin and stdout (pi 0.85.0 `resolveAppMode`, spec §6.1).
+//! `/dev/null` on stdin and stdout (pi 0.85.0 `resolveAppMode`).
 //!
 //! The sandbox has no credentials, so a run that reaches a mode ends at its first prompt with
 //! pi's no-key refusal; [`reached_mode`] tells the modes apart by what they wrote before it

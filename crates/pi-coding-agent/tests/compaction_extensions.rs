@@ -2,7 +2,7 @@
 //! `session_before_compact` and `session_compact` through the real extension runner — their
 //! order and data, the entry already saved when `session_compact` runs, a throwing handler
 //! falling back to the default summary, several extensions in load order, and an extension's
-//! result used whatever its values (spec §2.2–2.4, §3.5).
+//! result used whatever its values.
 
 use crate::extensions_rig;
 use crate::session_support;
@@ -307,8 +307,7 @@ fn failing_supplier(supply: bool, abort_signal: bool, seen: Log) -> Box<dyn Exte
 #[tokio::test]
 async fn a_failure_after_an_extension_supplied_the_summary_says_from_extension() {
     // pi 0.85.0 `compact()`: the signal aborted after the extension supplied the content →
-    // `Compaction cancelled`, `session_compact_failed {aborted:true, fromExtension:true}`
-    // (spec §2.4 "fromExtension ⇔ an extension supplied the compaction content").
+    // `Compaction cancelled`, `session_compact_failed {aborted:true, fromExtension:true}`.
     let seen = log();
     let s = {
         let seen = seen.clone();

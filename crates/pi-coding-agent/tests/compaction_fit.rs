@@ -74,7 +74,8 @@ fn fitting_summary(answer: &'static str, seen: Seen) -> FauxStep {
                 return Err(format!(
                     "summary request of {tokens} tokens exceeds {} − {max}",
                     model.context_window
-                ));
+                )
+                .into());
             }
             Ok(faux_assistant_message(
                 vec![faux_text(answer)],

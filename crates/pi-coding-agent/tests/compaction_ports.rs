@@ -1,7 +1,7 @@
 //! The reference's offline compaction tests (pi-mono `packages/coding-agent/test/`:
 //! `compaction.test.ts`, `compaction-serialization.test.ts`,
 //! `compaction-summary-reasoning.test.ts`, `agent-session-auto-compaction-queue.test.ts`),
-//! ported behaviour by behaviour onto pi-rs's API with the 0.85 deltas (§0, §3). The large
+//! ported behaviour by behaviour onto pi-rs's API with the 0.85 deltas. The large
 //! session fixture is replaced by a generated session of the same shape (hundreds of
 //! entries, tool round trips), so no one's real transcript is vendored.
 

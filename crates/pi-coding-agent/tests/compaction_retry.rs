@@ -1,4 +1,4 @@
-//! Summarization retry (pi 0.85.0 §3.8) in every kind of compaction on the faux provider:
+//! Summarization retry in every kind of compaction on the faux provider:
 //! manual, threshold and overflow compactions retry a transient summary failure with the
 //! session's `retry.*` settings and emit `summarization_retry_scheduled`, `…_attempt_start`
 //! (with the compaction's reason) and `…_finished` between `compaction_start` and

@@ -1,4 +1,4 @@
-//! Summarization retry (pi 0.85.0 §3.8) through the real `pi` binary in json mode: the
+//! Summarization retry through the real `pi` binary in json mode: the
 //! `compaction_auto` scenario (a read round trip whose answer reports 120 000 input tokens,
 //! `keepRecentTokens: 10`) with the summary request answered `529 overloaded` once. The
 //! retry events appear between `compaction_start` and `compaction_end`, with pi's exact JSON,

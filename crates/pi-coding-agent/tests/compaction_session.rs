@@ -364,7 +364,7 @@ fn watch_compacting(h: &Harness) -> Arc<Mutex<Vec<String>>> {
 #[tokio::test]
 async fn manual_compaction_is_idle_again_when_compaction_end_is_delivered() {
     // pi 0.85.0 `compact()`: "compaction_end listeners may submit queued prompts, so expose
-    // idle state before notifying them" (spec §3.5), on success and on failure.
+    // idle state before notifying them", on success and on failure.
     let h = harness(
         vec![text("one"), text("two"), text("SUMMARY"), text("PREFIX")],
         |b| {
@@ -399,7 +399,7 @@ async fn manual_compaction_is_idle_again_when_compaction_end_is_delivered() {
 #[tokio::test]
 async fn automatic_compaction_is_still_compacting_when_compaction_end_is_delivered() {
     // pi 0.85.0 `_runAutoCompaction` clears its abort controller only in `finally`, after
-    // `compaction_end` (spec §3.5 "auto: isCompacting is still true during it"): on success
+    // `compaction_end`: on success
     // (overflow recovered) and on failure (the recovery summary fails).
     let h = harness(
         vec![

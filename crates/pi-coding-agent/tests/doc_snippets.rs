@@ -14,6 +14,7 @@ use pi_coding_agent::config::skills::Skill;
 use pi_coding_agent::config::templates::PromptTemplate;
 use pi_coding_agent::extensions::errors::{Mode, mode_error_listener};
 use pi_coding_agent::extensions::{Extension, ExtensionHooks, ExtensionRunner};
+use pi_coding_agent::session::SessionStartReason;
 use pi_coding_agent::session::{AgentSession, Compactor, PromptOptions, RegistryAuth};
 use pi_coding_agent::storage::SessionStore;
 
@@ -105,7 +106,9 @@ async fn running_them(
         .build()?;
     // attach (ctx reads the session; queued pi requests run against it), then
     // session_start and resources_discover (pi's bindExtensions)
-    let discovered = hooks.bind(&session, "startup", None).await;
+    let discovered = hooks
+        .bind(&session, SessionStartReason::Startup, None)
+        .await;
     // --- end ---
     let _ = discovered;
     Ok(())

@@ -1,4 +1,4 @@
-//! A command's `ctx` session actions end to end (spec §2.7): `ctx.new_session`, `ctx.fork`,
+//! A command's `ctx` session actions end to end: `ctx.new_session`, `ctx.fork`,
 //! `ctx.switch_session`, `ctx.navigate_tree`, `ctx.wait_for_idle`, each awaited and answering
 //! `{cancelled}`, routed to the runtime host (session replacement) or, without one, to the
 //! session itself. Mirrors pi-coding-agent 0.85.0 `createCommandContext` and the modes'
@@ -13,6 +13,7 @@ use pi_ai::providers::faux::{FauxOptions, FauxProvider};
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
+use pi_coding_agent::session::SessionStartReason;
 use pi_coding_agent::session::auto_compaction::AutoCompactor;
 use pi_coding_agent::session::{AgentSession, NavigateTreeOptions, PromptOptions};
 use pi_coding_agent::storage::{ForkPosition, SessionStore};
@@ -390,7 +391,7 @@ async fn without_a_host_only_the_tree_and_idle_actions_act() {
     built
         .extensions
         .unwrap()
-        .bind(&session, "startup", None)
+        .bind(&session, SessionStartReason::Startup, None)
         .await;
     faux.set_responses(vec![text("one"), text("two")]);
     session

@@ -1,6 +1,6 @@
 //! The rest of the extension surface on synthetic payloads: user_bash, project_trust,
 //! resources_discover, ui_prompt_*, loading, flags, commands, the `pi` request queue,
-//! staleness and the event bus (spec §2.1, §2.2, §2.5–2.7).
+//! staleness and the event bus.
 
 use std::sync::{Arc, Mutex};
 

@@ -1,5 +1,5 @@
 //! The extension runner on synthetic payloads: the tool hooks, the provider hooks, the
-//! `session_before_*` cancel results, and pi's event names and JSON (spec §2.2–2.4).
+//! `session_before_*` cancel results, and pi's event names and JSON.
 
 use crate::extensions_support;
 

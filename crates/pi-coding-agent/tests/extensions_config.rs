@@ -1,5 +1,5 @@
 //! `project_trust` and `resources_discover` through the configuration layer's seams: the
-//! trust resolver's hook and the skill/template loaders (spec §2.2, §8).
+//! trust resolver's hook and the skill/template loaders.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! End-to-end: extensions on an `AgentSession` over the faux provider — lifecycle order, the
 //! error channel, queued `pi` requests, provider hooks, model/thinking/name events, binding,
-//! commands, and panic isolation (spec §1.4–1.7, §2.2–2.7).
+//! commands, and panic isolation.
 
 use crate::extensions_rig;
 use crate::session_support;
@@ -11,6 +11,7 @@ use pi_ai::providers::faux::{FauxModelDefinition, FauxOptions};
 use pi_coding_agent::extensions::events::*;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::session::PromptOptions;
+use pi_coding_agent::session::{SessionStartReason, ShutdownReason};
 use serde_json::json;
 
 use extensions_rig::*;
@@ -100,12 +101,14 @@ async fn lifecycle_events_reach_extensions_in_order_and_errors_go_to_the_mode_ch
         Mode::Print,
         Box::new(W(stderr.clone())),
     ));
-    r.session.bind_hooks("startup", None).await;
+    r.session
+        .bind_hooks(SessionStartReason::Startup, None)
+        .await;
     r.session
         .prompt("go", PromptOptions::default())
         .await
         .unwrap();
-    r.session.shutdown("quit", None).await;
+    r.session.shutdown(ShutdownReason::Quit, None).await;
     assert_eq!(
         entries(&l),
         [
@@ -349,7 +352,10 @@ async fn bind_starts_the_session_then_discovers_resources_and_ctx_reads_the_sess
             Ok(())
         })],
     );
-    let found = r.hooks.bind(&r.session, "startup", None).await;
+    let found = r
+        .hooks
+        .bind(&r.session, SessionStartReason::Startup, None)
+        .await;
     // At turn_start the prompt is not in the transcript yet (it lands at its message_end).
     assert_eq!(found.skill_path_strings(), ["/skills/x"]);
     r.session

@@ -1,6 +1,6 @@
 //! The extension runner on synthetic payloads: dispatch order, error and panic isolation,
 //! the error channel per mode, and the chained prompt-side events (input,
-//! before_agent_start, context, message_end) (spec §2.1–2.3). Ports the reference's
+//! before_agent_start, context, message_end). Ports the reference's
 //! `extensions-runner.test.ts` and `extensions-input-event.test.ts` where they apply.
 
 use crate::extensions_support;

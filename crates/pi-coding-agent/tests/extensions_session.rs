@@ -1,6 +1,6 @@
 //! End-to-end: extensions registered on an `AgentSession` over the faux provider, through
 //! the `SessionHooks` seam — input, before_agent_start, context, tool_call (block and
-//! failure), tool_result, message_end (spec §1.4–1.5, §2.2–2.3).
+//! failure), tool_result, message_end.
 
 use crate::extensions_rig;
 use crate::session_support;

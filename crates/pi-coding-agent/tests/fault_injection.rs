@@ -1,4 +1,4 @@
-//! Fault injection through the `pi` binary (issue 18, part 2): the replay server answers with
+//! Fault injection through the `pi` binary: the replay server answers with
 //! an HTTP error, a reset, silence, a cut or stalled stream, a stream without its terminal
 //! event, invalid JSON, a wrong content type or one gigantic event. Each case runs
 //! `pi --mode json` with a session and checks:
@@ -6,14 +6,14 @@
 //! - the terminal text: one assistant `message_end` per attempt, `stopReason: "error"` with
 //!   the reference's `errorMessage` (texts confirmed by running the TypeScript pi 0.85.0
 //!   against the same replies: set `PI_RIG_BIN` to its binary);
-//! - the retry policy (spec §5, `retry.baseDelayMs` 10, 3 retries): `agent_end.willRetry`,
+//! - the retry policy (`retry.baseDelayMs` 10, 3 retries): `agent_end.willRetry`,
 //!   `auto_retry_start {attempt, maxAttempts, delayMs = 10·2^(attempt−1), errorMessage}`,
 //!   `auto_retry_end`, and exactly one request per attempt;
 //! - the session: the file loads without warnings, holds the user message and one assistant
 //!   entry per attempt in a single parent chain, and a follow-up `pi -p --session <file>`
 //!   continues it (its request carries the history, its entries extend the chain);
 //! - exit codes: json mode 0 whatever the outcome; print mode 1 with the error on stderr
-//!   when the last attempt failed, else 0 (spec §6.2, §6.5).
+//!   when the last attempt failed, else 0.
 //!
 //! Real time with small settings: `httpIdleTimeoutMs` 1000 (also the request timeout), so
 //! the slowest cases wait about a second; at most four cases run at once

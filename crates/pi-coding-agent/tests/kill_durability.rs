@@ -1,4 +1,4 @@
-//! `kill -9` durability through the `pi` binary (issue 18, part 4): a seeded 10 of the
+//! `kill -9` durability through the `pi` binary: a seeded 10 of the
 //! `cargo xtask kill-loop` runs (see `support/kill_loop.rs` for the conversation, the kill
 //! points and the checks). `PI_KILL_SEED` picks another seed.
 

@@ -15,6 +15,7 @@ use pi_ai::{Context, Message, StopReason, UserContent};
 use pi_coding_agent::extensions::events::{InputEvent, InputResult, ToolCallEvent, ToolCallResult};
 use pi_coding_agent::extensions::{ExtensionHooks, ExtensionRunner, FnExtension};
 use pi_coding_agent::session::{AgentSession, AgentSessionEvent, PromptOptions};
+use pi_coding_agent::session::{SessionStartReason, ShutdownReason};
 use pi_coding_agent::storage::SessionStore;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -184,7 +185,7 @@ async fn a_file_backed_session_with_extensions_and_a_custom_tool_resumes_from_it
     let store = Arc::new(Mutex::new(SessionStore::create(dir.path(), &cwd, None)));
     let hooks = ExtensionHooks::new(runner(dir.path()));
     let first = session(&faux, store.clone(), hooks.clone(), &runs);
-    hooks.bind(&first, "startup", None).await;
+    hooks.bind(&first, SessionStartReason::Startup, None).await;
     let events: Arc<Mutex<Vec<String>>> = Arc::default();
     let e = events.clone();
     first.subscribe(move |event| {
@@ -229,7 +230,7 @@ async fn a_file_backed_session_with_extensions_and_a_custom_tool_resumes_from_it
 
     // Resume from the file: a new store opened from the path, a new session, a new prompt.
     let path = store.lock().unwrap().path().unwrap().to_path_buf();
-    first.shutdown("quit", None).await;
+    first.shutdown(ShutdownReason::Quit, None).await;
     drop(first);
     let reopened = SessionStore::open(&path, &cwd).unwrap();
     let faux2 = FauxProvider::new(FauxOptions::default());
@@ -243,7 +244,7 @@ async fn a_file_backed_session_with_extensions_and_a_custom_tool_resumes_from_it
         hooks2.clone(),
         &runs,
     );
-    hooks2.bind(&second, "resume", None).await;
+    hooks2.bind(&second, SessionStartReason::Resume, None).await;
     let messages = second.messages();
     let restored: Vec<&str> = messages.iter().map(AgentMessage::role).collect();
     assert_eq!(
@@ -324,7 +325,7 @@ async fn failing_extension_handlers_block_the_tool_or_are_reported_and_prompt_wa
         hooks.clone(),
         &runs,
     );
-    hooks.bind(&s, "startup", None).await;
+    hooks.bind(&s, SessionStartReason::Startup, None).await;
     let kinds: Arc<Mutex<Vec<String>>> = Arc::default();
     let k = kinds.clone();
     s.subscribe(move |event| {

@@ -1,6 +1,5 @@
-//! Listener, extension and custom-tool failures under load (issue 18 part 7; spec
-//! pi-coding-agent §1.3 session events, §1.4–1.7 extension error isolation,
-//! pi-ai-and-agent-core §4.6 "Listener delivery").
+//! Listener, extension and custom-tool failures under load: session events,
+//! extension error isolation and pi-agent-core's awaited, in-order listener delivery.
 //!
 //! A session run of more than 10,000 events (long streamed texts and thinking over three
 //! turns, tool calls), compared with a clean run of the same script:

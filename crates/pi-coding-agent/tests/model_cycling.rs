@@ -2,7 +2,7 @@
 //! `set_model` / `cycle_model`, `thinking_level_select` from `set_thinking_level` /
 //! `cycle_thinking_level` and from the clamp of a model switch, and the saved thinking
 //! preference kept through a non-reasoning model. Ports the offline case of pi 0.85.0's
-//! `agent-session-model-switch-thinking.test.ts` onto the faux provider (spec §1.7, §2.2).
+//! `agent-session-model-switch-thinking.test.ts` onto the faux provider.
 
 use crate::extensions_rig;
 

@@ -1,7 +1,7 @@
 //! Print and json modes through the `pi` binary beyond the conformance scenarios: session
 //! selection (`--continue`, `--session <id>`, `--fork`, `--session-id`, `--no-session`,
 //! `--name`), several messages as successive prompts, text mode's failure output, json mode's
-//! exit status on a failed assistant, and start-up errors (pi 0.85.0 §4.9, §6.1–6.3, §6.5).
+//! exit status on a failed assistant, and start-up errors.
 
 use std::path::Path;
 use std::process::{Command, Stdio};

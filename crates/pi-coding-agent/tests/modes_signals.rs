@@ -1,4 +1,4 @@
-//! Terminating signals through the `pi` binary (pi 0.85.0, spec Corrections box and §6.5):
+//! Terminating signals through the `pi` binary (pi 0.85.0):
 //! SIGTERM → exit 143, SIGHUP → exit 129, both after killing the bash tool's process group;
 //! SIGINT → the same clean-up, then the process dies of SIGINT (the reference leaves bash
 //! children running there; pi-rs does not). Nothing is printed after a signal, and the

@@ -1,5 +1,5 @@
-//! `pi --mode rpc` through the real binary over pipes, against the test kit's replay server
-//! (spec §6.4). `PI_RPC_BIN` runs the same checks against another binary (the TypeScript
+//! `pi --mode rpc` through the real binary over pipes, against the test kit's replay server.
+//! `PI_RPC_BIN` runs the same checks against another binary (the TypeScript
 //! reference passes them).
 
 use crate::support;
@@ -384,7 +384,7 @@ async fn session_replacement_and_commands_through_the_binary() {
     });
     let agent = pi._root.path().canonicalize().unwrap().join("agent");
 
-    // get_commands: prompt templates and skills from disk (§6.4).
+    // get_commands: prompt templates and skills from disk.
     let commands = pi.data("c", "get_commands", json!({})).await;
     assert_eq!(
         commands,
@@ -462,10 +462,10 @@ async fn session_replacement_and_commands_through_the_binary() {
     assert_eq!(pi.finish().await, 0);
 }
 
-/// BUG-24: an abort while a tool runs, with a steering message queued, still starts the next
-/// turn, and that turn contacts no provider. pi 0.85.0's CLI shows its assistant message as
-/// `stopReason: "error"`, `This operation was aborted` (its request setup throws with the
-/// aborted signal); pi-rs keeps `aborted` at every layer, as pi-agent-core does (a documented
+/// An abort (earendil-works/pi#4276) while a tool runs, with a steering message queued, still
+/// starts the next turn, and that turn contacts no provider. pi 0.85.0's CLI shows its assistant
+/// message as `stopReason: "error"`, `This operation was aborted` (its request setup throws with
+/// the aborted signal); pi-rs keeps `aborted` at every layer, as pi-agent-core does (a documented
 /// difference, `docs/session.md`).
 #[tokio::test]
 async fn an_abort_during_a_tool_with_a_steer_queued_ends_the_next_turn_aborted() {

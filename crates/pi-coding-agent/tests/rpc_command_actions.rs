@@ -1,7 +1,6 @@
 //! RPC mode on a [`RuntimeHost`], in process: an extension command sent as a `prompt`
 //! replaces the session through its `ctx` (pi's `commandContextActions` in
-//! `modes/rpc/rpc-mode.ts`), and RPC `bash` asks the `user_bash` handlers first (spec §2.7,
-//! §6.4).
+//! `modes/rpc/rpc-mode.ts`), and RPC `bash` asks the `user_bash` handlers first.
 
 use crate::rpc_support;
 use crate::session_support;

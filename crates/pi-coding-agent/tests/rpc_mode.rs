@@ -1,5 +1,5 @@
 //! RPC mode in process: `run_rpc` over `tokio::io::duplex` with sessions on the faux provider
-//! (spec §6.4; observed reference values where noted).
+//! (observed reference values where noted).
 
 use crate::rpc_support;
 use crate::session_support;
@@ -16,6 +16,7 @@ use pi_ai::providers::faux::{
 use pi_coding_agent::rpc::RpcRuntime;
 use pi_coding_agent::runtime::{ForkReplacement, Replacement, SessionHost};
 use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::session::ShutdownReason;
 use pi_coding_agent::storage::ForkPosition;
 use pi_coding_agent::storage::SessionStore;
 use rpc_support::start;
@@ -589,7 +590,7 @@ impl SessionHost for TestHost {
     ) -> BoxFuture<'_, Replacement> {
         Box::pin(async move {
             self.calls.lock().unwrap().push(format!("new {parent:?}"));
-            current.shutdown("new", None).await;
+            current.shutdown(ShutdownReason::New, None).await;
             Ok(Some(self.build()))
         })
     }

@@ -1,7 +1,7 @@
 //! RPC mode on a [`RuntimeHost`] with extensions, in process: every replacement session's
 //! (freshly loaded) extensions get the RPC UI, the `extension_error` output and their commands
 //! before `session_start` runs (pi's `rebindSession`), and cancellations answer
-//! `{cancelled:true}` (spec §2.8, §6.4).
+//! `{cancelled:true}`.
 
 use crate::rpc_support;
 use crate::session_support;

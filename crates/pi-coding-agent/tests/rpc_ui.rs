@@ -1,4 +1,4 @@
-//! The extension UI sub-protocol and `extension_error` records of RPC mode (spec §6.4), in
+//! The extension UI sub-protocol and `extension_error` records of RPC mode, in
 //! process: an extension on the session asks through `ctx.ui`, the test answers as the RPC
 //! client; `RpcUi`'s timeouts and cancellation directly.
 

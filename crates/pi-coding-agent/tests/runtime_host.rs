@@ -1,6 +1,6 @@
 //! Session replacement through the runtime host: hook sequences, cancellation, target files,
 //! listeners and error texts. Ports the offline cases of pi's `agent-session-branching.test.ts`
-//! and `agent-session-runtime.test.ts` (spec §2.8) onto the faux provider.
+//! and `agent-session-runtime.test.ts` onto the faux provider.
 
 use crate::session_support;
 
@@ -644,7 +644,7 @@ async fn the_outgoing_run_settles_before_the_replacement() {
         .iter()
         .filter_map(|e| e.message().map(|m| m.role().to_owned()))
         .collect();
-    // (The interrupted run then ends with one more, failed assistant turn; spec Corrections.)
+    // (The interrupted run then ends with one more, failed assistant turn, as pi does.)
     assert_eq!(roles[..3], ["user", "assistant", "toolResult"]);
     let entries = store.entries().unwrap();
     let messages: Vec<_> = entries.iter().filter_map(|e| e.message()).collect();

@@ -1,4 +1,4 @@
-//! Secrets at the library level (issue 18, part 6): API keys given through
+//! Secrets at the library level: API keys given through
 //! `StreamOptions.api_key`, `models.json` (`apiKey`, headers), `auth.json` and the environment
 //! never appear in `Debug` output, error texts, tracing logs (captured at TRACE) or session
 //! entries, and reach the provider only in its auth header (checked on the replay server's

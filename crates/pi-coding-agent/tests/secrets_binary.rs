@@ -1,4 +1,4 @@
-//! Secrets through the `pi` binary (issue 18, part 6; the library level is `secrets.rs`): an
+//! Secrets through the `pi` binary (the library level is `secrets.rs`): an
 //! API key given by `models.json` (a literal, a `$VAR` template, a `!command`), the
 //! provider's environment variable, `auth.json` or `--api-key` never appears in what pi-rs
 //! writes — stdout (json and rpc records, print text), stderr (errors; tracing requested at

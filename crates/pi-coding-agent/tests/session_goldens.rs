@@ -302,7 +302,7 @@ fn kinds(events: &[Value]) -> Vec<String> {
 }
 
 /// Parallel tools finish in whatever order they finish (pi's too: `tool_execution_end`
-/// follows each pipeline's completion, seed 000 §7): a run of consecutive
+/// follows each pipeline's completion): a run of consecutive
 /// `tool_execution_end` records is compared in `toolCallId` order.
 fn canonical_tool_ends(mut events: Vec<Value>) -> Vec<Value> {
     let mut i = 0;

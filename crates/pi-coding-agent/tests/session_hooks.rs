@@ -1,5 +1,5 @@
 //! The extension seam and the compaction seam, with recording implementations: pi's
-//! per-event order (spec §1.4: hook, then listeners, then persistence), the prompt hooks
+//! per-event order (hook, then listeners, then persistence), the prompt hooks
 //! (`input`, `before_agent_start`), `message_end` replacement, tool hooks, and the
 //! compactor's call points.
 
@@ -15,6 +15,7 @@ use pi_coding_agent::session::{
     Compactor, CustomMessageSpec, InputAction, InputEvent, PromptOptions, SessionHooks,
     ToolCallEvent, ToolResultEvent, TurnInfo,
 };
+use pi_coding_agent::session::{SessionStartReason, ShutdownReason};
 use pi_coding_agent::storage::SessionStore;
 use serde_json::json;
 use session_support::*;
@@ -509,14 +510,24 @@ async fn a_compactor_continuation_runs_again_before_settling() {
 struct Lifecycle(Log);
 
 impl SessionHooks for Lifecycle {
-    fn session_start(&self, reason: &str, previous: Option<String>) -> BoxFuture<'_, ()> {
+    fn session_start(
+        &self,
+        reason: SessionStartReason,
+        previous: Option<String>,
+    ) -> BoxFuture<'_, ()> {
+        let reason = reason.as_str();
         self.0
             .lock()
             .unwrap()
             .push(format!("session_start:{reason}:{previous:?}"));
         Box::pin(async {})
     }
-    fn session_shutdown(&self, reason: &str, target: Option<String>) -> BoxFuture<'_, ()> {
+    fn session_shutdown(
+        &self,
+        reason: ShutdownReason,
+        target: Option<String>,
+    ) -> BoxFuture<'_, ()> {
+        let reason = reason.as_str();
         self.0
             .lock()
             .unwrap()
@@ -535,12 +546,14 @@ impl SessionHooks for Lifecycle {
 async fn bind_and_shutdown_reach_the_hooks_and_detach_the_session() {
     let hooks = Arc::new(Lifecycle::default());
     let h = harness(vec![text("a"), text("b")], |b| b.hooks(hooks.clone()));
-    h.session.bind_hooks("startup", None).await;
+    h.session
+        .bind_hooks(SessionStartReason::Startup, None)
+        .await;
     h.session
         .prompt("go", PromptOptions::default())
         .await
         .unwrap();
-    h.session.shutdown("quit", None).await;
+    h.session.shutdown(ShutdownReason::Quit, None).await;
     assert_eq!(
         hooks.0.lock().unwrap().clone(),
         [

@@ -1,4 +1,4 @@
-//! Robustness properties of session files (issue 18, parts 1 and 5; the proptest side of
+//! Robustness properties of session files (the proptest side of
 //! the `fuzz/` session targets):
 //!
 //! - `probe_line` (the cheap index) never panics, and on every line serde_json accepts as an

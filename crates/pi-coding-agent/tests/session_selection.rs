@@ -1,8 +1,8 @@
 //! Command-line session selection gaps through the `pi` binary (pi 0.85.0 `main.ts`
-//! `createSessionManager`, spec §4.9, §2.8): a `--session <id>` found only in another project
-//! (confirm on stderr, answer on stdin, fork or `Aborted.`; pi takes stdout over in every
-//! non-interactive mode, so its `console.log` question lands on stderr), `--fork` with `--session-id`, and
-//! a resumed session whose stored cwd no longer exists.
+//! `createSessionManager`): a `--session <id>` found only in another project (confirm on stderr,
+//! answer on stdin, fork or `Aborted.`; pi takes stdout over in every non-interactive mode, so its
+//! `console.log` question lands on stderr), `--fork` with `--session-id`, and a resumed session
+//! whose stored cwd no longer exists.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Tree navigation with branch summaries (`AgentSession::navigate_tree`, spec §1.9, §3.7),
+//! Tree navigation with branch summaries (`AgentSession::navigate_tree`),
 //! offline on the faux provider.
 //!
 //! Ports the behaviours of pi's `agent-session-tree-navigation.test.ts` (there: live model

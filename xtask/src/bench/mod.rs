@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--quick] [--json <out>] …`: the performance suite of issue 17.
+//! `cargo xtask bench [--quick] [--json <out>] …`: the performance suite.
 //!
 //! Side by side with the TypeScript pi (workloads 1–3, [`workloads`]): whole processes,
 //! medians of at least 5 alternating runs, wall time and peak RSS, the ratios TS / pi-rs as the
@@ -130,7 +130,7 @@ fn session_file(work: &Path) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// Goals of the side-by-side workloads (issue 17).
+/// Goals of the side-by-side workloads.
 fn goal(name: &str) -> Option<RatioGoal> {
     match name {
         "version" => Some(RatioGoal {

@@ -1,6 +1,6 @@
 //! `Agent`: the stateful wrapper around the loop — transcript, listeners, queues, runs.
 //!
-//! Mirrors pi-agent-core 0.85.1 `agent.ts` (spec §4.6). An [`Agent`] is a cheap handle
+//! Mirrors pi-agent-core 0.85.1 `agent.ts`. An [`Agent`] is a cheap handle
 //! (`Clone` shares it), so listeners and other tasks can `steer`, `abort` or read the state
 //! while a run is in progress. Every event is reduced into the state and then awaited over
 //! the listeners in subscription order; `prompt()` / `continue_run()` / `wait_for_idle()`
@@ -14,7 +14,7 @@ mod state;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use futures::FutureExt;
@@ -108,9 +108,7 @@ struct Inner {
     ending_replacement: Mutex<Option<AgentMessage>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// The stateful agent (a shared handle; `Clone` is cheap and shares everything).
 #[derive(Clone)]

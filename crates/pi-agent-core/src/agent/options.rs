@@ -1,6 +1,6 @@
 //! The agent's options (pi: public mutable fields read when a run starts) and queues.
 //!
-//! Mirrors pi-agent-core 0.85.1 `AgentOptions` and `PendingMessageQueue` (spec §4.6).
+//! Mirrors pi-agent-core 0.85.1 `AgentOptions` and `PendingMessageQueue`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -36,6 +36,16 @@ pub enum QueueMode {
     #[default]
     #[serde(rename = "one-at-a-time")]
     OneAtATime,
+}
+
+impl QueueMode {
+    /// pi's spelling (`all`, `one-at-a-time`), as settings and RPC `get_state` write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueMode::All => "all",
+            QueueMode::OneAtATime => "one-at-a-time",
+        }
+    }
 }
 
 /// Everything configurable on an [`crate::Agent`] besides its state. Read when a run starts.

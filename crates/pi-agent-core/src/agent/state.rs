@@ -1,7 +1,7 @@
 //! The agent's public state and its reduction by events.
 //!
-//! Mirrors pi-agent-core 0.85.1 `AgentState` and `Agent.processEvents`' reducer (spec §4.6
-//! "State before delivery"): the state is updated *before* listeners see the event, so a
+//! Mirrors pi-agent-core 0.85.1 `AgentState` and `Agent.processEvents`' reducer: the
+//! state is updated *before* listeners see the event, so a
 //! `message_end` listener finds the message in the transcript and a `tool_execution_start`
 //! listener finds the call pending.
 
@@ -136,7 +136,7 @@ impl AgentState {
     }
 }
 
-/// The synthesized failure message (spec §4.6): one empty text block, the model's
+/// The synthesized failure message: one empty text block, the model's
 /// api/provider/id, zero usage, `aborted` if the run's signal was cancelled else `error`,
 /// `errorMessage` before `timestamp` (pi-agent-core 0.85.1 `handleRunFailure` builds it whole).
 pub(crate) fn failure_message(model: &Model, aborted: bool, error: String) -> AssistantMessage {

@@ -1,7 +1,7 @@
 //! The loop's configuration: model, stream options, hooks and message sources.
 //!
 //! Mirrors pi-agent-core 0.85.1 `AgentContext`, `AgentLoopConfig`, `StreamFn` and the hook
-//! context/result types (`types.ts`, spec §4.1, §4.5). Hooks are `Arc`'d closures returning
+//! context/result types (`types.ts`). Hooks are `Arc`'d closures returning
 //! boxed futures; a hook "throws" by returning [`HookError`] (or panicking).
 
 use std::fmt;
@@ -21,7 +21,7 @@ use crate::message::AgentMessage;
 use crate::tool::{AgentTool, AgentToolResult, ExecutionMode};
 
 /// `streamFn(model, context, options)`: one assistant response as an event stream. Failures
-/// must be encoded in the stream as an `error` event (spec §4.1).
+/// must be encoded in the stream as an `error` event.
 pub type StreamFn =
     Arc<dyn Fn(Model, Context, StreamOptions) -> AssistantMessageEventStream + Send + Sync>;
 
@@ -42,7 +42,7 @@ pub type TransformContextFn = Arc<
 pub type GetApiKeyFn =
     Arc<dyn Fn(String) -> BoxFuture<'static, Result<Option<String>, HookError>> + Send + Sync>;
 
-/// `beforeToolCall(ctx, signal)`: may block a call (spec §4.5 preflight step 4).
+/// `beforeToolCall(ctx, signal)`: may block a call.
 pub type BeforeToolCallFn = Arc<
     dyn Fn(
             BeforeToolCallContext,
@@ -52,7 +52,7 @@ pub type BeforeToolCallFn = Arc<
         + Sync,
 >;
 
-/// `afterToolCall(ctx, signal)`: may override parts of a result (spec §4.5 finalization).
+/// `afterToolCall(ctx, signal)`: may override parts of a result.
 pub type AfterToolCallFn = Arc<
     dyn Fn(
             AfterToolCallContext,
@@ -85,7 +85,7 @@ pub type MessageSourceFn = Arc<dyn Fn() -> Vec<AgentMessage> + Send + Sync>;
 
 /// Where the loop sends its events. `emit` applies any state change synchronously when it is
 /// called and returns the (awaited) delivery; the loop awaits every delivery except tool
-/// updates, which it joins before `tool_execution_end` (spec §4.5).
+/// updates, which it joins before `tool_execution_end`.
 pub trait EventSink: Send + Sync {
     /// Emits one event.
     fn emit(&self, event: AgentEvent) -> BoxFuture<'static, Result<(), ListenerError>>;

@@ -1,7 +1,7 @@
 //! The agent loop: turns, tool batches, steering and follow-ups.
 //!
-//! Mirrors pi-agent-core 0.85.1 `runAgentLoop` / `runAgentLoopContinue` / `runLoop`
-//! (spec §4.3). Every emit is awaited (the sink decides what that means; [`crate::Agent`]
+//! Mirrors pi-agent-core 0.85.1 `runAgentLoop` / `runAgentLoopContinue` / `runLoop`.
+//! Every emit is awaited (the sink decides what that means; [`crate::Agent`]
 //! makes it a barrier over its listeners). The loop returns the messages it produced; an
 //! `Err` is a hook or listener failure, which [`crate::Agent`] turns into the synthesized
 //! failure sequence.

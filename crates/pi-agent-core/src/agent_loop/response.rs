@@ -1,6 +1,6 @@
 //! One assistant response: context → LLM call → `message_*` events.
 //!
-//! Mirrors pi-agent-core 0.85.1 `streamAssistantResponse` (spec §4.4): `transform_context`,
+//! Mirrors pi-agent-core 0.85.1 `streamAssistantResponse`: `transform_context`,
 //! `convert_to_llm`, API-key resolution, the stream function call, then `start` →
 //! `message_start`, block events → `message_update` (ignored before `start`), `done`/`error`
 //! → `message_end` (preceded by `message_start` when there was no `start`: the lone-`error`

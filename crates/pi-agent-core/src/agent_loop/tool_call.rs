@@ -1,7 +1,7 @@
 //! One tool call: preflight, execution with gated updates, finalization.
 //!
 //! Mirrors pi-agent-core 0.85.1 `prepareToolCall`, `executePreparedToolCall`,
-//! `finalizeExecutedToolCall` and the result helpers (spec §4.5). Every failure of a tool or
+//! `finalizeExecutedToolCall` and the result helpers. Every failure of a tool or
 //! a tool hook (an `Err` or a panic) becomes an error result; only a failed *listener*
 //! delivery (a tool update) escapes as `Err` and fails the run.
 
@@ -86,7 +86,7 @@ pub(crate) fn raw_args(call: &ToolCall) -> Value {
     Value::Object(call.arguments.clone())
 }
 
-/// Preflight (spec §4.5 steps 1–5), after `tool_execution_start` was delivered.
+/// Preflight, after `tool_execution_start` was delivered.
 pub(crate) async fn prepare_tool_call(
     context: &Arc<AgentContext>,
     assistant: &AssistantMessage,
@@ -121,7 +121,7 @@ async fn preflight(
     let raw = raw_args(call);
     let prepared = guarded_sync(|| tool.prepare_arguments(raw))?;
     let mut args = pi_ai::validation::validate_arguments(&call.name, tool.parameters(), &prepared)
-        .map_err(HookError)?;
+        .map_err(|e| HookError(e.message))?;
 
     if let Some(before) = &config.before_tool_call {
         let ctx = BeforeToolCallContext {
@@ -210,7 +210,7 @@ pub(crate) async fn execute_prepared(
     })
 }
 
-/// Runs `after_tool_call` (spec §4.5 "Finalization"); a failing hook yields an error result.
+/// Runs `after_tool_call`; a failing hook yields an error result.
 pub(crate) async fn finalize_executed(
     context: &Arc<AgentContext>,
     assistant: &AssistantMessage,

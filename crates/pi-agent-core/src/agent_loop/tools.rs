@@ -1,7 +1,7 @@
 //! A batch of tool calls: sequential, parallel, or failed for a `length` stop.
 //!
 //! Mirrors pi-agent-core 0.85.1 `executeToolCalls*` and `failToolCallsFromTruncatedMessage`
-//! (spec §4.5 "Ordering", "Length stop", "Abort"):
+//! (ordering, the length stop, abort):
 //! - sequential: per call in source order `tool_execution_start` → preflight → execute →
 //!   `tool_execution_end` → result `message_start`/`message_end`; an aborted signal stops
 //!   the remaining calls (they get no result);

@@ -1,12 +1,12 @@
 //! The tool-update gate: deliveries started by `on_update`, joined before finalization.
 //!
 //! Mirrors pi-agent-core 0.85.1 `executePreparedToolCall`'s `acceptingUpdates` flag and
-//! `updateEvents` list (spec §4.5 "Execution", seed §3): while the gate is open each update
-//! starts its delivery at once — polled once in place (so listeners see updates in emission
-//! order, as pi's synchronous emit gives), the rest as a tokio task (so deliveries may overlap
-//! each other and the tool); closing the gate drops later updates; [`UpdateGate::close_and_join`] awaits every
-//! started delivery and returns the first failure. Finished deliveries are reaped whenever a
-//! new one starts, so the gate holds only deliveries still in flight.
+//! `updateEvents` list: while the gate is open each update starts its delivery at once — polled
+//! once in place (so listeners see updates in emission order, as pi's synchronous emit gives), the
+//! rest as a tokio task (so deliveries may overlap each other and the tool); closing the gate drops
+//! later updates; [`UpdateGate::close_and_join`] awaits every started delivery and returns the
+//! first failure. Finished deliveries are reaped whenever a new one starts, so the gate holds only
+//! deliveries still in flight.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Mutex, MutexGuard};
@@ -52,7 +52,7 @@ impl UpdateGate {
     }
 
     fn lock(&self) -> MutexGuard<'_, GateState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.state)
     }
 
     /// Starts a delivery unless the gate is closed. `make` builds it (it is not called when

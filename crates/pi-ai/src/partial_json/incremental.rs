@@ -177,8 +177,8 @@ impl PartialJsonParser {
 
     /// The strict final parse: the buffer must be exactly one JSON object (after pi's
     /// string-literal repair); empty or whitespace-only input is `{}` (a zero-argument tool
-    /// call, BUG-06). Concatenated objects (`{"a":1}{"b":2}`), truncated text and non-object
-    /// values are errors (BUG-07/BUG-08; pi 0.85.1 keeps its lenient value instead).
+    /// call). Concatenated objects (`{"a":1}{"b":2}`), truncated text and non-object
+    /// values are errors (pi 0.85.1 keeps its lenient value instead).
     ///
     /// Arguments nested deeper than [`MAX_ARGUMENT_DEPTH`] are [`FinishError::TooDeep`].
     pub fn finish(&self) -> Result<Map<String, Value>, FinishError> {

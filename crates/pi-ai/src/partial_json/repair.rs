@@ -3,7 +3,7 @@
 //! Mirrors pi-ai 0.85.1 `utils/json-parse.js` (`repairJson`, `JSON.parse`), with one Rust
 //! difference: `serde_json` rejects lone UTF-16 surrogate escapes (`"\ud83d"`) that
 //! JavaScript accepts, so [`strict_parse`] retries with those escapes removed (pi-rs drops
-//! unpaired surrogates everywhere, spec §3.0).
+//! unpaired surrogates everywhere).
 
 use std::borrow::Cow;
 

@@ -24,7 +24,7 @@ use super::openai_responses::request::{
 use super::openai_responses::{ResponsesMapper, prepare_messages_for};
 use super::provider_env::ProviderEnv;
 use super::request_headers::{HeaderList, pi_user_agent};
-use super::{StreamMapper, WireApi, WireRequest};
+use super::{StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::PartialMessage;
 use crate::types::{Context, Model, ModelThinkingLevel, StreamOptions, api};
 
@@ -92,7 +92,7 @@ pub fn normalize_base_url(base_url: &str) -> Result<String, String> {
 
 impl AzureOpenAiResponses {
     /// The normalized base URL and `api-version`.
-    fn config(&self, model: &Model) -> Result<(String, String), String> {
+    fn config(&self, model: &Model) -> Result<(String, String), StreamError> {
         let version = self
             .env
             .get("AZURE_OPENAI_API_VERSION")
@@ -109,9 +109,12 @@ impl AzureOpenAiResponses {
             })
             .or_else(|| Some(model.base_url.clone()).filter(|b| !b.is_empty()))
             .ok_or_else(|| {
-                "Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME, or pass azureBaseUrl, azureResourceName, or model.baseUrl.".to_owned()
+                StreamError::Config("Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME, or pass azureBaseUrl, azureResourceName, or model.baseUrl.".to_owned())
             })?;
-        Ok((normalize_base_url(&base)?, version))
+        Ok((
+            normalize_base_url(&base).map_err(StreamError::Config)?,
+            version,
+        ))
     }
 }
 
@@ -121,7 +124,7 @@ fn build_body(
     context: &Context,
     options: &StreamOptions,
     deployment: String,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, StreamError> {
     let messages = prepare_messages_for(AZURE_TOOL_CALL_PROVIDERS, model, context);
     let mut body = Map::new();
     put(&mut body, "model", deployment);
@@ -204,9 +207,9 @@ impl WireApi for AzureOpenAiResponses {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         if api_key.is_empty() {
-            return Err(format!("No API key for provider: {}", model.provider));
+            return Err(StreamError::NoApiKey(model.provider.clone()));
         }
         let (base, version) = self.config(model)?;
         let map = self.env.get("AZURE_OPENAI_DEPLOYMENT_NAME_MAP");
@@ -220,7 +223,7 @@ impl WireApi for AzureOpenAiResponses {
         headers.apply_options(&options.headers);
         let body = build_body(model, context, options, deployment)?;
         let mut url = reqwest::Url::parse(&format!("{base}/responses"))
-            .map_err(|_| format!("Invalid Azure OpenAI base URL: {base}"))?;
+            .map_err(|_| StreamError::Config(format!("Invalid Azure OpenAI base URL: {base}")))?;
         url.query_pairs_mut().append_pair("api-version", &version);
         Ok(WireRequest {
             url: url.to_string(),
@@ -345,11 +348,12 @@ mod tests {
             api(&[])
                 .config(&bare)
                 .unwrap_err()
+                .to_string()
                 .starts_with("Azure OpenAI base URL is required.")
         );
         let err = api(&[])
             .build_request(&m, &Context::default(), &StreamOptions::default(), "")
             .unwrap_err();
-        assert_eq!(err, "No API key for provider: ");
+        assert_eq!(err.to_string(), "No API key for provider: ");
     }
 }

@@ -6,6 +6,7 @@
 //! every property required, optional ones made nullable (`anyOf: [schema, {type:"null"}]`),
 //! `additionalProperties: false` on every object, and none of the unsupported keywords.
 
+use crate::providers::{StreamError, StrictSchemaError};
 use serde_json::{Map, Value, json};
 
 use crate::types::Tool;
@@ -35,7 +36,10 @@ const UNSUPPORTED_KEYS: [&str; 16] = [
 ///
 /// `Err` with pi's text when the tool says `strict: "require"` and it cannot be honoured:
 /// `Tool "<name>" requires JSON-schema constrained sampling, but <reason>.`
-pub(crate) fn resolve_strict(tool: &Tool, supports_strict: bool) -> Result<Option<bool>, String> {
+pub(crate) fn resolve_strict(
+    tool: &Tool,
+    supports_strict: bool,
+) -> Result<Option<bool>, StreamError> {
     let Some(config) = &tool.constrained_sampling else {
         return Ok(None);
     };
@@ -43,21 +47,21 @@ pub(crate) fn resolve_strict(tool: &Tool, supports_strict: bool) -> Result<Optio
         return Ok(None);
     }
     let require = config.get("strict").and_then(Value::as_str) == Some("require");
-    let fail = |reason: &str| {
-        Err(format!(
-            "Tool \"{}\" requires JSON-schema constrained sampling, but {reason}.",
-            tool.name
-        ))
+    let fail = |reason: StrictSchemaError| {
+        Err(StreamError::ConstrainedSampling {
+            tool: tool.name.clone(),
+            reason,
+        })
     };
     if supports_strict {
         return match make_strict_json_schema(&tool.parameters) {
             Ok(_) => Ok(Some(true)),
             Err(_) if !require => Ok(None),
-            Err(reason) => fail(&reason),
+            Err(reason) => fail(reason),
         };
     }
     if require {
-        return fail("strict tools are unsupported");
+        return fail(StrictSchemaError::StrictToolsUnsupported);
     }
     Ok(None)
 }
@@ -73,14 +77,14 @@ pub(crate) fn tool_parameters(tool: &Tool, strict: Option<bool>) -> Value {
 }
 
 /// The strict form of `schema`; `Err(reason)` when it has no strict form.
-pub(crate) fn make_strict_json_schema(schema: &Value) -> Result<Value, String> {
+pub(crate) fn make_strict_json_schema(schema: &Value) -> Result<Value, StrictSchemaError> {
     let mut cloned = schema.clone();
     if !cloned.is_object() {
-        return Err("root schema must have type object".into());
+        return Err(StrictSchemaError::RootNotObject);
     }
     strict_node(&mut cloned)?;
     if cloned.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("root schema must have type object".into());
+        return Err(StrictSchemaError::RootNotObject);
     }
     Ok(cloned)
 }
@@ -121,34 +125,34 @@ fn allows_null(schema: &Value) -> bool {
             .is_some_and(|vs| vs.iter().any(allows_null))
 }
 
-fn strict_node(schema: &mut Value) -> Result<(), String> {
+fn strict_node(schema: &mut Value) -> Result<(), StrictSchemaError> {
     let Some(obj) = schema.as_object_mut() else {
-        return Err("boolean schemas are unsupported".into());
+        return Err(StrictSchemaError::BooleanSchema);
     };
     if let Some(key) = UNSUPPORTED_KEYS.iter().find(|k| obj.contains_key(**k)) {
-        return Err(format!("{key} schemas are unsupported"));
+        return Err(StrictSchemaError::UnsupportedKeyword(key));
     }
     if let Some(any_of) = obj.get_mut("anyOf") {
         let variants = any_of
             .as_array_mut()
             .filter(|v| !v.is_empty())
-            .ok_or("anyOf must contain at least one schema")?;
+            .ok_or(StrictSchemaError::EmptyAnyOf)?;
         for variant in variants {
             if is_structured(variant) {
-                return Err("object and array unions are unsupported".into());
+                return Err(StrictSchemaError::StructuredUnion);
             }
             strict_node(variant)?;
         }
     }
     if let Some(items) = obj.get_mut("items") {
         if items.is_array() {
-            return Err("tuple schemas are unsupported".into());
+            return Err(StrictSchemaError::TupleSchema);
         }
         strict_node(items)?;
     }
     let is_object = obj.get("type").and_then(Value::as_str) == Some("object");
     if obj.contains_key("properties") && !is_object {
-        return Err("properties require type object".into());
+        return Err(StrictSchemaError::PropertiesWithoutObject);
     }
     if !is_object {
         return Ok(());
@@ -157,10 +161,10 @@ fn strict_node(schema: &mut Value) -> Result<(), String> {
         .get("additionalProperties")
         .is_some_and(|a| a != &Value::Bool(false))
     {
-        return Err("schema-valued or true additionalProperties is unsupported".into());
+        return Err(StrictSchemaError::AdditionalProperties);
     }
     if obj.get("properties").is_some_and(|p| !p.is_object()) {
-        return Err("object properties must be a schema map".into());
+        return Err(StrictSchemaError::PropertiesNotMap);
     }
     let required: Vec<String> = match obj.get("required") {
         None => Vec::new(),
@@ -169,7 +173,7 @@ fn strict_node(schema: &mut Value) -> Result<(), String> {
             .filter_map(Value::as_str)
             .map(str::to_owned)
             .collect(),
-        Some(_) => return Err("object required must be a string array".into()),
+        Some(_) => return Err(StrictSchemaError::RequiredNotStrings),
     };
     let mut detached = Map::new();
     let properties = match obj.get_mut("properties") {
@@ -177,7 +181,7 @@ fn strict_node(schema: &mut Value) -> Result<(), String> {
         _ => &mut detached,
     };
     if required.iter().any(|k| !properties.contains_key(k)) {
-        return Err("required contains an unknown property".into());
+        return Err(StrictSchemaError::RequiredUnknown);
     }
     let names: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
     for (key, property) in properties.iter_mut() {
@@ -268,7 +272,7 @@ mod tests {
         ];
         for (schema, reason) in cases {
             assert_eq!(
-                make_strict_json_schema(&schema).unwrap_err(),
+                make_strict_json_schema(&schema).unwrap_err().to_string(),
                 reason,
                 "{schema}"
             );
@@ -286,11 +290,11 @@ mod tests {
         assert_eq!(resolve_strict(&tool(bad.clone(), "prefer"), true), Ok(None));
         assert_eq!(resolve_strict(&tool(ok.clone(), "prefer"), false), Ok(None));
         assert_eq!(
-            resolve_strict(&tool(bad, "require"), true),
+            resolve_strict(&tool(bad, "require"), true).map_err(|e| e.to_string()),
             Err("Tool \"t\" requires JSON-schema constrained sampling, but allOf schemas are unsupported.".into())
         );
         assert_eq!(
-            resolve_strict(&tool(ok.clone(), "require"), false),
+            resolve_strict(&tool(ok.clone(), "require"), false).map_err(|e| e.to_string()),
             Err("Tool \"t\" requires JSON-schema constrained sampling, but strict tools are unsupported.".into())
         );
         let mut plain = tool(ok, "require");

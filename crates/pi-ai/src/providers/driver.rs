@@ -1,7 +1,7 @@
 //! The shared driver: runs one [`WireApi`] request and frames its events.
 //!
-//! Mirrors the common adapter skeleton of pi-ai 0.85.1 (spec §2.6) with the transport
-//! behaviour of the Corrections box, once for every wire API:
+//! Mirrors the common adapter skeleton of pi-ai 0.85.1 with the transport
+//! behaviour pi 0.85.1 shows on the wire (observed), once for every wire API:
 //!
 //! 1. The stream is returned at once; a Tokio task does the work.
 //! 2. Key (`options.api_key`, else the provider's environment variable, else `""`), request
@@ -44,7 +44,7 @@ use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::{OutgoingRequest, StreamMapper, WireApi, WireRequest};
+use super::{OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::sse::{SseEvent, SseParser};
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
@@ -60,19 +60,8 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// The request timeout when neither `timeout_ms` nor an idle limit is set: 2^31−1 ms, the
 /// largest JavaScript timer.
 pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
-/// `errorMessage` of an abort before the response started (pi's retry wrapper).
-pub const REQUEST_ABORTED: &str = "Request aborted";
 
-/// The failure text of a request whose URL (`baseUrl` + route) does not parse, e.g. a
-/// `models.json` `baseUrl` without its scheme (`127.0.0.1:8080/v1`); nothing is sent. Mirrors
-/// the WHATWG `URL` constructor's `TypeError` message that pi 0.85.0 reports.
-pub const INVALID_URL: &str = "Invalid URL";
-/// `errorMessage` of an idle stall or a body cut (undici's body error).
-pub const TERMINATED: &str = "terminated";
-/// `errorMessage` when a response ends failed without a message of its own.
-const UNKNOWN_ERROR: &str = "An unknown error occurred";
-
-static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+static CLIENT: LazyLock<Option<reqwest::Client>> = LazyLock::new(|| {
     // The proxy is chosen per request from the environment as pi-ai does (`proxy` module);
     // a setting it rejects fails the request before this closure is asked (`send_with_retries`).
     let proxy = reqwest::Proxy::custom(|url| {
@@ -80,10 +69,7 @@ static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
             .ok()
             .flatten()
     });
-    reqwest::Client::builder()
-        .proxy(proxy)
-        .build()
-        .map_err(|e| e.to_string())
+    reqwest::Client::builder().proxy(proxy).build().ok()
 });
 
 /// The process-wide HTTP client shared by every request (connection pool, TLS config), or
@@ -93,7 +79,7 @@ static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
 /// platform store, or the PEM file `SSL_CERT_FILE` / directory `SSL_CERT_DIR` name instead),
 /// and sends each request through the proxy [`super::proxy::proxy_for`] picks.
 pub fn http_client() -> Option<&'static reqwest::Client> {
-    CLIENT.as_ref().ok()
+    CLIENT.as_ref()
 }
 
 /// Streams one request of `api` for `model` over HTTP.
@@ -169,14 +155,15 @@ enum Chunk {
 }
 
 impl Run {
-    async fn run(mut self, built: Result<WireRequest, String>) {
-        if let Err(text) = self.drive(built).await {
-            self.fail(text).await;
+    async fn run(mut self, built: Result<WireRequest, StreamError>) {
+        if let Err(error) = self.drive(built).await {
+            self.fail(error).await;
         }
     }
 
-    /// Pushes the terminal `error` for `text` (nothing when the consumer is gone).
-    async fn fail(&mut self, text: String) {
+    /// Pushes the terminal `error` with `error`'s text as `errorMessage` (nothing when the
+    /// consumer is gone). The one place a [`StreamError`] becomes text.
+    async fn fail(&mut self, error: StreamError) {
         if self.sink.is_closed() || self.sink.is_finished() {
             return;
         }
@@ -187,7 +174,7 @@ impl Run {
         };
         let error = self.partial.update(|m| {
             m.stop_reason = reason;
-            m.error_message = Some(text);
+            m.error_message = Some(error.to_string());
             m.clone()
         });
         self.sink
@@ -198,8 +185,8 @@ impl Run {
             .await;
     }
 
-    /// Everything up to the terminal event; `Err(text)` = fail with `text`.
-    async fn drive(&mut self, built: Result<WireRequest, String>) -> Result<(), String> {
+    /// Everything up to the terminal event; `Err(error)` = fail with `error`.
+    async fn drive(&mut self, built: Result<WireRequest, StreamError>) -> Result<(), StreamError> {
         let request = built?;
         let mut body = request.body;
         if let Some(on_payload) = self.options.on_payload.clone()
@@ -207,7 +194,9 @@ impl Run {
         {
             body = replacement;
         }
-        let body = Bytes::from(crate::json::to_vec(&body).map_err(|e| e.to_string())?);
+        let body = Bytes::from(
+            crate::json::to_vec(&body).map_err(|e| StreamError::Encode(e.to_string()))?,
+        );
         let mut outgoing = OutgoingRequest {
             url: request.url,
             headers: request.headers,
@@ -216,7 +205,7 @@ impl Run {
         let auth = self.api.authorize(&self.api_key, &outgoing);
         let extra = tokio::select! {
             biased;
-            _ = self.token.cancelled() => return Err(REQUEST_ABORTED.to_owned()),
+            _ = self.token.cancelled() => return Err(StreamError::RequestAborted),
             extra = auth => extra?,
         };
         outgoing.headers.extend(extra);
@@ -247,25 +236,28 @@ impl Run {
         url: &str,
         headers: &HeaderMap,
         body: &Bytes,
-    ) -> Result<reqwest::Response, String> {
+    ) -> Result<reqwest::Response, StreamError> {
         let Some(client) = http_client() else {
-            return Err(self.api.connection_error_text().to_owned());
+            return Err(StreamError::Transport(
+                self.api.connection_error_text().to_owned(),
+            ));
         };
         let Ok(parsed) = reqwest::Url::parse(url) else {
             // The SDKs build the URL with `new URL(…)` before any request (not retried).
-            return Err(INVALID_URL.to_owned());
+            return Err(StreamError::InvalidUrl);
         };
         // An unusable proxy setting fails here, unsent, instead of silently going direct.
-        super::proxy::proxy_for(&parsed, &super::provider_env::ProviderEnv::Process)?;
+        super::proxy::proxy_for(&parsed, &super::provider_env::ProviderEnv::Process)
+            .map_err(StreamError::Proxy)?;
         let max_retries = self.options.max_retries.unwrap_or(0);
         let mut remaining = max_retries;
         loop {
             if self.token.is_cancelled() {
-                return Err(REQUEST_ABORTED.to_owned());
+                return Err(StreamError::RequestAborted);
             }
             let attempt = tokio::select! {
                 biased;
-                _ = self.token.cancelled() => return Err(REQUEST_ABORTED.to_owned()),
+                _ = self.token.cancelled() => return Err(StreamError::RequestAborted),
                 r = self.attempt(client, url, headers, body) => r,
             };
             let failure = match attempt {
@@ -273,10 +265,10 @@ impl Run {
                 Err(failure) => failure,
             };
             if self.token.is_cancelled() {
-                return Err(REQUEST_ABORTED.to_owned());
+                return Err(StreamError::RequestAborted);
             }
             if remaining == 0 || !failure.is_retryable() {
-                return Err(failure.message);
+                return Err(failure.into_error());
             }
             let index = max_retries - remaining;
             remaining -= 1;
@@ -289,7 +281,7 @@ impl Run {
             )?;
             tokio::select! {
                 biased;
-                _ = self.token.cancelled() => return Err(REQUEST_ABORTED.to_owned()),
+                _ = self.token.cancelled() => return Err(StreamError::RequestAborted),
                 _ = tokio::time::sleep(delay) => {}
             }
         }
@@ -344,7 +336,7 @@ impl Run {
         &mut self,
         mut response: reqwest::Response,
         mapper: &mut dyn StreamMapper,
-    ) -> Result<(), String> {
+    ) -> Result<(), StreamError> {
         let idle = idle_limit(&self.options);
         let mut parser = SseParser::new();
         let mut out = Vec::new();
@@ -352,33 +344,33 @@ impl Run {
         loop {
             let chunk = tokio::select! {
                 biased;
-                _ = self.token.cancelled() => return Err(self.api.abort_text().to_owned()),
+                _ = self.token.cancelled() => return Err(StreamError::Aborted(self.api.abort_text())),
                 chunk = next_chunk(&mut response, idle) => chunk,
             };
             let fed = match chunk {
                 Chunk::Data(bytes) => parser.feed(&bytes, &mut events),
                 Chunk::End => break,
-                Chunk::Failed => return Err(TERMINATED.to_owned()),
+                Chunk::Failed => return Err(StreamError::Terminated),
             };
             // Events completed before an oversized one are delivered first.
             if !self.map_events(&mut events, mapper, &mut out).await? {
                 return Ok(());
             }
-            fed.map_err(|e| e.to_string())?;
+            fed?;
         }
         drop(response);
         if let Some(text) = self.api.unterminated_event_text()
             && parser.has_unterminated_event()
         {
-            return Err(text.to_owned());
+            return Err(StreamError::Incomplete(text));
         }
         let finished = parser.finish(&mut events);
         if !self.map_events(&mut events, mapper, &mut out).await? {
             return Ok(());
         }
-        finished.map_err(|e| e.to_string())?;
+        finished?;
         if self.token.is_cancelled() {
-            return Err(self.api.abort_text().to_owned());
+            return Err(StreamError::Aborted(self.api.abort_text()));
         }
         let ended = mapper.on_end(&mut out);
         if !self.flush(&mut out).await {
@@ -389,8 +381,8 @@ impl Run {
         match message.stop_reason {
             StopReason::Error | StopReason::Aborted => Err(message
                 .error_message
-                .unwrap_or_else(|| UNKNOWN_ERROR.to_owned())),
-            StopReason::Pending => Err(UNKNOWN_ERROR.to_owned()),
+                .map_or(StreamError::Unknown, StreamError::Provider)),
+            StopReason::Pending => Err(StreamError::Unknown),
             reason => {
                 self.sink
                     .push(AssistantMessageEvent::Done {
@@ -404,18 +396,18 @@ impl Run {
     }
 
     /// Maps (and clears) `events` and delivers what the mapper produced. `Ok(false)` = the
-    /// consumer is gone; `Err(text)` = the mapper failed (events before the failure are
+    /// consumer is gone; `Err(error)` = the mapper failed (events before the failure are
     /// delivered).
     async fn map_events(
         &mut self,
         events: &mut Vec<SseEvent>,
         mapper: &mut dyn StreamMapper,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, StreamError> {
         for event in events.drain(..) {
-            if let Err(text) = mapper.on_event(&event, out) {
+            if let Err(error) = mapper.on_event(&event, out) {
                 self.flush(out).await;
-                return Err(text);
+                return Err(error);
             }
         }
         Ok(self.flush(out).await)
@@ -474,14 +466,14 @@ async fn next_chunk(response: &mut reqwest::Response, idle: Option<Duration>) ->
 
 /// The request headers: later entries replace earlier ones with the same (case-insensitive)
 /// name; `content-type: application/json` unless given.
-fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, StreamError> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         let key = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("Invalid header name: {name}"))?;
+            .map_err(|_| StreamError::InvalidHeaderName(name.clone()))?;
         // The value is not echoed: it may be a credential.
-        let value =
-            HeaderValue::from_str(value).map_err(|_| format!("Invalid value for header {name}"))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| StreamError::InvalidHeaderValue(name.clone()))?;
         map.insert(key, value);
     }
     if !map.contains_key(CONTENT_TYPE) {

@@ -1,6 +1,6 @@
 //! The faux provider: a scripted, in-memory stream function for tests of every layer.
 //!
-//! Mirrors pi-ai 0.85.1 `providers/faux.ts` (spec §3.7):
+//! Mirrors pi-ai 0.85.1 `providers/faux.ts`:
 //! - each call shifts the next [`FauxStep`] (a message or a factory) off a FIFO queue and
 //!   counts the call; then, on a task, runs `on_response({status: 200, headers: {}})`;
 //!   an empty queue yields an error-only stream `No more faux responses queued` (with the
@@ -35,7 +35,7 @@ use usage::{js_len, tokens};
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -46,7 +46,8 @@ use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
 use crate::types::{
     AssistantContent, AssistantMessage, Context, InputKind, Model, ModelCost, ResponseInfo,
-    StopReason, StreamOptions, TextContent, ThinkingContent, ToolCall, Usage, now_ms,
+    StopReason, StreamHookError, StreamOptions, TextContent, ThinkingContent, ToolCall, Usage,
+    now_ms,
 };
 
 /// Default api id prefix, provider and model.
@@ -142,10 +143,15 @@ pub struct FauxState {
     pub call_count: usize,
 }
 
-/// A response computed per request from `(context, options, state, model)`; `Err(text)`
-/// makes the request an error-only stream with `text`.
+/// A response computed per request from `(context, options, state, model)`; `Err(error)`
+/// (pi's factory threw) makes the request an error-only stream with `error`'s message.
 pub type FauxFactory = Arc<
-    dyn Fn(&Context, &StreamOptions, &FauxState, &Model) -> Result<AssistantMessage, String>
+    dyn Fn(
+            &Context,
+            &StreamOptions,
+            &FauxState,
+            &Model,
+        ) -> Result<AssistantMessage, StreamHookError>
         + Send
         + Sync,
 >;
@@ -162,7 +168,12 @@ pub enum FauxStep {
 impl FauxStep {
     /// Wraps a factory closure.
     pub fn factory(
-        f: impl Fn(&Context, &StreamOptions, &FauxState, &Model) -> Result<AssistantMessage, String>
+        f: impl Fn(
+            &Context,
+            &StreamOptions,
+            &FauxState,
+            &Model,
+        ) -> Result<AssistantMessage, StreamHookError>
         + Send
         + Sync
         + 'static,
@@ -231,9 +242,7 @@ pub struct FauxProvider {
     core: Arc<Core>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 impl Default for FauxProvider {
     fn default() -> Self {
@@ -472,8 +481,8 @@ impl Request {
                 status: 200,
                 headers: Vec::new(),
             };
-            if let Err(text) = on_response(info, self.model.clone()).await {
-                return self.fail_early(&text).await;
+            if let Err(error) = on_response(info, self.model.clone()).await {
+                return self.fail_early(&error.message).await;
             }
         }
         let resolved = match step {
@@ -486,7 +495,7 @@ impl Request {
             Some(FauxStep::Factory(f)) => {
                 match f(&self.context, &self.options, &self.state, &self.model) {
                     Ok(m) => m,
-                    Err(text) => return self.fail_early(&text).await,
+                    Err(error) => return self.fail_early(&error.message).await,
                 }
             }
         };
@@ -496,7 +505,7 @@ impl Request {
         message.model = self.model.id.clone();
         let message = self.core.with_usage(message, &self.context, &self.options);
         if let Err(text) = self.stream_deltas(message).await {
-            self.fail_early(&text).await;
+            self.fail_early(text).await;
         }
     }
 
@@ -533,7 +542,7 @@ impl Request {
     }
 
     /// pi's `streamWithDeltas`; `Err(text)` = thrown (`pending`).
-    async fn stream_deltas(&mut self, message: AssistantMessage) -> Result<(), String> {
+    async fn stream_deltas(&mut self, message: AssistantMessage) -> Result<(), &'static str> {
         let partial = PartialMessage::new(AssistantMessage {
             content: Vec::new(),
             stop_reason: StopReason::Pending,
@@ -566,7 +575,7 @@ impl Request {
             }
         }
         match message.stop_reason {
-            StopReason::Pending => Err(PENDING_TEXT.to_owned()),
+            StopReason::Pending => Err(PENDING_TEXT),
             reason @ (StopReason::Error | StopReason::Aborted) => {
                 self.push_error(reason, message).await;
                 Ok(())

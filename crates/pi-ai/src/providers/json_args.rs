@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::partial_json::{FinishError, PartialJsonParser};
+use crate::providers::StreamError;
 
 /// Raw argument JSON of one streamed tool call.
 #[derive(Debug, Default)]
@@ -35,25 +36,29 @@ impl ArgumentBuffer {
 }
 
 /// `parseJsonWithRepair`; `Err` carries the message of `JSON.parse` on the original text, as
-/// Node 22 words it ([`crate::js_json_error`]).
+/// Node 22 words it ([`crate::js_json_error`]), as [`StreamError::Json`].
 ///
 /// Text nested deeper than [`crate::json_depth::MAX_DOCUMENT_DEPTH`] fails with
 /// `JSON nested deeper than 1064 levels`.
-pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, String> {
+pub(crate) fn parse_json_with_repair(data: &str) -> Result<Value, StreamError> {
     use crate::json_depth::{MAX_DOCUMENT_DEPTH, exceeds_depth};
     if exceeds_depth(data, MAX_DOCUMENT_DEPTH) {
-        return Err(crate::json_depth::DeepJsonError::TooDeep {
-            limit: MAX_DOCUMENT_DEPTH,
-        }
-        .to_string());
+        return Err(StreamError::Json(
+            crate::json_depth::DeepJsonError::TooDeep {
+                limit: MAX_DOCUMENT_DEPTH,
+            }
+            .to_string(),
+        ));
     }
     if let Some(v) = crate::partial_json::parse_json_with_repair(data) {
         return Ok(v);
     }
     match serde_json::from_str::<Value>(data) {
-        Err(e) => Err(crate::js_json_error::json_parse_message(data, &e)),
+        Err(e) => Err(StreamError::Json(crate::js_json_error::json_parse_message(
+            data, &e,
+        ))),
         // Parsed after all (cannot happen: the strict parse above failed).
-        Ok(_) => Err("Unexpected end of JSON input".into()),
+        Ok(_) => Err(StreamError::Json("Unexpected end of JSON input".into())),
     }
 }
 
@@ -92,15 +97,17 @@ mod tests {
         );
         assert_eq!(
             parse_json_with_repair(""),
-            Err("Unexpected end of JSON input".into())
+            Err(StreamError::Json("Unexpected end of JSON input".into()))
         );
         assert_eq!(
             parse_json_with_repair("{\"a\":"),
-            Err("Unexpected end of JSON input".into())
+            Err(StreamError::Json("Unexpected end of JSON input".into()))
         );
         assert_eq!(
             parse_json_with_repair("{nope}"),
-            Err("Expected property name or '}' in JSON at position 1 (line 1 column 2)".into())
+            Err(StreamError::Json(
+                "Expected property name or '}' in JSON at position 1 (line 1 column 2)".into()
+            ))
         );
     }
 }

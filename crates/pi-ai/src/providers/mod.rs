@@ -6,11 +6,14 @@
 //! driver (`driver.rs`) owns everything else — HTTP, timeouts, cancellation, retries, the
 //! `start`/`done`/`error` framing — so each mapper can be tested and fuzzed without a network.
 //!
-//! Mirrors pi-ai 0.85.1 `providers/*` and the common adapter skeleton (spec §2.6).
+//! Mirrors pi-ai 0.85.1 `providers/*` and the common adapter skeleton.
 
 pub mod driver;
 pub mod faux;
 pub mod registry;
+mod stream_error;
+
+pub use stream_error::{StreamError, StrictSchemaError};
 
 use serde_json::Value;
 
@@ -71,27 +74,27 @@ impl std::fmt::Debug for OutgoingRequest {
     }
 }
 
-/// What [`WireApi::authorize`] returns: headers to add (last, so they win), or the failure
-/// text.
-pub type AuthFuture = futures::future::BoxFuture<'static, Result<Vec<(String, String)>, String>>;
+/// What [`WireApi::authorize`] returns: headers to add (last, so they win), or the failure.
+pub type AuthFuture =
+    futures::future::BoxFuture<'static, Result<Vec<(String, String)>, StreamError>>;
 
 /// Maps one response's SSE events onto the shared partial message.
 ///
 /// Contract: never panics on any input; scratch state (partial JSON buffers, stream indices)
-/// lives in the mapper, never in the message. `Err(text)` means "the adapter throws `text`":
-/// the driver ends the stream with an `error` event carrying that `errorMessage`.
+/// lives in the mapper, never in the message. `Err(error)` means "the adapter throws": the
+/// driver ends the stream with an `error` event whose `errorMessage` is `error`'s text.
 pub trait StreamMapper: Send {
     /// Handles one SSE event, appending the events it produces to `out`.
     fn on_event(
         &mut self,
         event: &SseEvent,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String>;
+    ) -> Result<(), StreamError>;
 
     /// The body ended: close open blocks (pushing their `*_end` events) and run the
     /// post-checks. `Ok(())` = the message in `partial` is final (its `stop_reason` is set);
-    /// `Err(text)` = fail with `text`.
-    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), String>;
+    /// `Err(error)` = fail with `error`'s text.
+    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), StreamError>;
 }
 
 /// One wire protocol.
@@ -100,15 +103,15 @@ pub trait WireApi: Send + Sync + 'static {
     fn api(&self) -> &'static str;
 
     /// Builds the request (URL, headers incl. auth and `User-Agent`, body) for `context`.
-    /// `api_key` is the resolved key. `Err(text)` fails the stream with `text` before any
-    /// request is sent.
+    /// `api_key` is the resolved key. `Err(error)` fails the stream with `error`'s text
+    /// before any request is sent.
     fn build_request(
         &self,
         model: &Model,
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String>;
+    ) -> Result<WireRequest, StreamError>;
 
     /// A fresh mapper for one response, writing into `partial`.
     fn new_mapper(
@@ -129,18 +132,18 @@ pub trait WireApi: Send + Sync + 'static {
     /// The `errorMessage` for a non-2xx response with its body text.
     fn format_http_error(&self, status: u16, body: &str) -> String;
 
-    /// The `errorMessage` when the caller cancels mid-stream (Corrections box).
+    /// The `errorMessage` when the caller cancels mid-stream.
     fn abort_text(&self) -> &'static str;
 
     /// The `errorMessage` when the connection fails before response headers (refused, reset,
     /// closed). Default `Connection error.` (the OpenAI and Anthropic SDKs); Google's adapter
-    /// calls `fetch` directly and reports `fetch failed` (Corrections box).
+    /// calls `fetch` directly and reports `fetch failed`.
     fn connection_error_text(&self) -> &'static str {
         "Connection error."
     }
 
     /// The `errorMessage` when no response headers arrive within the request timeout, or
-    /// `None` when the API has no request timeout of its own (Google, Corrections box). With
+    /// `None` when the API has no request timeout of its own (Google). With
     /// `None` the driver still bounds the wait for headers by the idle limit
     /// (`httpIdleTimeoutMs`, as undici's headers timeout does) and then reports
     /// [`WireApi::connection_error_text`]. Default `Some("Request timed out.")`.

@@ -1,7 +1,7 @@
 //! The API registry: `model.api` → the stream function that serves it.
 //!
 //! Mirrors pi-ai 0.85.1 `/compat` (`registerApiProvider`, `stream`, `streamSimple`) and
-//! `api/simple-options.ts` (spec §1.8–1.9):
+//! `api/simple-options.ts`:
 //! - [`stream`] reports every failure inside the stream, including
 //!   `No API provider registered for api: <api>`;
 //! - [`stream_simple`] fails early with [`Error::NoApiKey`] when the provider needs a key and
@@ -97,25 +97,25 @@ pub fn register_api(wire: Arc<dyn WireApi>) {
 
 /// Registers (or replaces) a stream function under its [`ApiProvider::api`] id.
 pub fn register_api_provider(provider: Arc<dyn ApiProvider>) {
-    let mut map = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    let mut map = crate::sync::write(&REGISTRY);
     map.insert(provider.api().to_owned(), provider);
 }
 
 /// Removes an api id; `true` when it was registered.
 pub fn unregister_api(api: &str) -> bool {
-    let mut map = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    let mut map = crate::sync::write(&REGISTRY);
     map.remove(api).is_some()
 }
 
 /// The provider registered for `api`.
 pub fn get_api_provider(api: &str) -> Option<Arc<dyn ApiProvider>> {
-    let map = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    let map = crate::sync::read(&REGISTRY);
     map.get(api).cloned()
 }
 
 /// The registered api ids, sorted.
 pub fn registered_apis() -> Vec<String> {
-    let map = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    let map = crate::sync::read(&REGISTRY);
     let mut apis: Vec<String> = map.keys().cloned().collect();
     apis.sort();
     apis

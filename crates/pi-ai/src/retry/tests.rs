@@ -148,7 +148,7 @@ fn corrections_box_transport_texts_are_retryable() {
 
 #[test]
 fn anthropic_mid_stream_overloaded_frame_is_retryable() {
-    // BUG-02: pi's errorMessage is the raw JSON of the error frame.
+    // pi's errorMessage is the raw JSON of the error frame.
     let frame = r#"{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CWnLzPcVjHRTqZHDbfHBn"}"#;
     assert!(is_retryable_error(&failed(frame), 200_000));
 }

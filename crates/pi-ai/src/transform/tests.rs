@@ -1,4 +1,5 @@
-//! One test per `transformMessages` rule, plus the BUG-17 session and `sanitizeSurrogates`.
+//! One test per `transformMessages` rule, plus the orphaned-tool-call session
+//! (earendil-works/pi#4189) and `sanitizeSurrogates`.
 
 use serde_json::json;
 

@@ -233,7 +233,7 @@ impl std::fmt::Debug for Model {
             .field("max_tokens", &self.max_tokens)
             .field("thinking_level_map", &self.thinking_level_map)
             .field("sampling_params", &self.sampling_params)
-            // Names only: values may be credentials (issue 18, secrets).
+            // Names only: values may be credentials (no secret may reach a log).
             .field(
                 "headers",
                 &self.headers.as_ref().map(|h| h.keys().collect::<Vec<_>>()),

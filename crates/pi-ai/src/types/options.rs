@@ -1,6 +1,6 @@
 //! Stream options: what a caller can set per request.
 //!
-//! Mirrors pi-ai 0.85.1 `StreamOptions` + `SimpleStreamOptions` (spec §1.8) in one struct:
+//! Mirrors pi-ai 0.85.1 `StreamOptions` + `SimpleStreamOptions` in one struct:
 //! `reasoning`, `thinking_budgets` and `tool_choice` are the "simple" additions that every
 //! adapter maps to its own wire fields.
 
@@ -28,7 +28,7 @@ pub enum CacheRetention {
 }
 
 /// Token budgets per thinking level for budget-based providers.
-/// Defaults (spec §1.8): minimal 1024, low 2048, medium 8192, high 16384.
+/// Defaults: minimal 1024, low 2048, medium 8192, high 16384.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingBudgets {
@@ -74,13 +74,40 @@ pub struct ResponseInfo {
     pub headers: Vec<(String, String)>,
 }
 
+/// A failed [`OnPayload`] or [`OnResponse`] hook (pi's hook threw): the request fails with this
+/// message as its `errorMessage`, before any event but `error` is delivered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct StreamHookError {
+    /// The `errorMessage` text.
+    pub message: String,
+}
+
+impl From<String> for StreamHookError {
+    fn from(message: String) -> Self {
+        Self { message }
+    }
+}
+
+impl From<&str> for StreamHookError {
+    fn from(message: &str) -> Self {
+        Self {
+            message: message.to_owned(),
+        }
+    }
+}
+
 /// `onPayload(payload, model)`: returns a replacement body, or `None` to keep it.
-pub type OnPayload =
-    Arc<dyn Fn(Value, Model) -> BoxFuture<'static, Result<Option<Value>, String>> + Send + Sync>;
+pub type OnPayload = Arc<
+    dyn Fn(Value, Model) -> BoxFuture<'static, Result<Option<Value>, StreamHookError>>
+        + Send
+        + Sync,
+>;
 
 /// `onResponse({status, headers}, model)`: runs after headers, before the body.
-pub type OnResponse =
-    Arc<dyn Fn(ResponseInfo, Model) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
+pub type OnResponse = Arc<
+    dyn Fn(ResponseInfo, Model) -> BoxFuture<'static, Result<(), StreamHookError>> + Send + Sync,
+>;
 
 /// Options for one request. Every field is optional; `Default` is "nothing set".
 #[derive(Clone, Default)]

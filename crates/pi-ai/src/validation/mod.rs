@@ -1,6 +1,6 @@
 //! Tool-argument validation: coercion, JSON-Schema checking and pi's error text.
 //!
-//! Mirrors pi-ai 0.85.1 `utils/validation.ts` (spec §1.7 and its Corrections box):
+//! Mirrors pi-ai 0.85.1 `utils/validation.ts`:
 //! 1. deep-copy the arguments;
 //! 2. delete `null` values of optional properties whose schema rejects `null`;
 //! 3. coerce primitives by declared type (`"42"`→42, `"true"`→true, number→string,
@@ -89,7 +89,17 @@ pub fn validate_tool_arguments(tool: &Tool, call: &ToolCall) -> Result<Value, Er
         &tool.parameters,
         &Value::Object(call.arguments.clone()),
     )
-    .map_err(Error::Validation)
+    .map_err(|e| Error::Validation(e.message))
+}
+
+/// Arguments that do not match their tool's schema; `Display` is pi's whole text
+/// (`Validation failed for tool "<name>":` the issues, then `Received arguments:` and the
+/// arguments as received, pretty-printed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValidationError {
+    /// The formatted text the model sees in the error tool result.
+    pub message: String,
 }
 
 /// Most bytes of the pretty-printed arguments a validation error echoes after
@@ -100,9 +110,13 @@ pub const MAX_RECEIVED_BYTES: usize = 16 * 1024;
 /// Validates `args` against `schema` for the tool `tool_name`; returns the coerced copy.
 ///
 /// # Errors
-/// The full `Validation failed for tool …` text (the echoed arguments capped at
-/// [`MAX_RECEIVED_BYTES`]).
-pub fn validate_arguments(tool_name: &str, schema: &Value, args: &Value) -> Result<Value, String> {
+/// [`ValidationError`] with the full `Validation failed for tool …` text (the echoed arguments
+/// capped at [`MAX_RECEIVED_BYTES`]).
+pub fn validate_arguments(
+    tool_name: &str,
+    schema: &Value,
+    args: &Value,
+) -> Result<Value, ValidationError> {
     let mut value = args.clone();
     normalize_optional_nulls(&mut value, schema);
     let coerced = coerce(value.clone(), schema);
@@ -137,7 +151,9 @@ pub fn validate_arguments(tool_name: &str, schema: &Value, args: &Value) -> Resu
             "\n… (cut: the arguments are longer than {MAX_RECEIVED_BYTES} bytes of JSON)"
         ));
     }
-    Err(format!(
-        "Validation failed for tool \"{tool_name}\":\n{list}\n\nReceived arguments:\n{received}"
-    ))
+    Err(ValidationError {
+        message: format!(
+            "Validation failed for tool \"{tool_name}\":\n{list}\n\nReceived arguments:\n{received}"
+        ),
+    })
 }

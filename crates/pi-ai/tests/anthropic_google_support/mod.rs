@@ -86,7 +86,7 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
         Err(text) => {
             partial.update(|m| {
                 m.stop_reason = StopReason::Error;
-                m.error_message = Some(text);
+                m.error_message = Some(text.to_string());
             });
             let message = partial.snapshot();
             events.push(AssistantMessageEvent::Error {

@@ -83,7 +83,7 @@ pub fn run_stream(api: &dyn WireApi, model: &Model, bytes: &[u8], how: Chunking)
                 continue;
             }
             if let Err(t) = mapper.on_event(&e, events) {
-                *failure = Some(t);
+                *failure = Some(t.to_string());
             }
         }
     };
@@ -96,7 +96,7 @@ pub fn run_stream(api: &dyn WireApi, model: &Model, bytes: &[u8], how: Chunking)
     if failure.is_none()
         && let Err(t) = mapper.on_end(&mut events)
     {
-        failure = Some(t);
+        failure = Some(t.to_string());
     }
     let message = partial.update(|m| {
         if let Some(t) = &failure {

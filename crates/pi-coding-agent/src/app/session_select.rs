@@ -1,19 +1,18 @@
 //! The session store a run uses.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `main.js` session selection (spec §4.9): `--no-session` →
-//! in memory (a header still exists, with the `--session-id` when given); `--fork X` → a
-//! copy of X in this project's directory; `--session X` → that file (X with `/`, `\` or a `.jsonl` suffix is a path, else an id
-//! matched here, then in every project); `--continue` → the most recently modified session
-//! here, else a new one; `--session-id ID` → that session here, else a new one with that
-//! id; otherwise a new session. The directory is `--session-dir`, else
-//! `PI_CODING_AGENT_SESSION_DIR`, else settings `sessionDir`, else
-//! `<agent dir>/sessions/--<cwd>--`; a configured directory other than that default is shared
-//! by projects, so "this project" there means the sessions whose header cwd is this one, and
-//! "every project" means that directory ([`SessionScope`]).
+//! Mirrors pi-coding-agent 0.85.0 `main.js` session selection: `--no-session` → in memory (a header
+//! still exists, with the `--session-id` when given); `--fork X` → a copy of X in this project's
+//! directory; `--session X` → that file (X with `/`, `\` or a `.jsonl` suffix is a path, else an id
+//! matched here, then in every project); `--continue` → the most recently modified session here,
+//! else a new one; `--session-id ID` → that session here, else a new one with that id; otherwise a
+//! new session. The directory is `--session-dir`, else `PI_CODING_AGENT_SESSION_DIR`, else settings
+//! `sessionDir`, else `<agent dir>/sessions/--<cwd>--`; a configured directory other than that
+//! default is shared by projects, so "this project" there means the sessions whose header cwd is
+//! this one, and "every project" means that directory ([`SessionScope`]).
 //!
-//! Before stdin is read, an id given to `--session` that only another project holds is
-//! confirmed on the terminal and becomes a fork ([`confirm_cross_project_session`]). A
-//! session file whose stored cwd no longer exists ends the run (exit 1, §2.8).
+//! Before stdin is read, an id given to `--session` that only another project holds is confirmed on
+//! the terminal and becomes a fork ([`confirm_cross_project_session`]). A session file whose stored
+//! cwd no longer exists ends the run (exit 1, as pi's `assertSessionCwdExists`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! From the launch configuration to a built [`AgentSession`].
 //!
 //! Mirrors the session half of pi-coding-agent 0.85.0 `main.js` and `core/sdk.js`
-//! (`createAgentSession`), spec §1.1, §1.7, §4.9, §8:
+//! (`createAgentSession`):
 //! 1. start-up migrations of old layouts;
 //! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; no
 //!    prompt outside the TUI), then the settings with project settings only when trusted;
@@ -53,7 +53,7 @@ use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
 use crate::storage::context::path_to_leaf;
-use crate::storage::entry::EntryKind;
+use crate::storage::entry::{EntryKind, EntryType};
 use crate::storage::tree::normalize_session_name;
 use crate::storage::{SessionStore, build_session_context};
 use crate::tools::bash::BashToolOptions;
@@ -298,7 +298,7 @@ fn prepare(
         // pi: the key belongs to the explicit model (the command line's, else the first
         // scoped one when the session is new).
         let has_existing = {
-            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            let s = crate::sync::lock(&store);
             build_session_context(&s)
                 .map(|c| !c.messages.is_empty())
                 .unwrap_or(false)
@@ -352,7 +352,7 @@ impl SessionConfig {
     ) -> Result<BuiltForStore, SetupError> {
         let resource_flags = &self.flags.resources;
         let (context, session_thinking) = {
-            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            let s = crate::sync::lock(&store);
             for w in s.warnings() {
                 warn(stderr, w);
             }
@@ -360,7 +360,7 @@ impl SessionConfig {
                 build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
             let has_thinking = path_to_leaf(&s)
                 .into_iter()
-                .any(|i| s.kind_at(i) == "thinking_level_change");
+                .any(|i| *s.kind_at(i) == EntryType::ThinkingLevelChange);
             let thinking = has_thinking
                 .then(|| parse_thinking_level(&context.thinking_level))
                 .flatten();
@@ -381,8 +381,8 @@ impl SessionConfig {
                 .flatten()
         });
         let (choice, tools, resources) = {
-            let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-            let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+            let settings = crate::sync::lock(&self.settings);
+            let registry = crate::sync::read(&self.registry);
             let levels = settings.all_model_thinking_levels();
             let choice = choose_session_model(
                 &SessionModelInputs {

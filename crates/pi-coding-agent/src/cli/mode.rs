@@ -1,6 +1,6 @@
 //! Which mode a run uses.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `main.js` (`resolveAppMode`, spec §6.1): `--mode rpc` →
+//! Mirrors pi-coding-agent 0.85.0 `main.js` (`resolveAppMode`): `--mode rpc` →
 //! rpc; `--mode json` → json (terminal or not); `-p`, or stdin or stdout not a terminal →
 //! print; otherwise the interactive TUI, which pi-rs does not have.
 
@@ -11,11 +11,11 @@ use super::args::{Args, OutputMode};
 pub enum AppMode {
     /// The TUI (not available in pi-rs: [`INTERACTIVE_NOT_AVAILABLE`]).
     Interactive,
-    /// Print mode with text output (§6.2).
+    /// Print mode with text output.
     Print,
-    /// Print mode with JSONL event output (§6.3).
+    /// Print mode with JSONL event output.
     Json,
-    /// JSONL commands on stdin, responses and events on stdout (§6.4).
+    /// JSONL commands on stdin, responses and events on stdout.
     Rpc,
 }
 

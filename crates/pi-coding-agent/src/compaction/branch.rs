@@ -1,6 +1,6 @@
 //! Branch summaries: what the user leaves behind when moving the leaf to another branch.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `branch-summarization` (spec §3.7):
+//! Mirrors pi-coding-agent 0.85.0 `branch-summarization`:
 //! `collectEntriesForBranchSummary`, `prepareBranchEntries` and `generateBranchSummary`.
 
 use std::collections::HashSet;

@@ -3,7 +3,7 @@
 //! pi-rs's own behaviour, not pi 0.85.0's: pi sends the whole serialized conversation, so a
 //! session whose history outgrew the window (a resumed session, a model switch to a smaller
 //! window, one huge tool result) fails to compact with the very overflow compaction was
-//! meant to cure. Here the request is estimated as pi estimates messages (§3.1: UTF-16
+//! meant to cure. Here the request is estimated as pi estimates messages (UTF-16
 //! characters / 4, rounded up) over everything the request carries — system prompt, the
 //! serialized conversation, its `<conversation>` wrapper, a previous summary and the
 //! instructions — and must stay within `contextWindow − maxTokens` of the summary call.

@@ -1,6 +1,6 @@
 //! Choosing what a compaction summarizes and what it keeps.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `prepareCompaction` / `findCutPoint` (spec §3.3): the cut
+//! Mirrors pi-coding-agent 0.85.0 `prepareCompaction` / `findCutPoint`: the cut
 //! never lands on a tool result, keeps about `keepRecentTokens` of recent context, moves back
 //! over entries the model never sees, and splits a turn when it falls inside one (the turn's
 //! prefix is then summarized separately).

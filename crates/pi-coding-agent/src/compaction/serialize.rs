@@ -1,6 +1,6 @@
 //! The conversation as plain text for a summarization request.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `serializeConversation` (spec §3.4): parts joined by a blank
+//! Mirrors pi-coding-agent 0.85.0 `serializeConversation`: parts joined by a blank
 //! line — `[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`,
 //! `[Assistant tool calls]: name(k=<JSON v>, …); …`, `[Tool result]: …` (cut to 2 000
 //! characters plus `\n\n[... N more characters truncated]`). Serializing the text keeps the

@@ -1,7 +1,7 @@
 //! Generating summaries through the session's stream function.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `compact`, `generateSummary`, `generateTurnPrefixSummary`,
-//! `completeSummarization` and `getSummarizationFailure` (spec §3.4, §3.8): one request per
+//! `completeSummarization` and `getSummarizationFailure`: one request per
 //! summary with the serialized conversation, `maxTokens` of 80 % (50 % for a turn prefix) of
 //! `reserveTokens`, the session's thinking level for reasoning models, `cacheRetention: none`
 //! and a fresh routing session id; transient failures are retried with the session retry

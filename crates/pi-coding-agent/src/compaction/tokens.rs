@@ -1,6 +1,6 @@
 //! Token accounting for compaction decisions.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `compaction` token helpers (spec §3.1): `contextTokens`,
+//! Mirrors pi-coding-agent 0.85.0 `compaction` token helpers: `contextTokens`,
 //! `estimateTokens` (characters / 4, rounded up; images count 4 800 characters),
 //! `estimateContextTokens` and `shouldCompact`. Characters are UTF-16 code units, as
 //! JavaScript's `length` counts them.

@@ -61,9 +61,31 @@ impl Credential {
     }
 }
 
+/// Why `auth.json` could not be read, parsed or written; `Display` is pi's text (the
+/// credential store's load error, shown with the file's path).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthFileError {
+    /// The text is not JSON: `Failed to parse auth.json: <JSON.parse message>`.
+    #[error("Failed to parse auth.json: {0}")]
+    Syntax(String),
+    /// The JSON is not an object.
+    #[error("Invalid auth.json: expected an object")]
+    NotAnObject,
+    /// A provider's entry is not a valid credential.
+    #[error("Invalid auth.json credential for provider \"{0}\"")]
+    InvalidCredential(String),
+    /// Creating, locking or reading the file failed (the I/O error).
+    #[error("Failed to read auth.json: {0}")]
+    Read(String),
+    /// Writing the file failed (the I/O error).
+    #[error("{0}")]
+    Write(String),
+}
+
 /// Validates one entry like pi's `ReadOnlyAuthStorage.load`.
-fn parse_credential(provider: &str, value: &Value) -> Result<Credential, String> {
-    let invalid = || format!("Invalid auth.json credential for provider \"{provider}\"");
+fn parse_credential(provider: &str, value: &Value) -> Result<Credential, AuthFileError> {
+    let invalid = || AuthFileError::InvalidCredential(provider.to_owned());
     let obj = value.as_object().ok_or_else(invalid)?;
     match obj.get("type").and_then(Value::as_str) {
         Some("api_key") => {
@@ -115,10 +137,10 @@ pub(crate) fn parse_auth_syntax(text: &str) -> Result<Value, String> {
 ///
 /// Errors: `Failed to parse auth.json: <why, with line and column>`, `Invalid auth.json:
 /// expected an object`, `Invalid auth.json credential for provider "<p>"`.
-pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, String> {
-    let value = parse_auth_syntax(text).map_err(|e| format!("Failed to parse auth.json: {e}"))?;
+pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, AuthFileError> {
+    let value = parse_auth_syntax(text).map_err(AuthFileError::Syntax)?;
     let Value::Object(map) = value else {
-        return Err("Invalid auth.json: expected an object".to_owned());
+        return Err(AuthFileError::NotAnObject);
     };
     for (provider, cred) in &map {
         parse_credential(provider, cred)?;
@@ -221,34 +243,34 @@ impl AuthStorage {
                 self.error = None;
                 self.syntax_error = None;
             }
-            Err((e, syntax)) => {
+            Err(e) => {
                 self.error = Some(format!("{e}\n\nFile: {}", path.display()));
-                self.syntax_error = syntax;
+                self.syntax_error = match e {
+                    AuthFileError::Syntax(syntax) => Some(syntax),
+                    _ => None,
+                };
             }
         }
     }
 
     /// Creates the directory and file if needed and takes the file's lock.
-    fn ensure_and_lock(path: &Path) -> Result<FileLock, String> {
-        prepare_file(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
-        FileLock::acquire(path).map_err(|e| format!("Failed to read auth.json: {e}"))
+    fn ensure_and_lock(path: &Path) -> Result<FileLock, AuthFileError> {
+        let read = |e: std::io::Error| AuthFileError::Read(e.to_string());
+        prepare_file(path).map_err(read)?;
+        FileLock::acquire(path).map_err(read)
     }
 
-    fn read_unlocked(path: &Path) -> Result<Map<String, Value>, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("Failed to read auth.json: {e}"))?;
+    fn read_unlocked(path: &Path) -> Result<Map<String, Value>, AuthFileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| AuthFileError::Read(e.to_string()))?;
         parse_auth_json(&text)
     }
 
-    /// Reads under the lock; an error carries `JSON.parse`'s message when the text is not JSON.
-    fn read_locked(path: &Path) -> Result<Map<String, Value>, (String, Option<String>)> {
-        let _lock = Self::ensure_and_lock(path).map_err(|e| (e, None))?;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| (format!("Failed to read auth.json: {e}"), None))?;
-        if let Err(syntax) = parse_auth_syntax(&text) {
-            return Err((format!("Failed to parse auth.json: {syntax}"), Some(syntax)));
-        }
-        parse_auth_json(&text).map_err(|e| (e, None))
+    /// Reads under the lock; [`AuthFileError::Syntax`] carries `JSON.parse`'s message when the
+    /// text is not JSON.
+    fn read_locked(path: &Path) -> Result<Map<String, Value>, AuthFileError> {
+        let _lock = Self::ensure_and_lock(path)?;
+        let text = std::fs::read_to_string(path).map_err(|e| AuthFileError::Read(e.to_string()))?;
+        parse_auth_json(&text)
     }
 
     /// The load error of the last read, if any.
@@ -338,7 +360,7 @@ impl AuthStorage {
 
     /// Stores `{"type":"api_key","key":key}` for a provider. Errors: I/O, lock, or a file that
     /// no longer parses.
-    pub fn set_api_key(&mut self, provider: &str, key: &str) -> Result<(), String> {
+    pub fn set_api_key(&mut self, provider: &str, key: &str) -> Result<(), AuthFileError> {
         let mut cred = Map::new();
         cred.insert("type".into(), Value::from("api_key"));
         cred.insert("key".into(), Value::from(key));
@@ -346,11 +368,11 @@ impl AuthStorage {
     }
 
     /// Removes a provider's stored credential.
-    pub fn remove(&mut self, provider: &str) -> Result<(), String> {
+    pub fn remove(&mut self, provider: &str) -> Result<(), AuthFileError> {
         self.modify(provider, None)
     }
 
-    fn modify(&mut self, provider: &str, value: Option<Value>) -> Result<(), String> {
+    fn modify(&mut self, provider: &str, value: Option<Value>) -> Result<(), AuthFileError> {
         let Some(path) = self.path.clone() else {
             match value {
                 Some(v) => self.data.insert(provider.to_owned(), v),
@@ -365,8 +387,9 @@ impl AuthStorage {
             None => current.remove(provider),
         };
         let text = pi_ai::json::to_string_pretty(&Value::Object(current.clone()))
-            .map_err(|e| e.to_string())?;
-        super::replace::replace_file(&path, text.as_bytes(), 0o600).map_err(|e| e.to_string())?;
+            .map_err(|e| AuthFileError::Write(e.to_string()))?;
+        super::replace::replace_file(&path, text.as_bytes(), 0o600)
+            .map_err(|e| AuthFileError::Write(e.to_string()))?;
         self.data = current;
         self.error = None;
         self.syntax_error = None;
@@ -533,17 +556,14 @@ mod tests {
 
     #[test]
     fn invalid_shapes() {
-        assert_eq!(
-            parse_auth_json("[]"),
-            Err("Invalid auth.json: expected an object".into())
-        );
+        assert_eq!(parse_auth_json("[]"), Err(AuthFileError::NotAnObject));
         assert_eq!(
             parse_auth_json(r#"{"x": {"type": "api_key", "key": 5}}"#),
-            Err("Invalid auth.json credential for provider \"x\"".into())
+            Err(AuthFileError::InvalidCredential("x".into()))
         );
         assert_eq!(
             parse_auth_json(r#"{"x": {"type": "oauth", "access": "a"}}"#),
-            Err("Invalid auth.json credential for provider \"x\"".into())
+            Err(AuthFileError::InvalidCredential("x".into()))
         );
         assert!(parse_auth_json("\u{feff}{}").unwrap().is_empty());
     }

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::yaml_subset::parse_yaml_subset;
+use super::yaml_subset::{YamlError, parse_yaml_subset};
 
 use super::text::strip_bom;
 
@@ -34,7 +34,7 @@ impl Frontmatter {
 }
 
 /// Parses frontmatter; errors only for malformed YAML.
-pub fn parse_frontmatter(content: &str) -> Result<Frontmatter, String> {
+pub fn parse_frontmatter(content: &str) -> Result<Frontmatter, YamlError> {
     let normalized = strip_bom(content).replace("\r\n", "\n").replace('\r', "\n");
     if !normalized.starts_with("---") {
         return Ok(Frontmatter {

@@ -1,7 +1,8 @@
 //! Configuration: agent directory, settings, credentials, models and their resolution,
 //! project trust, context files, system prompt, skills and prompt templates.
 //!
-//! Mirrors pi-coding-agent 0.85.0 §8 (configuration) and the model choice of §1.1/§1.7.
+//! Mirrors pi-coding-agent 0.85.0 configuration (`core/settings-manager.js`,
+//! `core/model-registry.js`, …) and the model choice of `core/sdk.js` / `core/model-resolver.js`.
 //!
 //! | module | what (pi 0.85.0 source) |
 //! |---|---|

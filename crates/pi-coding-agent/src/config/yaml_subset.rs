@@ -90,6 +90,55 @@ fn plain_value(text: &str) -> Value {
     }
 }
 
+/// Why a frontmatter block is not YAML pi's parser (the `yaml` package) accepts; `Display` is
+/// that parser's wording, which pi shows in its skill warnings.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum YamlError {
+    /// A tab used to indent a line (1-based line number).
+    #[error("Tabs are not allowed as indentation at line {0}")]
+    TabIndentationAt(usize),
+    /// A tab used to indent a line of a nested block.
+    #[error("Tabs are not allowed as indentation")]
+    TabIndentation,
+    /// A plain scalar starting with a reserved indicator.
+    #[error("Plain value cannot start with {0:?}")]
+    PlainValueStart(String),
+    /// `key: - item` or `key: ? x` on one line.
+    #[error("Block collections cannot start on the line of their key")]
+    BlockCollectionOnKeyLine,
+    /// A `|` / `>` header that is not one chomping and one indentation indicator.
+    #[error("Invalid block scalar header {0:?}")]
+    BlockScalarHeader(String),
+    /// A quoted scalar that never closes.
+    #[error("Missing closing {0}quote")]
+    MissingClosingQuote(char),
+    /// Text after the closing quote.
+    #[error("Unexpected text after a quoted value")]
+    TextAfterQuotedValue,
+    /// A double-quoted scalar with an invalid escape (the JSON parser's message).
+    #[error("{0}")]
+    DoubleQuotedEscape(String),
+    /// A `[` or `{` without its closing bracket.
+    #[error("Flow collection is not closed")]
+    FlowCollectionNotClosed,
+    /// Text after a flow collection.
+    #[error("Unexpected text after a flow collection")]
+    TextAfterFlowCollection,
+    /// `a: b: c` on one line.
+    #[error("Nested mappings are not allowed in compact mappings")]
+    NestedCompactMapping,
+    /// A line that is neither a `key: value` entry nor a scalar document.
+    #[error("Implicit keys need to be followed by map values at line {0}")]
+    ImplicitKeyWithoutValueAt(usize),
+    /// A mapping entry indented differently from the first.
+    #[error("Bad indentation of a mapping entry at line {0}")]
+    BadIndentationAt(usize),
+    /// A key given twice.
+    #[error("Map keys must be unique at line {0}")]
+    DuplicateKeyAt(usize),
+}
+
 /// The value of one entry, starting at `rest` (the text after `key:`), with the lines after
 /// the entry's line (`next` is advanced past the lines the value uses).
 struct ValueReader<'a, 'b> {
@@ -100,7 +149,7 @@ struct ValueReader<'a, 'b> {
 
 impl<'a> ValueReader<'a, '_> {
     /// Lines indented deeper than the entry (blank lines included, but not trailing ones).
-    fn take_indented(&mut self) -> Result<Vec<&'a str>, String> {
+    fn take_indented(&mut self) -> Result<Vec<&'a str>, YamlError> {
         let mut end = *self.next;
         let mut taken = *self.next;
         while end < self.lines.len() {
@@ -110,10 +159,7 @@ impl<'a> ValueReader<'a, '_> {
                 continue;
             }
             if raw.starts_with('\t') {
-                return Err(format!(
-                    "Tabs are not allowed as indentation at line {}",
-                    end + 1
-                ));
+                return Err(YamlError::TabIndentationAt(end + 1));
             }
             if line(raw).indent <= self.base {
                 break;
@@ -126,7 +172,7 @@ impl<'a> ValueReader<'a, '_> {
         Ok(out)
     }
 
-    fn read(&mut self, rest: &'a str) -> Result<Value, String> {
+    fn read(&mut self, rest: &'a str) -> Result<Value, YamlError> {
         let mut rest = rest.trim_start_matches([' ', '\t']);
         // Node properties: anchors and tags.
         while rest.starts_with(['&', '!']) {
@@ -140,21 +186,21 @@ impl<'a> ValueReader<'a, '_> {
             Some('"') | Some('\'') => self.quoted(rest),
             Some('[') | Some('{') => self.flow(rest),
             Some('@' | '`' | '%' | '*' | ']' | '}') => {
-                Err(format!("Plain value cannot start with {rest:?}"))
+                Err(YamlError::PlainValueStart(rest.to_owned()))
             }
             Some('-' | '?') if rest.len() == 1 || rest[1..].starts_with([' ', '\t']) => {
-                Err("Block collections cannot start on the line of their key".to_owned())
+                Err(YamlError::BlockCollectionOnKeyLine)
             }
             Some(_) => self.plain(rest),
         }
     }
 
     /// An empty value: an indented block (or `- ` items at the key's indentation) follows.
-    fn nested(&mut self) -> Result<Value, String> {
+    fn nested(&mut self) -> Result<Value, YamlError> {
         while *self.next < self.lines.len() {
             let raw = self.lines[*self.next];
             if raw.starts_with('\t') {
-                return Err("Tabs are not allowed as indentation".to_owned());
+                return Err(YamlError::TabIndentation);
             }
             let l = line(raw);
             let item = l.indent == self.base && (l.text == "-" || l.text.starts_with("- "));
@@ -167,7 +213,7 @@ impl<'a> ValueReader<'a, '_> {
         Ok(Value::Null)
     }
 
-    fn block_scalar(&mut self, rest: &str) -> Result<Value, String> {
+    fn block_scalar(&mut self, rest: &str) -> Result<Value, YamlError> {
         let style = &rest[..1];
         let header_end = rest.find([' ', '\t']).unwrap_or(rest.len());
         let header = &rest[1..header_end];
@@ -179,7 +225,7 @@ impl<'a> ValueReader<'a, '_> {
                 .chars()
                 .all(|c| c == '+' || c == '-' || ('1'..='9').contains(&c));
         if !valid_header || !(after.is_empty() || after.starts_with('#')) {
-            return Err(format!("Invalid block scalar header {rest:?}"));
+            return Err(YamlError::BlockScalarHeader(rest.to_owned()));
         }
         let block = self.take_indented()?;
         let indent = block
@@ -200,7 +246,7 @@ impl<'a> ValueReader<'a, '_> {
     }
 
     /// Text of the first line and the indented lines after it, folded with spaces.
-    fn folded(&mut self, first: &str) -> Result<String, String> {
+    fn folded(&mut self, first: &str) -> Result<String, YamlError> {
         let mut text = first.trim_end().to_owned();
         for l in self.take_indented()? {
             let t = l.trim();
@@ -216,7 +262,7 @@ impl<'a> ValueReader<'a, '_> {
         Ok(text)
     }
 
-    fn quoted(&mut self, rest: &str) -> Result<Value, String> {
+    fn quoted(&mut self, rest: &str) -> Result<Value, YamlError> {
         let q = rest.as_bytes()[0];
         let close = |s: &str| -> Option<usize> {
             let b = s.as_bytes();
@@ -241,21 +287,21 @@ impl<'a> ValueReader<'a, '_> {
             Some(_) => rest.to_owned(),
             None => self.folded(rest)?,
         };
-        let end = close(&text).ok_or_else(|| format!("Missing closing {}quote", q as char))?;
+        let end = close(&text).ok_or(YamlError::MissingClosingQuote(q as char))?;
         if !strip_comment(text[end + 1..].trim_start_matches([' ', '\t'])).is_empty() {
-            return Err("Unexpected text after a quoted value".to_owned());
+            return Err(YamlError::TextAfterQuotedValue);
         }
         let inner = &text[1..end];
         if q == b'"' {
             serde_json::from_str::<String>(&format!("\"{}\"", inner.replace('\n', "\\n")))
                 .map(Value::from)
-                .map_err(|e| e.to_string())
+                .map_err(|e| YamlError::DoubleQuotedEscape(e.to_string()))
         } else {
             Ok(Value::from(inner.replace("''", "'")))
         }
     }
 
-    fn flow(&mut self, rest: &str) -> Result<Value, String> {
+    fn flow(&mut self, rest: &str) -> Result<Value, YamlError> {
         let balanced_end = |s: &str| -> Option<usize> {
             let mut depth = 0usize;
             let mut quote: Option<char> = None;
@@ -280,18 +326,18 @@ impl<'a> ValueReader<'a, '_> {
             Some(_) => rest.to_owned(),
             None => self.folded(rest)?,
         };
-        let end = balanced_end(&text).ok_or("Flow collection is not closed")?;
+        let end = balanced_end(&text).ok_or(YamlError::FlowCollectionNotClosed)?;
         if !strip_comment(text[end + 1..].trim_start_matches([' ', '\t'])).is_empty() {
-            return Err("Unexpected text after a flow collection".to_owned());
+            return Err(YamlError::TextAfterFlowCollection);
         }
         Ok(serde_json::from_str(&text[..=end]).unwrap_or(Value::Null))
     }
 
-    fn plain(&mut self, rest: &str) -> Result<Value, String> {
+    fn plain(&mut self, rest: &str) -> Result<Value, YamlError> {
         let text = self.folded(strip_comment(rest))?;
         let nested = text.contains(": ") || text.contains(":\t") || text.ends_with(':');
         if nested || text.contains(":\n") {
-            return Err("Nested mappings are not allowed in compact mappings".to_owned());
+            return Err(YamlError::NestedCompactMapping);
         }
         Ok(plain_value(&text))
     }
@@ -301,17 +347,14 @@ impl<'a> ValueReader<'a, '_> {
 ///
 /// # Errors
 /// The YAML the reference's parser rejects, as listed in the module docs.
-pub fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, String> {
+pub fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, YamlError> {
     let lines: Vec<&str> = yaml.lines().collect();
     let mut fields = Map::new();
     let Some(first) = lines.iter().position(|l| !is_blank_or_comment(l)) else {
         return Ok(fields);
     };
     if lines[first].starts_with('\t') {
-        return Err(format!(
-            "Tabs are not allowed as indentation at line {}",
-            first + 1
-        ));
+        return Err(YamlError::TabIndentationAt(first + 1));
     }
     let base = line(lines[first]).indent;
     let head = line(lines[first]).text;
@@ -327,10 +370,7 @@ pub fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, String> {
             .collect();
         let text = all.join(" ");
         if text.contains(": ") || text.ends_with(':') {
-            return Err(format!(
-                "Implicit keys need to be followed by map values at line {}",
-                first + 1
-            ));
+            return Err(YamlError::ImplicitKeyWithoutValueAt(first + 1));
         }
         return Ok(fields);
     }
@@ -342,19 +382,17 @@ pub fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, String> {
             continue;
         }
         if raw.starts_with('\t') {
-            return Err(format!("Tabs are not allowed as indentation at line {i}"));
+            return Err(YamlError::TabIndentationAt(i));
         }
         let l = line(raw);
         if l.indent != base {
-            return Err(format!("Bad indentation of a mapping entry at line {i}"));
+            return Err(YamlError::BadIndentationAt(i));
         }
         let Some((key, rest)) = split_entry(l.text) else {
-            return Err(format!(
-                "Implicit keys need to be followed by map values at line {i}"
-            ));
+            return Err(YamlError::ImplicitKeyWithoutValueAt(i));
         };
         if fields.contains_key(&key) {
-            return Err(format!("Map keys must be unique at line {i}"));
+            return Err(YamlError::DuplicateKeyAt(i));
         }
         let value = ValueReader {
             lines: &lines,

@@ -1,9 +1,9 @@
-//! The `pi` surface at run time (spec §2.6): a cheap handle ([`Pi`]) that handlers capture
+//! The `pi` surface at run time: a cheap handle ([`Pi`]) that handlers capture
 //! and that turns each call into an [`ExtensionRequest`] the session executes, plus the
 //! event bus between extensions.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/extensions/loader.ts` (the `pi` object's actions)
-//! and `core/event-bus.ts`. After [`ExtensionRunner::invalidate`](super::ExtensionRunner::invalidate)
+//! Mirrors pi-coding-agent 0.85.0 `core/extensions/loader.ts` (the `pi` object's actions) and
+//! `core/event-bus.ts`. After [`ExtensionRunner::invalidate`](super::ExtensionRunner::invalidate)
 //! every call fails with [`STALE_MESSAGE`].
 
 use pi_agent_core::AgentTool;

@@ -1,4 +1,4 @@
-//! The session actions of a command's `ctx` (spec §2.7): `waitForIdle`, `newSession`, `fork`,
+//! The session actions of a command's `ctx`: `waitForIdle`, `newSession`, `fork`,
 //! `navigateTree`, `switchSession`, each awaited and answering `{cancelled}`.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/extensions/runner.ts` (`bindCommandContext`,

@@ -1,4 +1,4 @@
-//! `ctx`: what a handler sees besides its event (spec §2.7).
+//! `ctx`: what a handler sees besides its event.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/extensions/runner.ts` (`createContext`, the no-op UI
 //! context, `wrapUIPromptContext`/`withUIPrompt`, `createCommandContext`). Actions that
@@ -136,7 +136,7 @@ pub(crate) type PromptSink = Arc<dyn Fn(bool, UiPromptKind, Option<String>) + Se
 /// The outermost prompt's kind and title.
 type OpenPrompt = (UiPromptKind, Option<String>);
 
-/// The depth counter that merges nested prompts into one outer span (spec §2.5).
+/// The depth counter that merges nested prompts into one outer span.
 pub(crate) struct PromptTracker {
     state: Mutex<(usize, Option<OpenPrompt>)>,
     sink: PromptSink,

@@ -1,4 +1,4 @@
-//! The events whose results are chained or combined (spec §2.2–2.3).
+//! The events whose results are chained or combined.
 //!
 //! Mirrors the `emit*` methods of pi-coding-agent 0.85.0 `core/extensions/runner.ts`, the
 //! tool hooks of `core/agent-session.ts` (`_installAgentToolHooks`) and

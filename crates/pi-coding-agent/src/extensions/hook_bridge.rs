@@ -29,26 +29,6 @@ fn input_source(src: s::InputSource) -> ev::InputSource {
     }
 }
 
-fn start_reason(reason: &str) -> ev::SessionStartReason {
-    match reason {
-        "reload" => ev::SessionStartReason::Reload,
-        "new" => ev::SessionStartReason::New,
-        "resume" => ev::SessionStartReason::Resume,
-        "fork" => ev::SessionStartReason::Fork,
-        _ => ev::SessionStartReason::Startup,
-    }
-}
-
-fn shutdown_reason(reason: &str) -> ev::ShutdownReason {
-    match reason {
-        "reload" => ev::ShutdownReason::Reload,
-        "new" => ev::ShutdownReason::New,
-        "resume" => ev::ShutdownReason::Resume,
-        "fork" => ev::ShutdownReason::Fork,
-        _ => ev::ShutdownReason::Quit,
-    }
-}
-
 impl ExtensionHooks {
     /// Ext-emits the mirrored lifecycle event of `event`.
     async fn emit_agent_event(&self, event: &AgentEvent, turn: TurnInfo) {
@@ -164,10 +144,7 @@ impl SessionHooks for ExtensionHooks {
                     text: event.text,
                     images,
                     source: input_source(event.source),
-                    streaming_behavior: event.streaming_behavior.map(|b| match b {
-                        s::StreamingBehavior::Steer => ev::StreamingBehavior::Steer,
-                        s::StreamingBehavior::FollowUp => ev::StreamingBehavior::FollowUp,
-                    }),
+                    streaming_behavior: event.streaming_behavior,
                 })
                 .await;
             self.pump();
@@ -309,10 +286,9 @@ impl SessionHooks for ExtensionHooks {
 
     fn session_start(
         &self,
-        reason: &str,
+        reason: ev::SessionStartReason,
         previous_session_file: Option<String>,
     ) -> BoxFuture<'_, ()> {
-        let reason = start_reason(reason);
         Box::pin(async move {
             self.runner
                 .emit(ev::SessionStartEvent {
@@ -326,10 +302,9 @@ impl SessionHooks for ExtensionHooks {
 
     fn session_shutdown(
         &self,
-        reason: &str,
+        reason: ev::ShutdownReason,
         target_session_file: Option<String>,
     ) -> BoxFuture<'_, ()> {
-        let reason = shutdown_reason(reason);
         Box::pin(async move {
             if self.runner.has_handlers::<ev::SessionShutdownEvent>() {
                 self.runner
@@ -345,13 +320,9 @@ impl SessionHooks for ExtensionHooks {
 
     fn session_before_switch(
         &self,
-        reason: &str,
+        reason: ev::SwitchReason,
         target_session_file: Option<String>,
     ) -> BoxFuture<'_, bool> {
-        let reason = match reason {
-            "resume" => ev::SwitchReason::Resume,
-            _ => ev::SwitchReason::New,
-        };
         Box::pin(async move {
             if !self.runner.has_handlers::<ev::SessionBeforeSwitchEvent>() {
                 return false;

@@ -1,6 +1,6 @@
 //! Extensions as a Rust API: the hook runner and every extension event.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/extensions/` (spec §2; seed 000 §2, §4–5; seed 004).
+//! Mirrors pi-coding-agent 0.85.0 `core/extensions/`.
 //! An extension is a Rust value implementing [`Extension`] (or a closure in
 //! [`FnExtension`]): its factory gets an [`ExtensionApi`] and registers handlers with
 //! `pi.on::<Event, _>(handler)`, tools, commands and flags. The runner
@@ -10,7 +10,7 @@
 //!
 //! | module | concept |
 //! |---|---|
-//! | [`events`] | every §2.2 event: payloads, results, pi's names |
+//! | [`events`] | every extension event: payloads, results, pi's names |
 //! | [`extension`] | [`Extension`], [`ExtensionApi`] (`pi` during loading), handler type, flags, commands |
 //! | [`runner`] | [`ExtensionRunner`]: loading, generic and `session_before_*` dispatch, commands, `ui_prompt_*` |
 //! | [`dispatch`] | the chained events: input, before_agent_start, context, message_end, tool_call, tool_result, provider hooks, user_bash, trust, resources |

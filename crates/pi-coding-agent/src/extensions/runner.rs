@@ -1,6 +1,6 @@
 //! The extension runner: loads extensions in order and dispatches every event.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/extensions/runner.ts` (spec §2.1–2.5): handlers run
+//! Mirrors pi-coding-agent 0.85.0 `core/extensions/runner.ts`: handlers run
 //! in extension load order, then registration order, one at a time and awaited. A handler
 //! that returns `Err` or panics is reported to the error listeners as
 //! `{extensionPath, event, error}` and the later handlers still run — except `tool_call`,

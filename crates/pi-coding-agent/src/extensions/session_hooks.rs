@@ -157,7 +157,7 @@ impl ExtensionHooks {
     /// Binds the session: `ctx` reads it and queued requests run against it. The available
     /// tools, the session's current tools and the extensions' tools form the registry for
     /// `setActiveTools`, and the extensions' tools are activated (pi 0.85.0 `_buildRuntime`:
-    /// the initial build activates every extension tool, spec §1.8; the rules, filter
+    /// the initial build activates every extension tool; the rules, filter
     /// included, are in `extensions/tool_registry.rs`).
     pub fn attach(&self, session: &AgentSession) {
         self.runner.set_session(Arc::new(SessionReader(
@@ -205,15 +205,14 @@ impl ExtensionHooks {
     pub async fn bind(
         &self,
         session: &AgentSession,
-        reason: &str,
+        reason: ev::SessionStartReason,
         previous_session_file: Option<String>,
     ) -> super::DiscoveredResources {
         self.attach(session);
         session.bind_hooks(reason, previous_session_file).await;
-        let discover_reason = if reason == "reload" {
-            ev::ResourcesDiscoverReason::Reload
-        } else {
-            ev::ResourcesDiscoverReason::Startup
+        let discover_reason = match reason {
+            ev::SessionStartReason::Reload => ev::ResourcesDiscoverReason::Reload,
+            _ => ev::ResourcesDiscoverReason::Startup,
         };
         let found = self
             .runner
@@ -365,7 +364,7 @@ async fn execute(
             let mut content = vec![pi_ai::UserContent::text(text)];
             content.extend(images.into_iter().map(pi_ai::UserContent::Image));
             let options = UserMessageOptions {
-                deliver_as: deliver_as.map(streaming_behavior),
+                deliver_as,
                 expand_prompt_templates: None,
             };
             if let Err(e) = session.send_user_message(content, options).await {
@@ -438,12 +437,5 @@ async fn execute(
                 tracing::warn!("ctx.compact() failed: {e}");
             }
         }
-    }
-}
-
-fn streaming_behavior(b: ev::StreamingBehavior) -> s::StreamingBehavior {
-    match b {
-        ev::StreamingBehavior::Steer => s::StreamingBehavior::Steer,
-        ev::StreamingBehavior::FollowUp => s::StreamingBehavior::FollowUp,
     }
 }

@@ -1,4 +1,4 @@
-//! Json mode (spec §6.3): the session header line, then every session event in the
+//! Json mode: the session header line, then every session event in the
 //! json-mode projection, ending with `agent_settled`.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/print-mode.js` with `mode: "json"`: the stored
@@ -12,7 +12,7 @@ use crate::session::{AgentSession, AgentSessionEvent};
 
 /// The first stdout line: the session header as stored (`{"type":"session","version":3,…}`).
 pub fn header_line(session: &AgentSession) -> String {
-    let store = session.store().lock().unwrap_or_else(|e| e.into_inner());
+    let store = crate::sync::lock(session.store());
     pi_ai::json::to_string(store.header()).unwrap_or_default()
 }
 

@@ -1,4 +1,4 @@
-//! Print (text) mode (spec §6.2): after the prompts, the final assistant message's text.
+//! Print (text) mode: after the prompts, the final assistant message's text.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/print-mode.js` with `mode: "text"`: when the last
 //! agent message is an assistant message, a `stopReason` of `error` / `aborted` writes its

@@ -1,6 +1,6 @@
 //! Terminating signals in the non-interactive modes.
 //!
-//! Mirrors pi-coding-agent 0.85.0 (spec Corrections box, §6.5): SIGTERM and SIGHUP kill the
+//! Mirrors pi-coding-agent 0.85.0: SIGTERM and SIGHUP kill the
 //! tools' child process groups, print nothing more and exit with 143 / 129. On SIGINT the
 //! reference dies of the signal and leaves bash children running; pi-rs does the same
 //! clean-up as for SIGTERM first and then dies of SIGINT (a documented improvement).
@@ -70,7 +70,7 @@ impl Signals {
 /// Waits until no session append is in progress and keeps further appends out (the guard
 /// is held until the process exits).
 pub fn settle_store(store: &Mutex<SessionStore>) -> MutexGuard<'_, SessionStore> {
-    store.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(store)
 }
 
 /// Kills every tool process group still running: the tracked ones, and the group of every

@@ -1,7 +1,7 @@
 //! RPC commands: parsing one input record, and the response records.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`handleInputLine`, `success`,
-//! `error`) and `rpc-types.d.ts` (spec §6.4, Corrections box):
+//! `error`) and `rpc-types.d.ts`:
 //! - a record that is not JSON → `{"type":"response","command":"parse","success":false,
 //!   "error":"Failed to parse command: <parser message>"}` (no `id`; an empty line too). The
 //!   parser message is serde_json's, not V8's.
@@ -16,31 +16,12 @@
 //!
 //! `id` is echoed verbatim (any JSON value); JSON with `"id"` omitted has no `id` key.
 
+use pi_agent_core::QueueMode;
 use pi_ai::ImageContent;
+
+use crate::session::StreamingBehavior;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-
-/// `"steer"` / `"followUp"` of `prompt.streamingBehavior`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum RpcStreamingBehavior {
-    /// `steer`
-    #[serde(rename = "steer")]
-    Steer,
-    /// `followUp`
-    #[serde(rename = "followUp")]
-    FollowUp,
-}
-
-/// `"all"` / `"one-at-a-time"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum RpcQueueMode {
-    /// `all`
-    #[serde(rename = "all")]
-    All,
-    /// `one-at-a-time`
-    #[serde(rename = "one-at-a-time")]
-    OneAtATime,
-}
 
 /// One command of `rpc-types.d.ts` (`id` and `type` removed).
 #[allow(missing_docs)] // the fields are pi's, named in the variant docs
@@ -56,7 +37,7 @@ pub enum RpcCommand {
         message: String,
         #[serde(default)]
         images: Vec<ImageContent>,
-        streaming_behavior: Option<RpcStreamingBehavior>,
+        streaming_behavior: Option<StreamingBehavior>,
     },
     /// `{message, images?}`
     Steer {
@@ -91,9 +72,9 @@ pub enum RpcCommand {
     /// `{}`
     GetAvailableThinkingLevels,
     /// `{mode}`
-    SetSteeringMode { mode: RpcQueueMode },
+    SetSteeringMode { mode: QueueMode },
     /// `{mode}`
-    SetFollowUpMode { mode: RpcQueueMode },
+    SetFollowUpMode { mode: QueueMode },
     /// `{customInstructions?}`
     Compact { custom_instructions: Option<String> },
     /// `{enabled}`
@@ -428,7 +409,7 @@ mod tests {
             RpcCommand::Prompt {
                 message: "hi".into(),
                 images: vec![],
-                streaming_behavior: Some(RpcStreamingBehavior::FollowUp)
+                streaming_behavior: Some(StreamingBehavior::FollowUp)
             }
         );
         let Incoming::Command { command, .. } =

@@ -1,6 +1,6 @@
 //! Strict JSONL framing of the RPC input.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/jsonl.js` (`attachJsonlLineReader`, spec §6.4):
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/jsonl.js` (`attachJsonlLineReader`):
 //! records are split on LF only — U+2028/U+2029 (and a lone CR inside a line) are data — one
 //! trailing CR is stripped from each record, and an unterminated last record is still
 //! delivered at end of input. Bytes that are not UTF-8 become U+FFFD (Node's `StringDecoder`).

@@ -1,6 +1,6 @@
 //! Every RPC command against the session.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` `handleCommand` (spec §6.4), with
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` `handleCommand`, with
 //! the data shapes of `rpc-types.d.ts`. Where the session has no such operation, it is
 //! composed here from the session's public API (queue modes, model and thinking cycling,
 //! fork messages, entries, tree). A thrown error becomes `{success:false, error:<message>}`.
@@ -14,17 +14,12 @@ use pi_ai::{Message, Model, ModelThinkingLevel};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::commands::{
-    RpcCommand, RpcQueueMode, RpcStreamingBehavior, error_response, success_response,
-};
+use super::commands::{RpcCommand, error_response, success_response};
 use super::server::Shared;
-use crate::config::settings::QueueMode;
 use crate::extensions::command_info::{CommandInfo, command_infos};
 use crate::extensions::events::UserBashEvent;
 use crate::session::queues::content_text;
-use crate::session::{
-    AgentSession, ExecuteBashOptions, InputSource, PromptOptions, StreamingBehavior,
-};
+use crate::session::{AgentSession, ExecuteBashOptions, InputSource, PromptOptions};
 use crate::storage::{ForkPosition, SessionStore, TreeNode};
 
 /// What a command answers.
@@ -73,14 +68,7 @@ pub(crate) async fn handle(
 }
 
 fn store_of(session: &AgentSession) -> std::sync::MutexGuard<'_, SessionStore> {
-    session.store().lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn queue_mode(m: RpcQueueMode) -> QueueMode {
-    match m {
-        RpcQueueMode::All => QueueMode::All,
-        RpcQueueMode::OneAtATime => QueueMode::OneAtATime,
-    }
+    crate::sync::lock(session.store())
 }
 
 fn available_models(shared: &Shared, session: &AgentSession) -> Vec<Model> {
@@ -102,10 +90,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             let (flag, out, rid) = (Arc::clone(&accepted), shared.out.clone(), id.clone());
             let options = PromptOptions {
                 images,
-                streaming_behavior: streaming_behavior.map(|b| match b {
-                    RpcStreamingBehavior::Steer => StreamingBehavior::Steer,
-                    RpcStreamingBehavior::FollowUp => StreamingBehavior::FollowUp,
-                }),
+                streaming_behavior,
                 source: InputSource::Rpc,
                 preflight_result: Some(Box::new(move |ok| {
                     if ok {
@@ -226,11 +211,11 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             data(&json!({"levels": session.available_thinking_levels()}))
         }
         RpcCommand::SetSteeringMode { mode } => {
-            session.set_steering_mode(queue_mode(mode));
+            session.set_steering_mode(mode);
             done()
         }
         RpcCommand::SetFollowUpMode { mode } => {
-            session.set_follow_up_mode(queue_mode(mode));
+            session.set_follow_up_mode(mode);
             done()
         }
         RpcCommand::Compact {

@@ -1,6 +1,6 @@
 //! RPC mode (`pi --mode rpc`): JSONL commands in, responses and events out.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/` (spec §6.4 and its Corrections box).
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/`.
 //!
 //! | module | concept |
 //! |---|---|

@@ -1,6 +1,6 @@
 //! [`run_rpc`]: the RPC read loop, event forwarding and lifecycle.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`runRpcMode`; spec §6.4):
+//! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`runRpcMode`):
 //! - every record is handled **concurrently**: a command that waits (prompt, abort, bash,
 //!   model changes, compaction, session replacement) runs as its own task; the others finish
 //!   without waiting and are answered in input order. Responses may overtake each other and
@@ -20,7 +20,7 @@
 //!
 //! Signals (SIGTERM → 143, SIGHUP → 129) are [`super::stdio`]'s.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -64,9 +64,7 @@ pub(crate) struct Shared {
     pub shutdown: Arc<ShutdownFlag>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 impl Shared {
     /// The current session.
@@ -207,7 +205,10 @@ where
     }
     shared.unsubscribe();
     shared.ui.close();
-    shared.session().shutdown("quit", None).await;
+    shared
+        .session()
+        .shutdown(crate::session::ShutdownReason::Quit, None)
+        .await;
     // Runs are aborted, dialogs released and user commands killed: what is still in flight
     // finishes now and its response is written.
     while tasks.join_next().await.is_some() {}

@@ -1,7 +1,7 @@
 //! RPC mode on the process's stdin/stdout, with its terminating signals.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `runRpcMode` (`registerSignalHandlers`, `shutdown`; spec
-//! Corrections box, §6.4): SIGTERM and SIGHUP kill the tracked child process groups (bash
+//! Mirrors pi-coding-agent 0.85.0 `runRpcMode` (`registerSignalHandlers`, `shutdown`):
+//! SIGTERM and SIGHUP kill the tracked child process groups (bash
 //! tool and user bash) and end the process with 143 / 129, writing nothing more. SIGINT keeps
 //! its default action (the process dies of the signal), as in pi's RPC mode. End of input is
 //! [`run_rpc`]'s normal end (exit 0).

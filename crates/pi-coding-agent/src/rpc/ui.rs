@@ -1,7 +1,7 @@
 //! The extension UI sub-protocol of RPC mode.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/rpc/rpc-mode.js` (`createExtensionUIContext`,
-//! `createDialogPromise`; spec §6.4): a dialog writes
+//! `createDialogPromise`): a dialog writes
 //! `{"type":"extension_ui_request","id":<uuid>,"method":…}` and waits for the client's
 //! `{"type":"extension_ui_response","id",…}`. `select`, `confirm` and `input` honour a
 //! `timeout` (ms) and an abort signal (both resolve to the default: `None`, `confirm` →
@@ -72,7 +72,7 @@ impl RpcUi {
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.pending)
     }
 
     /// Routes a client response to its dialog; `false` when no dialog waits for `id`.

@@ -1,7 +1,7 @@
 //! [`RuntimeHost`]: owns the current session and replaces it (new, resume, fork, clone).
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSessionRuntime` (`core/agent-session-runtime.ts`,
-//! spec §2.8). Every replacement runs in this order:
+//! Mirrors pi-coding-agent 0.85.0 `AgentSessionRuntime` (`core/agent-session-runtime.ts`).
+//! Every replacement runs in this order:
 //! 1. `session_before_switch {reason:"new"|"resume", targetSessionFile?}` or
 //!    `session_before_fork {entryId, position}` on the current session's hooks; a cancel
 //!    ends the replacement (`{cancelled: true}`), nothing else happens;
@@ -20,7 +20,7 @@
 //! (as in pi, the old session is gone by then).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use pi_agent_core::ListenerError;
@@ -30,12 +30,13 @@ use super::factory::{BuiltSession, SessionFactory, SessionTarget};
 use super::session_host::{ForkReplacement, RebindFn, Replacement, SessionHost};
 use super::targets::{assert_session_cwd_exists, fork_store, new_session_store, session_dir_of};
 use crate::extensions::ExtensionHooks;
-use crate::session::{AgentSession, AgentSessionEvent, SessionListener, SessionSubscription};
+use crate::session::{
+    AgentSession, AgentSessionEvent, ReplaceReason, SessionListener, SessionStartReason,
+    SessionSubscription, ShutdownReason, SwitchReason,
+};
 use crate::storage::{ForkPosition, SessionStore};
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// The outcome of [`RuntimeHost::fork`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -131,7 +132,7 @@ impl RuntimeHost {
         let cwd = target.cwd.clone();
         let built = factory(target)?;
         let host = RuntimeHost::with_session(factory, built, cwd);
-        host.bind("startup", None).await;
+        host.bind(SessionStartReason::Startup, None).await;
         Ok(host)
     }
 
@@ -219,13 +220,18 @@ impl RuntimeHost {
     pub async fn new_session(&self, parent_session: Option<String>) -> Result<bool, String> {
         let _guard = self.inner.replacing.lock().await;
         let (current, cwd) = self.current();
-        if current.hooks().session_before_switch("new", None).await {
+        if current
+            .hooks()
+            .session_before_switch(SwitchReason::New, None)
+            .await
+        {
             return Ok(true);
         }
         let dir = session_dir_of(&lock(current.store()));
         let store = new_session_store(dir.as_deref(), &cwd.display().to_string(), parent_session)
             .map_err(|e| e.to_string())?;
-        self.replace(&current, "new", store, cwd).await?;
+        self.replace(&current, ReplaceReason::New, store, cwd)
+            .await?;
         Ok(false)
     }
 
@@ -243,7 +249,7 @@ impl RuntimeHost {
         let target = path.display().to_string();
         if current
             .hooks()
-            .session_before_switch("resume", Some(target))
+            .session_before_switch(SwitchReason::Resume, Some(target))
             .await
         {
             return Ok(true);
@@ -252,7 +258,8 @@ impl RuntimeHost {
             SessionStore::open(path, &cwd.display().to_string()).map_err(|e| e.to_string())?;
         assert_session_cwd_exists(&store, &cwd)?;
         let next_cwd = stored_cwd(&store, &cwd);
-        self.replace(&current, "resume", store, next_cwd).await?;
+        self.replace(&current, ReplaceReason::Resume, store, next_cwd)
+            .await?;
         Ok(false)
     }
 
@@ -282,7 +289,8 @@ impl RuntimeHost {
         }
         let (store, selected_text) = fork_store(&lock(current.store()), entry_id, position)?;
         let next_cwd = stored_cwd(&store, &cwd);
-        self.replace(&current, "fork", store, next_cwd).await?;
+        self.replace(&current, ReplaceReason::Fork, store, next_cwd)
+            .await?;
         Ok(ForkOutcome {
             cancelled: false,
             selected_text,
@@ -306,7 +314,7 @@ impl RuntimeHost {
     /// session.
     pub async fn dispose(&self) {
         let _guard = self.inner.replacing.lock().await;
-        self.session().shutdown("quit", None).await;
+        self.session().shutdown(ShutdownReason::Quit, None).await;
     }
 
     fn current(&self) -> (AgentSession, PathBuf) {
@@ -318,13 +326,13 @@ impl RuntimeHost {
     async fn replace(
         &self,
         current: &AgentSession,
-        reason: &str,
+        reason: ReplaceReason,
         store: SessionStore,
         cwd: PathBuf,
     ) -> Result<(), String> {
         let previous = current.session_file().map(|p| p.display().to_string());
         let target_file = store.path().map(|p| p.display().to_string());
-        current.shutdown(reason, target_file).await;
+        current.shutdown(reason.into(), target_file).await;
         let built = (self.inner.factory)(SessionTarget {
             store,
             cwd: cwd.clone(),
@@ -354,12 +362,12 @@ impl RuntimeHost {
         if let Some(rebind) = rebind {
             rebind(&built.session, built.extensions.as_ref());
         }
-        self.bind(reason, previous).await;
+        self.bind(reason.into(), previous).await;
         Ok(())
     }
 
     /// `session_start {reason, previousSessionFile}` on the current session.
-    async fn bind(&self, reason: &str, previous: Option<String>) {
+    async fn bind(&self, reason: SessionStartReason, previous: Option<String>) {
         let (session, extensions) = {
             let cur = lock(&self.inner.current);
             (cur.session.clone(), cur.extensions.clone())

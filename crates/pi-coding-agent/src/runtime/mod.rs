@@ -2,7 +2,7 @@
 //! (`new_session`, `switch_session`, `fork`, `clone`) for library users and the binary.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/agent-session-runtime.ts` (`AgentSessionRuntime`,
-//! `CreateAgentSessionRuntimeFactory`; spec §2.8).
+//! `CreateAgentSessionRuntimeFactory`).
 //!
 //! | module | concept |
 //! |---|---|

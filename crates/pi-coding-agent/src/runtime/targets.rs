@@ -2,8 +2,8 @@
 //! file, a fork or clone of the current branch.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/agent-session-runtime.ts` (`newSession`,
-//! `switchSession`, `fork`) and `core/session-cwd.ts` (`assertSessionCwdExists`), spec §2.8,
-//! §4.8. Every function here only reads the current store; nothing is torn down yet.
+//! `switchSession`, `fork`) and `core/session-cwd.ts` (`assertSessionCwdExists`).
+//! Every function here only reads the current store; nothing is torn down yet.
 
 use std::path::{Path, PathBuf};
 

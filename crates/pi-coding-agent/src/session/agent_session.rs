@@ -1,6 +1,6 @@
 //! `AgentSession`: the product-level session around one [`Agent`].
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` (spec §1.1–1.6, §5): the session is
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts`: the session is
 //! one awaited listener on its agent (`handler`) that re-publishes every event to its
 //! own synchronous listeners, persists messages at `message_end`, and drives the product
 //! run: prompt preflight (`run`), auto-retry and compaction continuations, queues,
@@ -29,14 +29,11 @@ use crate::config::templates::PromptTemplate;
 use crate::storage::{EntryKind, SessionStore};
 
 /// A session listener: called synchronously, in subscription order, for every event. An
-/// `Err` (or a panic) stops the delivery of that event and fails the run it belongs to
-/// (seed 000 §4: session listeners are not isolated).
+/// `Err` (or a panic) stops the delivery of that event and fails the run it belongs to.
 pub type SessionListener =
     Arc<dyn Fn(&AgentSessionEvent) -> Result<(), ListenerError> + Send + Sync>;
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(super) use crate::sync::lock;
 
 /// Mutable session bookkeeping (one lock; never held across an `await`).
 #[derive(Default)]
@@ -450,8 +447,8 @@ impl AgentSession {
         }
     }
 
-    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle
-    /// (spec §1.5). Queues are kept.
+    /// Aborts the retry, compaction, branch summary and agent run, then waits for idle.
+    /// Queues are kept.
     pub async fn abort(&self) {
         self.abort_retry();
         self.inner.compactor.abort();
@@ -477,7 +474,11 @@ impl AgentSession {
 
     /// Binds the hooks: awaits `session_start {reason}` (pi's `bindExtensions`; default
     /// reason `startup`).
-    pub async fn bind_hooks(&self, reason: &str, previous_session_file: Option<String>) {
+    pub async fn bind_hooks(
+        &self,
+        reason: super::SessionStartReason,
+        previous_session_file: Option<String>,
+    ) {
         self.inner
             .hooks
             .session_start(reason, previous_session_file)
@@ -486,7 +487,11 @@ impl AgentSession {
 
     /// Ends the session: aborts everything, awaits `session_shutdown {reason}`, and detaches
     /// from the agent and the listeners (pi: teardown then `dispose()`).
-    pub async fn shutdown(&self, reason: &str, target_session_file: Option<String>) {
+    pub async fn shutdown(
+        &self,
+        reason: super::ShutdownReason,
+        target_session_file: Option<String>,
+    ) {
         self.abort().await;
         self.inner
             .hooks

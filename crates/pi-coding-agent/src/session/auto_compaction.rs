@@ -1,6 +1,6 @@
 //! Automatic compaction inside a session: the `Compactor` the session layer calls.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession` compaction (spec §3.2, §3.5, §3.6, §2.4):
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession` compaction:
 //! - after each low-level run and before each prompt, a context overflow (or a recoverable
 //!   length stop) of the current model triggers an overflow compaction that drops the failed
 //!   assistant from the context and retries once (a second overflow fails with pi's exhausted
@@ -29,7 +29,7 @@ use crate::compaction::tokens::{
     CompactionSettings, context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
 use crate::storage::context::iso_to_ms;
-use crate::storage::{EntryKind, SessionEntry, build_session_context};
+use crate::storage::{EntryKind, EntryType, SessionEntry, build_session_context};
 
 /// `compaction_end.errorMessage` when overflow recovery already ran once.
 pub const OVERFLOW_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
@@ -61,9 +61,7 @@ pub struct AutoCompactor {
     cancel: Mutex<Option<CancellationToken>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 impl AutoCompactor {
     /// A compactor with no recovery attempted yet.
@@ -92,7 +90,7 @@ impl AutoCompactor {
         let mut cur = store.leaf_position();
         let mut steps = 0usize;
         while let Some(i) = cur {
-            if store.kind_at(i) == "compaction" {
+            if *store.kind_at(i) == EntryType::Compaction {
                 return store.entry_at(i).ok().map(|e| iso_to_ms(&e.timestamp));
             }
             steps += 1;
@@ -167,8 +165,8 @@ impl AutoCompactor {
     /// Mirrors pi 0.85.0 `AgentSession.compact` / `_runAutoCompaction`: a manual compaction
     /// restores idle (`is_compacting() == false`) before `compaction_end` so its listeners may
     /// submit prompts; an automatic one stays compacting through `compaction_end` and the
-    /// hooks and ends afterwards (spec §3.5). `session_compact_failed.fromExtension` is true
-    /// when a `session_before_compact` handler had supplied the content (spec §2.4).
+    /// hooks and ends afterwards. `session_compact_failed.fromExtension` is true
+    /// when a `session_before_compact` handler had supplied the content.
     ///
     async fn execute(&self, session: &AgentSession, job: Job) -> Result<CompactionResult, String> {
         let (reason, will_retry) = (job.reason, job.will_retry);
@@ -468,7 +466,9 @@ impl Compactor for AutoCompactor {
 
     fn observe(&self, event: &AgentEvent) {
         match event {
-            AgentEvent::MessageStart { message } if message.role() == "user" => {
+            AgentEvent::MessageStart {
+                message: AgentMessage::Llm(Message::User(_)),
+            } => {
                 self.overflow_attempted.store(false, Ordering::SeqCst);
             }
             AgentEvent::MessageEnd { message } => {

@@ -1,7 +1,7 @@
 //! User bash (`!cmd`, `!!cmd`, RPC `bash`) run by the session.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `AgentSession.executeBash` / `recordBashResult` /
-//! `abortBash` (spec §1.6): the command runs with the settings' `shellPath` and
+//! `abortBash`: the command runs with the settings' `shellPath` and
 //! `shellCommandPrefix` in the session's cwd; every sanitized chunk is published as
 //! `bash_execution_update {id?, delta}`; the result becomes a `bashExecution` message —
 //! deferred while the session streams (so it never lands between a tool call and its result),

@@ -1,7 +1,7 @@
 //! `AgentSession::builder()`: the session's construction.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `createAgentSession` (`core/sdk.ts`) and the `AgentSession`
-//! constructor (spec §1.1): the agent gets the model, clamped thinking level, tools, system
+//! constructor: the agent gets the model, clamped thinking level, tools, system
 //! prompt and pi's request options (`convertToLlm`, the session id, queue modes, thinking
 //! budgets, provider retry/timeout settings); an existing session's messages are restored;
 //! a new session records `model_change` (when there is a model) then
@@ -11,9 +11,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::{
-    Agent, AgentOptions, AgentTool, QueueMode as AgentQueueMode, StreamFn, agent::default_model,
-};
+use pi_agent_core::{Agent, AgentOptions, AgentTool, StreamFn, agent::default_model};
 use pi_ai::{AssistantMessage, AssistantMessageEventStream, Model, ModelThinkingLevel};
 use tokio::sync::watch;
 
@@ -21,11 +19,11 @@ use super::agent_session::{AgentSession, Inner, SessionState, lock};
 use super::hooks::{Compactor, NoCompaction, NoHooks, SessionHooks};
 use super::prompt::{AnyProviderAuth, AuthSource, SessionError};
 use crate::config::model_resolver::DEFAULT_THINKING_LEVEL;
-use crate::config::settings::{QueueMode, SettingsManager};
+use crate::config::settings::SettingsManager;
 use crate::config::skills::Skill;
 use crate::config::templates::PromptTemplate;
 use crate::storage::context::path_to_leaf;
-use crate::storage::{EntryKind, SessionContext, SessionStore, build_session_context};
+use crate::storage::{EntryKind, EntryType, SessionContext, SessionStore, build_session_context};
 
 /// Builds an [`AgentSession`]. Everything is optional: the defaults are an in-memory store,
 /// in-memory default settings, no tools, an empty system prompt, [`NoHooks`],
@@ -96,13 +94,6 @@ pub fn default_stream_fn(settings: Arc<Mutex<SettingsManager>>) -> StreamFn {
             }
         },
     )
-}
-
-fn agent_queue_mode(mode: QueueMode) -> AgentQueueMode {
-    match mode {
-        QueueMode::All => AgentQueueMode::All,
-        QueueMode::OneAtATime => AgentQueueMode::OneAtATime,
-    }
 }
 
 impl AgentSessionBuilder {
@@ -241,7 +232,7 @@ impl AgentSessionBuilder {
             };
             let has_thinking = path_to_leaf(&s)
                 .into_iter()
-                .any(|i| s.kind_at(i) == "thinking_level_change");
+                .any(|i| *s.kind_at(i) == EntryType::ThinkingLevelChange);
             (context, has_thinking, s.session_id().to_owned())
         };
         let has_existing = !existing.messages.is_empty();
@@ -280,8 +271,8 @@ impl AgentSessionBuilder {
         options.session_id = Some(session_id);
         {
             let st = lock(&settings);
-            options.steering_mode = agent_queue_mode(st.steering_mode());
-            options.follow_up_mode = agent_queue_mode(st.follow_up_mode());
+            options.steering_mode = st.steering_mode();
+            options.follow_up_mode = st.follow_up_mode();
             options.thinking_budgets = st.thinking_budgets();
             options.max_retry_delay_ms = Some(st.provider_retry().max_retry_delay_ms);
         }

@@ -1,7 +1,7 @@
 //! The session's `convertToLlm`: pi's message conversion plus `images.blockImages`.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `createAgentSession`'s `convertToLlmWithBlockImages`
-//! (spec §4.7): with the setting on (read at every call, so a change applies mid-session),
+//! Mirrors pi-coding-agent 0.85.0 `createAgentSession`'s `convertToLlmWithBlockImages`:
+//! with the setting on (read at every call, so a change applies mid-session),
 //! every image block of user and tool-result messages becomes the text
 //! `Image reading is disabled.`, consecutive duplicates of that text collapsed.
 

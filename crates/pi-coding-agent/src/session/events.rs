@@ -1,9 +1,9 @@
 //! `AgentSessionEvent`: the 23 events a session publishes to its listeners.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSessionEvent` (`core/agent-session.ts`, spec §1.3,
-//! seed 000 §2): the ten core [`AgentEvent`]s re-published (with `agent_end` extended by
-//! `willRetry`) plus thirteen product events. JSON is pi's: `type` first, then the payload in
-//! the order pi builds it, optional fields omitted when absent.
+//! Mirrors pi-coding-agent 0.85.0 `AgentSessionEvent` (`core/agent-session.ts`): the ten core
+//! [`AgentEvent`]s re-published (with `agent_end` extended by `willRetry`) plus thirteen product
+//! events. JSON is pi's: `type` first, then the payload in the order pi builds it, optional fields
+//! omitted when absent.
 //!
 //! [`AgentSessionEvent::to_json_mode`] is the projection `pi --mode json` and RPC write
 //! (pi's `modes/json-event.js`): `message_update` becomes `{type, usage, assistantMessageEvent}`
@@ -33,7 +33,7 @@ pub enum CompactionReason {
 }
 
 /// `CompactionResult = {summary, firstKeptEntryId, tokensBefore, estimatedTokensAfter?,
-/// usage?, details?}` (spec §1.3).
+/// usage?, details?}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionResult {
@@ -73,7 +73,7 @@ pub enum AgentSessionEvent {
     /// `message_update`, `message_end`, `tool_execution_start|update|end` (never `agent_end`).
     Agent(Arc<AgentEvent>),
     /// `{type:"agent_end", messages, willRetry}`; `willRetry` = retry enabled ∧ attempt <
-    /// maxRetries ∧ the run's last assistant message is retryable (spec §1.3 #2).
+    /// maxRetries ∧ the run's last assistant message is retryable.
     AgentEnd {
         /// Messages produced by the low-level run.
         messages: Vec<AgentMessage>,
@@ -124,7 +124,7 @@ pub enum AgentSessionEvent {
         level: ModelThinkingLevel,
     },
     /// `{type:"auto_retry_start", attempt, maxAttempts, delayMs, errorMessage}`: a retry was
-    /// scheduled; emitted before sleeping (spec §5).
+    /// scheduled; emitted before sleeping.
     AutoRetryStart {
         /// 1-based attempt.
         attempt: u32,

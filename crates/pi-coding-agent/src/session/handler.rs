@@ -1,6 +1,6 @@
 //! The session's agent listener and the hooks it installs on the agent.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession._handleAgentEvent` (spec §1.4), whose order is
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession._handleAgentEvent`, whose order is
 //! contractual, per core event:
 //! 1. a user `message_start` removes its text from the display queues (`queue_update`);
 //! 2. the mirrored hook event is awaited (`turn_start`/`turn_end` carry the turn index;
@@ -206,8 +206,9 @@ impl AgentSession {
         )))
     }
 
-    /// Installs the tool hooks, the context hook, the per-request API key
-    /// ([`super::request_auth`]) and the between-turn refresh (compaction seam, then the current prompt, tools, model and level).
+    /// Installs the tool hooks, the context hook, the per-request API key ([`super::request_auth`])
+    /// and the between-turn refresh (compaction seam, then the current prompt, tools, model and
+    /// level).
     pub(super) fn install_agent_hooks(&self, options: &mut AgentOptions) {
         let weak = self.weak();
         options.transform_context = Some(Arc::new(move |messages, _signal| {

@@ -1,13 +1,13 @@
 //! The seams for the extension runner and for compaction.
 //!
 //! [`SessionHooks`] is where the extension runner plugs in: the session calls it at pi's
-//! points and in pi's per-event order (spec §1.4, §1.5, §2.2) and awaits every call. Each
+//! points and in pi's per-event order and awaits every call. Each
 //! method has a no-op default ("continue"), so a session without extensions passes
 //! [`NoHooks`]. Catching and reporting handler failures (`Extension error (<path>): …`) is the
 //! runner's job: apart from `tool_call`, which "throws" by returning `Err`, the methods return
 //! plain values.
 //!
-//! [`Compactor`] is where automatic compaction plugs in (spec §3.2): checked before each
+//! [`Compactor`] is where automatic compaction plugs in: checked before each
 //! prompt, after each low-level run and between turns. [`NoCompaction`] never compacts.
 
 use futures::future::BoxFuture;
@@ -46,8 +46,115 @@ impl InputSource {
     }
 }
 
-/// How a message sent while the session streams is queued.
+/// Why a session starts (`session_start.reason`; JSON lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStartReason {
+    /// Process start.
+    Startup,
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`, `/clone`.
+    Fork,
+}
+
+/// Why a session ends (`session_shutdown.reason`; JSON lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShutdownReason {
+    /// Process exit.
+    Quit,
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`, `/clone`.
+    Fork,
+}
+
+/// What a `session_before_switch` is about to do (`reason`; JSON lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwitchReason {
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+}
+
+/// Why the running session is replaced by another: the old one ends and the new one starts
+/// with the same reason (pi passes one string to both events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplaceReason {
+    /// `/reload`.
+    Reload,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/fork`, `/clone`.
+    Fork,
+}
+
+impl SessionStartReason {
+    /// pi's spelling (`startup`, `reload`, `new`, `resume`, `fork`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStartReason::Startup => "startup",
+            SessionStartReason::Reload => "reload",
+            SessionStartReason::New => "new",
+            SessionStartReason::Resume => "resume",
+            SessionStartReason::Fork => "fork",
+        }
+    }
+}
+
+impl ShutdownReason {
+    /// pi's spelling (`quit`, `reload`, `new`, `resume`, `fork`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShutdownReason::Quit => "quit",
+            ShutdownReason::Reload => "reload",
+            ShutdownReason::New => "new",
+            ShutdownReason::Resume => "resume",
+            ShutdownReason::Fork => "fork",
+        }
+    }
+}
+
+impl From<ReplaceReason> for SessionStartReason {
+    fn from(r: ReplaceReason) -> Self {
+        match r {
+            ReplaceReason::Reload => SessionStartReason::Reload,
+            ReplaceReason::New => SessionStartReason::New,
+            ReplaceReason::Resume => SessionStartReason::Resume,
+            ReplaceReason::Fork => SessionStartReason::Fork,
+        }
+    }
+}
+
+impl From<ReplaceReason> for ShutdownReason {
+    fn from(r: ReplaceReason) -> Self {
+        match r {
+            ReplaceReason::Reload => ShutdownReason::Reload,
+            ReplaceReason::New => ShutdownReason::New,
+            ReplaceReason::Resume => ShutdownReason::Resume,
+            ReplaceReason::Fork => ShutdownReason::Fork,
+        }
+    }
+}
+
+/// How a message sent while the session streams is queued (`streamingBehavior` of RPC
+/// `prompt`, `deliverAs` of an extension's `sendMessage`, the `input` event's field; JSON
+/// `"steer"` / `"followUp"`). One type for the session, the extension events and RPC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum StreamingBehavior {
     /// Delivered after the current turn's tools finish.
     Steer,
@@ -238,7 +345,7 @@ pub trait SessionHooks: Send + Sync {
     /// `session_start {reason, previousSessionFile?}` ([`AgentSession::bind_hooks`]).
     fn session_start(
         &self,
-        _reason: &str,
+        _reason: SessionStartReason,
         _previous_session_file: Option<String>,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
@@ -247,19 +354,19 @@ pub trait SessionHooks: Send + Sync {
     /// `session_shutdown {reason, targetSessionFile?}` ([`AgentSession::shutdown`]).
     fn session_shutdown(
         &self,
-        _reason: &str,
+        _reason: ShutdownReason,
         _target_session_file: Option<String>,
     ) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
 
     /// `session_before_switch {reason, targetSessionFile?}` before a session replacement
-    /// (`reason` is `"new"` or `"resume"`; the target is the file being resumed): `true`
+    /// (the target is the file being resumed): `true`
     /// cancels the replacement (pi: a handler returned `{cancel: true}`). Awaited by
     /// [`crate::runtime::RuntimeHost`].
     fn session_before_switch(
         &self,
-        _reason: &str,
+        _reason: SwitchReason,
         _target_session_file: Option<String>,
     ) -> BoxFuture<'_, bool> {
         Box::pin(async { false })
@@ -290,7 +397,7 @@ pub trait SessionHooks: Send + Sync {
     }
 
     /// `session_compact {compactionEntry, fromExtension, reason, willRetry}`: after a
-    /// compaction entry was written and the context rebuilt, before `compaction_end` (spec §3.5).
+    /// compaction entry was written and the context rebuilt, before `compaction_end`.
     fn session_compact(
         &self,
         _entry: crate::storage::SessionEntry,
@@ -301,7 +408,7 @@ pub trait SessionHooks: Send + Sync {
     }
 
     /// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false,
-    /// fromExtension}` (spec §2.4): after the failed `compaction_end`, awaited.
+    /// fromExtension}`: after the failed `compaction_end`, awaited.
     /// `from_extension` is true when a `session_before_compact` handler had supplied the
     /// compaction content before the failure (or abort).
     fn session_compact_failed(
@@ -314,7 +421,7 @@ pub trait SessionHooks: Send + Sync {
         Box::pin(async {})
     }
 
-    /// `session_before_tree {preparation, signal}` (spec §1.9): before a tree navigation
+    /// `session_before_tree {preparation, signal}`: before a tree navigation
     /// summarizes or moves the leaf; may cancel it, supply the summary, or override the
     /// instructions and the label. `signal` is cancelled by `abort_branch_summary`.
     fn session_before_tree(
@@ -396,7 +503,7 @@ pub struct BeforeCompactDecision {
     pub compaction: Option<crate::compaction::CompactionResult>,
 }
 
-/// The compaction seam (spec §3.2). The session passes itself (a cheap handle) so the
+/// The compaction seam. The session passes itself (a cheap handle) so the
 /// compactor can read the agent state and store, emit `compaction_*` events and replace the
 /// transcript. Defaults never compact.
 pub trait Compactor: Send + Sync {

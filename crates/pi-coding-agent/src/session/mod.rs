@@ -1,7 +1,6 @@
 //! `AgentSession`: the product layer's session around the agent.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` and `core/sdk.ts` (spec §1.1–1.6,
-//! §5; seed 000 §2–5).
+//! Mirrors pi-coding-agent 0.85.0 `core/agent-session.ts` and `core/sdk.ts`.
 //!
 //! | module | concept |
 //! |---|---|
@@ -53,8 +52,9 @@ pub use durability::{Durability, StoreBarrier};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
 pub use hooks::{
     BeforeAgentStartEvent, BeforeAgentStartResult, CheckPhase, Compactor, CustomMessageSpec,
-    ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, SessionHooks,
-    StreamingBehavior, ToolCallEvent, ToolResultEvent, TurnInfo,
+    ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, ReplaceReason,
+    SessionHooks, SessionStartReason, ShutdownReason, StreamingBehavior, SwitchReason,
+    ToolCallEvent, ToolResultEvent, TurnInfo,
 };
 pub use models::{CycleResult, ScopedModel};
 pub use prompt::{AnyProviderAuth, AuthSource, PromptOptions, RegistryAuth, SessionError};

@@ -1,7 +1,7 @@
 //! Model control: the model and thinking-level switches and cycling, in one place.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `AgentSession.cycleModel` / `cycleThinkingLevel` /
-//! `getAvailableThinkingLevels` (spec §1.7): cycling walks the scoped models that are
+//! `getAvailableThinkingLevels`: cycling walks the scoped models that are
 //! available (else every available model), wrapping around; one model or none → `None`. The
 //! level for the switch is the scoped model's level, else the settings' per-model level, the
 //! default level, or the current one, clamped to the model.

@@ -4,50 +4,31 @@
 //! `syncQueueModesFromSettings` / `setAutoCompactionEnabled` and the RPC `get_state` fields:
 //! setting a mode changes the agent at once and saves it to the settings.
 
-use pi_agent_core::QueueMode as AgentQueueMode;
+use pi_agent_core::QueueMode;
 
 use super::agent_session::{AgentSession, lock};
-use crate::config::settings::QueueMode;
 use crate::storage::tree::session_name;
-
-fn to_agent(mode: QueueMode) -> AgentQueueMode {
-    match mode {
-        QueueMode::All => AgentQueueMode::All,
-        QueueMode::OneAtATime => AgentQueueMode::OneAtATime,
-    }
-}
-
-fn from_agent(mode: AgentQueueMode) -> QueueMode {
-    match mode {
-        AgentQueueMode::All => QueueMode::All,
-        AgentQueueMode::OneAtATime => QueueMode::OneAtATime,
-    }
-}
 
 impl AgentSession {
     /// How steering messages are delivered (`one-at-a-time` by default).
     pub fn steering_mode(&self) -> QueueMode {
-        from_agent(self.inner.agent.options().steering_mode)
+        self.inner.agent.options().steering_mode
     }
 
     /// How follow-up messages are delivered (`one-at-a-time` by default).
     pub fn follow_up_mode(&self) -> QueueMode {
-        from_agent(self.inner.agent.options().follow_up_mode)
+        self.inner.agent.options().follow_up_mode
     }
 
     /// Sets the steering mode on the agent and in the settings (`steeringMode`).
     pub fn set_steering_mode(&self, mode: QueueMode) {
-        self.inner
-            .agent
-            .update_options(|o| o.steering_mode = to_agent(mode));
+        self.inner.agent.update_options(|o| o.steering_mode = mode);
         lock(&self.inner.settings).set_steering_mode(mode);
     }
 
     /// Sets the follow-up mode on the agent and in the settings (`followUpMode`).
     pub fn set_follow_up_mode(&self, mode: QueueMode) {
-        self.inner
-            .agent
-            .update_options(|o| o.follow_up_mode = to_agent(mode));
+        self.inner.agent.update_options(|o| o.follow_up_mode = mode);
         lock(&self.inner.settings).set_follow_up_mode(mode);
     }
 
@@ -58,8 +39,8 @@ impl AgentSession {
             (s.steering_mode(), s.follow_up_mode())
         };
         self.inner.agent.update_options(|o| {
-            o.steering_mode = to_agent(steering);
-            o.follow_up_mode = to_agent(follow_up);
+            o.steering_mode = steering;
+            o.follow_up_mode = follow_up;
         });
     }
 

@@ -1,6 +1,6 @@
 //! Prompt options, the session's errors and user-facing texts, and the auth seam.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession.prompt` preflight (spec §1.5 steps 1–9) and
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession.prompt` preflight and
 //! `core/auth-guidance.js`. Every text a user sees is pi's, verbatim.
 
 use std::path::Path;
@@ -168,17 +168,17 @@ pub struct RegistryAuth(pub Arc<RwLock<ModelRegistry>>);
 
 impl AuthSource for RegistryAuth {
     fn has_auth(&self, provider: &str) -> bool {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let r = crate::sync::read(&self.0);
         r.has_configured_auth(provider)
     }
 
     fn api_key(&self, provider: &str) -> Option<String> {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let r = crate::sync::read(&self.0);
         r.api_key(provider).ok().flatten()
     }
 
     fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let r = crate::sync::read(&self.0);
         r.api_key(provider)
             .map_err(|cause| format!("API key auth failed for provider {provider}: {cause}"))
     }
@@ -188,17 +188,17 @@ impl AuthSource for RegistryAuth {
         model: &pi_ai::Model,
         api_key: Option<&str>,
     ) -> Result<Vec<(String, Option<String>)>, String> {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let r = crate::sync::read(&self.0);
         r.request_headers(model, api_key)
     }
 
     fn request_base_url(&self, model: &pi_ai::Model) -> Option<String> {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let r = crate::sync::read(&self.0);
         r.request_base_url(model)
     }
 
     fn credential_error(&self, provider: &str) -> Option<String> {
-        let r = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let r = crate::sync::read(&self.0);
         r.credential_store_error(provider)
     }
 

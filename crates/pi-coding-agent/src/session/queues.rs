@@ -1,7 +1,7 @@
 //! The display side of the steering and follow-up queues.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession._steeringMessages` / `_followUpMessages`
-//! (spec §1.4 step 1, §1.6): the texts of queued user messages, kept for UIs and
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession._steeringMessages` / `_followUpMessages`:
+//! the texts of queued user messages, kept for UIs and
 //! `queue_update`. The messages themselves sit in the agent's queues; when one is delivered
 //! (its user `message_start`), the first equal text is removed from the steering list, else
 //! from the follow-up list.

@@ -1,7 +1,7 @@
 //! Auto-retry of transient provider failures.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession._prepareRetry` / `_willRetryAfterAgentEnd`
-//! (spec §5). A run whose last assistant message is retryable (pi-ai's classifier, context
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession._prepareRetry` / `_willRetryAfterAgentEnd`.
+//! A run whose last assistant message is retryable (pi-ai's classifier, context
 //! overflows excluded — they go to compaction) is retried up to `retry.maxRetries` times:
 //! attempt+1, `auto_retry_start {attempt, maxAttempts, delayMs = baseDelayMs·2^(attempt−1),
 //! errorMessage}`, the failed assistant is dropped from the agent state (it stays in the
@@ -112,7 +112,10 @@ impl AgentSession {
     /// session file keeps it).
     pub(super) fn drop_trailing_assistant(&self) {
         let mut messages = self.inner.agent.messages();
-        if messages.last().is_some_and(|m| m.role() == "assistant") {
+        if matches!(
+            messages.last(),
+            Some(AgentMessage::Llm(Message::Assistant(_)))
+        ) {
             messages.pop();
             self.inner.agent.set_messages(messages);
         }

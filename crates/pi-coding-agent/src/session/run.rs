@@ -2,7 +2,7 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `AgentSession.prompt`, `_runAgentPrompt`,
 //! `_handlePostAgentRun`, `steer`, `followUp`, `clearQueue`, `sendCustomMessage` and
-//! `sendUserMessage` (spec §1.5, §1.6).
+//! `sendUserMessage`.
 
 use pi_agent_core::{AgentMessage, ListenerError, PromptInput};
 use pi_ai::{AssistantMessage, now_ms};
@@ -87,7 +87,7 @@ fn spec_message(spec: CustomMessageSpec) -> AgentMessage {
 }
 
 impl AgentSession {
-    /// Sends a prompt and runs it to `agent_settled` (spec §1.5): extension command →
+    /// Sends a prompt and runs it to `agent_settled`: extension command →
     /// compaction guard → `input` hooks → skill/template expansion → queue while streaming →
     /// flush deferred messages → model and auth checks → pre-prompt compaction check →
     /// `[user, held nextTurn messages, before_agent_start messages]` → the run.

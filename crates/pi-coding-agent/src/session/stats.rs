@@ -1,7 +1,7 @@
 //! Session statistics and context usage (RPC `get_session_stats`, footers).
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession.getSessionStats` / `getContextUsage`
-//! (spec §1.10): statistics scan **all** entries (every branch); token totals add assistant
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession.getSessionStats` / `getContextUsage`:
+//! statistics scan **all** entries (every branch); token totals add assistant
 //! usage, tool-result `usage` and compaction / branch-summary `usage`; the context estimate is
 //! unknown (`tokens: null`) after a compaction until an assistant answered with real usage.
 
@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::agent_session::{AgentSession, lock};
 use crate::compaction::tokens::{context_tokens, estimate_context_tokens};
-use crate::storage::EntryKind;
 use crate::storage::context::path_to_leaf;
+use crate::storage::{EntryKind, EntryType};
 
 /// `{tokens, contextWindow, percent}`; `tokens`/`percent` are `null` while unknown.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -120,10 +120,13 @@ impl AgentSession {
         let unknown = {
             let store = lock(&self.inner.store);
             let path = path_to_leaf(&store);
-            match path.iter().rposition(|&i| store.kind_at(i) == "compaction") {
+            match path
+                .iter()
+                .rposition(|&i| *store.kind_at(i) == EntryType::Compaction)
+            {
                 None => false,
                 Some(c) => !path[c + 1..].iter().rev().any(|&i| {
-                    store.kind_at(i) == "message"
+                    *store.kind_at(i) == EntryType::Message
                         && store.entry_at(i).ok().is_some_and(|e| {
                             matches!(e.message(), Some(AgentMessage::Llm(Message::Assistant(a)))
                                 if !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error)

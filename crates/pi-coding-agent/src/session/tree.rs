@@ -1,8 +1,7 @@
 //! Tree navigation: moving the session's leaf to another entry of the same file, optionally
 //! leaving a summary of the abandoned branch behind.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `AgentSession.navigateTree` and `abortBranchSummary`
-//! (spec §1.9, §3.7):
+//! Mirrors pi-coding-agent 0.85.0 `AgentSession.navigateTree` and `abortBranchSummary`:
 //! 1. refused while a run streams (`Wait for the current response to finish before navigating
 //!    the session tree.`); the current leaf as target is a no-op; `summarize` without a model
 //!    → `No model available for summarization`; an unknown target → `Entry <id> not found`;
@@ -73,7 +72,7 @@ pub struct NavigateTreeResult {
     pub summary_entry: Option<SessionEntry>,
 }
 
-/// `session_before_tree.preparation`: what navigation is about to do (spec §1.9).
+/// `session_before_tree.preparation`: what navigation is about to do.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreePreparation {
     /// The entry navigated to.

@@ -1,20 +1,21 @@
 //! Rebuilding the agent's context from a leaf of the session tree.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `buildSessionContext` (spec §4.6): the path from the leaf to
+//! Mirrors pi-coding-agent 0.85.0 `buildSessionContext`: the path from the leaf to
 //! the root; the thinking level (last `thinking_level_change`, default `off`) and model (last
 //! `model_change` or assistant provider/model) on it; with a compaction on the path, the
 //! summary, then the kept entries from its `firstKeptEntryId` up to it, then everything after.
 //!
 //! One deliberate difference: a tool result whose tool call is not in the rebuilt context (a
 //! compaction boundary on a tool result, as older files or other implementations write) is
-//! dropped. The reference sends it, and providers reject the request (bugs BUG-21).
+//! dropped. The reference sends it, and providers reject the request (the
+//! class of anthropics/claude-code#8484; see `docs/reference-differences.md`).
 
 use std::collections::HashSet;
 
 use pi_agent_core::AgentMessage;
 use pi_ai::Message;
 
-use super::entry::{EntryKind, SessionEntry};
+use super::entry::{EntryKind, EntryType, SessionEntry};
 use super::store::{SessionStore, StoreError};
 use crate::messages::{branch_summary_message, compaction_summary_message, custom_message};
 
@@ -59,7 +60,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     let mut last_compaction = None;
     for (pos, &i) in path.iter().enumerate() {
         match store.kind_at(i) {
-            "thinking_level_change" | "model_change" | "compaction" => {
+            EntryType::ThinkingLevelChange | EntryType::ModelChange | EntryType::Compaction => {
                 let Some(e) = readable(store, i)? else {
                     continue;
                 };
@@ -111,7 +112,10 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
 
     for i in selected {
         let kind = store.kind_at(i);
-        if !matches!(kind, "message" | "branch_summary" | "custom_message") {
+        if !matches!(
+            kind,
+            EntryType::Message | EntryType::BranchSummary | EntryType::CustomMessage
+        ) {
             continue;
         }
         let Some(e) = readable(store, i)? else {
@@ -154,7 +158,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     })
 }
 
-/// The messages an entry contributes to the context (spec §4.2 "context projection"):
+/// The messages an entry contributes to the context:
 /// a `message` its message (a `null` content is read as `[]`), a `compaction` its
 /// `compactionSummary`, a non-empty `branch_summary` its `branchSummary`, a `custom_message`
 /// its `custom` message; every other entry nothing.

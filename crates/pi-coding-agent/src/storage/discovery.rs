@@ -1,6 +1,6 @@
 //! Finding session files: the most recent one of a directory, and lookup by id.
 //!
-//! Mirrors pi-coding-agent 0.85.0 session listing and CLI selection (spec §4.5, §4.9):
+//! Mirrors pi-coding-agent 0.85.0 session listing and CLI selection:
 //! discovery reads only up to the first parsed line of each file (at most 1 MiB) and skips
 //! unreadable or invalid files.
 

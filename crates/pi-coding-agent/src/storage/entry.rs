@@ -1,6 +1,6 @@
 //! Session records: the header line and the entries of a JSONL v3 session file.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `session-manager` records (spec §4.2). Entries are written
+//! Mirrors pi-coding-agent 0.85.0 `session-manager` records. Entries are written
 //! in pi's key order (`type, id, parentId, timestamp, <fields>`; `custom` and `custom_message`
 //! put `type` and their own fields first and `id, parentId, timestamp` last). Unknown entry
 //! types and unknown fields are kept and written back unchanged, so files from a newer TS pi
@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 /// The current session file version.
 pub const SESSION_VERSION: u64 = 3;
 
-/// Line 1 of a session file: `{"type":"session","version":3,"id","timestamp","cwd","parentSession"?}`.
+/// Line 1 of a session file:
+/// `{"type":"session","version":3,"id","timestamp","cwd","parentSession"?}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionHeader {
     /// File format version (3).
@@ -76,7 +77,7 @@ impl SessionHeader {
     }
 }
 
-/// What an entry records. Field names follow pi's JSON (spec §4.2).
+/// What an entry records. Field names follow pi's JSON.
 // Most entries are messages; boxing them would add an allocation per entry.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
@@ -163,7 +164,85 @@ pub enum EntryKind {
     },
 }
 
+/// An entry's `type` without its data: pi's nine kinds, and [`EntryType::Other`] for a type
+/// this version does not know (such entries are kept and written back verbatim, so a file of
+/// a newer pi survives). The session index keeps one per entry, so code that only needs the
+/// kind (context rebuild, statistics, the tree) compares enums and never reads the record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EntryType {
+    /// `message`.
+    Message,
+    /// `thinking_level_change`.
+    ThinkingLevelChange,
+    /// `model_change`.
+    ModelChange,
+    /// `compaction`.
+    Compaction,
+    /// `branch_summary`.
+    BranchSummary,
+    /// `custom`.
+    Custom,
+    /// `custom_message`.
+    CustomMessage,
+    /// `label`.
+    Label,
+    /// `session_info`.
+    SessionInfo,
+    /// Any other `type`, as written.
+    Other(Box<str>),
+}
+
+impl EntryType {
+    /// The kind of a `type` string.
+    pub fn parse(name: &str) -> Self {
+        match name {
+            "message" => EntryType::Message,
+            "thinking_level_change" => EntryType::ThinkingLevelChange,
+            "model_change" => EntryType::ModelChange,
+            "compaction" => EntryType::Compaction,
+            "branch_summary" => EntryType::BranchSummary,
+            "custom" => EntryType::Custom,
+            "custom_message" => EntryType::CustomMessage,
+            "label" => EntryType::Label,
+            "session_info" => EntryType::SessionInfo,
+            other => EntryType::Other(other.into()),
+        }
+    }
+
+    /// pi's `type` string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            EntryType::Message => "message",
+            EntryType::ThinkingLevelChange => "thinking_level_change",
+            EntryType::ModelChange => "model_change",
+            EntryType::Compaction => "compaction",
+            EntryType::BranchSummary => "branch_summary",
+            EntryType::Custom => "custom",
+            EntryType::CustomMessage => "custom_message",
+            EntryType::Label => "label",
+            EntryType::SessionInfo => "session_info",
+            EntryType::Other(name) => name,
+        }
+    }
+}
+
 impl EntryKind {
+    /// The field-less kind of this entry.
+    pub fn entry_type(&self) -> EntryType {
+        match self {
+            EntryKind::Message { .. } => EntryType::Message,
+            EntryKind::ThinkingLevelChange { .. } => EntryType::ThinkingLevelChange,
+            EntryKind::ModelChange { .. } => EntryType::ModelChange,
+            EntryKind::Compaction { .. } => EntryType::Compaction,
+            EntryKind::BranchSummary { .. } => EntryType::BranchSummary,
+            EntryKind::Custom { .. } => EntryType::Custom,
+            EntryKind::CustomMessage { .. } => EntryType::CustomMessage,
+            EntryKind::Label { .. } => EntryType::Label,
+            EntryKind::SessionInfo { .. } => EntryType::SessionInfo,
+            EntryKind::Unknown { kind } => EntryType::Other(kind.as_str().into()),
+        }
+    }
+
     /// pi's `type` string.
     pub fn type_name(&self) -> &str {
         match self {

@@ -1,6 +1,6 @@
 //! Exporting a session: JSONL (the current branch, re-chained) and one self-contained HTML page.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `session-export` and `export-html` (spec §4.8): default names
+//! Mirrors pi-coding-agent 0.85.0 `session-export` and `export-html`: default names
 //! `session-<ISO time with : and . as ->.jsonl` and `pi-session-<file stem>.html` in the
 //! process's working directory. The HTML page embeds everything (no network assets) and shows
 //! every message, thinking block, tool call and tool result of the session.

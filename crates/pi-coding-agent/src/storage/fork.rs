@@ -1,20 +1,19 @@
 //! New sessions made from existing ones: a branch extracted into its own file, and forks.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `createBranchedSession` and `forkFrom` (spec §4.8).
+//! Mirrors pi-coding-agent 0.85.0 `createBranchedSession` and `forkFrom`.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::Map;
 
 use super::entry::{EntryKind, SESSION_VERSION, SessionEntry, SessionHeader};
 use super::paths::{iso_now, new_session_id, session_file_name};
 use super::store::{SessionStore, StoreError};
 
-/// Where a fork starts (pi's `position`; serialized `before` / `at`, as in
-/// `session_before_fork`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Where a fork starts (pi's `position`; JSON `"before"` / `"at"`): the one type the runtime,
+/// the session hooks, the extension events and RPC share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ForkPosition {
     /// At the parent of a user message (`/fork`, RPC `fork`): the message's text is returned

@@ -379,7 +379,7 @@ mod tests {
         ));
     }
 
-    /// Regression (fuzz target `session_line`, issue 18): with a repeated key the index kept
+    /// Regression (fuzz target `session_line`): with a repeated key the index kept
     /// the first string value while the full parse (and pi's `JSON.parse`) keeps the last.
     #[test]
     fn a_repeated_key_keeps_its_last_value() {

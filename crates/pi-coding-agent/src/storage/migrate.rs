@@ -1,6 +1,6 @@
 //! Session file migrations (v1 → v2 → v3).
 //!
-//! Mirrors pi-coding-agent 0.85.0 `migrateV1ToV2` / `migrateV2ToV3` (spec §4.5): a header
+//! Mirrors pi-coding-agent 0.85.0 `migrateV1ToV2` / `migrateV2ToV3`: a header
 //! without `version` is v1; v1 → v2 assigns entry ids and a linear parent chain and maps
 //! compaction `firstKeptEntryIndex` (an index into the file's records, the header being 0) to
 //! `firstKeptEntryId`; v2 → v3 renames the message role `hookMessage` to `custom`. The records

@@ -2,13 +2,13 @@
 //!
 //! | module | concept (pi 0.85.0) |
 //! |---|---|
-//! | `entry` | header and entry records (§4.2) |
-//! | `paths` | session directories, file names, ids (§4.1) |
+//! | `entry` | header and entry records |
+//! | `paths` | session directories, file names, ids |
 //! | `index` | cheap per-line indexing for fast resume |
 //! | `lines` | reading a session file line by line without copying lines |
-//! | `store` | `SessionManager`: tree, leaf, writing and reading (§4.3–4.5) |
+//! | `store` | `SessionManager`: tree, leaf, writing and reading |
 //! | `migrate` | v1 → v3 migrations |
-//! | `context` | `buildSessionContext` (§4.6) |
+//! | `context` | `buildSessionContext` |
 
 pub mod context;
 pub mod discovery;
@@ -25,7 +25,7 @@ pub mod store;
 pub mod tree;
 
 pub use context::{SessionContext, build_session_context};
-pub use entry::{EntryKind, SessionEntry, SessionHeader};
+pub use entry::{EntryKind, EntryType, SessionEntry, SessionHeader};
 pub use fork::ForkPosition;
 pub use store::{SessionStore, StoreError};
 pub use tree::{TreeNode, get_tree, labels, session_name};

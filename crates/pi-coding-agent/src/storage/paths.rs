@@ -1,6 +1,6 @@
 //! Where session files live and how they and their entries are named.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `session-manager` (spec §4.1): the per-cwd directory
+//! Mirrors pi-coding-agent 0.85.0 `session-manager`: the per-cwd directory
 //! `--<cwd>--`, file names `<ISO time with : and . as ->_<sessionId>.jsonl`, UUIDv7 session
 //! ids, and 8-hex-digit entry ids.
 

@@ -166,7 +166,7 @@ impl<'p> Indexer<'p> {
                 let hash = self.slots.hash_id(&id);
                 self.entry(
                     line_no,
-                    Kind::new(&kind),
+                    Kind::parse(&kind),
                     (&id, hash),
                     parent_id.as_deref(),
                     offset,
@@ -233,7 +233,7 @@ impl Pending {
                     line,
                     offset,
                     len,
-                    kind: Kind::new(&kind),
+                    kind: Kind::parse(&kind),
                     id,
                     hash,
                     parent,

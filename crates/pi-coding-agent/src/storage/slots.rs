@@ -22,40 +22,9 @@ pub(crate) enum Loc {
     Memory(Arc<SessionEntry>),
 }
 
-/// An entry's type, interned (most sessions hold only a handful of kinds).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Known(&'static str),
-    Other(Box<str>),
-}
-
-const KNOWN_KINDS: [&str; 9] = [
-    "message",
-    "thinking_level_change",
-    "model_change",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "label",
-    "session_info",
-];
-
-impl Kind {
-    pub(crate) fn new(s: &str) -> Self {
-        match KNOWN_KINDS.iter().find(|k| **k == s) {
-            Some(k) => Kind::Known(k),
-            None => Kind::Other(s.into()),
-        }
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            Kind::Known(k) => k,
-            Kind::Other(s) => s,
-        }
-    }
-}
+/// An entry's type: one of pi's known kinds, or the name of another (most sessions hold only a
+/// handful of kinds, and none of them allocates).
+pub(crate) use super::entry::EntryType as Kind;
 
 /// What the index keeps per entry besides its id's bytes: 64 bytes.
 #[derive(Clone, Debug)]
@@ -198,8 +167,8 @@ impl Slots {
             .filter(|&p| p < idx)
     }
 
-    pub(crate) fn kind(&self, idx: usize) -> &str {
-        self.slots[idx].kind.as_str()
+    pub(crate) fn kind(&self, idx: usize) -> &Kind {
+        &self.slots[idx].kind
     }
 
     pub(crate) fn loc(&self, idx: usize) -> &Loc {
@@ -233,17 +202,17 @@ mod tests {
     fn parents_resolve_among_earlier_entries_and_duplicates_point_at_the_newest() {
         let mut s = Slots::default();
         s.reserve(2);
-        assert_eq!(s.push("a", None, Kind::new("message"), mem()), 0);
-        assert_eq!(s.push("b", Some("a"), Kind::new("label"), mem()), 1);
+        assert_eq!(s.push("a", None, Kind::parse("message"), mem()), 0);
+        assert_eq!(s.push("b", Some("a"), Kind::parse("label"), mem()), 1);
         // A parent that only appears later is not resolved: the entry is an orphan.
-        assert_eq!(s.push("c", Some("d"), Kind::new("message"), mem()), 2);
-        assert_eq!(s.push("d", Some("b"), Kind::new("x-new"), mem()), 3);
+        assert_eq!(s.push("c", Some("d"), Kind::parse("message"), mem()), 2);
+        assert_eq!(s.push("d", Some("b"), Kind::parse("x-new"), mem()), 3);
         assert_eq!(s.parent(1), Some(0));
         assert_eq!(s.parent(2), None);
-        assert_eq!(s.kind(3), "x-new");
+        assert_eq!(s.kind(3).as_str(), "x-new");
         assert_eq!(s.id(3), "d");
         // The same id again: lookups find the newest copy, the old slot stays.
-        assert_eq!(s.push("b", Some("a"), Kind::new("message"), mem()), 4);
+        assert_eq!(s.push("b", Some("a"), Kind::parse("message"), mem()), 4);
         assert_eq!(s.position("b"), Some(4));
         assert_eq!(s.id(1), "b");
         assert_eq!(s.position("zz"), None);
@@ -261,7 +230,7 @@ mod tests {
             s.push(
                 &format!("{i:08x}"),
                 parent.as_deref(),
-                Kind::new("message"),
+                Kind::parse("message"),
                 mem(),
             );
         }

@@ -1,6 +1,6 @@
 //! The session store: an append-only JSONL v3 file plus an in-memory index of its tree.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `SessionManager` (spec §4.3–4.5) with these guarantees:
+//! Mirrors pi-coding-agent 0.85.0 `SessionManager` with these guarantees:
 //! - nothing is written before the first assistant message; then the header and every entry
 //!   are written at once (exclusive create), later entries one line each (append-only);
 //! - existing lines are never rewritten, except a version migration or the initialization of
@@ -12,9 +12,9 @@
 //! - loaded entries stay on disk: only `type`, `id` and `parentId` of each line are kept in
 //!   memory, full entries are read back by offset when needed.
 //!
-//! Durability policy (docs/sessions.md): every entry is handed to the kernel with one
-//! `write` as soon as it is appended (a killed process loses nothing it appended); the file
-//! is `fdatasync`ed after each assistant message and compaction entry and by [`SessionStore::sync`].
+//! Durability policy (docs/sessions.md): every entry is handed to the kernel with one `write` as
+//! soon as it is appended (a killed process loses nothing it appended); the file is `fdatasync`ed
+//! after each assistant message and compaction entry and by [`SessionStore::sync`].
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -25,7 +25,9 @@ use std::sync::Arc;
 use pi_agent_core::AgentMessage;
 use serde_json::{Map, Value};
 
-use super::entry::{EntryKind, EntryParseError, SESSION_VERSION, SessionEntry, SessionHeader};
+use super::entry::{
+    EntryKind, EntryParseError, EntryType, SESSION_VERSION, SessionEntry, SessionHeader,
+};
 use super::index::{ProbedLine, probe_line};
 use super::lines::Lines;
 use super::migrate;
@@ -380,7 +382,7 @@ impl SessionStore {
             (
                 self.slots.id(i),
                 self.slots.parent(i).map(|p| self.slots.id(p)),
-                self.slots.kind(i),
+                self.slots.kind(i).as_str(),
             )
         })
     }
@@ -404,7 +406,7 @@ impl SessionStore {
         self.slots.id(idx)
     }
 
-    pub(crate) fn kind_at(&self, idx: usize) -> &str {
+    pub(crate) fn kind_at(&self, idx: usize) -> &EntryType {
         self.slots.kind(idx)
     }
 
@@ -438,7 +440,7 @@ impl SessionStore {
                 match SessionEntry::parse(&text) {
                     Ok(e) => Ok(Arc::new(e)),
                     // Valid JSON that does not fit its type: kept verbatim, skipped by the
-                    // context (issue 18: one bad entry must not make the session unreadable).
+                    // context (one bad entry must not make the session unreadable).
                     Err(EntryParseError::Shape(why)) => match SessionEntry::verbatim(&text) {
                         Some(e) => {
                             tracing::warn!(
@@ -502,7 +504,7 @@ impl SessionStore {
         self.push_slot(
             &entry.id,
             entry.parent_id.as_deref(),
-            Kind::new(entry.kind.type_name()),
+            entry.kind.entry_type(),
             Loc::Memory(entry.clone()),
         );
         match self.backing {
@@ -700,7 +702,7 @@ impl SessionStore {
             self.push_slot(
                 &e.id,
                 e.parent_id.as_deref(),
-                Kind::new(e.kind.type_name()),
+                e.kind.entry_type(),
                 Loc::Memory(e.clone()),
             );
         }

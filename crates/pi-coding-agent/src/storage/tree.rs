@@ -1,6 +1,6 @@
 //! The session tree as UIs and RPC see it: nodes, children, labels, the session name.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `getTree`, labels and `session_info` (spec §4.2–4.3): roots
+//! Mirrors pi-coding-agent 0.85.0 `getTree`, labels and `session_info`: roots
 //! are entries with a `null`, self or missing parent; children are sorted by timestamp; each
 //! node carries the latest label set for it (an absent or empty label clears it).
 
@@ -119,7 +119,7 @@ pub fn get_tree(store: &SessionStore) -> Result<Vec<TreeNode>, StoreError> {
                     parent_id: store.parent_position(i).map(|p| store.id_at(p).to_owned()),
                     timestamp: String::new(),
                     kind: EntryKind::Unknown {
-                        kind: store.kind_at(i).to_owned(),
+                        kind: store.kind_at(i).as_str().to_owned(),
                     },
                     extra: serde_json::Map::new(),
                 })

@@ -33,7 +33,7 @@ impl Drop for Registration {
         let Some(queue) = self.queue.take() else {
             return;
         };
-        let mut map = QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = crate::sync::lock(&QUEUES);
         // One reference in the map plus ours: nobody else is queued.
         if Arc::strong_count(&queue) == 2
             && map.get(&self.key).is_some_and(|q| Arc::ptr_eq(q, &queue))
@@ -51,7 +51,7 @@ where
 {
     let key = queue_key(path);
     let queue = {
-        let mut map = QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = crate::sync::lock(&QUEUES);
         Arc::clone(map.entry(key.clone()).or_default())
     };
     let registration = Registration {

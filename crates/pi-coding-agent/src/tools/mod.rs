@@ -1,4 +1,4 @@
-//! The built-in tools (spec §7).
+//! The built-in tools.
 //!
 //! Mirrors pi 0.85.0 `core/tools/index.ts`. Each tool implements [`pi_agent_core::AgentTool`]
 //! and is bound to a working directory at construction (`ReadTool::new(cwd, options)`, …).

@@ -1,4 +1,4 @@
-//! The `kill -9` durability loop (issue 18, part 4), shared by the seeded test
+//! The `kill -9` durability loop, shared by the seeded test
 //! (`tests/kill_durability.rs`) and `cargo xtask kill-loop` (which includes this file).
 //!
 //! A scripted conversation runs through `pi --mode json` with a session: two prompts, three

@@ -1,9 +1,10 @@
 //! Conversion of pi messages and tools to Anthropic Messages API JSON.
 //!
 //! Mirrors pi-ai 0.85.1 `api/anthropic-messages.ts` (`convertMessages`, `convertContentBlocks`,
-//! `convertToolResult`, `convertTools`, `normalizeToolCallId`) after the shared §3.0
+//! `convertToolResult`, `convertTools`, `normalizeToolCallId`) after the shared
 //! `transformMessages` pass.
 
+use crate::providers::StreamError;
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
@@ -270,7 +271,7 @@ pub(super) fn convert_tools(
     oauth: bool,
     compat: &Compat,
     cache: Option<&CacheControl>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, StreamError> {
     let mut out = Vec::with_capacity(tools.len());
     for (index, tool) in tools.iter().enumerate() {
         let strict = resolve_strict(tool, compat.supports_strict_tools)?;
@@ -517,7 +518,9 @@ mod tests {
         let mut strict = tools[0].clone();
         strict.constrained_sampling = Some(json!({"type": "json_schema", "strict": "require"}));
         assert_eq!(
-            convert_tools(&[strict], false, &Compat::of(&model()), None).unwrap_err(),
+            convert_tools(&[strict], false, &Compat::of(&model()), None)
+                .unwrap_err()
+                .to_string(),
             "Tool \"a\" requires JSON-schema constrained sampling, but strict tools are unsupported."
         );
     }

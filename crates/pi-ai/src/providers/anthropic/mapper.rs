@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use super::compat::Compat;
 use super::oauth::from_claude_code_name;
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::providers::StreamMapper;
 use crate::providers::json_args::{ArgumentBuffer, parse_json_with_repair};
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Diagnostic, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -126,7 +126,7 @@ impl AnthropicMapper {
         });
     }
 
-    fn block_start(&mut self, event: &Value, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn block_start(&mut self, event: &Value, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         let block = event.get("content_block").unwrap_or(&Value::Null);
         let wire_index = count(event.get("index"));
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
@@ -134,9 +134,9 @@ impl AnthropicMapper {
         let (content, args) = match kind {
             "fallback" => {
                 if !self.partial.read().content.is_empty() {
-                    return Err(
+                    return Err(StreamError::Provider(
                         "Anthropic performed an unsupported mid-output model fallback".into(),
-                    );
+                    ));
                 }
                 return Ok(());
             }
@@ -326,7 +326,7 @@ impl AnthropicMapper {
         out.extend(event);
     }
 
-    fn message_delta(&mut self, event: &Value) -> Result<(), String> {
+    fn message_delta(&mut self, event: &Value) -> Result<(), StreamError> {
         if let Some(Value::Array(t)) = event.get("input_transformations") {
             self.input_transformations = Some(t.clone());
         }
@@ -386,7 +386,7 @@ fn count(v: Option<&Value>) -> Option<f64> {
 fn map_stop_reason(
     reason: &str,
     details: Option<&Value>,
-) -> Result<(StopReason, Option<String>), String> {
+) -> Result<(StopReason, Option<String>), StreamError> {
     Ok(match reason {
         "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
         "max_tokens" => (StopReason::Length, None),
@@ -403,7 +403,7 @@ fn map_stop_reason(
             StopReason::Error,
             Some("Provider stopped with: sensitive".to_owned()),
         ),
-        other => return Err(format!("Unhandled stop reason: {other}")),
+        other => return Err(StreamError::UnhandledStopReason(other.to_owned())),
     })
 }
 
@@ -420,20 +420,20 @@ fn raw_lines(event: &SseEvent) -> String {
 }
 
 impl StreamMapper for AnthropicMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         let name = event.event.as_deref().unwrap_or("");
         if name == "error" {
-            return Err(event.data.clone());
+            return Err(StreamError::Provider(event.data.clone()));
         }
         if !MESSAGE_EVENTS.contains(&name) {
             return Ok(());
         }
         let parsed = parse_json_with_repair(&event.data).map_err(|err| {
-            format!(
+            StreamError::Json(format!(
                 "Could not parse Anthropic SSE event {name}: {err}; data={}; raw={}",
                 event.data,
                 raw_lines(event)
-            )
+            ))
         })?;
         match parsed.get("type").and_then(Value::as_str) {
             Some("message_start") => {
@@ -450,11 +450,13 @@ impl StreamMapper for AnthropicMapper {
         Ok(())
     }
 
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         // A block still open means the stream was cut inside the message even when no
         // `message_start` was recognized (pi would end "successfully" with an unclosed block).
         if (self.saw_message_start || !self.open.is_empty()) && !self.saw_message_stop {
-            return Err("Anthropic stream ended before message_stop".into());
+            return Err(StreamError::Incomplete(
+                "Anthropic stream ended before message_stop",
+            ));
         }
         let (reason, error) = {
             let m = self.partial.read();
@@ -462,10 +464,12 @@ impl StreamMapper for AnthropicMapper {
         };
         match reason {
             StopReason::Pending => {
-                return Err("Anthropic stream ended without a stop reason".into());
+                return Err(StreamError::Incomplete(
+                    "Anthropic stream ended without a stop reason",
+                ));
             }
             StopReason::Error | StopReason::Aborted => {
-                return Err(error.unwrap_or_else(|| "An unknown error occurred".into()));
+                return Err(error.map_or(StreamError::Unknown, StreamError::Provider));
             }
             _ => {}
         }

@@ -2,8 +2,7 @@
 //!
 //! Mirrors pi-ai 0.85.1 `api/anthropic-messages.ts`: `request` builds the SDK-equivalent
 //! request, `mapper` maps the raw SSE stream. Error texts: HTTP errors as the SDK formats
-//! them (`<status> <body>`), a caller cancel mid-stream `This operation was aborted`
-//! (Corrections box).
+//! them (`<status> <body>`), a caller cancel mid-stream `This operation was aborted`.
 
 mod compat;
 mod convert;
@@ -13,6 +12,7 @@ mod request;
 #[cfg(test)]
 mod transport_tests;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
@@ -39,7 +39,7 @@ impl WireApi for AnthropicMessages {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         request::build_request(model, context, options, api_key)
     }
 

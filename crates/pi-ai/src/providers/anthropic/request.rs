@@ -6,6 +6,7 @@
 //! through the Anthropic SDK's `beta.messages.create` (`POST <baseUrl>/v1/messages?beta=true`,
 //! `betas` sent as the `anthropic-beta` header).
 
+use crate::providers::StreamError;
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
@@ -50,7 +51,7 @@ pub(super) fn build_request(
     context: &Context,
     options: &StreamOptions,
     api_key: &str,
-) -> Result<WireRequest, String> {
+) -> Result<WireRequest, StreamError> {
     assert_request_auth(model, api_key, &options.headers)?;
     let compat = Compat::of(model);
     // Copilot keys are never OAuth-mode keys (Copilot is matched first in `createClient`).
@@ -150,7 +151,7 @@ fn assert_request_auth(
     model: &Model,
     api_key: &str,
     headers: &[(String, Option<String>)],
-) -> Result<(), String> {
+) -> Result<(), StreamError> {
     if !api_key.is_empty() {
         return Ok(());
     }
@@ -163,7 +164,7 @@ fn assert_request_auth(
     if has_auth {
         Ok(())
     } else {
-        Err(format!("No API key for provider: {}", model.provider))
+        Err(StreamError::NoApiKey(model.provider.clone()))
     }
 }
 
@@ -467,7 +468,7 @@ mod tests {
     #[test]
     fn missing_key_fails_before_any_request() {
         let err = build_request(&model(false), &ctx(), &StreamOptions::default(), "").unwrap_err();
-        assert_eq!(err, "No API key for provider: anthropic");
+        assert_eq!(err.to_string(), "No API key for provider: anthropic");
         let options = StreamOptions {
             headers: vec![("X-Api-Key".into(), Some("k".into()))],
             ..Default::default()

@@ -1,6 +1,6 @@
 //! pi's HTTP retry policy: which failures are retried and how long to wait.
 //!
-//! Mirrors pi-ai 0.85.1 `utils/provider-retry.ts` (spec §2.6 step 3): retries only when
+//! Mirrors pi-ai 0.85.1 `utils/provider-retry.ts`: retries only when
 //! `maxRetries > 0` (default 0); retryable = `x-should-retry: true`, or (unless
 //! `x-should-retry: false`) no status (transport failure) or status 408/409/429/≥500; the
 //! delay is `retry-after-ms`, else `retry-after` (seconds or an HTTP date), else
@@ -11,6 +11,8 @@
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
+
+use crate::providers::StreamError;
 
 /// Default cap on a server-requested delay, in ms.
 pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
@@ -27,6 +29,15 @@ pub(crate) struct AttemptFailure {
 }
 
 impl AttemptFailure {
+    /// The request's failure when this attempt is not retried: a status failure is the API's
+    /// formatted HTTP error, any other a transport failure.
+    pub fn into_error(self) -> StreamError {
+        match self.status {
+            Some(_) => StreamError::Http(self.message),
+            None => StreamError::Transport(self.message),
+        }
+    }
+
     /// A failure without a response.
     pub fn transport(message: &str) -> Self {
         AttemptFailure {
@@ -63,7 +74,7 @@ pub(crate) fn retry_delay(
     max_retry_delay_ms: Option<u64>,
     now_ms: i64,
     random: f64,
-) -> Result<Duration, String> {
+) -> Result<Duration, StreamError> {
     let validate = |ms: f64| validate_server_delay(ms, max_retry_delay_ms, &failure.message);
     if let Some(v) = failure.header("retry-after-ms").filter(|v| !v.is_empty())
         && let Some(ms) = parse_float_prefix(v)
@@ -82,19 +93,23 @@ pub(crate) fn retry_delay(
     Ok(to_duration(exponential * (1.0 - random * 0.25)))
 }
 
-fn validate_server_delay(delay_ms: f64, max: Option<u64>, message: &str) -> Result<f64, String> {
+fn validate_server_delay(
+    delay_ms: f64,
+    max: Option<u64>,
+    message: &str,
+) -> Result<f64, StreamError> {
     if !delay_ms.is_finite() {
-        return Err(format!(
-            "Server requested an invalid retry delay. {message}"
-        ));
+        return Err(StreamError::InvalidRetryDelay {
+            message: message.to_owned(),
+        });
     }
     let max = max.unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS);
     if max > 0 && delay_ms > max as f64 {
-        return Err(format!(
-            "Server requested {}s retry delay (max: {}s). {message}",
-            (delay_ms / 1000.0).ceil() as i64,
-            (max as f64 / 1000.0).ceil() as i64,
-        ));
+        return Err(StreamError::RetryDelayTooLong {
+            requested_s: (delay_ms / 1000.0).ceil() as i64,
+            max_s: (max as f64 / 1000.0).ceil() as i64,
+            message: message.to_owned(),
+        });
     }
     Ok(delay_ms)
 }
@@ -156,7 +171,7 @@ pub(crate) fn parse_float_prefix(s: &str) -> Option<f64> {
     t[..i].parse().ok()
 }
 
-/// Parses an IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 9110 §5.6.7) into ms since
+/// Parses an IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 9110 section 5.6.7) into ms since
 /// the epoch. Other `Date.parse` formats are not accepted.
 pub(crate) fn parse_http_date(s: &str) -> Option<i64> {
     let mut parts = s.split_whitespace();
@@ -282,12 +297,12 @@ mod tests {
     fn delays_above_the_cap_fail_with_pis_text() {
         let f = failure(Some(429), &[("retry-after", "120")]);
         assert_eq!(
-            retry_delay(&f, 0, None, 0, 0.0),
+            retry_delay(&f, 0, None, 0, 0.0).map_err(|e| e.to_string()),
             Err("Server requested 120s retry delay (max: 60s). 429: slow down".into())
         );
         let f = failure(Some(429), &[("retry-after-ms", "1500")]);
         assert_eq!(
-            retry_delay(&f, 0, Some(1000), 0, 0.0),
+            retry_delay(&f, 0, Some(1000), 0, 0.0).map_err(|e| e.to_string()),
             Err("Server requested 2s retry delay (max: 1s). 429: slow down".into())
         );
         // 0 disables the cap.
@@ -298,7 +313,7 @@ mod tests {
         );
         let f = failure(Some(429), &[("retry-after", "Infinity")]);
         assert_eq!(
-            retry_delay(&f, 0, None, 0, 0.0),
+            retry_delay(&f, 0, None, 0, 0.0).map_err(|e| e.to_string()),
             Err("Server requested an invalid retry delay. 429: slow down".into())
         );
     }

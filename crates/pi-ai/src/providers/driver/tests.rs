@@ -31,9 +31,9 @@ impl WireApi for LineApi {
         _context: &Context,
         _options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         if model.id == "unbuildable" {
-            return Err("cannot build".into());
+            return Err(StreamError::Provider("cannot build".into()));
         }
         Ok(WireRequest {
             url: format!("{}/v1/messages", model.base_url),
@@ -88,13 +88,13 @@ impl StreamMapper for LineMapper {
         &mut self,
         event: &SseEvent,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StreamError> {
         match event.data.as_str() {
             "[STOP]" => {
                 self.partial.update(|m| m.stop_reason = StopReason::Stop);
                 return Ok(());
             }
-            "[FAIL]" => return Err("mapper failed".into()),
+            "[FAIL]" => return Err(StreamError::Provider("mapper failed".into())),
             "[USAGE]" => {
                 self.partial.update(|m| m.usage.output = 7.0);
                 return Ok(());
@@ -129,7 +129,7 @@ impl StreamMapper for LineMapper {
         Ok(())
     }
 
-    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), StreamError> {
         if let Some(i) = self.open.take() {
             out.push(AssistantMessageEvent::TextEnd {
                 content_index: i,
@@ -138,7 +138,9 @@ impl StreamMapper for LineMapper {
             });
         }
         if self.partial.read().stop_reason == StopReason::Pending {
-            return Err("Line stream ended without a stop reason".into());
+            return Err(StreamError::Incomplete(
+                "Line stream ended without a stop reason",
+            ));
         }
         Ok(())
     }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::json_depth::{MAX_ARGUMENT_DEPTH, value_depth};
 use crate::partial_json::FinishError;
-use crate::providers::StreamMapper;
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -155,7 +155,7 @@ impl GoogleMapper {
         call: &Map<String, Value>,
         continues: bool,
         out: &mut Vec<Ev>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StreamError> {
         let Some((content_index, mut continuing)) = self.streaming.take() else {
             return Ok(());
         };
@@ -169,9 +169,10 @@ impl GoogleMapper {
                 tc.arguments.extend(args.clone());
             }
             for f in fragments.into_iter().flatten() {
-                super::partial_args::apply(&mut tc.arguments, f, &mut continuing)?;
+                super::partial_args::apply(&mut tc.arguments, f, &mut continuing)
+                    .map_err(StreamError::Protocol)?;
             }
-            Ok::<(), String>(())
+            Ok::<(), StreamError>(())
         });
         if fragments.is_some() || whole.is_some() {
             out.push(Ev::ToolcallDelta {
@@ -309,7 +310,7 @@ fn count(v: Option<&Value>) -> f64 {
 }
 
 /// `mapStopReason` over Gemini's `FinishReason` values; unknown ones fail the stream.
-fn map_finish_reason(reason: &str) -> Result<StopReason, String> {
+fn map_finish_reason(reason: &str) -> Result<StopReason, StreamError> {
     match reason {
         "STOP" => Ok(StopReason::Stop),
         "MAX_TOKENS" => Ok(StopReason::Length),
@@ -328,12 +329,12 @@ fn map_finish_reason(reason: &str) -> Result<StopReason, String> {
         | "MALFORMED_FUNCTION_CALL"
         | "UNEXPECTED_TOOL_CALL"
         | "NO_IMAGE" => Ok(StopReason::Error),
-        other => Err(format!("Unhandled stop reason: {other}")),
+        other => Err(StreamError::UnhandledStopReason(other.to_owned())),
     }
 }
 
 impl StreamMapper for GoogleMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
@@ -401,7 +402,7 @@ impl StreamMapper for GoogleMapper {
         Ok(())
     }
 
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.finish_streamed(out);
         self.close_current(out);
         let (reason, raw) = {
@@ -409,15 +410,13 @@ impl StreamMapper for GoogleMapper {
             (m.stop_reason, m.raw_stop_reason.clone())
         };
         match reason {
-            StopReason::Pending => Err(match self.flavor {
-                super::Flavor::Gemini => "Google stream ended without a finish reason".into(),
-                super::Flavor::Vertex => {
-                    "Google Vertex stream ended without a finish reason".into()
-                }
-            }),
+            StopReason::Pending => Err(StreamError::Incomplete(match self.flavor {
+                super::Flavor::Gemini => "Google stream ended without a finish reason",
+                super::Flavor::Vertex => "Google Vertex stream ended without a finish reason",
+            })),
             StopReason::Error | StopReason::Aborted => Err(match raw {
-                Some(raw) => format!("Provider stopped with: {raw}"),
-                None => "An unknown error occurred".into(),
+                Some(raw) => StreamError::Provider(format!("Provider stopped with: {raw}")),
+                None => StreamError::Unknown,
             }),
             _ => Ok(()),
         }

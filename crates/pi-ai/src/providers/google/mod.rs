@@ -3,7 +3,7 @@
 //! Mirrors pi-ai 0.85.1 `api/google-generative-ai.ts` and `api/google-shared.ts` as they reach
 //! the wire through `@google/genai`: `request` builds the REST request, `mapper` maps the
 //! chunks. Error texts: HTTP errors as the SDK's `ApiError` message (the JSON body
-//! re-serialized), a caller cancel mid-stream `This operation was aborted` (Corrections box).
+//! re-serialized), a caller cancel mid-stream `This operation was aborted`.
 
 pub(crate) mod mapper;
 mod partial_args;
@@ -12,6 +12,7 @@ mod thinking;
 #[cfg(test)]
 mod transport_tests;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ impl WireApi for GoogleGenerativeAi {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         request::build_request(model, context, options, api_key)
     }
 

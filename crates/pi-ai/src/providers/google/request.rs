@@ -6,6 +6,7 @@
 //! `resolveGoogleFunctionCallingMode`) as the `@google/genai` SDK puts them on the wire:
 //! `systemInstruction` as a user content, sampling and thinking under `generationConfig`.
 
+use crate::providers::StreamError;
 use serde_json::{Map, Value, json};
 
 use super::Flavor;
@@ -31,9 +32,9 @@ pub(super) fn build_request(
     context: &Context,
     options: &StreamOptions,
     api_key: &str,
-) -> Result<WireRequest, String> {
+) -> Result<WireRequest, StreamError> {
     if api_key.is_empty() {
-        return Err(format!("No API key for provider: {}", model.provider));
+        return Err(StreamError::NoApiKey(model.provider.clone()));
     }
     let body = build_body(model, context, options, Flavor::Gemini)?;
     let mut h = HeaderList::new();
@@ -57,7 +58,7 @@ pub(crate) fn build_body(
     context: &Context,
     options: &StreamOptions,
     flavor: Flavor,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, StreamError> {
     let mut generation = Map::new();
     if let Some(t) = options.temperature {
         generation.insert("temperature".into(), json!(t));
@@ -302,7 +303,7 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
 /// whether any tool is strict (strict sampling needs Gemini ≥ 3).
 ///
 /// `Err` when a tool requires JSON-schema constrained sampling that cannot be honoured.
-fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Value, bool), String> {
+fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Value, bool), StreamError> {
     let mut declarations = Vec::with_capacity(tools.len());
     let mut any_strict = false;
     for tool in tools {
@@ -369,7 +370,9 @@ mod tests {
         };
         let m = model("gemini-2.0-flash");
         assert_eq!(
-            build_request(&m, &ctx, &StreamOptions::default(), "").unwrap_err(),
+            build_request(&m, &ctx, &StreamOptions::default(), "")
+                .unwrap_err()
+                .to_string(),
             "No API key for provider: google"
         );
         let r = build_request(&m, &ctx, &StreamOptions::default(), "g-key").unwrap();

@@ -4,6 +4,7 @@
 //! `getGoogleBudget`, `getDisabledThinkingConfig`) and `api/google-shared.ts`
 //! (`resolveGoogleThinkingLevel`).
 
+use crate::providers::StreamError;
 use serde_json::{Value, json};
 
 use super::Flavor;
@@ -61,7 +62,7 @@ enum GoogleLevel {
 
 /// `resolveGoogleThinkingLevel`: `off` → high; a string map entry (lower-cased) or the level
 /// itself must be one of the four, else `Err` with pi's text.
-fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel, String> {
+fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel, StreamError> {
     if level == ModelThinkingLevel::Off {
         return Ok(GoogleLevel::High);
     }
@@ -81,12 +82,11 @@ fn resolve_level(model: &Model, level: ModelThinkingLevel) -> Result<GoogleLevel
                 Some(None) => "null".to_owned(),
                 None => "undefined".to_owned(),
             };
-            Err(format!(
-                "Unsupported Google thinking level mapping for {}/{}: {} -> {shown}",
-                model.provider,
-                model.id,
-                level.as_str()
-            ))
+            Err(StreamError::UnsupportedThinkingLevel {
+                model: format!("{}/{}", model.provider, model.id),
+                level: level.as_str().to_owned(),
+                mapped: shown,
+            })
         }
     }
 }
@@ -161,7 +161,7 @@ pub(super) fn thinking_config(
     model: &Model,
     options: &StreamOptions,
     flavor: Flavor,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, StreamError> {
     let Some(level) = options.reasoning else {
         return Ok(model.reasoning.then(|| disabled_config(model, flavor)));
     };
@@ -196,7 +196,7 @@ mod tests {
         }
     }
 
-    fn gemini_config(model: &Model, options: &StreamOptions) -> Result<Option<Value>, String> {
+    fn gemini_config(model: &Model, options: &StreamOptions) -> Result<Option<Value>, StreamError> {
         thinking_config(model, options, Flavor::Gemini)
     }
 
@@ -305,7 +305,9 @@ mod tests {
         let mut m = model("gemini-2.5-pro", true);
         m.thinking_level_map = Some(serde_json::from_str(r#"{"high": "ultra"}"#).unwrap());
         assert_eq!(
-            gemini_config(&m, &with(ThinkingLevel::High)).unwrap_err(),
+            gemini_config(&m, &with(ThinkingLevel::High))
+                .unwrap_err()
+                .to_string(),
             "Unsupported Google thinking level mapping for google/gemini-2.5-pro: high -> ultra"
         );
     }

@@ -29,7 +29,7 @@ use super::google::request::build_body;
 use super::google::{Flavor, sdk_error_message};
 use super::provider_env::ProviderEnv;
 use super::request_headers::{HeaderList, pi_user_agent};
-use super::{AuthFuture, OutgoingRequest, StreamMapper, WireApi, WireRequest};
+use super::{AuthFuture, OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::PartialMessage;
 use crate::types::{Context, Model, StreamOptions, api};
 
@@ -107,17 +107,19 @@ fn model_path(id: &str) -> String {
 
 impl GoogleVertex {
     /// pi's `resolveProject` and `resolveLocation` (ADC only).
-    fn project_location(&self) -> Result<(String, String), String> {
+    fn project_location(&self) -> Result<(String, String), StreamError> {
         let project = self
             .env
             .get("GOOGLE_CLOUD_PROJECT")
             .or_else(|| self.env.get("GCLOUD_PROJECT"))
             .ok_or_else(|| {
-                "Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT or pass project in options.".to_owned()
+                StreamError::Config("Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT or pass project in options.".to_owned())
             })?;
         let location = self.env.get("GOOGLE_CLOUD_LOCATION").ok_or_else(|| {
-            "Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or pass location in options."
-                .to_owned()
+            StreamError::Config(
+                "Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or pass location in options."
+                    .to_owned(),
+            )
         })?;
         Ok((project, location))
     }
@@ -156,7 +158,7 @@ impl WireApi for GoogleVertex {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         let key = resolve_api_key(api_key);
         // pi resolves project and location for every ADC request, custom base or not.
         let scope = match key {
@@ -192,8 +194,12 @@ impl WireApi for GoogleVertex {
         let env = self.env.clone();
         let tokens = self.tokens.clone();
         Box::pin(async move {
-            let client = super::driver::http_client().ok_or_else(|| "fetch failed".to_owned())?;
-            let token = tokens.access_token(&env, client).await?;
+            let client = super::driver::http_client()
+                .ok_or_else(|| StreamError::Transport("fetch failed".to_owned()))?;
+            let token = tokens
+                .access_token(&env, client)
+                .await
+                .map_err(StreamError::Credentials)?;
             Ok(vec![(
                 "authorization".to_owned(),
                 format!("Bearer {token}"),
@@ -280,13 +286,14 @@ mod tests {
         );
         let bare = GoogleVertex::with_env(ProviderEnv::fixed([("GCLOUD_PROJECT", "p")]));
         assert_eq!(
-            bare.project_location().unwrap_err(),
+            bare.project_location().unwrap_err().to_string(),
             "Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or pass location in options."
         );
         let none = GoogleVertex::with_env(ProviderEnv::fixed::<&str, &str>([]));
         assert!(
             none.project_location()
                 .unwrap_err()
+                .to_string()
                 .starts_with("Vertex AI requires a project ID.")
         );
         assert!(!names_api_version("https://h/vertex") && names_api_version("https://h/a/v2/"));

@@ -20,8 +20,8 @@ use super::request::derive_tool_call_id;
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::js_json_error::json_parse_message;
 use crate::partial_json::PartialJsonParser;
-use crate::providers::StreamMapper;
 use crate::providers::openai_completions::sdk::{js_json, js_string, tokens, truthy};
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -178,7 +178,7 @@ impl MistralMapper {
         }
     }
 
-    fn tool_call(&mut self, call: &Value, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn tool_call(&mut self, call: &Value, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.close_open(out);
         let index = call.get("index").filter(|v| !v.is_null());
         let id = call
@@ -197,8 +197,16 @@ impl MistralMapper {
         };
         let function = match call.get("function") {
             Some(f) if !f.is_null() => f,
-            Some(_) => return Err("Cannot read properties of null (reading 'name')".into()),
-            None => return Err("Cannot read properties of undefined (reading 'name')".into()),
+            Some(_) => {
+                return Err(StreamError::Protocol(
+                    "Cannot read properties of null (reading 'name')".into(),
+                ));
+            }
+            None => {
+                return Err(StreamError::Protocol(
+                    "Cannot read properties of undefined (reading 'name')".into(),
+                ));
+            }
         };
         let slot = match self.tools.iter().position(|t| t.key == key) {
             Some(s) => s,
@@ -280,7 +288,7 @@ impl MistralMapper {
         u
     }
 
-    fn on_chunk(&mut self, chunk: &Value, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_chunk(&mut self, chunk: &Value, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         let usage = chunk
             .get("usage")
             .filter(|u| truthy(u))
@@ -316,8 +324,16 @@ impl MistralMapper {
         }
         let delta = match choice.get("delta") {
             Some(d) if !d.is_null() => d,
-            Some(_) => return Err("Cannot read properties of null (reading 'content')".into()),
-            None => return Err("Cannot read properties of undefined (reading 'content')".into()),
+            Some(_) => {
+                return Err(StreamError::Protocol(
+                    "Cannot read properties of null (reading 'content')".into(),
+                ));
+            }
+            None => {
+                return Err(StreamError::Protocol(
+                    "Cannot read properties of undefined (reading 'content')".into(),
+                ));
+            }
         };
         match delta.get("content") {
             None | Some(Value::Null) => {}
@@ -327,7 +343,11 @@ impl MistralMapper {
                     self.content_item(item, out);
                 }
             }
-            Some(_) => return Err("Invalid Mistral streaming event".into()),
+            Some(_) => {
+                return Err(StreamError::Protocol(
+                    "Invalid Mistral streaming event".into(),
+                ));
+            }
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
@@ -352,7 +372,7 @@ fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
 }
 
 impl StreamMapper for MistralMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         if self.done {
             return Ok(());
         }
@@ -364,16 +384,19 @@ impl StreamMapper for MistralMapper {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| json_parse_message(data, &e))?;
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| StreamError::Json(json_parse_message(data, &e)))?;
         if !chunk.get("choices").is_some_and(Value::is_array) {
-            return Err("Invalid Mistral streaming event".into());
+            return Err(StreamError::Protocol(
+                "Invalid Mistral streaming event".into(),
+            ));
         }
         self.on_chunk(&chunk, out)
     }
 
     /// Closes the open block, then every tool call; a stream without a finish reason fails
     /// with `Mistral stream ended without a finish reason`.
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.close_open(out);
         for tool in std::mem::take(&mut self.tools) {
             let arguments = tool.args.value();
@@ -397,9 +420,11 @@ impl StreamMapper for MistralMapper {
             .partial
             .update(|m| (m.stop_reason, m.error_message.clone()));
         match stop {
-            StopReason::Pending => Err("Mistral stream ended without a finish reason".into()),
+            StopReason::Pending => Err(StreamError::Incomplete(
+                "Mistral stream ended without a finish reason",
+            )),
             StopReason::Error | StopReason::Aborted => {
-                Err(error.unwrap_or_else(|| "An unknown error occurred".into()))
+                Err(error.map_or(StreamError::Unknown, StreamError::Provider))
             }
             _ => Ok(()),
         }
@@ -412,7 +437,7 @@ mod tests {
     use crate::types::{AssistantMessage, ModelCost};
     use serde_json::json;
 
-    fn run(lines: &[&str]) -> (AssistantMessage, Vec<Ev>, Result<(), String>) {
+    fn run(lines: &[&str]) -> (AssistantMessage, Vec<Ev>, Result<(), StreamError>) {
         let model = Model {
             id: "m".into(),
             provider: "mistral".into(),
@@ -452,31 +477,36 @@ mod tests {
     #[test]
     fn bad_payloads_fail_with_pi_texts() {
         assert_eq!(
-            run(&["{nope"]).2.unwrap_err(),
+            run(&["{nope"]).2.unwrap_err().to_string(),
             "Expected property name or '}' in JSON at position 1 (line 1 column 2)"
         );
         assert_eq!(
-            run(&["{\"id\":\"x\"}"]).2.unwrap_err(),
+            run(&["{\"id\":\"x\"}"]).2.unwrap_err().to_string(),
             "Invalid Mistral streaming event"
         );
         assert_eq!(
-            run(&["[1]"]).2.unwrap_err(),
+            run(&["[1]"]).2.unwrap_err().to_string(),
             "Invalid Mistral streaming event"
         );
         assert_eq!(
-            run(&[r#"{"choices":[{"index":0}]}"#]).2.unwrap_err(),
+            run(&[r#"{"choices":[{"index":0}]}"#])
+                .2
+                .unwrap_err()
+                .to_string(),
             "Cannot read properties of undefined (reading 'content')"
         );
         assert_eq!(
             run(&[r#"{"choices":[{"delta":{"content":""}}]}"#])
                 .2
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "Mistral stream ended without a finish reason"
         );
         assert_eq!(
             run(&[r#"{"choices":[{"delta":{},"finish_reason":"error"}]}"#])
                 .2
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "Provider stopped with: error"
         );
     }
@@ -546,7 +576,8 @@ mod tests {
         assert_eq!(
             run(&[r#"{"choices":[{"delta":{"tool_calls":[{"id":"x"}]}}]}"#])
                 .2
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "Cannot read properties of undefined (reading 'name')"
         );
     }

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::openai_completions::sdk::truncate_utf16;
 use super::request_headers::{HeaderList, pi_user_agent};
-use super::{StreamMapper, WireApi, WireRequest};
+use super::{StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::PartialMessage;
 use crate::types::{Context, Model, StreamOptions, api};
 
@@ -40,13 +40,13 @@ pub fn mistral_conversations() -> Arc<dyn WireApi> {
 }
 
 /// `<baseUrl>/v1/chat/completions`, the base path kept (`new URL("v1/chat/completions", base/)`).
-fn endpoint(base_url: &str) -> Result<String, String> {
-    let mut base = reqwest::Url::parse(base_url).map_err(|_| "Invalid URL".to_owned())?;
+fn endpoint(base_url: &str) -> Result<String, StreamError> {
+    let mut base = reqwest::Url::parse(base_url).map_err(|_| StreamError::InvalidUrl)?;
     let path = format!("{}/", base.path().trim_end_matches('/'));
     base.set_path(&path);
     base.join("v1/chat/completions")
         .map(|u| u.to_string())
-        .map_err(|_| "Invalid URL".to_owned())
+        .map_err(|_| StreamError::InvalidUrl)
 }
 
 impl WireApi for MistralConversations {
@@ -61,9 +61,9 @@ impl WireApi for MistralConversations {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         if api_key.is_empty() {
-            return Err(format!("No API key for provider: {}", model.provider));
+            return Err(StreamError::NoApiKey(model.provider.clone()));
         }
         let body = request::build_body(model, context, options)?;
         let url = endpoint(&model.base_url)?;
@@ -152,7 +152,10 @@ mod tests {
             endpoint("http://127.0.0.1:9/proxy//").unwrap(),
             "http://127.0.0.1:9/proxy/v1/chat/completions"
         );
-        assert_eq!(endpoint("api.mistral.ai").unwrap_err(), "Invalid URL");
+        assert_eq!(
+            endpoint("api.mistral.ai").unwrap_err().to_string(),
+            "Invalid URL"
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::providers::constrained;
 use crate::providers::openai_completions::sdk::{js_json, put, short_hash};
+use crate::providers::{StreamError, constrained};
 use crate::transform::transform_messages;
 use crate::types::{
     AssistantContent, AssistantMessage, CacheRetention, Context, Message, Model,
@@ -94,7 +94,7 @@ pub(crate) fn build_body(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, StreamError> {
     let normalizer = RefCell::new(tool_call_id_normalizer());
     let normalize = |id: &str, _: &Model, _: &AssistantMessage| (normalizer.borrow_mut())(id);
     let messages = transform_messages(&context.messages, model, Some(&normalize));
@@ -159,7 +159,7 @@ fn tool_choice(choice: &Value) -> Option<Value> {
     }
 }
 
-fn convert_tools(tools: &[Tool]) -> Result<Vec<Value>, String> {
+fn convert_tools(tools: &[Tool]) -> Result<Vec<Value>, StreamError> {
     tools
         .iter()
         .map(|t| {

@@ -28,7 +28,7 @@ use crate::providers::openai_completions::request as creq;
 use crate::providers::openai_completions::sdk::{clamp_prompt_cache_key, put};
 use crate::providers::openai_responses::{ResponsesCompat, ResponsesMapper};
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
-use crate::providers::{StreamMapper, WireApi, WireRequest};
+use crate::providers::{StreamError, StreamMapper, WireApi, WireRequest};
 use crate::sse::SseEvent;
 use crate::types::{CacheRetention, Context, Model, StreamOptions};
 
@@ -68,7 +68,7 @@ fn build_body(
     context: &Context,
     options: &StreamOptions,
     session: Option<String>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, StreamError> {
     let compat = ResponsesCompat::resolve(model);
     let messages = crate::providers::openai_responses::prepare_messages(model, context);
     let input =
@@ -142,12 +142,13 @@ impl WireApi for OpenAiCodexResponses {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         if api_key.is_empty() {
-            return Err(format!("No API key for provider: {}", model.provider));
+            return Err(StreamError::NoApiKey(model.provider.clone()));
         }
-        let account_id = account_id_from_jwt(api_key)
-            .ok_or_else(|| "Failed to extract accountId from token".to_owned())?;
+        let account_id = account_id_from_jwt(api_key).ok_or_else(|| {
+            StreamError::Credentials("Failed to extract accountId from token".to_owned())
+        })?;
         let session = if creq::cache_retention(options) == CacheRetention::None {
             None
         } else {
@@ -280,7 +281,7 @@ impl StreamMapper for CodexMapper {
         &mut self,
         event: &SseEvent,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StreamError> {
         if self.terminal {
             return Ok(());
         }
@@ -289,10 +290,10 @@ impl StreamMapper for CodexMapper {
             return Ok(());
         }
         let mut value: Value = serde_json::from_str(data).map_err(|e| {
-            format!(
+            StreamError::Json(format!(
                 "Invalid Codex SSE JSON: {}",
                 crate::js_json_error::json_parse_message(data, &e)
-            )
+            ))
         })?;
         let Some(kind) = value.get("type").and_then(Value::as_str).map(str::to_owned) else {
             return Ok(());
@@ -311,14 +312,16 @@ impl StreamMapper for CodexMapper {
                     .or_else(|| pick("code"))
                     .map(str::to_owned)
                     .unwrap_or_else(|| crate::json::to_string(&value).unwrap_or_default());
-                Err(format!("Codex error: {text}"))
+                Err(StreamError::Provider(format!("Codex error: {text}")))
             }
             "response.failed" => {
                 let message = value
                     .pointer("/response/error/message")
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty());
-                Err(message.unwrap_or("Codex response failed").to_owned())
+                Err(StreamError::Provider(
+                    message.unwrap_or("Codex response failed").to_owned(),
+                ))
             }
             "response.done" | "response.completed" | "response.incomplete" => {
                 self.terminal = true;
@@ -348,9 +351,11 @@ impl StreamMapper for CodexMapper {
         }
     }
 
-    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), StreamError> {
         if !self.terminal {
-            return Err("Codex stream ended without a stop reason".to_owned());
+            return Err(StreamError::Incomplete(
+                "Codex stream ended without a stop reason",
+            ));
         }
         self.inner.on_end(out)
     }

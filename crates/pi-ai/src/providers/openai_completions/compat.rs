@@ -1,7 +1,7 @@
 //! Chat Completions compatibility flags: detected defaults from provider id / base URL, then
 //! every explicit `model.compat` field wins.
 //!
-//! Mirrors pi 0.85.1 `api/openai-completions.ts` `detectCompat` / `getCompat` (spec §3.2 table).
+//! Mirrors pi 0.85.1 `api/openai-completions.ts` `detectCompat` / `getCompat`.
 
 use serde_json::{Map, Value};
 
@@ -245,7 +245,7 @@ fn host(model: &Model) -> Host {
     }
 }
 
-/// The detection table (spec §3.2).
+/// The detection table.
 fn detect(model: &Model) -> Compat {
     let h = host(model);
     let use_max_tokens = h.chutes

@@ -1,10 +1,10 @@
 //! Chat Completions stream mapper: SDK chunks → `AssistantMessageEvent`s.
 //!
-//! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()` (spec §3.2 "Response"): one text and
-//! one thinking block per message, tool calls keyed by stream `index` and `id`, all blocks
-//! closed together at the end, then the post-checks. Deliberate differences from pi: a new
-//! non-empty `id` at an index whose call already has a different id starts a new call instead of
-//! being appended to the old one (Ollama sends every parallel call at `index: 0`), and a new index
+//! Mirrors pi 0.85.1 `api/openai-completions.ts` `stream()`: one text and one thinking block
+//! per message, tool calls keyed by stream `index` and `id`, all blocks closed together at the
+//! end, then the post-checks. Deliberate differences from pi: a new non-empty `id` at an index
+//! whose call already has a different id starts a new call instead of being appended to the old
+//! one (ollama/ollama#15457: Ollama sends every parallel call at `index: 0`), and a new index
 //! starts a new call even when it repeats an earlier call's id, which then gets a synthesized
 //! distinct id (`ToolCallIds`); pi merges such calls and loses one.
 
@@ -16,8 +16,8 @@ use super::details::ReasoningDetails;
 use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::partial_json::PartialJsonParser;
-use crate::providers::StreamMapper;
 use crate::providers::tool_ids::ToolCallIds;
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -69,10 +69,10 @@ impl CompletionsMapper {
     }
 
     /// The adapter throws: thinking blocks get their `reasoning_details` signature (as pi's
-    /// catch block does), then `text` becomes the error.
-    fn fail(&mut self, text: String) -> Result<(), String> {
+    /// catch block does), then `error` is the failure.
+    fn fail(&mut self, error: StreamError) -> Result<(), StreamError> {
         self.apply_details();
-        Err(text)
+        Err(error)
     }
 
     fn apply_details(&mut self) {
@@ -433,7 +433,7 @@ impl CompletionsMapper {
 }
 
 impl StreamMapper for CompletionsMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         if self.done {
             return Ok(());
         }
@@ -447,13 +447,16 @@ impl StreamMapper for CompletionsMapper {
             }
             Err((mut text, error)) => {
                 sdk::append_raw_metadata(&mut text, error.as_ref());
-                return self.fail(text);
+                return self.fail(match error {
+                    Some(_) => StreamError::Provider(text),
+                    None => StreamError::Json(text),
+                });
             }
         }
         Ok(())
     }
 
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.finish_blocks(out);
         let has_tool_call = !self.tools.is_empty();
         let (stop, error) = self.partial.update(|m| {
@@ -467,15 +470,17 @@ impl StreamMapper for CompletionsMapper {
             (m.stop_reason, m.error_message.clone())
         });
         if stop == StopReason::Aborted {
-            return Err("Request was aborted".to_owned());
+            return Err(StreamError::Aborted("Request was aborted"));
         }
         if stop == StopReason::Error {
-            return Err(
-                error.unwrap_or_else(|| "Provider returned an error stop reason".to_owned())
-            );
+            return Err(StreamError::Provider(error.unwrap_or_else(|| {
+                "Provider returned an error stop reason".to_owned()
+            })));
         }
         if (self.supports_finish_reason && !self.has_finish_reason) || stop == StopReason::Pending {
-            return Err("Stream ended without finish_reason".to_owned());
+            return Err(StreamError::Incomplete(
+                "Stream ended without finish_reason",
+            ));
         }
         Ok(())
     }

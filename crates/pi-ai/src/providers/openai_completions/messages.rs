@@ -3,7 +3,7 @@
 //! tool results (one `tool` message each, images in a following user message) and tool-call id
 //! normalization.
 //!
-//! Mirrors pi 0.85.1 `api/openai-completions.ts` `convertMessages` (spec §3.2 "Conversion").
+//! Mirrors pi 0.85.1 `api/openai-completions.ts` `convertMessages`.
 
 use serde_json::{Map, Value, json};
 

@@ -2,14 +2,14 @@
 //! (Ollama, vLLM, llama.cpp, LM Studio, Groq, OpenRouter, DeepSeek, …), with per-host
 //! [`compat::Compat`] flags.
 //!
-//! Mirrors pi 0.85.1 `api/openai-completions.ts` (spec §3.2). Layout: [`compat`] (flag
+//! Mirrors pi 0.85.1 `api/openai-completions.ts`. Layout: [`compat`] (flag
 //! detection), `request` (body building), `mapper` (stream mapping), `details` (OpenRouter
 //! `reasoning_details`), `sdk` (what the `openai` Node SDK does around pi, shared with
 //! `openai-responses`).
 //!
 //! Differences from pi 0.85.1, deliberate:
 //! - parallel tool calls that share a stream `index` but carry different ids stay separate
-//!   calls (BUG-04, Ollama); pi appends the second call to the first and loses it;
+//!   calls (Ollama, ollama/ollama#15457); pi appends the second call to the first and loses it;
 //! - unpaired UTF-16 surrogate escapes in SSE JSON are dropped (Rust strings cannot hold them);
 //! - an SSE event without data is skipped (the SDK fails with `Unexpected end of JSON input`).
 //!
@@ -25,6 +25,7 @@ mod reasoning;
 pub(crate) mod request;
 pub(crate) mod sdk;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
@@ -48,7 +49,7 @@ pub fn openai_completions() -> Arc<dyn WireApi> {
     Arc::new(OpenAiCompletions)
 }
 
-/// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
+/// The messages as sent: pi's request-side transforms with this API's tool-call id
 /// normalization.
 fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
     let normalize =
@@ -71,7 +72,7 @@ impl WireApi for OpenAiCompletions {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         let key = sdk::client_api_key(model, options, api_key)?;
         let compat = Compat::resolve(model);
         let mut headers = sdk::base_headers(model, &key);

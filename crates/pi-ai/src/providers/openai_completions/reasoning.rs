@@ -3,7 +3,7 @@
 //! the top-level reasoning budget.
 //!
 //! Mirrors pi 0.85.1 `api/openai-completions.ts` `buildParams` (reasoning part),
-//! `buildChatTemplateValues`, `resolveClampedThinkingBudget` (spec §3.2 "Dialects").
+//! `buildChatTemplateValues`, `resolveClampedThinkingBudget`.
 
 use serde_json::{Map, Value, json};
 

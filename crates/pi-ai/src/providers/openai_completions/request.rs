@@ -2,9 +2,10 @@
 //! parameters (messages and reasoning fields come from their own modules).
 //!
 //! Mirrors pi 0.85.1 `api/openai-completions.ts` `buildParams`, `convertTools` and the
-//! Anthropic-style cache-control helpers (spec §3.2 "Request"). Also home of the option
+//! Anthropic-style cache-control helpers. Also home of the option
 //! helpers `openai-responses` shares.
 
+use crate::providers::StreamError;
 use serde_json::{Map, Value, json};
 
 use super::compat::Compat;
@@ -51,7 +52,7 @@ pub(crate) fn build_body(
     messages: &[Message],
     options: &StreamOptions,
     compat: &Compat,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, StreamError> {
     let retention = cache_retention(options);
     let effort = reasoning_effort(model, options);
     let mut msgs = convert_messages(model, context.system_prompt.as_deref(), messages, compat);
@@ -151,7 +152,7 @@ fn has_tool_history(messages: &[Message]) -> bool {
 /// `convertTools`: function tools; `strict` is `true` for tools asking for JSON-schema sampling
 /// (with a strictified schema), else `false`, and absent when the host rejects the key.
 /// `Err` when a tool `require`s strict sampling it cannot get.
-pub(crate) fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, String> {
+pub(crate) fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, StreamError> {
     tools
         .iter()
         .map(|t| {

@@ -6,6 +6,7 @@
 //! Mirrors `openai/core/streaming.js` + `core/error.js` and pi 0.85.1 `utils/error-body.ts`,
 //! `utils/hash.ts`, `api/openai-prompt-cache.ts`.
 
+use crate::providers::StreamError;
 use serde_json::{Map, Value};
 
 use crate::providers::request_headers::{HeaderList, pi_user_agent};
@@ -229,7 +230,7 @@ pub(crate) fn client_api_key(
     model: &Model,
     options: &StreamOptions,
     api_key: &str,
-) -> Result<String, String> {
+) -> Result<String, StreamError> {
     if !api_key.is_empty() {
         return Ok(api_key.to_owned());
     }
@@ -245,7 +246,7 @@ pub(crate) fn client_api_key(
     if has("authorization") || has("cf-aig-authorization") {
         return Ok("unused".to_owned());
     }
-    Err(format!("No API key for provider: {}", model.provider))
+    Err(StreamError::NoApiKey(model.provider.clone()))
 }
 
 /// The headers every OpenAI SDK request carries, then pi's: `Accept`, `Content-Type`,

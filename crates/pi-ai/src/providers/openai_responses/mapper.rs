@@ -2,7 +2,7 @@
 //! `output_index`.
 //!
 //! Mirrors pi 0.85.1 `api/openai-responses-shared.ts` `processResponsesStream` and the
-//! post-checks of `api/openai-responses.ts` (spec §3.3 table).
+//! post-checks of `api/openai-responses.ts`.
 
 use std::collections::HashMap;
 
@@ -10,10 +10,10 @@ use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::partial_json::PartialJsonParser;
-use crate::providers::StreamMapper;
 use crate::providers::openai_completions::sdk::{
     self, SseData, js_json, js_string, str_field, tokens, truthy,
 };
+use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
 use crate::types::{
     AssistantContent, AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall,
@@ -332,7 +332,7 @@ impl ResponsesMapper {
     }
 
     /// `response.completed` / `response.incomplete`.
-    fn finalize(&mut self, response: &Value) -> Result<(), String> {
+    fn finalize(&mut self, response: &Value) -> Result<(), StreamError> {
         self.saw_terminal = true;
         self.backfill_reasoning(response.get("output"));
         let usage = response.get("usage").filter(|u| truthy(u)).map(parse_usage);
@@ -352,7 +352,7 @@ impl ResponsesMapper {
             _ => 1.0,
         };
         let model = &self.model;
-        self.partial.update(|m| -> Result<(), String> {
+        self.partial.update(|m| -> Result<(), StreamError> {
             if let Some(id) = response.get("id").filter(|v| truthy(v)) {
                 m.response_id = Some(js_string(Some(id)));
             }
@@ -422,7 +422,7 @@ impl ResponsesMapper {
         }
     }
 
-    fn on_typed(&mut self, ev: &Value, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_typed(&mut self, ev: &Value, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         let oi = || {
             ev.get("output_index")
                 .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
@@ -478,11 +478,11 @@ impl ResponsesMapper {
                 self.finalize(&response)?;
             }
             "error" => {
-                return Err(format!(
+                return Err(StreamError::Provider(format!(
                     "Error Code {}: {}",
                     js_string(ev.get("code")),
                     js_string(ev.get("message"))
-                ));
+                )));
             }
             "response.failed" => {
                 self.saw_terminal = true;
@@ -500,7 +500,7 @@ impl ResponsesMapper {
                     Some(v) => js_string(Some(v)),
                     None => d.to_owned(),
                 };
-                return Err(match (error, reason) {
+                return Err(StreamError::Provider(match (error, reason) {
                     (Some(e), _) => format!(
                         "{}: {}",
                         or(e.get("code"), "unknown"),
@@ -508,7 +508,7 @@ impl ResponsesMapper {
                     ),
                     (None, Some(r)) => format!("incomplete: {}", js_string(Some(r))),
                     (None, None) => "Unknown error (no error details in response)".to_owned(),
-                });
+                }));
             }
             _ => {}
         }
@@ -517,7 +517,7 @@ impl ResponsesMapper {
 }
 
 impl StreamMapper for ResponsesMapper {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         if self.done {
             return Ok(());
         }
@@ -529,26 +529,27 @@ impl StreamMapper for ResponsesMapper {
                     self.on_typed(&ev, out)?;
                 }
             }
-            Err((text, _)) => return Err(text),
+            Err((text, None)) => return Err(StreamError::Json(text)),
+            Err((text, Some(_))) => return Err(StreamError::Provider(text)),
         }
         Ok(())
     }
 
     /// No terminal event → `OpenAI Responses stream ended before a terminal response event`;
     /// still pending → `… without a stop reason`; an error stop → its message.
-    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), String> {
+    fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         if !self.saw_terminal {
-            return Err(
-                "OpenAI Responses stream ended before a terminal response event".to_owned(),
-            );
+            return Err(StreamError::Incomplete(
+                "OpenAI Responses stream ended before a terminal response event",
+            ));
         }
         let (stop, error) = self
             .partial
             .update(|m: &mut AssistantMessage| (m.stop_reason, m.error_message.clone()));
         match stop {
-            StopReason::Pending => Err(self.pending_text.to_owned()),
+            StopReason::Pending => Err(StreamError::Incomplete(self.pending_text)),
             StopReason::Aborted | StopReason::Error => {
-                Err(error.unwrap_or_else(|| "An unknown error occurred".to_owned()))
+                Err(error.map_or(StreamError::Unknown, StreamError::Provider))
             }
             _ => {
                 self.close_open_slots(out);
@@ -641,7 +642,7 @@ fn parse_usage(u: &Value) -> Usage {
 fn map_status(
     status: Option<&str>,
     reason: Option<&str>,
-) -> Result<(StopReason, Option<String>), String> {
+) -> Result<(StopReason, Option<String>), StreamError> {
     let Some(status) = status else {
         return Ok((StopReason::Stop, None));
     };
@@ -656,6 +657,6 @@ fn map_status(
             }),
         ),
         "failed" | "cancelled" => (StopReason::Error, None),
-        other => return Err(format!("Unhandled stop reason: {other}")),
+        other => return Err(StreamError::UnhandledStopReason(other.to_owned())),
     })
 }

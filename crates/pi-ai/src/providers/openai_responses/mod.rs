@@ -1,8 +1,8 @@
 //! The `openai-responses` wire API: OpenAI's Responses endpoint (typed SSE events, reasoning
 //! items, `call_id|item_id` tool-call ids).
 //!
-//! Mirrors pi 0.85.1 `api/openai-responses.ts` and `api/openai-responses-shared.ts`
-//! (spec §3.3). Layout: `request` (body building and [`ResponsesCompat`]), `mapper` (stream
+//! Mirrors pi 0.85.1 `api/openai-responses.ts` and `api/openai-responses-shared.ts`.
+//! Layout: `request` (body building and [`ResponsesCompat`]), `mapper` (stream
 //! mapping); the SDK behaviour is shared with `openai-completions`.
 //!
 //! Not supported: grammar (`custom`) tools and `custom_tool_call` items, deferred tools
@@ -14,6 +14,7 @@ mod http_tests;
 mod mapper;
 pub(crate) mod request;
 
+use crate::providers::StreamError;
 use std::sync::Arc;
 
 use crate::event::PartialMessage;
@@ -34,7 +35,7 @@ pub fn openai_responses() -> Arc<dyn WireApi> {
     Arc::new(OpenAiResponses)
 }
 
-/// The messages as sent: pi's request-side transforms (§3.0) with this API's tool-call id
+/// The messages as sent: pi's request-side transforms with this API's tool-call id
 /// normalization.
 pub(crate) fn prepare_messages(model: &Model, context: &Context) -> Vec<Message> {
     prepare_messages_for(request::TOOL_CALL_PROVIDERS, model, context)
@@ -67,7 +68,7 @@ impl WireApi for OpenAiResponses {
         context: &Context,
         options: &StreamOptions,
         api_key: &str,
-    ) -> Result<WireRequest, String> {
+    ) -> Result<WireRequest, StreamError> {
         let key = sdk::client_api_key(model, options, api_key)?;
         let compat = ResponsesCompat::resolve(model);
         let mut headers = sdk::base_headers(model, &key);

@@ -1,10 +1,11 @@
 //! OpenAI Responses request body: `input` items, tools, caps, cache keys and reasoning.
 //!
 //! Mirrors pi 0.85.1 `api/openai-responses.ts` `buildParams` and
-//! `api/openai-responses-shared.ts` `convertResponsesMessages` / `convertResponsesTools`
-//! (spec §3.3 "Request"). Deferred tools (`supportsAdditionalTools` / `supportsToolSearch`)
+//! `api/openai-responses-shared.ts` `convertResponsesMessages` / `convertResponsesTools`.
+//! Deferred tools (`supportsAdditionalTools` / `supportsToolSearch`)
 //! and grammar tools are not sent.
 
+use crate::providers::StreamError;
 use serde_json::{Map, Value, json};
 
 use crate::providers::openai_completions::sdk::{clamp_prompt_cache_key, js_json, put, short_hash};
@@ -72,7 +73,7 @@ pub(crate) fn build_body(
     messages: &[Message],
     options: &StreamOptions,
     compat: &ResponsesCompat,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, StreamError> {
     use crate::providers::openai_completions::request as rh;
     let retention = rh::cache_retention(options);
     let mut body = Map::new();
@@ -163,7 +164,10 @@ pub(crate) fn build_body(
 
 /// `convertResponsesTools` for function tools: `strict` (only when the host supports the key)
 /// is `true` for tools asking for JSON-schema sampling, with a strictified schema.
-pub(crate) fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<Vec<Value>, String> {
+pub(crate) fn convert_tools(
+    tools: &[Tool],
+    supports_strict: bool,
+) -> Result<Vec<Value>, StreamError> {
     use crate::providers::constrained;
     tools
         .iter()

@@ -208,10 +208,13 @@ impl StreamMapper for NullMapper {
         &mut self,
         _: &crate::sse::SseEvent,
         _: &mut Vec<AssistantMessageEvent>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), crate::providers::StreamError> {
         Ok(())
     }
-    fn on_end(&mut self, _: &mut Vec<AssistantMessageEvent>) -> std::result::Result<(), String> {
+    fn on_end(
+        &mut self,
+        _: &mut Vec<AssistantMessageEvent>,
+    ) -> std::result::Result<(), crate::providers::StreamError> {
         Ok(())
     }
 }
@@ -226,8 +229,10 @@ impl WireApi for NullWire {
         _: &Context,
         _: &StreamOptions,
         _: &str,
-    ) -> std::result::Result<WireRequest, String> {
-        Err("not sent in this test".into())
+    ) -> std::result::Result<WireRequest, crate::providers::StreamError> {
+        Err(crate::providers::StreamError::Provider(
+            "not sent in this test".into(),
+        ))
     }
     fn new_mapper(&self, _: &Model, _: PartialMessage, _: &StreamOptions) -> Box<dyn StreamMapper> {
         Box::new(NullMapper)

@@ -277,7 +277,7 @@ pub struct SessionModelChoice {
     pub fallback_message: Option<String>,
 }
 
-/// The model and thinking choice of pi's `createAgentSession` (spec §1.1): explicit model;
+/// The model and thinking choice of pi's `createAgentSession`: explicit model;
 /// else the session's model when it exists and has auth; else [`find_initial_model`]'s
 /// settings/provider defaults. Thinking: explicit; existing session → the branch's level
 /// (else default / `medium`); else per-model, default, `medium`; clamped.

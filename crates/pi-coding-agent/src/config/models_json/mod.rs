@@ -132,7 +132,7 @@ pub struct ProviderConfig {
 }
 
 // `Debug` of the models.json records: `apiKey` and header values may be credentials, so
-// only their presence (the key) or names (headers) are printed (issue 18, secrets).
+// only their presence (the key) or names (headers) are printed: values may be credentials.
 
 fn header_names(h: &Option<Map<String, Value>>) -> Option<Vec<&String>> {
     h.as_ref().map(|h| h.keys().collect())

@@ -17,24 +17,9 @@ pub const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// The request timeout used when `httpIdleTimeoutMs` is 0 ("off"): 2^31 − 1 ms.
 pub const NO_TIMEOUT_MS: u64 = 2_147_483_647;
 
-/// How queued steering / follow-up messages are delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueMode {
-    /// `all`: drain the whole queue at once.
-    All,
-    /// `one-at-a-time` (default).
-    OneAtATime,
-}
-
-impl QueueMode {
-    /// pi's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueueMode::All => "all",
-            QueueMode::OneAtATime => "one-at-a-time",
-        }
-    }
-}
+/// How queued steering / follow-up messages are delivered: the agent's own type, so the
+/// settings, the session and RPC speak one vocabulary.
+pub use pi_agent_core::QueueMode;
 
 /// `defaultProjectTrust` (global settings only): `ask` (default), `always`, `never`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

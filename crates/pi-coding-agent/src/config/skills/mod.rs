@@ -117,7 +117,7 @@ pub fn load_skill_from_file(path: &Path, diagnostics: &mut Vec<SkillDiagnostic>)
         Ok(f) => f,
         Err(e) => {
             if declared {
-                warn(diagnostics, e);
+                warn(diagnostics, e.to_string());
             }
             return None;
         }

@@ -64,6 +64,38 @@ pub struct TrustUpdate {
     pub decision: Option<bool>,
 }
 
+/// Why `trust.json` could not be read or written; `Display` is pi's diagnostic (shown as a
+/// start-up warning; the project then counts as untrusted).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrustStoreError {
+    /// The file exists but could not be read or is not JSON (the I/O or `JSON.parse` message).
+    #[error("Failed to read trust store {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error or `JSON.parse` message.
+        reason: String,
+    },
+    /// The JSON is not an object.
+    #[error("Invalid trust store {path}: expected an object")]
+    NotAnObject {
+        /// The file.
+        path: String,
+    },
+    /// A decision that is not `true`, `false` or `null`.
+    #[error("Invalid trust store {path}: value for {key} must be true, false, or null")]
+    InvalidDecision {
+        /// The file.
+        path: String,
+        /// The directory key, as a JSON string.
+        key: String,
+    },
+    /// Locking or writing the file failed (the I/O error).
+    #[error("{0}")]
+    Write(String),
+}
+
 /// `<agentDir>/trust.json`.
 #[derive(Clone, Debug)]
 pub struct TrustStore {
@@ -78,46 +110,45 @@ impl TrustStore {
         }
     }
 
-    fn read(&self) -> Result<Map<String, Value>, String> {
+    fn read(&self) -> Result<Map<String, Value>, TrustStoreError> {
+        let path = || self.path.display().to_string();
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
             Err(e) => {
-                return Err(format!(
-                    "Failed to read trust store {}: {e}",
-                    self.path.display()
-                ));
+                return Err(TrustStoreError::Read {
+                    path: path(),
+                    reason: e.to_string(),
+                });
             }
         };
-        let parsed: Value = parse_json(strip_bom(&text))
-            .map_err(|e| format!("Failed to read trust store {}: {e}", self.path.display()))?;
+        let parsed: Value = parse_json(strip_bom(&text)).map_err(|e| TrustStoreError::Read {
+            path: path(),
+            reason: e.to_string(),
+        })?;
         let Value::Object(map) = parsed else {
-            return Err(format!(
-                "Invalid trust store {}: expected an object",
-                self.path.display()
-            ));
+            return Err(TrustStoreError::NotAnObject { path: path() });
         };
         for (k, v) in &map {
             if !matches!(v, Value::Bool(_) | Value::Null) {
-                return Err(format!(
-                    "Invalid trust store {}: value for {} must be true, false, or null",
-                    self.path.display(),
-                    Value::from(k.as_str())
-                ));
+                return Err(TrustStoreError::InvalidDecision {
+                    path: path(),
+                    key: Value::from(k.as_str()).to_string(),
+                });
             }
         }
         Ok(map)
     }
 
-    fn lock(&self) -> Result<FileLock, String> {
+    fn lock(&self) -> Result<FileLock, TrustStoreError> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(dir).map_err(|e| TrustStoreError::Write(e.to_string()))?;
         }
-        FileLock::acquire(&self.path).map_err(|e| e.to_string())
+        FileLock::acquire(&self.path).map_err(|e| TrustStoreError::Write(e.to_string()))
     }
 
     /// The nearest ancestor decision for `cwd` (`(dir, decision)`), `None` when there is none.
-    pub fn get_entry(&self, cwd: &Path) -> Result<Option<(PathBuf, bool)>, String> {
+    pub fn get_entry(&self, cwd: &Path) -> Result<Option<(PathBuf, bool)>, TrustStoreError> {
         let _lock = self.lock()?;
         let data = self.read()?;
         let cwd = canonicalize(cwd);
@@ -130,12 +161,12 @@ impl TrustStore {
     }
 
     /// The nearest ancestor decision for `cwd`.
-    pub fn get(&self, cwd: &Path) -> Result<Option<bool>, String> {
+    pub fn get(&self, cwd: &Path) -> Result<Option<bool>, TrustStoreError> {
         Ok(self.get_entry(cwd)?.map(|(_, d)| d))
     }
 
     /// Stores one decision for `cwd`.
-    pub fn set(&self, cwd: &Path, decision: bool) -> Result<(), String> {
+    pub fn set(&self, cwd: &Path, decision: bool) -> Result<(), TrustStoreError> {
         self.set_many(&[TrustUpdate {
             path: cwd.to_path_buf(),
             decision: Some(decision),
@@ -143,7 +174,7 @@ impl TrustStore {
     }
 
     /// Applies several updates in one locked write.
-    pub fn set_many(&self, updates: &[TrustUpdate]) -> Result<(), String> {
+    pub fn set_many(&self, updates: &[TrustUpdate]) -> Result<(), TrustStoreError> {
         let _lock = self.lock()?;
         let mut data = self.read()?;
         for u in updates {
@@ -161,10 +192,10 @@ impl TrustStore {
                 sorted.insert(k.clone(), v.clone());
             }
         }
-        let text =
-            pi_ai::json::to_string_pretty(&Value::Object(sorted)).map_err(|e| e.to_string())?;
+        let text = pi_ai::json::to_string_pretty(&Value::Object(sorted))
+            .map_err(|e| TrustStoreError::Write(e.to_string()))?;
         super::replace::replace_file(&self.path, format!("{text}\n").as_bytes(), 0o666)
-            .map_err(|e| e.to_string())
+            .map_err(|e| TrustStoreError::Write(e.to_string()))
     }
 }
 
@@ -306,7 +337,7 @@ pub fn resolve_project_trusted(inputs: TrustInputs<'_>, store: &TrustStore) -> T
             if a.remember
                 && let Err(e) = store.set(inputs.cwd, a.trusted)
             {
-                diagnostics.push(e);
+                diagnostics.push(e.to_string());
             }
             return done(a.trusted, diagnostics);
         }
@@ -314,7 +345,7 @@ pub fn resolve_project_trusted(inputs: TrustInputs<'_>, store: &TrustStore) -> T
     match store.get(inputs.cwd) {
         Ok(Some(d)) => return done(d, diagnostics),
         Ok(None) => {}
-        Err(e) => diagnostics.push(e),
+        Err(e) => diagnostics.push(e.to_string()),
     }
     match inputs.default_trust {
         ProjectTrustDefault::Always => return done(true, diagnostics),
@@ -331,7 +362,7 @@ pub fn resolve_project_trusted(inputs: TrustInputs<'_>, store: &TrustStore) -> T
             if !choice.updates.is_empty()
                 && let Err(e) = store.set_many(&choice.updates)
             {
-                diagnostics.push(e);
+                diagnostics.push(e.to_string());
             }
             done(choice.trusted, diagnostics)
         }

@@ -1,7 +1,7 @@
 //! Run-level events: `input`, `before_agent_start`, the lifecycle events mirrored from the
 //! agent (`agent_*`, `turn_*`, `message_*`, `tool_execution_*`), `context` and `ui_prompt_*`.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts` (spec §2.2, §2.5; seed 000 §2).
+//! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts`.
 
 use pi_agent_core::{AgentMessage, AgentToolResult};
 use pi_ai::{
@@ -25,15 +25,7 @@ pub enum InputSource {
     Extension,
 }
 
-/// How a prompt sent while streaming is queued (`streamingBehavior`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StreamingBehavior {
-    /// After the current turn's tools.
-    Steer,
-    /// When the agent would stop.
-    FollowUp,
-}
+pub use crate::session::StreamingBehavior;
 
 /// `input {text, images?, source, streamingBehavior?}`: before skill/template expansion.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1,4 +1,4 @@
-//! Every extension event of pi 0.85.0 (spec §2.2): payloads and result types.
+//! Every extension event of pi 0.85.0: payloads and result types.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts`. Each payload is a plain struct
 //! implementing [`ExtensionEvent`], which names pi's `type` string ([`ExtensionEvent::NAME`])

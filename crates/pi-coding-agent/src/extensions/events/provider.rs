@@ -1,7 +1,7 @@
 //! Request-level events: the provider hooks and the tool hooks.
 //!
 //! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts` and the hook wiring of
-//! `core/agent-session.ts` / `core/sdk.ts` (spec §2.2, §2.3; seed 000 §4–5).
+//! `core/agent-session.ts` / `core/sdk.ts`.
 
 use pi_ai::{Usage, UserContent};
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! Session-level events: trust, start/shutdown, resources, the `session_before_*` family,
 //! compaction results, tree navigation, model/thinking selection and user bash.
 //!
-//! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts` (spec §2.2, §2.4, §2.8).
+//! Mirrors pi-coding-agent 0.85.0 `core/extensions/types.ts`.
 
 use pi_ai::{Model, ModelThinkingLevel};
 use serde::Serialize;
@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ExtensionEvent, observer_events};
 use crate::compaction::{CompactionPreparation, CompactionResult};
+pub use crate::session::{SessionStartReason, ShutdownReason, SwitchReason};
 use crate::storage::entry::SessionEntry;
 use crate::tools::bash::user::BashResult;
 
@@ -45,22 +46,6 @@ pub struct ProjectTrustResult {
 impl ExtensionEvent for ProjectTrustEvent {
     const NAME: &'static str = "project_trust";
     type Output = ProjectTrustResult;
-}
-
-/// `session_start.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SessionStartReason {
-    /// Process start.
-    Startup,
-    /// `/reload`.
-    Reload,
-    /// `/new`.
-    New,
-    /// `/resume`.
-    Resume,
-    /// `/fork`, `/clone`.
-    Fork,
 }
 
 /// `session_start {reason, previousSessionFile?}`.
@@ -115,16 +100,6 @@ impl ExtensionEvent for ResourcesDiscoverEvent {
 pub struct SessionInfoChangedEvent {
     /// The new name; `None` when cleared.
     pub name: Option<String>,
-}
-
-/// `session_before_switch.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SwitchReason {
-    /// `/new`.
-    New,
-    /// `/resume`.
-    Resume,
 }
 
 /// `session_before_switch {reason, targetSessionFile?}`.
@@ -227,8 +202,8 @@ pub struct SessionCompactEvent {
     pub will_retry: bool,
 }
 
-/// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false, fromExtension}`
-/// (spec §2.4): after the synchronous `compaction_end`, awaited; no entry was written.
+/// `session_compact_failed {reason, errorMessage?, aborted, willRetry:false, fromExtension}`:
+/// after the synchronous `compaction_end`, awaited; no entry was written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCompactFailedEvent {
@@ -253,7 +228,7 @@ pub const TRUNCATION_RECOVERY_EXHAUSTED: &str =
     "Truncated response recovery failed after one compact-and-retry attempt.";
 
 impl SessionCompactFailedEvent {
-    /// A failed manual `compact()` (spec §2.4): `aborted` when the error is
+    /// A failed manual `compact()`: `aborted` when the error is
     /// `Compaction cancelled` or an abort (`is_abort`); `errorMessage` is
     /// `Compaction failed: <error>` only when not aborted.
     pub fn manual(error: &str, is_abort: bool, from_extension: bool) -> Self {
@@ -267,7 +242,7 @@ impl SessionCompactFailedEvent {
         }
     }
 
-    /// A failed automatic compaction after `compaction_start` (spec §2.4): `error: None`
+    /// A failed automatic compaction after `compaction_start`: `error: None`
     /// means cancelled or aborted; otherwise `errorMessage` is
     /// `Context overflow recovery failed: <error>` (overflow) or
     /// `Auto-compaction failed: <error>` (threshold).
@@ -304,22 +279,6 @@ impl SessionCompactFailedEvent {
             from_extension: false,
         }
     }
-}
-
-/// `session_shutdown.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ShutdownReason {
-    /// Process exit.
-    Quit,
-    /// `/reload`.
-    Reload,
-    /// `/new`.
-    New,
-    /// `/resume`.
-    Resume,
-    /// `/fork`, `/clone`.
-    Fork,
 }
 
 /// `session_shutdown {reason, targetSessionFile?}`.

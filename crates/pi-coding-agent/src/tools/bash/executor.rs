@@ -198,10 +198,7 @@ struct Tracked(Option<i32>);
 impl Tracked {
     fn new(pid: Option<i32>) -> Self {
         if let Some(pid) = pid {
-            TRACKED
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(pid);
+            crate::sync::lock(&TRACKED).insert(pid);
         }
         Tracked(pid)
     }
@@ -210,10 +207,7 @@ impl Tracked {
 impl Drop for Tracked {
     fn drop(&mut self) {
         if let Some(pid) = self.0 {
-            TRACKED
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&pid);
+            crate::sync::lock(&TRACKED).remove(&pid);
         }
     }
 }
@@ -222,7 +216,7 @@ impl Drop for Tracked {
 /// forgets them. For the binary's SIGTERM/SIGHUP handling (pi kills them before exiting with
 /// 143/129).
 pub fn kill_tracked_process_groups() {
-    let pids = std::mem::take(&mut *TRACKED.lock().unwrap_or_else(|p| p.into_inner()));
+    let pids = std::mem::take(&mut *crate::sync::lock(&TRACKED));
     for pid in pids {
         kill_process_group(Some(pid));
     }

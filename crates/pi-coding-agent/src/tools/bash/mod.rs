@@ -26,7 +26,7 @@ pub mod user;
 
 use std::convert::Infallible;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -264,11 +264,7 @@ impl Stream {
     }
 }
 
-fn lock(state: &Mutex<Stream>) -> MutexGuard<'_, Stream> {
-    state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::sync::lock;
 
 /// Emits an update as soon as output arrives, but at most once per [`UPDATE_THROTTLE`].
 async fn throttle_updates(

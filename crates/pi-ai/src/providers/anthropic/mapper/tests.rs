@@ -55,7 +55,7 @@ fn run_with(model: &Model, events: &[SseEvent]) -> Run {
     }
     Run {
         events: out,
-        result,
+        result: result.map_err(|e| e.to_string()),
         message: partial.snapshot(),
     }
 }
@@ -395,7 +395,7 @@ fn input_transformations_become_a_diagnostic() {
     );
 }
 
-/// Regression (fuzz target `mapper_anthropic`, issue 18): a `content_block_stop` for an index
+/// Regression (fuzz target `mapper_anthropic`): a `content_block_stop` for an index
 /// that was never opened left the real block open through a successful end, so its `text_end`
 /// never came. Blocks still open at a successful end are closed in order; a tool call gets its
 /// final argument parse.

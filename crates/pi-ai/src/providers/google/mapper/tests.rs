@@ -59,7 +59,7 @@ fn run(events: &[SseEvent]) -> Run {
     }
     Run {
         events: out,
-        result,
+        result: result.map_err(|e| e.to_string()),
         message: partial.snapshot(),
     }
 }
