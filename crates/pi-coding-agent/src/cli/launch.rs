@@ -223,21 +223,23 @@ fn invalid(message: impl Into<String>) -> CliError {
     CliError::Invalid(message.into())
 }
 
+/// The session-choosing flags given, in pi's order (`--no-session` only when `no_session`
+/// counts as a conflict).
+fn session_flags_given(args: &Args, no_session: bool) -> Vec<&'static str> {
+    [
+        (args.session.is_some(), "--session"),
+        (args.continue_session, "--continue"),
+        (args.resume, "--resume"),
+        (no_session && args.no_session, "--no-session"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect()
+}
+
 fn conflicts(args: &Args) -> Option<String> {
     if args.fork.is_some() {
-        let mut with = Vec::new();
-        if args.session.is_some() {
-            with.push("--session");
-        }
-        if args.continue_session {
-            with.push("--continue");
-        }
-        if args.resume {
-            with.push("--resume");
-        }
-        if args.no_session {
-            with.push("--no-session");
-        }
+        let with = session_flags_given(args, true);
         if !with.is_empty() {
             return Some(format!(
                 "--fork cannot be combined with {}",
@@ -246,16 +248,7 @@ fn conflicts(args: &Args) -> Option<String> {
         }
     }
     if let Some(id) = &args.session_id {
-        let mut with = Vec::new();
-        if args.session.is_some() {
-            with.push("--session");
-        }
-        if args.continue_session {
-            with.push("--continue");
-        }
-        if args.resume {
-            with.push("--resume");
-        }
+        let with = session_flags_given(args, false);
         if !with.is_empty() {
             return Some(format!(
                 "--session-id cannot be combined with {}",
