@@ -57,6 +57,6 @@ fn each_library_depends_only_on_the_layers_below() {
     assert_eq!(normal_workspace_deps(&meta, "pi-tui"), Vec::<String>::new());
     assert_eq!(
         normal_workspace_deps(&meta, "pi-coding-agent"),
-        vec!["pi-agent-core", "pi-ai"]
+        vec!["pi-agent-core", "pi-ai", "pi-tui"]
     );
 }
