@@ -2,7 +2,8 @@
 //!
 //! `main` only dispatches: the command line is parsed once ([`pi_coding_agent::cli`]), the
 //! launch builds the session ([`pi_coding_agent::app`]), and a mode drives it
-//! ([`pi_coding_agent::modes`] for print and json, [`pi_coding_agent::rpc`] for rpc).
+//! ([`pi_coding_agent::modes`] for interactive, print and json, [`pi_coding_agent::rpc`] for
+//! rpc).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -123,6 +124,23 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
     if launch.mode() == AppMode::Rpc {
         return match app::build_running(&launch, stderr) {
             Ok(running) => rpc::binary::serve(running).await,
+            Err(e) => {
+                let _ = writeln!(stderr, "{}", e.line());
+                1
+            }
+        };
+    }
+    if launch.mode() == AppMode::Interactive {
+        return match app::build_running(&launch, stderr) {
+            Ok(running) => {
+                let options = modes::interactive::InteractiveOptions {
+                    cwd: launch.cwd.clone(),
+                    agent_dir: launch.agent_dir.clone(),
+                    session_dir: launch.config.session.session_dir.clone(),
+                    fullscreen: launch.config.fullscreen,
+                };
+                modes::interactive::run(running, launch.initial, options).await
+            }
             Err(e) => {
                 let _ = writeln!(stderr, "{}", e.line());
                 1

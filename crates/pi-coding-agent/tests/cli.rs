@@ -5,8 +5,8 @@ use crate::support;
 
 use support::pi_bin::{Output, Sandbox, write};
 
-const INTERACTIVE: &str = "Error: interactive mode is not available in pi-rs yet; run `pi -p \
-                           \"<prompt>\"` (or add --mode json or --mode rpc) instead\n";
+const SESSION_PICKER: &str = "Error: the session picker (--resume) is not available in pi-rs \
+                              yet; use --continue or --session <path|id> instead\n";
 
 fn run(args: &[&str]) -> Output {
     Sandbox::new().run(args)
@@ -230,9 +230,9 @@ fn every_option_with_a_value_is_accepted() {
 }
 
 #[test]
-fn resume_needs_the_interactive_mode() {
-    assert_fails(&run(&["-r"]), INTERACTIVE);
-    assert_fails(&run(&["--resume", "-p", "hi"]), INTERACTIVE);
+fn resume_needs_the_session_picker() {
+    assert_fails(&run(&["-r"]), SESSION_PICKER);
+    assert_fails(&run(&["--resume", "-p", "hi"]), SESSION_PICKER);
 }
 
 #[test]

@@ -119,28 +119,6 @@ fn reached_mode(out: &Output) -> Option<String> {
     (header["type"] == "session" && out.stdout.lines().count() == 1).then(|| "json".into())
 }
 
-fn is_interactive_notice(out: &Output) -> bool {
-    out.code == 1
-        && out
-            .stderr
-            .starts_with("Error: interactive mode is not available in pi-rs yet")
-}
-
-#[test]
-fn both_terminals_without_print_would_start_the_tui() {
-    let out = run(&["hello"], End::Tty, End::Tty, "");
-    assert!(is_interactive_notice(&out), "{out:?}");
-    assert_eq!(out.stderr.lines().count(), 1, "a one-line notice");
-    assert_eq!(out.stdout, "");
-    // `--mode text` is the print output format, not print mode.
-    assert!(is_interactive_notice(&run(
-        &["--mode", "text"],
-        End::Tty,
-        End::Tty,
-        ""
-    )));
-}
-
 #[test]
 fn print_flag_selects_print_mode_on_terminals() {
     let out = run(&["-p", "hello"], End::Tty, End::Tty, "");
@@ -185,6 +163,12 @@ fn metadata_commands_work_on_terminals() {
 #[test]
 fn resume_gives_the_notice_in_every_mode() {
     for (stdin, stdout) in [(End::Tty, End::Tty), (End::Null, End::Pipe)] {
-        assert!(is_interactive_notice(&run(&["-r"], stdin, stdout, "")));
+        let out = run(&["-r"], stdin, stdout, "");
+        assert_eq!(out.code, 1, "{out:?}");
+        assert!(
+            out.stderr
+                .starts_with("Error: the session picker (--resume) is not available"),
+            "{out:?}"
+        );
     }
 }

@@ -48,6 +48,7 @@ mod extensions_session;
 mod fault_injection;
 mod grep_find;
 mod hostile_input;
+mod interactive;
 mod kill_durability;
 mod library_use;
 mod listeners_load;

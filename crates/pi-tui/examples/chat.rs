@@ -193,6 +193,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 );
                 dirty = true;
             }
+            TermEvent::Wake => {}
             TermEvent::Resumed => {
                 term.write(&tui.replay())?;
                 force = true;

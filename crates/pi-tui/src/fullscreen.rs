@@ -11,6 +11,8 @@ use crate::inline::{SYNC_BEGIN, SYNC_END};
 pub const ENTER: &str = "\x1b[?1049h\x1b[H\x1b[2J";
 /// Leaves the alternate screen.
 pub const LEAVE: &str = "\x1b[?1049l";
+/// The mode switch that [`ENTER`] starts with.
+pub const ENTER_MODE: &str = "\x1b[?1049h";
 
 /// How the scroll view moves (pi's `tui.altScreen.*` page keys).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

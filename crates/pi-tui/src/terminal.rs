@@ -62,6 +62,20 @@ pub enum TermEvent {
     Resize(u16, u16),
     /// The process was continued after a stop; the screen must be drawn again.
     Resumed,
+    /// A [`Waker`] was woken: something outside the terminal (a session event, a finished
+    /// task) wants the loop to look at its own queue.
+    Wake,
+}
+
+/// Wakes a loop blocked in [`Terminal::recv`] from another thread; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Waker(Sender<TermEvent>);
+
+impl Waker {
+    /// Delivers [`TermEvent::Wake`]; a terminal already dropped ignores it.
+    pub fn wake(&self) {
+        let _ = self.0.send(TermEvent::Wake);
+    }
 }
 
 /// Sets the window title (pi writes OSC 0, which also sets the icon name). Control
@@ -100,11 +114,15 @@ pub fn setup_sequence(o: &TerminalOptions) -> String {
 }
 
 /// The bytes that undo everything the toolkit may have turned on: synchronized output ended,
-/// the alternate screen left, input modes off, progress cleared, cursor shown, style reset.
-/// Safe to send when some were never on.
-pub fn restore_sequence(o: &TerminalOptions) -> String {
+/// the alternate screen left (when `alt_screen`: leaving it restores the cursor saved on
+/// entry, which on the main screen would move the cursor to wherever that was, the top left
+/// if nothing was saved), input modes off, progress cleared, cursor shown, style reset. Safe
+/// to send when some were never on.
+pub fn restore_sequence(o: &TerminalOptions, alt_screen: bool) -> String {
     let mut s = String::from(SYNC_END);
-    s.push_str("\x1b[?1049l");
+    if alt_screen {
+        s.push_str(crate::fullscreen::LEAVE);
+    }
     if o.focus_events {
         s.push_str("\x1b[?1004l");
     }
@@ -126,6 +144,20 @@ static HOOK: Once = Once::new();
 static SIGNALS: Once = Once::new();
 static EVENTS: Mutex<Option<Sender<TermEvent>>> = Mutex::new(None);
 static STOPPED: AtomicBool = AtomicBool::new(false);
+/// Whether the last screen switch written entered the alternate screen.
+static ALT_SCREEN: AtomicBool = AtomicBool::new(false);
+
+/// Notes the screen switches in bytes about to be written (the last one counts).
+fn track_alt_screen(s: &str) {
+    let enter = s.rfind(crate::fullscreen::ENTER_MODE);
+    let leave = s.rfind(crate::fullscreen::LEAVE);
+    match (enter, leave) {
+        (Some(e), Some(l)) => ALT_SCREEN.store(e > l, Ordering::SeqCst),
+        (Some(_), None) => ALT_SCREEN.store(true, Ordering::SeqCst),
+        (None, Some(_)) => ALT_SCREEN.store(false, Ordering::SeqCst),
+        (None, None) => {}
+    }
+}
 
 /// Restores the terminal if the toolkit has it; idempotent. Called by drop, the panic hook
 /// and the signal handler.
@@ -133,7 +165,8 @@ pub fn restore_now() {
     let opts = ACTIVE.lock().ok().and_then(|mut g| g.take());
     if let Some(o) = opts {
         let mut out = io::stdout();
-        let _ = out.write_all(restore_sequence(&o).as_bytes());
+        let alt = ALT_SCREEN.swap(false, Ordering::SeqCst);
+        let _ = out.write_all(restore_sequence(&o, alt).as_bytes());
         let _ = out.flush();
         if o.kitty_flags.is_some() {
             // Key releases already on their way would land in the shell: let them arrive,
@@ -211,6 +244,7 @@ pub fn size() -> (u16, u16) {
 pub struct Terminal {
     opts: TerminalOptions,
     events: Receiver<TermEvent>,
+    waker: Waker,
     cursor_row: Option<u16>,
 }
 
@@ -309,7 +343,9 @@ impl Terminal {
         if !early.is_empty() {
             let _ = tx.send(TermEvent::Input(early));
         }
+        let reader_tx = tx.clone();
         std::thread::spawn(move || {
+            let tx = reader_tx;
             let mut buf = [0u8; 4096];
             loop {
                 // SAFETY: reads into a buffer we own, of its length.
@@ -331,6 +367,7 @@ impl Terminal {
         });
         Ok(Self {
             opts,
+            waker: Waker(tx),
             events: rx,
             cursor_row,
         })
@@ -349,9 +386,15 @@ impl Terminal {
         if s.is_empty() {
             return Ok(());
         }
+        track_alt_screen(s);
         let mut out = io::stdout().lock();
         out.write_all(s.as_bytes())?;
         out.flush()
+    }
+
+    /// A handle that wakes [`recv`](Self::recv) from another thread.
+    pub fn waker(&self) -> Waker {
+        self.waker.clone()
     }
 
     /// Waits up to `timeout` for the next event.
@@ -419,9 +462,14 @@ mod tests {
         m.feed(setup_sequence(&o).as_bytes());
         m.feed(b"\x1b[?1049h");
         assert!(m.bracketed_paste() && m.cursor_hidden() && m.alternate_screen());
-        m.feed(restore_sequence(&o).as_bytes());
+        m.feed(restore_sequence(&o, true).as_bytes());
         assert!(!m.bracketed_paste() && !m.cursor_hidden() && !m.alternate_screen());
-        let r = restore_sequence(&o);
+        // Never on the alternate screen: the cursor stays where the session left it.
+        let mut main = crate::testkit::ScreenModel::new(5, 20, crate::testkit::Answers::default());
+        main.feed(b"a\r\nb\r\nc");
+        main.feed(restore_sequence(&o, false).as_bytes());
+        assert_eq!(main.cursor(), (2, 1));
+        let r = restore_sequence(&o, true);
         assert!(r.contains("\x1b[<u") && r.contains("\x1b[>4;0m") && r.contains("\x1b[?1004l"));
         assert!(r.starts_with("\x1b[?2026l"));
     }

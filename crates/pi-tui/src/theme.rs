@@ -646,6 +646,57 @@ impl Theme {
         self.bg_paint(token).apply(text)
     }
 
+    /// The theme as the [`Style`](crate::style::Style) the markdown, diff and status
+    /// components draw with: each field takes its pi token (`mdHeading` → `md_heading`,
+    /// `toolDiffAdded` → `diff_added`, `syntaxKeyword` → `syntax_keyword`, …), headings bold,
+    /// links underlined and quotes italic as pi's markdown theme draws them; `box_bg` is
+    /// `userMessageBg`. With [`ColorMode::None`] only the attributes remain.
+    pub fn markdown_style(&self, hyperlinks: bool) -> crate::style::Style {
+        let fg = |token: &str| self.fg_ansi(token).to_owned();
+        let with = |attr: &str, token: &str| format!("{attr}{}", self.fg_ansi(token));
+        crate::style::Style {
+            md_heading: with("\x1b[1m", "mdHeading"),
+            md_link: with("\x1b[4m", "mdLink"),
+            md_link_url: fg("mdLinkUrl"),
+            md_code: fg("mdCode"),
+            md_code_block: fg("mdCodeBlock"),
+            md_code_block_border: fg("mdCodeBlockBorder"),
+            md_quote: with("\x1b[3m", "mdQuote"),
+            md_quote_border: fg("mdQuoteBorder"),
+            md_hr: fg("mdHr"),
+            md_list_bullet: fg("mdListBullet"),
+            md_table_border: fg("borderMuted"),
+            bold: "\x1b[1m".into(),
+            italic: "\x1b[3m".into(),
+            strikethrough: "\x1b[9m".into(),
+            underline: "\x1b[4m".into(),
+            muted: with(
+                if self.mode == ColorMode::None {
+                    "\x1b[2m"
+                } else {
+                    ""
+                },
+                "muted",
+            ),
+            dim: with("\x1b[2m", "dim"),
+            accent: fg("accent"),
+            error: fg("error"),
+            success: fg("success"),
+            warning: fg("warning"),
+            diff_added: fg("toolDiffAdded"),
+            diff_removed: fg("toolDiffRemoved"),
+            diff_context: fg("toolDiffContext"),
+            syntax_keyword: fg("syntaxKeyword"),
+            syntax_string: fg("syntaxString"),
+            syntax_comment: fg("syntaxComment"),
+            syntax_number: fg("syntaxNumber"),
+            syntax_type: fg("syntaxType"),
+            spinner: fg("accent"),
+            box_bg: self.bg_ansi("userMessageBg").to_owned(),
+            hyperlinks,
+        }
+    }
+
     /// The editor rule colour for a thinking level (`off`, `minimal`, `low`, `medium`,
     /// `high`, `xhigh`, `max`; anything else is `off`), as pi's `getThinkingBorderColor`.
     pub fn thinking_border(&self, level: &str) -> Paint {

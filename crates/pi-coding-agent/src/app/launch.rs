@@ -9,8 +9,7 @@
 //! 3. the `@file` arguments are read and joined with stdin and the first message into the
 //!    initial prompt ([`super::input`]);
 //! 4. the start-up errors ([`LaunchConfig::startup_errors`]) end the run, with the `pi -ne`
-//!    hint when `-e` was given;
-//! 5. a run still interactive ends with [`INTERACTIVE_NOT_AVAILABLE`].
+//!    hint when `-e` was given.
 //!
 //! Every error goes to stderr as `Error: …` with exit status 1.
 
@@ -21,14 +20,14 @@ use super::input::{InitialMessage, build_initial_message, process_file_args, rea
 use super::session_select::confirm_cross_project_session;
 use crate::cli::LaunchConfig;
 use crate::cli::launch::EXTENSION_LOAD_FAILURE_HINT;
-use crate::cli::mode::{AppMode, INTERACTIVE_NOT_AVAILABLE};
+use crate::cli::mode::AppMode;
 use crate::config::settings::SettingsManager;
 
-/// A run ready to build its session: print, json or rpc mode.
+/// A run ready to build its session: interactive, print, json or rpc mode.
 #[derive(Clone, Debug)]
 pub struct Launch {
     /// The command line (after the cross-project question, which may turn `--session` into
-    /// `--fork`); its mode is [`AppMode::Print`], [`AppMode::Json`] or [`AppMode::Rpc`].
+    /// `--fork`).
     pub config: LaunchConfig,
     /// The process's working directory.
     pub cwd: PathBuf,
@@ -72,7 +71,7 @@ fn fail(err: &mut dyn Write, message: &str) -> Prepared {
     Prepared::Exit(1)
 }
 
-/// Steps 1–5 of the module docs.
+/// Steps 1–4 of the module docs.
 pub fn prepare(
     mut config: LaunchConfig,
     cwd: PathBuf,
@@ -125,10 +124,6 @@ pub fn prepare(
         if config.extensions_requested {
             let _ = writeln!(stderr, "{EXTENSION_LOAD_FAILURE_HINT}");
         }
-        return Prepared::Exit(1);
-    }
-    if config.mode == AppMode::Interactive {
-        let _ = writeln!(stderr, "{INTERACTIVE_NOT_AVAILABLE}");
         return Prepared::Exit(1);
     }
     Prepared::Run(Box::new(Launch {

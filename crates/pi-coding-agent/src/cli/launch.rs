@@ -9,7 +9,7 @@
 //! 3. `--version`; 4. `--export`;
 //! 5. the mode ([`resolve_app_mode`]); `@file` with rpc → error;
 //! 6. `--fork` / `--session-id` conflicts and the session id syntax;
-//! 7. `--resume` (pi's TUI picker) → [`INTERACTIVE_NOT_AVAILABLE`]; an empty `--name`;
+//! 7. `--resume` (pi's TUI picker) → [`SESSION_PICKER_NOT_AVAILABLE`]; an empty `--name`;
 //! 8. `--help`, `--list-models`;
 //! 9. otherwise a run ([`Command::Launch`]).
 //!
@@ -26,7 +26,7 @@ use std::path::Path;
 use super::args::{
     Args, Diagnostic, ListModels, Severity, parse_args, trim_js, unknown_options_message,
 };
-use super::mode::{AppMode, INTERACTIVE_NOT_AVAILABLE, resolve_app_mode};
+use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
 use crate::config::paths::resolve_path;
 use crate::platform::path::lexical_normalize;
 use crate::storage::paths::is_valid_session_id;
@@ -79,9 +79,9 @@ pub enum CliError {
     /// `Error: <message>` (a reference subcommand, a conflict, an invalid value).
     #[error("Error: {0}")]
     Invalid(String),
-    /// pi would start its TUI (`--resume`).
-    #[error("{INTERACTIVE_NOT_AVAILABLE}")]
-    InteractiveNotAvailable,
+    /// `--resume`: pi's session picker.
+    #[error("{SESSION_PICKER_NOT_AVAILABLE}")]
+    SessionPickerNotAvailable,
 }
 
 impl CliError {
@@ -217,6 +217,9 @@ pub struct LaunchConfig {
     pub startup_errors: Vec<String>,
     /// `-e` was given: the start-up errors end with [`EXTENSION_LOAD_FAILURE_HINT`].
     pub extensions_requested: bool,
+    /// `--tui-mode fullscreen`: the interactive mode on the alternate screen (else the
+    /// main screen, pi's `regular`).
+    pub fullscreen: bool,
 }
 
 fn invalid(message: impl Into<String>) -> CliError {
@@ -330,7 +333,7 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
         return Err(invalid(message));
     }
     if args.resume {
-        return Err(CliError::InteractiveNotAvailable);
+        return Err(CliError::SessionPickerNotAvailable);
     }
     let name = match args.name.as_deref().map(trim_js) {
         Some("") => return Err(invalid("--name requires a non-empty value")),
@@ -388,6 +391,7 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
         file_args: args.file_args,
         startup_errors,
         extensions_requested: !args.extensions.is_empty(),
+        fullscreen: args.tui_mode.as_deref() == Some("fullscreen"),
     })))
 }
 
@@ -430,7 +434,7 @@ mod tests {
         );
         assert_eq!(
             parse_in(&["--help", "-r"], true).command,
-            Err(CliError::InteractiveNotAvailable)
+            Err(CliError::SessionPickerNotAvailable)
         );
         assert_eq!(
             parse_in(&["-p", "--help"], true).command,

@@ -2,14 +2,14 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `main.js` (`resolveAppMode`): `--mode rpc` →
 //! rpc; `--mode json` → json (terminal or not); `-p`, or stdin or stdout not a terminal →
-//! print; otherwise the interactive TUI, which pi-rs does not have.
+//! print; otherwise the interactive TUI.
 
 use super::args::{Args, OutputMode};
 
 /// The mode a run ends up in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppMode {
-    /// The TUI (not available in pi-rs: [`INTERACTIVE_NOT_AVAILABLE`]).
+    /// The TUI ([`crate::modes::interactive`]).
     Interactive,
     /// Print mode with text output.
     Print,
@@ -41,10 +41,10 @@ pub fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) ->
     }
 }
 
-/// Printed (stderr, exit 1) where pi would start its TUI: both ends are terminals without
-/// `-p`/`--mode json|rpc`, or `-r/--resume` (the TUI session picker) was given.
-pub const INTERACTIVE_NOT_AVAILABLE: &str = "Error: interactive mode is not available in pi-rs \
-     yet; run `pi -p \"<prompt>\"` (or add --mode json or --mode rpc) instead";
+/// Printed (stderr, exit 1) for `-r/--resume`: pi opens its session picker, which pi-rs
+/// does not have yet.
+pub const SESSION_PICKER_NOT_AVAILABLE: &str = "Error: the session picker (--resume) is not \
+     available in pi-rs yet; use --continue or --session <path|id> instead";
 
 #[cfg(test)]
 mod tests {

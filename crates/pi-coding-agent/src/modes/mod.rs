@@ -16,6 +16,7 @@
 //! exit 1. Text mode then writes [`print::text_outcome`]. A terminating signal stops
 //! everything ([`signals`]).
 
+pub mod interactive;
 pub mod json;
 pub mod output;
 pub mod print;

@@ -344,3 +344,23 @@ fn dark_light_detection_in_pis_order() {
     assert_eq!(parse_auto_theme_setting("/dark"), None);
     assert_eq!(parse_auto_theme_setting("dark"), None);
 }
+
+#[test]
+fn markdown_style_takes_the_theme_tokens() {
+    let theme = Theme::builtin(ColorScheme::Dark, ColorMode::Ansi256);
+    let s = theme.markdown_style(true);
+    assert_eq!(s.md_code, theme.fg_ansi("mdCode"));
+    assert_eq!(
+        s.md_heading,
+        format!("\x1b[1m{}", theme.fg_ansi("mdHeading"))
+    );
+    assert_eq!(s.diff_added, theme.fg_ansi("toolDiffAdded"));
+    assert_eq!(s.box_bg, theme.bg_ansi("userMessageBg"));
+    assert!(!s.md_code.is_empty() && s.md_code.starts_with("\x1b[38;5;"));
+    assert!(s.hyperlinks);
+    // Without colour only the attributes are left.
+    let plain = Theme::builtin(ColorScheme::Dark, ColorMode::None).markdown_style(false);
+    assert_eq!(plain.md_heading, "\x1b[1m");
+    assert_eq!(plain.md_code, "");
+    assert_eq!(plain.muted, "\x1b[2m");
+}

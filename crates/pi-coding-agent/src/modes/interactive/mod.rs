@@ -1,0 +1,1056 @@
+//! The interactive mode: `pi` in a terminal.
+//!
+//! Mirrors the behaviour of pi-coding-agent 0.85.0 `modes/interactive/interactive-mode.js`
+//! on the session events, with pi's keys (`keybindings.json` applies) and the flicker-free
+//! renderer of `pi-tui`: finished transcript blocks go to the terminal's scrollback once;
+//! only the live tail (the streaming message, running tools, the queue, the status line),
+//! the editor and the footer are repainted.
+//!
+//! | module | job |
+//! |---|---|
+//! | [`transcript`] | session messages → history blocks and the live tail |
+//! | [`tool_view`] | a tool call's box and its per-tool preview |
+//! | [`footer`] | the footer lines |
+//!
+//! Threads: the UI runs on a blocking thread of the tokio runtime and owns the terminal;
+//! the session runs on the runtime. A session listener forwards each event through a
+//! channel and wakes the UI ([`pi_tui::terminal::Waker`]); the UI starts prompts, aborts
+//! and model changes as tasks on the runtime and hears of their end the same way.
+
+pub mod footer;
+pub mod tool_view;
+pub mod transcript;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
+
+use pi_agent_core::{AgentEvent, AgentMessage};
+use pi_ai::{AssistantContent, AssistantMessageEvent, Message};
+use pi_tui::capabilities::Capabilities;
+use pi_tui::components::StatusLine;
+use pi_tui::components::editor::{Editor, EditorEvent, EditorStyle};
+use pi_tui::keybindings::{Keybindings, Platform, UserBindings};
+use pi_tui::keys::{Decoded, Decoder, escape_timeout_from_env};
+use pi_tui::terminal::{self, TermEvent, Terminal, TerminalOptions, Waker};
+use pi_tui::terminal_colors::ColorScheme;
+use pi_tui::theme::{ColorMode, Theme};
+use pi_tui::tui::{Mode, Tui, TuiOptions};
+use pi_tui::{Component, InputEvent, KeyEvent};
+use tokio::runtime::Handle;
+
+use crate::app::{InitialMessage, Running};
+use crate::session::hooks::StreamingBehavior;
+use crate::session::queues::content_text;
+use crate::session::{
+    AgentSession, AgentSessionEvent, ExecuteBashOptions, PromptOptions, ShutdownReason,
+};
+use transcript::{Display, Transcript};
+
+/// What the interactive mode needs besides the session.
+#[derive(Clone, Debug)]
+pub struct InteractiveOptions {
+    /// The working directory (the footer's first line).
+    pub cwd: PathBuf,
+    /// The agent directory (`keybindings.json`).
+    pub agent_dir: PathBuf,
+    /// `--session-dir`, when given (the resume hint repeats it).
+    pub session_dir: Option<String>,
+    /// `--tui-mode fullscreen`.
+    pub fullscreen: bool,
+}
+
+/// Something for the UI thread besides terminal input.
+enum UiMsg {
+    /// A session event, in emission order.
+    Session(Box<AgentSessionEvent>),
+    /// A prompt task ended (its error text, if it failed).
+    PromptDone(Option<String>),
+    /// A `!` command ended.
+    BashDone(Result<crate::tools::bash::user::BashResult, String>),
+    /// A model cycle ended (`Ok(false)`: only one model to cycle through).
+    Cycled(Result<bool, String>),
+}
+
+/// Runs the interactive mode on `running` until the user quits; returns the exit status.
+/// Must run inside a tokio runtime (the UI takes a blocking thread of it).
+pub async fn run(running: Running, initial: InitialMessage, options: InteractiveOptions) -> i32 {
+    let handle = Handle::current();
+    match tokio::task::spawn_blocking(move || ui_main(running, initial, options, handle)).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            1
+        }
+    }
+}
+
+fn ui_main(
+    running: Running,
+    initial: InitialMessage,
+    options: InteractiveOptions,
+    handle: Handle,
+) -> i32 {
+    let term = match Terminal::enter(TerminalOptions::default()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+    };
+    let mut app = App::new(running, term, options, handle);
+    app.start(initial);
+    let code = app.run_loop();
+    app.finish();
+    code
+}
+
+/// The resume hint pi prints on exit: `pi [--session-dir D] --session <id>`, when the session
+/// has a file on disk.
+pub fn resume_command(session: &AgentSession, session_dir: Option<&str>) -> Option<String> {
+    let file = session.session_file()?;
+    if !file.exists() {
+        return None;
+    }
+    let mut args = vec!["pi".to_owned()];
+    if let Some(dir) = session_dir {
+        args.push("--session-dir".into());
+        args.push(quote_if_needed(dir));
+    }
+    args.push("--session".into());
+    args.push(session.session_id());
+    Some(args.join(" "))
+}
+
+fn quote_if_needed(s: &str) -> String {
+    if s.chars()
+        .any(|c| c.is_whitespace() || "\"'$`\\".contains(c))
+    {
+        format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The git branch of `cwd` (from `.git/HEAD` of it or an ancestor), or a short commit id
+/// when detached.
+fn git_branch(cwd: &Path) -> Option<String> {
+    for dir in cwd.ancestors() {
+        let git = dir.join(".git");
+        let head_path = if git.is_file() {
+            // A worktree or submodule: `gitdir: <path>`.
+            let text = std::fs::read_to_string(&git).ok()?;
+            let gitdir = text.strip_prefix("gitdir:")?.trim();
+            dir.join(gitdir).join("HEAD")
+        } else if git.is_dir() {
+            git.join("HEAD")
+        } else {
+            continue;
+        };
+        let head = std::fs::read_to_string(head_path).ok()?;
+        let head = head.trim();
+        return Some(match head.strip_prefix("ref: refs/heads/") {
+            Some(branch) => branch.to_owned(),
+            None => "detached".to_owned(),
+        });
+    }
+    None
+}
+
+struct App {
+    session: AgentSession,
+    running: Running,
+    handle: Handle,
+    options: InteractiveOptions,
+    term: Terminal,
+    waker: Waker,
+    tx: Sender<UiMsg>,
+    rx: Receiver<UiMsg>,
+    tui: Tui,
+    decoder: Decoder,
+    keys: Arc<Keybindings>,
+    theme: Arc<Theme>,
+    display: Arc<Display>,
+    transcript: Transcript,
+    status: StatusLine,
+    editor: Editor,
+    footer: footer::FooterData,
+    branch: Option<String>,
+    steering: Vec<String>,
+    follow_up: Vec<String>,
+    /// A `!` command's box while it runs.
+    bash: Option<tool_view::ToolView>,
+    /// Prompt tasks running.
+    prompts: usize,
+    /// A `!` command's output so far.
+    bash_output: String,
+    last_clear: Option<Instant>,
+    quit: bool,
+    /// A write to the terminal failed: it is gone.
+    lost_terminal: bool,
+    dirty: bool,
+    force: bool,
+}
+
+/// The live region above the editor: transcript tail, `!` command, queue, status.
+struct LiveView<'a> {
+    transcript: &'a mut Transcript,
+    bash: &'a mut Option<tool_view::ToolView>,
+    steering: &'a [String],
+    follow_up: &'a [String],
+    status: &'a mut StatusLine,
+    theme: &'a Theme,
+}
+
+impl Component for LiveView<'_> {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        let mut out = self.transcript.render_live(width);
+        if let Some(b) = self.bash.as_mut() {
+            out.extend(b.render(width));
+        }
+        let w = usize::from(width);
+        if !self.steering.is_empty() || !self.follow_up.is_empty() {
+            out.push(String::new());
+            for (label, items) in [("Steering", self.steering), ("Follow-up", self.follow_up)] {
+                for text in items {
+                    let line = format!("{label}: {}", text.replace('\n', " "));
+                    let line = pi_tui::ansi::escape_control(&line);
+                    out.push(pi_tui::ansi::truncate(&self.theme.fg("dim", &line), w, "…"));
+                }
+            }
+            out.push(pi_tui::ansi::truncate(
+                &self.theme.fg("dim", "↳ Alt+Up to edit all queued messages"),
+                w,
+                "…",
+            ));
+        }
+        let status = self.status.render(width);
+        out.push(String::new());
+        out.extend(status);
+        out
+    }
+}
+
+/// The docked bottom: the editor and the footer.
+struct DockView<'a> {
+    editor: &'a mut Editor,
+    footer: &'a footer::FooterData,
+    theme: &'a Theme,
+}
+
+impl Component for DockView<'_> {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        let mut out = self.editor.render(width);
+        out.extend(footer::render(self.footer, usize::from(width), self.theme));
+        out
+    }
+}
+
+impl App {
+    fn new(running: Running, term: Terminal, options: InteractiveOptions, handle: Handle) -> Self {
+        let session = running.session.clone();
+        let caps = Capabilities::detect();
+        let mode = ColorMode::from_env();
+        let (hide_thinking, theme_name) = {
+            let s = crate::sync::lock(session.settings());
+            let name = s
+                .get("theme")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
+            (s.hide_thinking_block(), name)
+        };
+        let scheme = match theme_name.as_deref() {
+            Some("light") => ColorScheme::Light,
+            _ => ColorScheme::Dark,
+        };
+        let theme = Arc::new(Theme::builtin(scheme, mode));
+        let style = Arc::new(theme.markdown_style(caps.hyperlinks));
+        let display = Arc::new(Display::default());
+        display
+            .hide_thinking
+            .store(hide_thinking, Ordering::Relaxed);
+        let (user, diagnostics) = UserBindings::load(&options.agent_dir.join("keybindings.json"));
+        let keys = Arc::new(Keybindings::with_user(Platform::current(), &user));
+        let mut editor = Editor::new(keys.clone(), EditorStyle::from_theme(&theme));
+        editor.set_focused(true);
+        let (cols, rows) = terminal::size();
+        editor.set_terminal_rows(rows);
+        let mut tui = Tui::new(
+            cols,
+            rows,
+            TuiOptions {
+                hardware_cursor: caps.hardware_cursor,
+                ..TuiOptions::default()
+            },
+        );
+        if let Some(row) = term.cursor_row() {
+            tui.set_cursor_row(row);
+        }
+        let (tx, rx) = channel();
+        let waker = term.waker();
+        let mut transcript = Transcript::new(theme.clone(), style, display.clone());
+        for d in diagnostics {
+            transcript.notice(format!("Warning: keybindings.json: {d}"), "warning");
+        }
+        let branch = git_branch(&options.cwd);
+        let status = StatusLine::new(theme.fg_ansi("borderMuted"), theme.fg_ansi("accent"));
+        Self {
+            session,
+            running,
+            handle,
+            options,
+            term,
+            waker,
+            tx,
+            rx,
+            tui,
+            decoder: Decoder::new().with_escape_timeout(escape_timeout_from_env()),
+            keys,
+            theme,
+            display,
+            transcript,
+            status,
+            editor,
+            footer: footer::FooterData::default(),
+            branch,
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+            bash: None,
+            prompts: 0,
+            bash_output: String::new(),
+            last_clear: None,
+            quit: false,
+            lost_terminal: false,
+            dirty: true,
+            force: true,
+        }
+    }
+
+    fn key_hint(&self, action: &str) -> String {
+        self.keys
+            .keys(action)
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    }
+
+    /// The header, the resumed transcript, the listener and the first prompt.
+    fn start(&mut self, initial: InitialMessage) {
+        if self.options.fullscreen {
+            let bytes = self.tui.set_mode(Mode::Fullscreen);
+            let _ = self.term.write(&bytes);
+        }
+        let t = self.theme.clone();
+        let hint =
+            |key: String, what: &str| format!("{}{}", t.fg("dim", &key), t.fg("muted", what));
+        let header = format!(
+            " {}{}\n {}{}{}{}{}",
+            t.fg("accent", "\x1b[1mpi\x1b[22m"),
+            t.fg("dim", &format!(" v{}", crate::VERSION)),
+            hint(self.key_hint("app.interrupt"), " interrupt · "),
+            hint(
+                format!(
+                    "{}/{}",
+                    self.key_hint("app.clear"),
+                    self.key_hint("app.exit")
+                ),
+                " clear/exit · "
+            ),
+            hint("!".into(), " bash · "),
+            hint(self.key_hint("app.tools.expand"), " expand tools · "),
+            hint(self.key_hint("app.thinking.cycle"), " thinking"),
+        );
+        self.tui
+            .commit(Box::new(pi_tui::components::Text::new(header)));
+        let messages = self.session.messages();
+        for m in &messages {
+            if let AgentMessage::Llm(Message::User(u)) = m {
+                self.editor.add_to_history(&content_text(&u.content));
+            }
+            self.transcript.replay_message(m);
+        }
+        self.transcript.settle();
+        let compactions = messages
+            .iter()
+            .filter(|m| m.role() == "compactionSummary")
+            .count();
+        if compactions > 0 {
+            let times = if compactions == 1 { "time" } else { "times" };
+            self.transcript
+                .notice(format!("Session compacted {compactions} {times}"), "muted");
+        }
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        // The subscription lives as long as the session: the mode ends with the process.
+        std::mem::forget(self.session.subscribe(move |e| {
+            let _ = tx.send(UiMsg::Session(Box::new(e.clone())));
+            waker.wake();
+            Ok(())
+        }));
+        self.refresh_footer();
+        if let Some(name) = self.session.session_name() {
+            let _ = self.term.set_title(&format!("pi - {name}"));
+        }
+        if let Some(text) = initial.text.filter(|t| !t.is_empty()) {
+            self.editor.add_to_history(&text);
+            self.spawn_prompt(text, initial.images, None);
+        }
+        for m in initial.rest {
+            self.spawn_prompt(m, Vec::new(), Some(StreamingBehavior::FollowUp));
+        }
+    }
+
+    fn refresh_footer(&mut self) {
+        let s = &self.session;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let stats = s.session_stats().ok();
+        let model = s.model();
+        let mut d = footer::FooterData {
+            cwd: footer::format_cwd(&self.options.cwd, home.as_deref()),
+            branch: self.branch.clone(),
+            session_name: s.session_name(),
+            auto_compact: s.auto_compaction_enabled(),
+            model: model.as_ref().map(|m| m.id.clone()),
+            provider: model.as_ref().map(|m| m.provider.clone()),
+            reasoning: model.as_ref().is_some_and(|m| m.reasoning),
+            thinking: s.thinking_level().as_str().to_owned(),
+            ..footer::FooterData::default()
+        };
+        if let Some(st) = stats {
+            d.input = st.tokens.input;
+            d.output = st.tokens.output;
+            d.cache_read = st.tokens.cache_read;
+            d.cache_write = st.tokens.cache_write;
+            d.cost = st.cost;
+        }
+        match s.context_usage() {
+            Some(u) => {
+                d.context_window = u.context_window;
+                d.context_percent = u.percent;
+            }
+            None => {
+                d.context_window = model.as_ref().map_or(0, |m| m.context_window);
+                d.context_percent = Some(0.0);
+            }
+        }
+        if let Some(AgentMessage::Llm(Message::Assistant(a))) =
+            s.messages().iter().rev().find(|m| m.role() == "assistant")
+        {
+            let prompt = a.usage.input + a.usage.cache_read + a.usage.cache_write;
+            if prompt > 0.0 {
+                d.cache_hit_rate = Some(a.usage.cache_read / prompt * 100.0);
+            }
+        }
+        let models = (self.running.available_models)();
+        let mut providers: Vec<&str> = models.iter().map(|m| m.provider.as_str()).collect();
+        providers.sort_unstable();
+        providers.dedup();
+        d.provider_count = providers.len();
+        let level = s.thinking_level();
+        let border = if d.reasoning {
+            self.theme.thinking_border(level.as_str())
+        } else {
+            self.theme.thinking_border("off")
+        };
+        if !self.editor.text().starts_with('!') {
+            self.editor.set_border(border);
+        }
+        self.footer = d;
+        self.dirty = true;
+    }
+
+    fn busy(&self) -> bool {
+        self.prompts > 0 || self.session.is_streaming() || self.session.is_compacting()
+    }
+
+    fn spawn_prompt(
+        &mut self,
+        text: String,
+        images: Vec<pi_ai::ImageContent>,
+        behavior: Option<StreamingBehavior>,
+    ) {
+        let session = self.session.clone();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.prompts += 1;
+        self.handle.spawn(async move {
+            let options = PromptOptions {
+                images,
+                streaming_behavior: behavior,
+                ..PromptOptions::default()
+            };
+            let r = session.prompt(text, options).await;
+            let _ = tx.send(UiMsg::PromptDone(r.err().map(|e| e.to_string())));
+            waker.wake();
+        });
+    }
+
+    fn submit(&mut self, text: String) {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        self.editor.add_to_history(&text);
+        if let Some(cmd) = text.strip_prefix('!') {
+            let (exclude, cmd) = match cmd.strip_prefix('!') {
+                Some(rest) => (true, rest.trim()),
+                None => (false, cmd.trim()),
+            };
+            if !cmd.is_empty() {
+                self.run_bash(cmd.to_owned(), exclude);
+            }
+            return;
+        }
+        if self.busy() {
+            self.spawn_prompt(text, Vec::new(), Some(StreamingBehavior::Steer));
+        } else {
+            self.spawn_prompt(text, Vec::new(), None);
+        }
+    }
+
+    fn follow_up(&mut self) {
+        let text = self.editor.text().trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        self.editor.set_text("");
+        if self.busy() {
+            self.editor.add_to_history(&text);
+            self.spawn_prompt(text, Vec::new(), Some(StreamingBehavior::FollowUp));
+        } else {
+            self.submit(text);
+        }
+    }
+
+    fn run_bash(&mut self, command: String, exclude: bool) {
+        if self.bash.is_some() {
+            self.transcript.notice(
+                "A bash command is already running. Press Esc to cancel it first.",
+                "warning",
+            );
+            return;
+        }
+        let mut view = tool_view::ToolView::new(
+            String::new(),
+            "bash".into(),
+            serde_json::Map::from_iter([("command".to_owned(), command.clone().into())]),
+            self.theme.clone(),
+            self.display.clone(),
+        );
+        view.start(&serde_json::Value::Null, Instant::now());
+        self.bash = Some(view);
+        self.bash_output.clear();
+        let session = self.session.clone();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn(async move {
+            let options = ExecuteBashOptions {
+                exclude_from_context: exclude.then_some(true),
+                id: None,
+            };
+            let r = session.execute_bash(&command, options, |_| {}).await;
+            let _ = tx.send(UiMsg::BashDone(r.map_err(|e| e.to_string())));
+            waker.wake();
+        });
+    }
+
+    fn abort(&mut self) {
+        if self.bash.is_some() {
+            self.session.abort_bash();
+            return;
+        }
+        if self.busy() {
+            if let Ok((steering, follow_up)) = self.session.clear_queue() {
+                self.restore_queued(steering, follow_up);
+            }
+            let session = self.session.clone();
+            self.handle.spawn(async move { session.abort().await });
+            return;
+        }
+        if self.editor.text().starts_with('!') {
+            self.editor.set_text("");
+        }
+    }
+
+    fn restore_queued(&mut self, steering: Vec<String>, follow_up: Vec<String>) {
+        let mut all: Vec<String> = steering.into_iter().chain(follow_up).collect();
+        if all.is_empty() {
+            return;
+        }
+        let current = self.editor.text();
+        if !current.trim().is_empty() {
+            all.push(current);
+        }
+        self.editor.set_text(&all.join("\n\n"));
+    }
+
+    fn on_key(&mut self, k: &KeyEvent) {
+        let kb = self.keys.clone();
+        let is = |action: &str| kb.matches(k, action);
+        if self.editor.is_showing_autocomplete() {
+            self.editor.handle_input(&InputEvent::Key(*k));
+            return;
+        }
+        if is("app.interrupt") {
+            self.abort();
+        } else if is("app.clear") {
+            let now = Instant::now();
+            let again = self
+                .last_clear
+                .is_some_and(|t| now.duration_since(t) < Duration::from_millis(500));
+            if again {
+                self.quit = true;
+            } else {
+                self.editor.set_text("");
+                self.last_clear = Some(now);
+            }
+        } else if is("app.exit") && self.editor.is_empty() {
+            self.quit = true;
+        } else if is("app.suspend") {
+            let _ = self.term.suspend();
+            let bytes = self.tui.replay();
+            let _ = self.term.write(&bytes);
+        } else if is("app.thinking.cycle") {
+            match self.session.cycle_thinking_level() {
+                Ok(Some(_)) => self.refresh_footer(),
+                Ok(None) => self
+                    .transcript
+                    .notice("Current model does not support thinking", "muted"),
+                Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            }
+        } else if is("app.model.cycleForward") || is("app.model.cycleBackward") {
+            let forward = is("app.model.cycleForward");
+            let session = self.session.clone();
+            let models = (self.running.available_models)();
+            let (tx, waker) = (self.tx.clone(), self.waker.clone());
+            self.handle.spawn(async move {
+                let r = session.cycle_model(forward, &models, false).await;
+                let _ = tx.send(UiMsg::Cycled(
+                    r.map(|c| c.is_some()).map_err(|e| e.to_string()),
+                ));
+                waker.wake();
+            });
+        } else if is("app.thinking.toggle") {
+            let hidden = !self.display.hide_thinking.load(Ordering::Relaxed);
+            self.display.hide_thinking.store(hidden, Ordering::Relaxed);
+            let bytes = self.tui.replay();
+            let _ = self.term.write(&bytes);
+        } else if is("app.tools.expand") {
+            let expanded = !self.display.expand_tools.load(Ordering::Relaxed);
+            self.display.expand_tools.store(expanded, Ordering::Relaxed);
+            let bytes = self.tui.replay();
+            let _ = self.term.write(&bytes);
+        } else if is("app.message.followUp") {
+            self.follow_up();
+        } else if is("app.message.dequeue") {
+            if let Ok((steering, follow_up)) = self.session.clear_queue() {
+                self.restore_queued(steering, follow_up);
+            }
+        } else {
+            self.editor.handle_input(&InputEvent::Key(*k));
+        }
+        self.after_editor();
+    }
+
+    fn after_editor(&mut self) {
+        for e in self.editor.take_events() {
+            match e {
+                EditorEvent::Submit(text) => self.submit(text),
+            }
+        }
+        let bash_mode = self.editor.text().starts_with('!');
+        if bash_mode {
+            self.editor.set_border(self.theme.fg_paint("bashMode"));
+        } else {
+            let border = if self.footer.reasoning {
+                self.theme.thinking_border(&self.footer.thinking)
+            } else {
+                self.theme.thinking_border("off")
+            };
+            self.editor.set_border(border);
+        }
+    }
+
+    fn on_input(&mut self, event: InputEvent) {
+        self.force = true;
+        match &event {
+            InputEvent::Key(k) => self.on_key(k),
+            InputEvent::Paste(_) => {
+                self.editor.handle_input(&event);
+                self.after_editor();
+            }
+            InputEvent::Resize { cols, rows } => self.on_resize(*cols, *rows),
+            InputEvent::FocusGained | InputEvent::FocusLost => {}
+        }
+    }
+
+    fn on_resize(&mut self, cols: u16, rows: u16) {
+        self.editor.set_terminal_rows(rows);
+        let bytes = self.tui.resize(cols, rows, Instant::now());
+        let _ = self.term.write(&bytes);
+        self.dirty = true;
+    }
+
+    fn on_session(&mut self, event: AgentSessionEvent) {
+        self.dirty = true;
+        match event {
+            AgentSessionEvent::Agent(e) => self.on_agent(&e),
+            AgentSessionEvent::AgentEnd { .. } => {}
+            AgentSessionEvent::AgentSettled => {
+                self.status.stop();
+                let _ = self.term.set_progress(false);
+                self.refresh_footer();
+            }
+            AgentSessionEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                self.steering = steering;
+                self.follow_up = follow_up;
+            }
+            AgentSessionEvent::CompactionStart { .. } => {
+                self.status.start("Compacting context...", Instant::now());
+            }
+            AgentSessionEvent::CompactionEnd {
+                result,
+                aborted,
+                error_message,
+                ..
+            } => {
+                if let Some(r) = result {
+                    self.transcript.notice(
+                        format!(
+                            "Compacted from {} tokens",
+                            footer::format_tokens(r.tokens_before as f64)
+                        ),
+                        "muted",
+                    );
+                } else if aborted {
+                    self.transcript.notice("Compaction cancelled", "warning");
+                } else if let Some(e) = error_message {
+                    self.transcript
+                        .notice(format!("Compaction failed: {e}"), "error");
+                }
+                if self.busy() {
+                    self.status.start("Working", Instant::now());
+                } else {
+                    self.status.stop();
+                }
+                self.refresh_footer();
+            }
+            AgentSessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                let secs = (delay_ms as f64 / 1000.0).round();
+                self.status.start(
+                    format!("Retrying ({attempt}/{max_attempts}) in {secs}s... ({error_message})"),
+                    Instant::now(),
+                );
+            }
+            AgentSessionEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            } => {
+                if !success {
+                    let e = final_error.unwrap_or_else(|| "Unknown error".into());
+                    self.transcript.notice(
+                        format!("Retry failed after {attempt} attempts: {e}"),
+                        "error",
+                    );
+                }
+            }
+            AgentSessionEvent::ThinkingLevelChanged { .. } => self.refresh_footer(),
+            AgentSessionEvent::SessionInfoChanged { name } => {
+                let title = name.map_or_else(|| "pi".to_owned(), |n| format!("pi - {n}"));
+                let _ = self.term.set_title(&title);
+                self.refresh_footer();
+            }
+            AgentSessionEvent::BashExecutionUpdate { delta, .. } => {
+                if let Some(b) = self.bash.as_mut() {
+                    self.bash_output.push_str(&delta);
+                    b.update(&text_result(&self.bash_output));
+                }
+            }
+            AgentSessionEvent::EntryAppended { .. }
+            | AgentSessionEvent::SummarizationRetryScheduled { .. }
+            | AgentSessionEvent::SummarizationRetryAttemptStart { .. }
+            | AgentSessionEvent::SummarizationRetryFinished => {}
+        }
+    }
+
+    fn on_agent(&mut self, e: &AgentEvent) {
+        let now = Instant::now();
+        match e {
+            AgentEvent::AgentStart => {
+                self.status.start("Working", now);
+                let _ = self.term.set_progress(true);
+            }
+            AgentEvent::MessageStart { message } => match message {
+                AgentMessage::Llm(Message::User(u)) => {
+                    self.transcript.user(&content_text(&u.content));
+                }
+                AgentMessage::Llm(Message::Assistant(_)) => self.transcript.assistant_start(),
+                AgentMessage::Llm(Message::ToolResult(_)) => {}
+                AgentMessage::Custom(m) => {
+                    // A `!` command's record is drawn by its own box.
+                    if m.get("role").and_then(serde_json::Value::as_str) != Some("bashExecution") {
+                        self.transcript.custom_message(m);
+                    }
+                }
+            },
+            AgentEvent::MessageUpdate {
+                assistant_message_event: ev,
+                ..
+            } => match ev {
+                AssistantMessageEvent::TextDelta {
+                    content_index,
+                    delta,
+                    ..
+                } => self.transcript.text_delta(*content_index, delta),
+                AssistantMessageEvent::ThinkingDelta {
+                    content_index,
+                    delta,
+                    ..
+                } => self.transcript.thinking_delta(*content_index, delta),
+                AssistantMessageEvent::ToolcallStart {
+                    content_index,
+                    partial,
+                }
+                | AssistantMessageEvent::ToolcallEnd {
+                    content_index,
+                    partial,
+                    ..
+                } => {
+                    let call = partial
+                        .read()
+                        .content
+                        .get(*content_index)
+                        .and_then(|c| match c {
+                            AssistantContent::ToolCall(t) => Some(t.clone()),
+                            _ => None,
+                        });
+                    if let Some(call) = call {
+                        self.transcript
+                            .tool_call_seen(&call.id, &call.name, &call.arguments);
+                    }
+                }
+                _ => {}
+            },
+            AgentEvent::MessageEnd { message } => {
+                if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                    self.transcript.retry_attempt = self.session.retry_attempt();
+                    self.transcript.assistant_end(a);
+                    self.refresh_footer();
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => self
+                .transcript
+                .tool_start(tool_call_id, tool_name, args, now),
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                partial_result,
+                ..
+            } => self
+                .transcript
+                .tool_update(tool_call_id, tool_name, partial_result),
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => self
+                .transcript
+                .tool_end(tool_call_id, tool_name, result, *is_error),
+            AgentEvent::AgentEnd { .. } | AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
+        }
+    }
+
+    fn on_msg(&mut self, msg: UiMsg) {
+        self.dirty = true;
+        match msg {
+            UiMsg::Session(e) => self.on_session(*e),
+            UiMsg::PromptDone(err) => {
+                self.prompts = self.prompts.saturating_sub(1);
+                if let Some(e) = err {
+                    self.transcript.notice(e, "error");
+                }
+                if !self.busy() {
+                    self.status.stop();
+                    let _ = self.term.set_progress(false);
+                }
+            }
+            UiMsg::BashDone(r) => {
+                if let Some(mut v) = self.bash.take() {
+                    match r {
+                        Ok(res) => {
+                            let mut text = res.output.clone();
+                            if res.cancelled {
+                                text.push_str("\n\n(command cancelled)");
+                            } else if let Some(code) = res.exit_code.filter(|c| *c != 0) {
+                                text.push_str(&format!("\n\nCommand exited with code {code}"));
+                            }
+                            let failed = res.cancelled || res.exit_code.is_some_and(|c| c != 0);
+                            v.finish(&text_result(&text), failed, Instant::now());
+                        }
+                        Err(e) => v.finish(&text_result(&e), true, Instant::now()),
+                    }
+                    self.transcript.push_block(Box::new(v));
+                }
+            }
+            UiMsg::Cycled(r) => match r {
+                Ok(true) => self.refresh_footer(),
+                Ok(false) => self.transcript.notice("Only one model available", "muted"),
+                Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            },
+        }
+    }
+
+    fn draw(&mut self) {
+        for b in self.transcript.take_commits() {
+            self.tui.commit(b);
+        }
+        let now = Instant::now();
+        if self.status.tick(now) || self.bash.is_some() {
+            self.dirty = true;
+        }
+        if !(self.dirty || self.force) {
+            return;
+        }
+        let mut live = LiveView {
+            transcript: &mut self.transcript,
+            bash: &mut self.bash,
+            steering: &self.steering,
+            follow_up: &self.follow_up,
+            status: &mut self.status,
+            theme: &self.theme,
+        };
+        let mut dock = DockView {
+            editor: &mut self.editor,
+            footer: &self.footer,
+            theme: &self.theme,
+        };
+        if let Some(bytes) = self.tui.frame(&mut live, &mut dock, now, self.force) {
+            if self.term.write(&bytes).is_err() {
+                // The terminal went away (EIO): pi exits 129.
+                self.quit = true;
+                self.lost_terminal = true;
+            }
+            self.dirty = false;
+            self.force = false;
+        }
+    }
+
+    fn run_loop(&mut self) -> i32 {
+        let mut decoded = Vec::new();
+        // When the decoder began holding an incomplete sequence (a lone Esc waits to see
+        // whether a sequence follows); other events must not keep postponing its timeout.
+        let mut pending_since: Option<Instant> = None;
+        while !self.quit {
+            while let Ok(msg) = self.rx.try_recv() {
+                self.on_msg(msg);
+            }
+            let now = Instant::now();
+            if let (Some(since), Some(timeout)) = (pending_since, self.decoder.pending_timeout())
+                && now.duration_since(since) >= timeout
+            {
+                self.decoder.flush_pending(&mut decoded);
+                self.dispatch(&mut decoded);
+                pending_since = None;
+            }
+            self.draw();
+            if self.quit {
+                break;
+            }
+            let now = Instant::now();
+            let mut wait = Duration::from_millis(100);
+            if self.status.is_active() || self.bash.is_some() {
+                wait = wait.min(Duration::from_millis(80));
+            }
+            if let Some(d) = self.tui.next_deadline()
+                && (self.dirty || self.force)
+            {
+                wait = wait.min(
+                    d.saturating_duration_since(now)
+                        .max(Duration::from_millis(1)),
+                );
+            }
+            if let (Some(since), Some(timeout)) = (pending_since, self.decoder.pending_timeout()) {
+                wait = wait.min((since + timeout).saturating_duration_since(now));
+            }
+            match self.term.recv(wait) {
+                Some(TermEvent::Input(bytes)) => {
+                    self.decoder.feed(&bytes, &mut decoded);
+                    self.dispatch(&mut decoded);
+                    pending_since = match self.decoder.pending_timeout() {
+                        Some(_) => pending_since.or(Some(Instant::now())),
+                        None => None,
+                    };
+                }
+                Some(TermEvent::Resize(c, r)) => self.on_resize(c, r),
+                Some(TermEvent::Resumed) => {
+                    let bytes = self.tui.replay();
+                    let _ = self.term.write(&bytes);
+                    self.force = true;
+                }
+                Some(TermEvent::Wake) | None => {}
+            }
+        }
+        if self.lost_terminal { 129 } else { 0 }
+    }
+
+    fn dispatch(&mut self, decoded: &mut Vec<Decoded>) {
+        for d in decoded.drain(..) {
+            if let Decoded::Input(e) = d {
+                self.on_input(e);
+                if self.quit {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Leaves the terminal as pi does: the run aborted, the last frame kept, the cursor
+    /// below it, then the resume hint.
+    fn finish(&mut self) {
+        let session = self.session.clone();
+        let _ = self.handle.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(3),
+                session.shutdown(ShutdownReason::Quit, None),
+            )
+            .await
+        });
+        while let Ok(msg) = self.rx.try_recv() {
+            if let UiMsg::Session(e) = msg {
+                self.on_session(*e);
+            }
+        }
+        self.transcript.settle();
+        self.force = true;
+        self.draw();
+        let bytes = self.tui.finish();
+        let _ = self.term.write(&bytes);
+        self.term.restore();
+        if self.lost_terminal {
+            return;
+        }
+        if let Some(cmd) = resume_command(&self.session, self.options.session_dir.as_deref()) {
+            println!("\x1b[2mTo resume this session:\x1b[22m {cmd}");
+        }
+    }
+}
+
+fn text_result(text: &str) -> pi_agent_core::AgentToolResult {
+    pi_agent_core::AgentToolResult {
+        content: vec![pi_ai::UserContent::Text(pi_ai::TextContent::new(text))],
+        ..pi_agent_core::AgentToolResult::default()
+    }
+}

@@ -1,0 +1,446 @@
+//! The interactive mode through the real binary in a pty, its output in the test kit's screen
+//! model, against the replay server: what a user of `pi` in a terminal sees and leaves behind
+//! (the screen, the scrollback, the session file, the resume hint).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pi_ai::testkit::{ReplayHandle, ReplayServer, Reply};
+use pi_tui::testkit::{Answers, CommandBuilder, PtySession, ScreenModel};
+use serde_json::{Value, json};
+
+use crate::support::anthropic_sse::{anthropic_text, anthropic_tools};
+use crate::support::binary_rig::{file_records, models_json, pi_bin, slot};
+
+/// Generous for a loaded 2-core machine running debug builds.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// An isolated root: agent dir, home, a work dir with `hello.txt`, a sessions dir.
+struct Root {
+    dir: tempfile::TempDir,
+}
+
+impl Root {
+    fn new(base_url: &str, settings: Value) -> Root {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["agent", "home", "tmp", "work", "sessions"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let root = Root { dir };
+        std::fs::write(
+            root.path("agent/models.json"),
+            models_json(base_url, Some("replay-test-key")).to_string(),
+        )
+        .unwrap();
+        let mut s = json!({"retry": {"enabled": false}});
+        if let (Some(s), Some(extra)) = (s.as_object_mut(), settings.as_object()) {
+            s.extend(extra.clone());
+        }
+        std::fs::write(root.path("agent/settings.json"), s.to_string()).unwrap();
+        std::fs::write(root.path("work/hello.txt"), "Hello from the scratch dir!\n").unwrap();
+        root
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    fn sessions(&self) -> String {
+        self.path("sessions").display().to_string()
+    }
+
+    /// `pi` with `args` in a `rows`×`cols` pty.
+    fn spawn(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
+        let mut cmd = CommandBuilder::new(pi_bin());
+        cmd.args(args);
+        cmd.cwd(self.path("work"));
+        cmd.env_clear();
+        for (k, v) in [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin".to_owned()),
+            ("HOME", self.path("home").display().to_string()),
+            ("TMPDIR", self.path("tmp").display().to_string()),
+            (
+                "PI_CODING_AGENT_DIR",
+                self.path("agent").display().to_string(),
+            ),
+            ("PI_OFFLINE", "1".to_owned()),
+            ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
+            ("COLORTERM", "truecolor".to_owned()),
+        ] {
+            cmd.env(k, v);
+        }
+        PtySession::spawn(cmd, rows, cols, Answers::default()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn session_files(&self) -> Vec<PathBuf> {
+        let mut f: Vec<PathBuf> = std::fs::read_dir(self.path("sessions"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        f.sort();
+        f
+    }
+}
+
+fn ok<T>(r: Result<T, pi_tui::testkit::PtyError>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn wait_text(s: &mut PtySession, needle: &str) {
+    ok(s.wait_for_text(needle, WAIT));
+}
+
+/// The editor is drawn: the footer's model line is on screen.
+fn wait_ready(s: &mut PtySession) {
+    ok(s.wait_for("the editor and footer", WAIT, |m| {
+        m.screen_text().contains("(auto)")
+    }));
+}
+
+fn pump_for(s: &mut PtySession, time: Duration) {
+    let end = std::time::Instant::now() + time;
+    while std::time::Instant::now() < end {
+        ok(s.pump(Duration::from_millis(20)));
+    }
+}
+
+fn type_line(s: &mut PtySession, text: &str) {
+    ok(s.send(text.as_bytes()));
+    ok(s.send(b"\r"));
+}
+
+/// Ctrl+D on an empty editor: exit 0 with the terminal restored.
+fn quit(s: &mut PtySession) -> String {
+    ok(s.send(b"\x04"));
+    assert_eq!(ok(s.wait_exit(WAIT)), 0, "{}", s.model().screen_text());
+    let m = s.model();
+    assert!(!m.bracketed_paste(), "bracketed paste left on");
+    assert!(!m.cursor_hidden(), "cursor left hidden");
+    assert!(!m.alternate_screen());
+    m.all_lines().join("\n")
+}
+
+fn assert_once(m: &mut ScreenModel, line: &str) {
+    let n = m.all_lines().iter().filter(|l| l.trim() == line).count();
+    assert_eq!(n, 1, "{line:?} {n} times in:\n{}", m.all_lines().join("\n"));
+}
+
+async fn server(replies: Vec<Reply>) -> ReplayHandle {
+    ReplayServer::start(replies).await.unwrap().1
+}
+
+/// The user texts of the `n`-th recorded request.
+fn request_user_texts(server: &ReplayHandle, n: usize) -> Vec<String> {
+    let body = server.requests()[n].body_json().unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| match &m["content"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                .collect(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_terminals_start_the_interactive_mode_with_the_first_message() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Hi there, user.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "hello pi",
+        ],
+        30,
+        100,
+    );
+    wait_text(&mut s, "Hi there, user.");
+    wait_ready(&mut s);
+    let screen = s.model().screen_text();
+    assert!(
+        screen.contains(&format!("pi v{}", pi_coding_agent::VERSION)),
+        "{screen}"
+    );
+    assert!(screen.contains("hello pi"), "{screen}");
+    assert!(screen.contains("replay-model"), "{screen}");
+    assert_eq!(request_user_texts(&srv, 0), ["hello pi"]);
+    let all = quit(&mut s).replace('\n', "");
+    assert!(
+        all.contains("To resume this session: pi --session "),
+        "{all}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_round_trip_streams_to_the_screen_and_the_session_file() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_tools(&[("toolu_1", "read", json!({"path": "hello.txt"}))]),
+        anthropic_text("The file says: \"Hello from the scratch dir!\""),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let dir = root.sessions();
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--session-dir",
+            &dir,
+        ],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "What does hello.txt say?");
+    wait_text(&mut s, "The file says:");
+    ok(s.settle(Duration::from_millis(300)));
+    let m = s.model();
+    assert_once(m, "What does hello.txt say?");
+    assert_once(m, "read hello.txt");
+    assert_once(m, "The file says: \"Hello from the scratch dir!\"");
+    // The read box is collapsed; Ctrl+O shows the file's text inside it.
+    assert!(!m.screen_text().contains("Hello from the scratch dir!\n"));
+    ok(s.send(b"\x0f"));
+    wait_text(&mut s, " Hello from the scratch dir!");
+    ok(s.send(b"\x0f"));
+    ok(s.settle(Duration::from_millis(200)));
+    let all = quit(&mut s).replace('\n', "");
+    let files = root.session_files();
+    assert_eq!(files.len(), 1);
+    let id = file_records(&files[0])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        all.contains(&format!(
+            "To resume this session: pi --session-dir {dir} --session {id}"
+        )),
+        "{all}"
+    );
+    let roles: Vec<String> = file_records(&files[0])
+        .iter()
+        .filter(|r| r["type"] == "message")
+        .map(|r| r["message"]["role"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+
+    // A resumed session shows its history once, and its prompts are in the editor history.
+    let mut s = root.spawn(&["--session-dir", &dir, "-c"], 30, 100);
+    wait_ready(&mut s);
+    wait_text(&mut s, "The file says:");
+    assert_once(s.model(), "What does hello.txt say?");
+    ok(s.send(b"\x1b[A"));
+    ok(s.wait_for("the last prompt recalled", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .filter(|l| l.contains("What does hello.txt say?"))
+            .count()
+            == 2
+    }));
+    ok(s.send(b"\x03"));
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bang_command_runs_in_the_shell_and_is_recorded() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("I saw it.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let dir = root.sessions();
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--session-dir",
+            &dir,
+        ],
+        30,
+        80,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "!echo from-the-shell; seq 1 9");
+    wait_text(&mut s, "Took ");
+    let screen = s.model().screen_text();
+    assert!(
+        screen.contains("$ echo from-the-shell; seq 1 9"),
+        "{screen}"
+    );
+    // The last 5 of 10 lines, with pi's hint for the rest.
+    assert!(
+        screen.contains("... (5 earlier lines, ctrl+o to expand)"),
+        "{screen}"
+    );
+    assert!(!screen.contains("from-the-shell\n"));
+    assert_eq!(srv.request_count(), 0, "a command asks no model");
+    // The command's output is in the next request's context.
+    type_line(&mut s, "what did it print?");
+    wait_text(&mut s, "I saw it.");
+    let body = srv.requests()[0].body_json().unwrap().to_string();
+    assert!(body.contains("from-the-shell"), "{body}");
+    quit(&mut s);
+    let files = root.session_files();
+    let records = file_records(&files[0]);
+    let rec = records
+        .iter()
+        .find(|r| r["message"]["role"] == "bashExecution")
+        .expect("the command's record");
+    assert_eq!(rec["message"]["command"], "echo from-the-shell; seq 1 9");
+    assert!(
+        rec["message"]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("from-the-shell\n1\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_and_ctrl_p_change_the_footer() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    // Two reasoning models of one provider.
+    let model = |id: &str| json!({"id": id, "reasoning": true, "contextWindow": 128000, "maxTokens": 16384});
+    let models = json!({"providers": {"replay-anthropic": {
+        "baseUrl": srv.base_url(), "api": "anthropic-messages", "apiKey": "replay-test-key",
+        "models": [model("replay-model"), model("replay-other")]
+    }}});
+    std::fs::write(root.path("agent/models.json"), models.to_string()).unwrap();
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        24,
+        120,
+    );
+    wait_ready(&mut s);
+    let footer = |m: &mut ScreenModel| {
+        m.screen_lines()
+            .into_iter()
+            .rfind(|l| l.contains("(auto)"))
+            .unwrap_or_default()
+    };
+    let before = footer(s.model());
+    assert!(
+        before.trim_end().ends_with("replay-model • medium"),
+        "{before}"
+    );
+    ok(s.send(b"\x1b[Z"));
+    ok(s.wait_for("the next thinking level", WAIT, |m| {
+        footer(m).trim_end().ends_with("replay-model • high")
+    }));
+    // Ctrl+P moves to the next available model.
+    ok(s.send(b"\x10"));
+    ok(s.wait_for("the other model", WAIT, |m| {
+        footer(m).trim_end().ends_with("replay-other • high")
+    }));
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_submitted_while_streaming_steers() {
+    let _slot = slot();
+    // A slow answer: 40 words 60 ms apart, so the test can type while it streams.
+    let words: Vec<String> = (1..=40).map(|i| format!("word{i}")).collect();
+    let slow = anthropic_text(&words.join(" "))
+        .chunk_size(7)
+        .event_delay(Duration::from_millis(60));
+    let srv = server(vec![
+        slow,
+        anthropic_text("Steered answer."),
+        anthropic_text("unused"),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "start slowly");
+    wait_text(&mut s, "Working");
+    type_line(&mut s, "go this way instead");
+    wait_text(&mut s, "Steered answer.");
+    assert_eq!(
+        request_user_texts(&srv, 1),
+        ["start slowly", "go this way instead"]
+    );
+    assert_once(s.model(), "go this way instead");
+
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_aborts_a_running_tool_and_resize_keeps_the_screen_whole() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_tools(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "echo started; sleep 30"}),
+        )]),
+        anthropic_text("after the abort"),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "run something long");
+    wait_text(&mut s, "Elapsed");
+    ok(s.resize(24, 70));
+    // The running box repaints its time all along: pump a while rather than wait for quiet.
+    pump_for(&mut s, Duration::from_millis(400));
+    wait_text(&mut s, "$ echo started; sleep 30");
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Operation aborted");
+    wait_text(&mut s, "Command aborted");
+    ok(s.settle(Duration::from_millis(300)));
+    assert_eq!(srv.request_count(), 1, "no request after the abort");
+    let m = s.model();
+    assert_once(m, "run something long");
+    assert!(
+        m.scrollback_clears().len() <= 1,
+        "one replay for the width change"
+    );
+    for l in m.screen_lines() {
+        assert!(pi_tui::ansi::visible_width(&l) <= 70, "{l:?}");
+    }
+    // The editor still works after the abort.
+    type_line(&mut s, "!echo still-usable");
+    wait_text(&mut s, "still-usable");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_output_mode_on_terminals_is_interactive_and_a_refusal_keeps_it_usable() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    // No models at all: the first prompt gets pi's refusal in the transcript.
+    std::fs::write(root.path("agent/models.json"), "{}").unwrap();
+    let mut s = root.spawn(&["--mode", "text", "hello"], 30, 100);
+    wait_ready(&mut s);
+    wait_text(&mut s, "No API key found");
+    assert!(s.model().screen_text().contains("no-model"));
+    type_line(&mut s, "!echo alive");
+    wait_text(&mut s, "alive");
+    quit(&mut s);
+}
