@@ -444,3 +444,184 @@ async fn text_output_mode_on_terminals_is_interactive_and_a_refusal_keeps_it_usa
     wait_text(&mut s, "alive");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alt_enter_queues_a_follow_up_shown_until_delivered() {
+    let _slot = slot();
+    let words: Vec<String> = (1..=30).map(|i| format!("w{i}")).collect();
+    let slow = anthropic_text(&words.join(" "))
+        .chunk_size(7)
+        .event_delay(Duration::from_millis(60));
+    let srv = server(vec![slow, anthropic_text("Followed up.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "first task");
+    wait_text(&mut s, "Working");
+    ok(s.send(b"then this"));
+    ok(s.send(b"\x1b\r"));
+    wait_text(&mut s, "Follow-up: then this");
+    wait_text(&mut s, "Followed up.");
+    ok(s.settle(Duration::from_millis(300)));
+    assert!(!s.model().screen_text().contains("Follow-up: then this"));
+    assert_eq!(request_user_texts(&srv, 1), ["first task", "then this"]);
+    assert_once(s.model(), "then this");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_clears_the_editor_and_twice_exits() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        24,
+        80,
+    );
+    wait_ready(&mut s);
+    ok(s.send(b"draft text"));
+    wait_text(&mut s, "draft text");
+    ok(s.send(b"\x03"));
+    ok(s.wait_for("the editor cleared", WAIT, |m| {
+        !m.screen_text().contains("draft text")
+    }));
+    std::thread::sleep(Duration::from_millis(600));
+    // Once more after a pause only clears; twice in a row exits.
+    ok(s.send(b"\x03"));
+    pump_for(&mut s, Duration::from_millis(100));
+    ok(s.send(b"\x03"));
+    assert_eq!(ok(s.wait_exit(WAIT)), 0);
+    assert!(!s.model().bracketed_paste());
+    // No session file was written, so there is nothing to resume.
+    assert!(!s.model().all_lines().join("\n").contains("To resume"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_is_shown_and_ctrl_t_collapses_it() {
+    let _slot = slot();
+    let sse = pi_ai::testkit::SseBuilder::new()
+        .event(
+            "message_start",
+            &json!({"type":"message_start","message":{"id":"m","type":"message",
+            "role":"assistant","model":"replay-model","content":[],"stop_reason":null,
+            "stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}),
+        )
+        .event(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":0,
+            "content_block":{"type":"thinking","thinking":"","signature":""}}),
+        )
+        .event(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":0,
+            "delta":{"type":"thinking_delta","thinking":"Pondering the question deeply."}}),
+        )
+        .event(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":0,
+            "delta":{"type":"signature_delta","signature":"sig"}}),
+        )
+        .event(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":0}),
+        )
+        .event(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":1,
+            "content_block":{"type":"text","text":""}}),
+        )
+        .event(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":1,
+            "delta":{"type":"text_delta","text":"The answer is 42."}}),
+        )
+        .event(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":1}),
+        )
+        .event(
+            "message_delta",
+            &json!({"type":"message_delta","delta":{"stop_reason":"end_turn",
+            "stop_sequence":null},"usage":{"output_tokens":5}}),
+        )
+        .event("message_stop", &json!({"type":"message_stop"}))
+        .build();
+    let srv = server(vec![Reply::sse(sse)]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "think first");
+    wait_text(&mut s, "The answer is 42.");
+    ok(s.settle(Duration::from_millis(200)));
+    let screen = s.model().screen_text();
+    let think = screen
+        .find("Pondering the question deeply.")
+        .expect("thinking shown");
+    assert!(
+        think < screen.find("The answer is 42.").unwrap(),
+        "{screen}"
+    );
+    ok(s.send(b"\x14"));
+    ok(s.wait_for("thinking collapsed", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("Thinking...") && !t.contains("Pondering")
+    }));
+    assert_once(s.model(), "The answer is 42.");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_kills_the_running_tool_restores_the_terminal_and_exits_0() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_tools(&[(
+        "toolu_1",
+        "bash",
+        json!({"command": "echo $$ > shell.pid; sleep 30"}),
+    )])])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "run it");
+    wait_text(&mut s, "Elapsed");
+    let pid_file = root.path("work/shell.pid");
+    ok(s.wait_for("the shell's pid", WAIT, |_| {
+        std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'))
+    }));
+    let shell: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pi = i32::try_from(s.pid().unwrap()).unwrap();
+    // SAFETY: signals to processes this test started.
+    unsafe {
+        libc::kill(pi, libc::SIGTERM);
+    }
+    assert_eq!(ok(s.wait_exit(WAIT)), 0);
+    let m = s.model();
+    assert!(!m.bracketed_paste() && !m.cursor_hidden());
+    assert!(!m.all_lines().join("\n").contains("To resume"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    // SAFETY: signal 0 only checks for existence.
+    while unsafe { libc::kill(shell, 0) } == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool's shell survived"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

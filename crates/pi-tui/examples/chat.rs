@@ -193,7 +193,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 );
                 dirty = true;
             }
-            TermEvent::Wake => {}
+            TermEvent::Wake | TermEvent::Terminate(_) => {}
             TermEvent::Resumed => {
                 term.write(&tui.replay())?;
                 force = true;

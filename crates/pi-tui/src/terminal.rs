@@ -40,6 +40,10 @@ pub struct TerminalOptions {
     pub modify_other_keys: bool,
     /// Focus reports (`CSI ? 1004 h`).
     pub focus_events: bool,
+    /// SIGTERM and SIGHUP arrive as [`TermEvent::Terminate`] for the application to shut
+    /// down itself (and restore the terminal, by drop or [`Terminal::restore`]); otherwise
+    /// the toolkit restores the terminal and exits with 128 + the signal number.
+    pub terminate_events: bool,
 }
 
 impl Default for TerminalOptions {
@@ -49,6 +53,7 @@ impl Default for TerminalOptions {
             kitty_flags: None,
             modify_other_keys: false,
             focus_events: false,
+            terminate_events: false,
         }
     }
 }
@@ -65,6 +70,8 @@ pub enum TermEvent {
     /// A [`Waker`] was woken: something outside the terminal (a session event, a finished
     /// task) wants the loop to look at its own queue.
     Wake,
+    /// SIGTERM or SIGHUP (the signal number), with [`TerminalOptions::terminate_events`].
+    Terminate(i32),
 }
 
 /// Wakes a loop blocked in [`Terminal::recv`] from another thread; cheap to clone.
@@ -200,8 +207,17 @@ fn install_hooks() {
             for sig in signals.forever() {
                 match sig {
                     SIGTERM | SIGHUP => {
-                        restore_now();
-                        std::process::exit(128 + sig);
+                        let delegated = ACTIVE
+                            .lock()
+                            .ok()
+                            .and_then(|g| *g)
+                            .is_some_and(|o| o.terminate_events);
+                        if delegated {
+                            send(TermEvent::Terminate(sig));
+                        } else {
+                            restore_now();
+                            std::process::exit(128 + sig);
+                        }
                     }
                     SIGWINCH => send(TermEvent::Resize(size().0, size().1)),
                     SIGCONT => {
@@ -457,6 +473,7 @@ mod tests {
             kitty_flags: Some(7),
             modify_other_keys: true,
             focus_events: true,
+            terminate_events: false,
         };
         let mut m = crate::testkit::ScreenModel::new(5, 20, crate::testkit::Answers::default());
         m.feed(setup_sequence(&o).as_bytes());

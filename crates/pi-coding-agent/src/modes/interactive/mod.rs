@@ -93,7 +93,10 @@ fn ui_main(
     options: InteractiveOptions,
     handle: Handle,
 ) -> i32 {
-    let term = match Terminal::enter(TerminalOptions::default()) {
+    let term = match Terminal::enter(TerminalOptions {
+        terminate_events: true,
+        ..TerminalOptions::default()
+    }) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("Error: {e}");
@@ -1000,10 +1003,27 @@ impl App {
                     let _ = self.term.write(&bytes);
                     self.force = true;
                 }
+                Some(TermEvent::Terminate(_)) => self.terminate(),
                 Some(TermEvent::Wake) | None => {}
             }
         }
         if self.lost_terminal { 129 } else { 0 }
+    }
+
+    /// SIGTERM / SIGHUP: pi's graceful shutdown. A session append in progress finishes and
+    /// later ones are kept out, the tools' process groups are killed, the terminal restored;
+    /// exit 0 without the resume hint.
+    fn terminate(&mut self) -> ! {
+        let store = self.session.store().clone();
+        let guard = crate::modes::signals::settle_store(&store);
+        crate::modes::signals::kill_children();
+        let bytes = self.tui.finish();
+        let _ = self.term.write(&bytes);
+        self.term.restore();
+        std::process::exit({
+            let _keep = &guard;
+            0
+        })
     }
 
     fn dispatch(&mut self, decoded: &mut Vec<Decoded>) {
