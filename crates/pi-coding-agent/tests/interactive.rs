@@ -625,3 +625,32 @@ async fn sigterm_kills_the_running_tool_restores_the_terminal_and_exits_0() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_startup_leaves_out_the_header_and_fullscreen_uses_the_alternate_screen() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Shown in fullscreen.")]).await;
+    let root = Root::new(&srv.base_url(), json!({"quietStartup": true}));
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--tui-mode",
+            "fullscreen",
+        ],
+        24,
+        90,
+    );
+    wait_ready(&mut s);
+    assert!(s.model().alternate_screen());
+    assert!(
+        !s.model().screen_text().contains("pi v"),
+        "{}",
+        s.model().screen_text()
+    );
+    type_line(&mut s, "hello");
+    wait_text(&mut s, "Shown in fullscreen.");
+    quit(&mut s);
+}

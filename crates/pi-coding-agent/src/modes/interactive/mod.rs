@@ -365,8 +365,11 @@ impl App {
             hint(self.key_hint("app.tools.expand"), " expand tools · "),
             hint(self.key_hint("app.thinking.cycle"), " thinking"),
         );
-        self.tui
-            .commit(Box::new(pi_tui::components::Text::new(header)));
+        let quiet = crate::sync::lock(self.session.settings()).quiet_startup();
+        if !quiet {
+            self.tui
+                .commit(Box::new(pi_tui::components::Text::new(header)));
+        }
         let messages = self.session.messages();
         for m in &messages {
             if let AgentMessage::Llm(Message::User(u)) = m {
