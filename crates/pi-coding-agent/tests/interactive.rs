@@ -654,3 +654,61 @@ async fn quiet_startup_leaves_out_the_header_and_fullscreen_uses_the_alternate_s
     wait_text(&mut s, "Shown in fullscreen.");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_resumed_session_draws_its_last_messages_and_counts_the_rest() {
+    use pi_agent_core::AgentMessage;
+    use pi_ai::{AssistantContent, AssistantMessage, Message, TextContent, UserMessage};
+    use pi_coding_agent::storage::{EntryKind, SessionStore};
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let cwd = root.path("work").canonicalize().unwrap();
+    let mut store = SessionStore::create(&root.path("sessions"), &cwd.display().to_string(), None);
+    for i in 0..250 {
+        let user = UserMessage {
+            content: pi_ai::UserMessageContent::Text(format!("question {i}")),
+            ..UserMessage::default()
+        };
+        store
+            .append(EntryKind::Message {
+                message: AgentMessage::Llm(Message::User(user)),
+            })
+            .unwrap();
+        let mut a =
+            AssistantMessage::empty("anthropic-messages", "replay-anthropic", "replay-model");
+        a.content = vec![AssistantContent::Text(TextContent::new(format!(
+            "answer {i}"
+        )))];
+        store
+            .append(EntryKind::Message {
+                message: AgentMessage::Llm(Message::Assistant(a)),
+            })
+            .unwrap();
+    }
+    store.sync().unwrap();
+    let dir = root.sessions();
+    let mut s = root.spawn(&["--session-dir", &dir, "-c"], 30, 100);
+    wait_ready(&mut s);
+    wait_text(&mut s, "answer 249");
+    let all = s.model().all_lines().join("\n");
+    assert!(
+        all.contains("··· 300 earlier messages of this session not shown ···"),
+        "{all}"
+    );
+    assert!(
+        all.contains("question 150") && !all.contains("question 149\n"),
+        "{all}"
+    );
+    // The editor history still has every prompt: Up recalls the last one.
+    ok(s.send(b"\x1b[A"));
+    ok(s.wait_for("the last prompt recalled", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .filter(|l| l.contains("question 249"))
+            .count()
+            == 2
+    }));
+    ok(s.send(b"\x03"));
+    quit(&mut s);
+}

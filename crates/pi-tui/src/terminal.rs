@@ -248,12 +248,21 @@ fn send(e: TermEvent) {
     }
 }
 
-/// The terminal size (cols, rows); 80×24 when it cannot be read, never 0.
+/// The terminal size (cols, rows); 80×24 when it cannot be read. A dimension the terminal
+/// reports as 0 (a pty whose size was never set) counts as unknown, 80 columns or 24 rows, as
+/// pi-tui falls back to `columns || 80`.
 pub fn size() -> (u16, u16) {
     match crossterm::terminal::size() {
-        Ok((c, r)) => (c.max(1), r.max(1)),
+        Ok((c, r)) => known_size(c, r),
         Err(_) => (80, 24),
     }
+}
+
+fn known_size(cols: u16, rows: u16) -> (u16, u16) {
+    (
+        if cols == 0 { 80 } else { cols },
+        if rows == 0 { 24 } else { rows },
+    )
 }
 
 /// The terminal, in raw mode with the toolkit's input modes, until dropped.
@@ -498,6 +507,14 @@ mod tests {
         assert_eq!(find_cursor_report(b"\x1b[1;2P"), None);
         assert_eq!(find_cursor_report(b"\x1b[12R"), None);
         assert_eq!(find_cursor_report(b"\x1b[0;1R"), None);
+    }
+
+    #[test]
+    fn a_zero_size_is_unknown() {
+        assert_eq!(known_size(0, 0), (80, 24));
+        assert_eq!(known_size(0, 40), (80, 40));
+        assert_eq!(known_size(120, 0), (120, 24));
+        assert_eq!(known_size(1, 1), (1, 1));
     }
 
     #[test]

@@ -162,6 +162,45 @@ fn git_branch(cwd: &Path) -> Option<String> {
     None
 }
 
+/// Token and cost totals, in JavaScript doubles as pi adds them.
+#[derive(Clone, Copy, Debug, Default)]
+struct UsageTotals {
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write: f64,
+    cost: f64,
+}
+
+impl UsageTotals {
+    fn add(&mut self, u: &pi_ai::Usage) {
+        self.input += u.input;
+        self.output += u.output;
+        self.cache_read += u.cache_read;
+        self.cache_write += u.cache_write;
+        self.cost += u.cost.total;
+    }
+
+    /// A stored `usage` object (compaction, branch summary); missing fields count 0.
+    fn add_json(&mut self, v: &serde_json::Value) {
+        let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+        self.input += n("input");
+        self.output += n("output");
+        self.cache_read += n("cacheRead");
+        self.cache_write += n("cacheWrite");
+        self.cost += v
+            .get("cost")
+            .and_then(|c| c.get("total"))
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0);
+    }
+}
+
+/// At most this many messages of a resumed session are drawn; the earlier ones are counted
+/// in one line (the whole context still goes to the model). Keeps the start of a very long
+/// session as fast as a short one.
+const RESUME_MESSAGES: usize = 200;
+
 struct App {
     session: AgentSession,
     running: Running,
@@ -180,6 +219,11 @@ struct App {
     status: StatusLine,
     editor: Editor,
     footer: footer::FooterData,
+    /// Usage totals of every entry: read once at start, then added to as messages end (the
+    /// store reads entries back from disk, so its totals cost the whole file).
+    totals: UsageTotals,
+    /// The latest assistant message's usage (the cache hit rate).
+    last_usage: Option<pi_ai::Usage>,
     branch: Option<String>,
     steering: Vec<String>,
     follow_up: Vec<String>,
@@ -317,6 +361,8 @@ impl App {
             status,
             editor,
             footer: footer::FooterData::default(),
+            totals: UsageTotals::default(),
+            last_usage: None,
             branch,
             steering: Vec::new(),
             follow_up: Vec::new(),
@@ -371,13 +417,35 @@ impl App {
                 .commit(Box::new(pi_tui::components::Text::new(header)));
         }
         let messages = self.session.messages();
-        for m in &messages {
+        let skip = messages.len().saturating_sub(RESUME_MESSAGES);
+        if skip > 0 {
+            self.transcript.notice(
+                format!("··· {skip} earlier messages of this session not shown ···"),
+                "dim",
+            );
+        }
+        for (i, m) in messages.iter().enumerate() {
             if let AgentMessage::Llm(Message::User(u)) = m {
                 self.editor.add_to_history(&content_text(&u.content));
             }
-            self.transcript.replay_message(m);
+            if i >= skip {
+                self.transcript.replay_message(m);
+            }
         }
         self.transcript.settle();
+        self.last_usage = messages.iter().rev().find_map(|m| match m {
+            AgentMessage::Llm(Message::Assistant(a)) => Some(a.usage.clone()),
+            _ => None,
+        });
+        if let Ok(st) = self.session.session_stats() {
+            self.totals = UsageTotals {
+                input: st.tokens.input,
+                output: st.tokens.output,
+                cache_read: st.tokens.cache_read,
+                cache_write: st.tokens.cache_write,
+                cost: st.cost,
+            };
+        }
         let compactions = messages
             .iter()
             .filter(|m| m.role() == "compactionSummary")
@@ -410,7 +478,6 @@ impl App {
     fn refresh_footer(&mut self) {
         let s = &self.session;
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let stats = s.session_stats().ok();
         let model = s.model();
         let mut d = footer::FooterData {
             cwd: footer::format_cwd(&self.options.cwd, home.as_deref()),
@@ -423,13 +490,11 @@ impl App {
             thinking: s.thinking_level().as_str().to_owned(),
             ..footer::FooterData::default()
         };
-        if let Some(st) = stats {
-            d.input = st.tokens.input;
-            d.output = st.tokens.output;
-            d.cache_read = st.tokens.cache_read;
-            d.cache_write = st.tokens.cache_write;
-            d.cost = st.cost;
-        }
+        d.input = self.totals.input;
+        d.output = self.totals.output;
+        d.cache_read = self.totals.cache_read;
+        d.cache_write = self.totals.cache_write;
+        d.cost = self.totals.cost;
         match s.context_usage() {
             Some(u) => {
                 d.context_window = u.context_window;
@@ -723,6 +788,9 @@ impl App {
                 ..
             } => {
                 if let Some(r) = result {
+                    if let Some(u) = &r.usage {
+                        self.totals.add_json(u);
+                    }
                     self.transcript.notice(
                         format!(
                             "Compacted from {} tokens",
@@ -846,7 +914,14 @@ impl App {
                 _ => {}
             },
             AgentEvent::MessageEnd { message } => {
+                if let AgentMessage::Llm(Message::ToolResult(r)) = message
+                    && let Some(u) = &r.usage
+                {
+                    self.totals.add(u);
+                }
                 if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                    self.totals.add(&a.usage);
+                    self.last_usage = Some(a.usage.clone());
                     self.transcript.retry_attempt = self.session.retry_attempt();
                     self.transcript.assistant_end(a);
                     self.refresh_footer();
