@@ -434,7 +434,7 @@ impl App {
         }
         self.transcript.settle();
         self.last_usage = messages.iter().rev().find_map(|m| match m {
-            AgentMessage::Llm(Message::Assistant(a)) => Some(a.usage.clone()),
+            AgentMessage::Llm(Message::Assistant(a)) => Some(a.usage),
             _ => None,
         });
         if let Ok(st) = self.session.session_stats() {
@@ -921,7 +921,7 @@ impl App {
                 }
                 if let AgentMessage::Llm(Message::Assistant(a)) = message {
                     self.totals.add(&a.usage);
-                    self.last_usage = Some(a.usage.clone());
+                    self.last_usage = Some(a.usage);
                     self.transcript.retry_attempt = self.session.retry_attempt();
                     self.transcript.assistant_end(a);
                     self.refresh_footer();
