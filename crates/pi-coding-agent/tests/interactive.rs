@@ -712,3 +712,30 @@ async fn a_long_resumed_session_draws_its_last_messages_and_counts_the_rest() {
     ok(s.send(b"\x03"));
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_x_copies_the_last_reply_through_osc_52() {
+    use base64::Engine as _;
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Copy me, please.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        24,
+        90,
+    );
+    wait_ready(&mut s);
+    ok(s.send(b"\x18"));
+    wait_text(&mut s, "No agent messages to copy yet.");
+    type_line(&mut s, "say something");
+    wait_text(&mut s, "Copy me, please.");
+    ok(s.send(b"\x18"));
+    wait_text(&mut s, "Copied last agent message to clipboard");
+    let want = format!(
+        "\x1b]52;c;{}\x07",
+        base64::engine::general_purpose::STANDARD.encode("Copy me, please.")
+    );
+    let bytes = String::from_utf8_lossy(s.model().bytes()).into_owned();
+    assert!(bytes.contains(&want), "no OSC 52 with the reply");
+    quit(&mut s);
+}

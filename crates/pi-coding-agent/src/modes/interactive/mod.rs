@@ -710,6 +710,8 @@ impl App {
             self.display.expand_tools.store(expanded, Ordering::Relaxed);
             let bytes = self.tui.replay();
             let _ = self.term.write(&bytes);
+        } else if is("app.message.copy") {
+            self.copy_last_reply();
         } else if is("app.message.followUp") {
             self.follow_up();
         } else if is("app.message.dequeue") {
@@ -720,6 +722,22 @@ impl App {
             self.editor.handle_input(&InputEvent::Key(*k));
         }
         self.after_editor();
+    }
+
+    /// Ctrl+X: the last assistant text to the clipboard through OSC 52 (the terminal's
+    /// clipboard, which also works over SSH), with pi's notices.
+    fn copy_last_reply(&mut self) {
+        use base64::Engine as _;
+        let Some(text) = self.session.last_assistant_text().filter(|t| !t.is_empty()) else {
+            self.transcript
+                .notice("No agent messages to copy yet.", "error");
+            return;
+        };
+        let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+        if self.term.write(&format!("\x1b]52;c;{b64}\x07")).is_ok() {
+            self.transcript
+                .notice("Copied last agent message to clipboard", "muted");
+        }
     }
 
     fn after_editor(&mut self) {
