@@ -739,3 +739,48 @@ async fn ctrl_x_copies_the_last_reply_through_osc_52() {
     assert!(bytes.contains(&want), "no OSC 52 with the reply");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_prompt_in_the_external_editor() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let script = root.path("editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat \"$1\" > \"$1.seen\"\nprintf 'rewritten by the editor\\n' > \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let settings =
+        json!({"retry": {"enabled": false}, "externalEditor": script.display().to_string()});
+    std::fs::write(root.path("agent/settings.json"), settings.to_string()).unwrap();
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        24,
+        90,
+    );
+    wait_ready(&mut s);
+    ok(s.send(b"first draft"));
+    wait_text(&mut s, "first draft");
+    ok(s.send(b"\x07"));
+    wait_text(&mut s, "rewritten by the editor");
+    assert!(!s.model().screen_text().contains("first draft"));
+    let seen: Vec<String> = std::fs::read_dir(root.path("tmp"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "seen"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(seen, ["first draft"]);
+    // The editor file is removed afterwards; the terminal is ours again.
+    ok(s.send(b"\x03"));
+    quit(&mut s);
+    let left: Vec<_> = std::fs::read_dir(root.path("tmp"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .collect();
+    assert!(left.is_empty());
+}

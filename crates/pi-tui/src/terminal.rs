@@ -151,6 +151,11 @@ static HOOK: Once = Once::new();
 static SIGNALS: Once = Once::new();
 static EVENTS: Mutex<Option<Sender<TermEvent>>> = Mutex::new(None);
 static STOPPED: AtomicBool = AtomicBool::new(false);
+/// The input reader leaves standard input alone while set.
+static INPUT_PAUSED: AtomicBool = AtomicBool::new(false);
+/// The reader's poll interval, ms: how soon a pause is seen.
+const INPUT_POLL_MS: libc::c_int = 25;
+
 /// Whether the last screen switch written entered the alternate screen.
 static ALT_SCREEN: AtomicBool = AtomicBool::new(false);
 
@@ -373,6 +378,27 @@ impl Terminal {
             let tx = reader_tx;
             let mut buf = [0u8; 4096];
             loop {
+                // Wait for input in short polls so that a pause (another program owns the
+                // terminal, `Terminal::run_outside`) takes effect before the next read.
+                let mut pfd = libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: polls one descriptor we pass by pointer.
+                let r = unsafe { libc::poll(&mut pfd, 1, INPUT_POLL_MS) };
+                if r == 0 || INPUT_PAUSED.load(Ordering::SeqCst) {
+                    if INPUT_PAUSED.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(INPUT_POLL_MS as u64));
+                    }
+                    continue;
+                }
+                if r < 0 {
+                    if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    break;
+                }
                 // SAFETY: reads into a buffer we own, of its length.
                 let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
                 if n < 0 {
@@ -457,6 +483,26 @@ impl Terminal {
         }
         self.write(&setup_sequence(&self.opts))?;
         Ok(())
+    }
+
+    /// Hands the terminal to another program for the time `f` runs (an external editor): the
+    /// input reader pauses, the terminal is restored to its normal state, then taken again.
+    /// The caller replays the screen afterwards.
+    ///
+    /// Errors: raw mode could not be entered again.
+    pub fn run_outside<R>(&mut self, f: impl FnOnce() -> R) -> Result<R, TerminalError> {
+        INPUT_PAUSED.store(true, Ordering::SeqCst);
+        // Let a poll in progress see the pause before the other program reads.
+        std::thread::sleep(Duration::from_millis(2 * INPUT_POLL_MS as u64));
+        restore_now();
+        let result = f();
+        crossterm::terminal::enable_raw_mode()?;
+        if let Ok(mut g) = ACTIVE.lock() {
+            *g = Some(self.opts);
+        }
+        self.write(&setup_sequence(&self.opts))?;
+        INPUT_PAUSED.store(false, Ordering::SeqCst);
+        Ok(result)
     }
 
     /// Restores the terminal now (also done on drop).

@@ -710,6 +710,8 @@ impl App {
             self.display.expand_tools.store(expanded, Ordering::Relaxed);
             let bytes = self.tui.replay();
             let _ = self.term.write(&bytes);
+        } else if is("app.editor.external") {
+            self.external_editor();
         } else if is("app.message.copy") {
             self.copy_last_reply();
         } else if is("app.message.followUp") {
@@ -724,13 +726,70 @@ impl App {
         self.after_editor();
     }
 
+    /// Ctrl+G: the editor's text in the user's editor (settings `externalEditor`, else
+    /// `$VISUAL`, `$EDITOR`, `nano`, as pi picks it), run through `sh -c` with the file as
+    /// its argument; a zero exit puts the file's text back into the editor.
+    fn external_editor(&mut self) {
+        let command = {
+            let s = crate::sync::lock(self.session.settings());
+            s.get("externalEditor")
+                .and_then(serde_json::Value::as_str)
+                .filter(|c| !c.trim().is_empty())
+                .map(str::to_owned)
+        }
+        .or_else(|| std::env::var("VISUAL").ok().filter(|v| !v.is_empty()))
+        .or_else(|| std::env::var("EDITOR").ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "nano".to_owned());
+        let path = std::env::temp_dir().join(format!(
+            "pi-editor-{}-{}.md",
+            std::process::id(),
+            pi_ai::now_ms()
+        ));
+        if let Err(e) = std::fs::write(&path, self.editor.expanded_text()) {
+            self.transcript
+                .notice(format!("Error: {}: {e}", path.display()), "error");
+            return;
+        }
+        let outcome = self.term.run_outside(|| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("{command} \"$1\""))
+                .arg("sh")
+                .arg(&path)
+                .status()
+        });
+        match outcome {
+            Ok(Ok(status)) if status.success() => match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let text = text.strip_suffix('\n').unwrap_or(&text);
+                    self.editor.set_text(text);
+                }
+                Err(e) => self
+                    .transcript
+                    .notice(format!("Error: {}: {e}", path.display()), "error"),
+            },
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => self
+                .transcript
+                .notice(format!("Error: {command}: {e}"), "error"),
+            Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+        }
+        let _ = std::fs::remove_file(&path);
+        if self.tui.mode() == Mode::Fullscreen {
+            let _ = self.term.write(pi_tui::fullscreen::ENTER);
+        }
+        let bytes = self.tui.replay();
+        let _ = self.term.write(&bytes);
+        self.force = true;
+    }
+
     /// Ctrl+X: the last assistant text to the clipboard through OSC 52 (the terminal's
     /// clipboard, which also works over SSH), with pi's notices.
     fn copy_last_reply(&mut self) {
         use base64::Engine as _;
         let Some(text) = self.session.last_assistant_text().filter(|t| !t.is_empty()) else {
             self.transcript
-                .notice("No agent messages to copy yet.", "error");
+                .notice("Error: No agent messages to copy yet.", "error");
             return;
         };
         let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
@@ -979,7 +1038,7 @@ impl App {
             UiMsg::PromptDone(err) => {
                 self.prompts = self.prompts.saturating_sub(1);
                 if let Some(e) = err {
-                    self.transcript.notice(e, "error");
+                    self.transcript.notice(format!("Error: {e}"), "error");
                 }
                 if !self.busy() {
                     self.status.stop();
