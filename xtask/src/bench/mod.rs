@@ -8,6 +8,7 @@
 //! size of `target/release/pi`).
 
 mod inprocess;
+mod interactive;
 mod machine;
 mod process;
 mod report;
@@ -35,7 +36,8 @@ struct Options {
     /// build into `target/inprocess/`, so it stays the release build; a plain `cargo bench`
     /// of `pi-coding-agent` would replace it with a bench-profile build).
     no_build: bool,
-    /// Only these side-by-side workloads (`version`, `tool_read`, `long_answer`, `resume`).
+    /// Only these side-by-side workloads (`version`, `tool_read`, `long_answer`, `resume`,
+    /// `interactive_start`).
     only: Vec<String>,
     /// Skip the side-by-side workloads.
     skip_side_by_side: bool,
@@ -68,7 +70,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 let name = it.next().ok_or(USAGE)?;
                 if describe(name) == "?" {
                     return Err(format!(
-                        "--only: unknown workload {name} (version, tool_read, long_answer, resume)"
+                        "--only: unknown workload {name} (version, tool_read, long_answer, resume, \
+                         interactive_start)"
                     ));
                 }
                 o.only.push(name.clone());
@@ -145,6 +148,10 @@ fn goal(name: &str) -> Option<RatioGoal> {
             speed: 25.0,
             memory: 7.0,
         }),
+        "interactive_start" => Some(RatioGoal {
+            speed: 20.0,
+            memory: 8.0,
+        }),
         _ => None,
     }
 }
@@ -155,6 +162,7 @@ fn describe(name: &str) -> &'static str {
         "tool_read" => "2. `tool_read` scenario, json mode, replay server, no pauses",
         "long_answer" => "2. long answer: 2 MB in 20,000 deltas, json mode",
         "resume" => "3. resume a 100 MiB session + one prompt",
+        "interactive_start" => "4. interactive start to the first frame, editor ready (pty)",
         _ => "?",
     }
 }
@@ -215,6 +223,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ));
             side_json.push(report::outcome_json(&w.name, &outcome));
             commands.push(format!("pi {}", w.args.join(" ")));
+        }
+        if o.only.is_empty() || o.only.iter().any(|n| n == "interactive_start") {
+            let outcome = if rs.is_file() {
+                interactive::run(&rs, ts.as_deref().map_err(Clone::clone), runs)
+            } else {
+                workloads::Outcome::Skipped(format!("{} does not exist", built.display()))
+            };
+            side_rows.push(report::side_by_side_row(
+                describe("interactive_start"),
+                &outcome,
+                goal("interactive_start"),
+            ));
+            side_json.push(report::outcome_json("interactive_start", &outcome));
+            commands.push(
+                "pi --provider replay-anthropic --model replay-model (in a 100x30 pty, until the footer shows)"
+                    .to_owned(),
+            );
         }
     }
 

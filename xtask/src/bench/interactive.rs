@@ -1,0 +1,187 @@
+//! The interactive mode's start, side by side: time from spawn to the first frame with the
+//! editor ready (the footer's `(auto)` on the terminal), and the peak RSS at that moment
+//! (`VmHWM`), in a 100×30 pseudo-terminal that answers the cursor-position query the way a
+//! terminal does. Each run then sends Ctrl+D and waits for the exit.
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::process::{Sample, Summary, alternate};
+use super::workloads::{Outcome, models_json};
+
+/// Longest a start may take before the run counts as failed.
+const START_LIMIT: Duration = Duration::from_secs(20);
+
+/// A pseudo-terminal pair of `rows`×`cols`: (master, slave).
+fn openpty(rows: u16, cols: u16) -> Result<(std::fs::File, OwnedFd), String> {
+    let mut master = -1;
+    let mut slave = -1;
+    let ws = libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: out-pointers to two ints and a winsize we own; no name buffer or termios.
+    let r = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &ws,
+        )
+    };
+    if r != 0 {
+        return Err(format!("openpty: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: openpty returned two descriptors that nothing else owns.
+    unsafe {
+        Ok((
+            std::fs::File::from(OwnedFd::from_raw_fd(master)),
+            OwnedFd::from_raw_fd(slave),
+        ))
+    }
+}
+
+/// `VmHWM` of `pid` in KiB (0 when unreadable).
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// One start of `program` in a fresh root.
+fn once(program: &Path) -> Result<Sample, String> {
+    let root = tempfile::Builder::new()
+        .prefix("pi-bench-tui-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let r = root.path();
+    for sub in ["agent", "home", "tmp", "work"] {
+        std::fs::create_dir_all(r.join(sub)).map_err(|e| e.to_string())?;
+    }
+    // No request is made: the provider only has to exist.
+    std::fs::write(
+        r.join("agent/models.json"),
+        models_json("http://127.0.0.1:9").to_string(),
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::write(
+        r.join("agent/settings.json"),
+        r#"{"retry":{"enabled":false}}"#,
+    )
+    .map_err(|e| e.to_string())?;
+    let (mut master, slave) = openpty(30, 100)?;
+    let io = |fd: &OwnedFd| -> Result<Stdio, String> {
+        Ok(Stdio::from(fd.try_clone().map_err(|e| e.to_string())?))
+    };
+    let p = |sub: &str| r.join(sub).display().to_string();
+    let mut cmd = Command::new(program);
+    cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"])
+        .current_dir(r.join("work"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", p("home"))
+        .env("TMPDIR", p("tmp"))
+        .env("PI_CODING_AGENT_DIR", p("agent"))
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("TERM", "xterm-256color")
+        .stdin(io(&slave)?)
+        .stdout(io(&slave)?)
+        .stderr(io(&slave)?);
+    // SAFETY: runs in the forked child before exec; setsid and ioctl are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    drop(slave);
+    drop(cmd);
+    let pid = child.id();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 65536];
+    let (wall_s, rss) = loop {
+        if start.elapsed() > START_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("no first frame within {START_LIMIT:?}"));
+        }
+        let n = master
+            .read(&mut buf)
+            .map_err(|e| format!("pty read: {e}"))?;
+        if n == 0 {
+            return Err("the program closed the terminal before its first frame".into());
+        }
+        let chunk = &buf[..n];
+        if chunk.windows(4).any(|w| w == b"\x1b[6n") {
+            master
+                .write_all(b"\x1b[1;1R")
+                .map_err(|e| format!("pty write: {e}"))?;
+        }
+        seen.extend_from_slice(chunk);
+        if seen.windows(6).any(|w| w == b"(auto)") {
+            break (start.elapsed().as_secs_f64(), peak_rss_kib(pid));
+        }
+    };
+    master
+        .write_all(b"\x04")
+        .map_err(|e| format!("pty write: {e}"))?;
+    // Keep reading so the program never blocks on a full terminal while it exits.
+    let reader =
+        std::thread::spawn(move || while matches!(master.read(&mut buf), Ok(n) if n > 0) {});
+    let status = child.wait().map_err(|e| e.to_string())?;
+    drop(reader);
+    Ok(Sample {
+        wall_s,
+        peak_rss_kib: rss,
+        exit_code: status.code().unwrap_or(-1),
+    })
+}
+
+/// Starts pi-rs and, if given, the TS pi `runs` times each, alternating, after one warm-up
+/// start of each.
+pub fn run(rs: &Path, ts: Result<&Path, String>, runs: usize) -> Outcome {
+    eprintln!("== side by side: interactive start");
+    if let Err(why) = once(rs) {
+        return Outcome::Skipped(format!(
+            "target/release/pi cannot start interactively ({why})"
+        ));
+    }
+    let ts = ts.and_then(|p| {
+        once(p)
+            .map(|_| p)
+            .map_err(|why| format!("the TS pi failed: {why}"))
+    });
+    let result = match &ts {
+        Ok(p) => {
+            let mut b = || once(p);
+            alternate(runs, || once(rs), Some(&mut b))
+        }
+        Err(_) => alternate(runs, || once(rs), None),
+    };
+    match result {
+        Ok((a, b)) => Outcome::Measured {
+            rs: Summary::of(&a),
+            ts: ts.map(|_| Summary::of(&b)),
+        },
+        Err(why) => Outcome::Skipped(format!("a measured run failed: {why}")),
+    }
+}
