@@ -131,7 +131,11 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
         };
     }
     if launch.mode() == AppMode::Interactive {
-        return match app::build_running(&launch, stderr) {
+        let agent = launch.agent_dir.clone();
+        let mut ask = |message: &str, options: &[pi_coding_agent::config::trust::TrustOption]| {
+            modes::interactive::trust::ask(&agent, message, options)
+        };
+        return match app::build_running_asking(&launch, stderr, Some(&mut ask)) {
             Ok(running) => {
                 let options = modes::interactive::InteractiveOptions {
                     cwd: launch.cwd.clone(),

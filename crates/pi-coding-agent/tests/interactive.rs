@@ -784,3 +784,42 @@ async fn ctrl_g_edits_the_prompt_in_the_external_editor() {
         .collect();
     assert!(left.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_with_pi_resources_asks_for_trust_first() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    std::fs::create_dir_all(root.path("work/.pi")).unwrap();
+    std::fs::write(root.path("work/.pi/settings.json"), "{}").unwrap();
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    // Declined (Esc): nothing is recorded, the session starts untrusted.
+    let mut s = root.spawn(&args, 30, 100);
+    wait_text(&mut s, "Trust project folder?");
+    wait_text(&mut s, "Do not trust");
+    ok(s.send(b"\x1b"));
+    wait_ready(&mut s);
+    quit(&mut s);
+    assert!(!root.path("agent/trust.json").exists());
+    // Asked again; Enter takes the first option, "Trust", which is written to trust.json.
+    let mut s = root.spawn(&args, 30, 100);
+    wait_text(&mut s, "Trust project folder?");
+    ok(s.send(b"\r"));
+    wait_ready(&mut s);
+    quit(&mut s);
+    let trust: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path("agent/trust.json")).unwrap())
+            .unwrap();
+    let cwd = root.path("work").canonicalize().unwrap();
+    assert_eq!(trust[cwd.display().to_string()], true, "{trust}");
+    // Decided: no question the third time.
+    let mut s = root.spawn(&args, 30, 100);
+    wait_ready(&mut s);
+    assert!(
+        !s.model()
+            .all_lines()
+            .join("\n")
+            .contains("Trust project folder?")
+    );
+    quit(&mut s);
+}

@@ -28,7 +28,10 @@ use std::path::{Path, PathBuf};
 
 pub use input::InitialMessage;
 pub use launch::{Launch, LaunchIo, Prepared, prepare};
-pub use setup::{Running, SessionSetup, SetupError, build_running, build_session};
+pub use setup::{
+    Running, SessionSetup, SetupError, build_running, build_running_asking, build_session,
+    build_session_asking,
+};
 
 use crate::config::list_models::list_models as model_listing;
 use crate::config::paths::AgentPaths;

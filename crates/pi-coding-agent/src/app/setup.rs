@@ -3,8 +3,9 @@
 //! Mirrors the session half of pi-coding-agent 0.85.0 `main.js` and `core/sdk.js`
 //! (`createAgentSession`):
 //! 1. start-up migrations of old layouts;
-//! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; no
-//!    prompt outside the TUI), then the settings with project settings only when trusted;
+//! 2. project trust (`--approve` / `--no-approve`, `trust.json`, `defaultProjectTrust`; the
+//!    question only in the interactive mode, [`build_session_asking`]), then the settings with
+//!    project settings only when trusted;
 //! 3. the session store ([`super::session_select::open_store`]; pi resolves it before the model, so
 //!    a missing session wins over a bad model);
 //! 4. the model registry (`models.json`, `auth.json`, environment);
@@ -47,7 +48,9 @@ use crate::config::settings::SettingsManager;
 use crate::config::skills::Skill;
 use crate::config::system_prompt::{DocsPaths, SystemPromptBase};
 use crate::config::templates::PromptTemplate;
-use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
+use crate::config::trust::{
+    TrustInputs, TrustOption, TrustPrompt, TrustStore, resolve_project_trusted,
+};
 use crate::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
 use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
@@ -122,7 +125,21 @@ fn compactor() -> Arc<dyn Compactor> {
 /// cannot be resolved (`Model "x" not found. …`, `Unknown provider "p". …`); `--api-key`
 /// without a model.
 pub fn build_session(launch: &Launch, stderr: &mut dyn Write) -> Result<SessionSetup, SetupError> {
-    let (config, store) = prepare(launch, stderr)?;
+    build_session_asking(launch, stderr, None)
+}
+
+/// [`build_session`] with the interactive mode's project-trust question: `trust_prompt` is
+/// asked when the project has `.pi` resources and no decision is recorded (pi's select; the
+/// answer is written to `trust.json` as pi writes it).
+///
+/// # Errors
+/// Those of [`build_session`].
+pub fn build_session_asking(
+    launch: &Launch,
+    stderr: &mut dyn Write,
+    trust_prompt: Option<TrustPrompt<'_>>,
+) -> Result<SessionSetup, SetupError> {
+    let (config, store) = prepare(launch, stderr, trust_prompt)?;
     // pi appends `--name`'s session_info as soon as the session manager exists, before the
     // session is built (its model and thinking-level entries follow).
     if let Some(name) = &launch.config.name {
@@ -165,7 +182,19 @@ pub struct Running {
 /// # Errors
 /// Those of [`build_session`].
 pub fn build_running(launch: &Launch, stderr: &mut dyn Write) -> Result<Running, SetupError> {
-    let setup = build_session(launch, stderr)?;
+    build_running_asking(launch, stderr, None)
+}
+
+/// [`build_running`] with the project-trust question ([`build_session_asking`]).
+///
+/// # Errors
+/// Those of [`build_session`].
+pub fn build_running_asking(
+    launch: &Launch,
+    stderr: &mut dyn Write,
+    trust_prompt: Option<TrustPrompt<'_>>,
+) -> Result<Running, SetupError> {
+    let setup = build_session_asking(launch, stderr, trust_prompt)?;
     let host = RuntimeHost::with_session(
         setup.factory,
         setup.session.clone().into(),
@@ -209,6 +238,7 @@ struct BuiltForStore {
 fn prepare(
     launch: &Launch,
     stderr: &mut dyn Write,
+    mut trust_prompt: Option<TrustPrompt<'_>>,
 ) -> Result<(Arc<SessionConfig>, Arc<Mutex<SessionStore>>), SetupError> {
     let flags = &launch.config;
     let cwd = launch.cwd.as_path();
@@ -225,7 +255,11 @@ fn prepare(
             trust_override: flags.project_trust_override,
             default_trust,
             hook: None,
-            prompt: None,
+            // A shorter borrow of the caller's prompt, for the lifetime of these inputs.
+            prompt: trust_prompt.as_mut().map(|p| {
+                let p: &mut dyn FnMut(&str, &[TrustOption]) -> Option<usize> = &mut **p;
+                p
+            }),
         },
         &TrustStore::new(agent_dir),
     );

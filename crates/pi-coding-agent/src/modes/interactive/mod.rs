@@ -11,6 +11,7 @@
 //! | [`transcript`] | session messages → history blocks and the live tail |
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
+//! | [`trust`] | the project-trust question before the session is built |
 //!
 //! Threads: the UI runs on a blocking thread of the tokio runtime and owns the terminal;
 //! the session runs on the runtime. A session listener forwards each event through a
@@ -20,6 +21,7 @@
 pub mod footer;
 pub mod tool_view;
 pub mod transcript;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
