@@ -438,6 +438,10 @@ async fn text_output_mode_on_terminals_is_interactive_and_a_refusal_keeps_it_usa
     std::fs::write(root.path("agent/models.json"), "{}").unwrap();
     let mut s = root.spawn(&["--mode", "text", "hello"], 30, 100);
     wait_ready(&mut s);
+    wait_text(
+        &mut s,
+        "Warning: No models available. Use /login to log into a provider",
+    );
     wait_text(&mut s, "No API key found");
     assert!(s.model().screen_text().contains("no-model"));
     type_line(&mut s, "!echo alive");

@@ -457,6 +457,13 @@ impl App {
             self.transcript
                 .notice(format!("Session compacted {compactions} {times}"), "muted");
         }
+        if self.session.model().is_none() {
+            // pi's start-up warning when no model could be chosen.
+            let text =
+                crate::config::model_resolver::format_no_models_available(&crate::app::docs_dir());
+            self.transcript
+                .notice(format!("Warning: {text}"), "warning");
+        }
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         // The subscription lives as long as the session: the mode ends with the process.
         std::mem::forget(self.session.subscribe(move |e| {
