@@ -827,3 +827,40 @@ async fn a_project_with_pi_resources_asks_for_trust_first() {
     );
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_returns_queued_messages_to_the_editor() {
+    let _slot = slot();
+    let words: Vec<String> = (1..=60).map(|i| format!("w{i}")).collect();
+    let slow = anthropic_text(&words.join(" "))
+        .chunk_size(5)
+        .event_delay(Duration::from_millis(80));
+    let srv = server(vec![slow, anthropic_text("unused")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "long task");
+    wait_text(&mut s, "Working");
+    type_line(&mut s, "steer me later");
+    wait_text(&mut s, "Steering: steer me later");
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Operation aborted");
+    ok(s.settle(Duration::from_millis(300)));
+    let screen = s.model().screen_text();
+    assert!(!screen.contains("Steering: steer me later"), "{screen}");
+    // The editor holds the queued text again (between the rules, not as a queue line).
+    let lines = s.model().screen_lines();
+    let rule = lines.iter().rposition(|l| l.starts_with("──")).unwrap();
+    assert!(
+        lines[..rule].iter().any(|l| l.trim() == "steer me later"),
+        "{screen}"
+    );
+    // Nothing was sent after the abort (the steering message was never delivered).
+    assert!(srv.request_count() <= 1);
+    ok(s.send(b"\x03"));
+    quit(&mut s);
+}
