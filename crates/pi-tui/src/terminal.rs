@@ -276,6 +276,10 @@ pub struct Terminal {
     events: Receiver<TermEvent>,
     waker: Waker,
     cursor_row: Option<u16>,
+    /// Tells the input reader to stop; it is joined on drop, so that a terminal taken again
+    /// afterwards (a question before the main UI) is the only reader of standard input.
+    reader_stop: std::sync::Arc<AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 /// How long [`Terminal::enter`] waits for the answer to its cursor position query.
@@ -374,10 +378,15 @@ impl Terminal {
             let _ = tx.send(TermEvent::Input(early));
         }
         let reader_tx = tx.clone();
-        std::thread::spawn(move || {
+        let reader_stop = std::sync::Arc::new(AtomicBool::new(false));
+        let stop = reader_stop.clone();
+        let reader = std::thread::spawn(move || {
             let tx = reader_tx;
             let mut buf = [0u8; 4096];
             loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
                 // Wait for input in short polls so that a pause (another program owns the
                 // terminal, `Terminal::run_outside`) takes effect before the next read.
                 let mut pfd = libc::pollfd {
@@ -387,7 +396,7 @@ impl Terminal {
                 };
                 // SAFETY: polls one descriptor we pass by pointer.
                 let r = unsafe { libc::poll(&mut pfd, 1, INPUT_POLL_MS) };
-                if r == 0 || INPUT_PAUSED.load(Ordering::SeqCst) {
+                if r == 0 || INPUT_PAUSED.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst) {
                     if INPUT_PAUSED.load(Ordering::SeqCst) {
                         std::thread::sleep(Duration::from_millis(INPUT_POLL_MS as u64));
                     }
@@ -421,6 +430,8 @@ impl Terminal {
             waker: Waker(tx),
             events: rx,
             cursor_row,
+            reader_stop,
+            reader: Some(reader),
         })
     }
 
@@ -514,6 +525,11 @@ impl Terminal {
 impl Drop for Terminal {
     fn drop(&mut self) {
         restore_now();
+        self.reader_stop.store(true, Ordering::SeqCst);
+        if let Some(r) = self.reader.take() {
+            // Within one poll interval.
+            let _ = r.join();
+        }
     }
 }
 
