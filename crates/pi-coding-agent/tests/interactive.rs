@@ -342,6 +342,7 @@ async fn shift_tab_and_ctrl_p_change_the_footer() {
     ok(s.wait_for("the next thinking level", WAIT, |m| {
         footer(m).trim_end().ends_with("replay-model • high")
     }));
+    wait_text(&mut s, "Thinking level: high");
     // Ctrl+P moves to the next available model.
     ok(s.send(b"\x10"));
     ok(s.wait_for("the other model", WAIT, |m| {
@@ -863,4 +864,59 @@ async fn escape_returns_queued_messages_to_the_editor() {
     assert!(srv.request_count() <= 1);
     ok(s.send(b"\x03"));
     quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_name_session_and_quit() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Noted.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let dir = root.sessions();
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--session-dir",
+            &dir,
+        ],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "/name");
+    wait_text(&mut s, "Warning: Usage: /name <name>");
+    type_line(&mut s, "/name  refactor work ");
+    wait_text(&mut s, "Session name set: refactor work");
+    ok(s.wait_for("the name in the footer", WAIT, |m| {
+        m.screen_text().contains("work • refactor work")
+    }));
+    type_line(&mut s, "remember this");
+    wait_text(&mut s, "Noted.");
+    type_line(&mut s, "/session");
+    wait_text(&mut s, "Session Info");
+    let screen = s.model().screen_text();
+    assert!(screen.contains("Name: refactor work"), "{screen}");
+    assert!(
+        screen.contains("User: 1") && screen.contains("Assistant: 1"),
+        "{screen}"
+    );
+    ok(s.send(b"\x1b[Z"));
+    wait_text(&mut s, "Current model does not support thinking");
+    // No command reached the model.
+    assert_eq!(request_user_texts(&srv, 0), ["remember this"]);
+    type_line(&mut s, "/quit");
+    assert_eq!(ok(s.wait_exit(WAIT)), 0);
+    let all = s.model().all_lines().join("\n").replace('\n', "");
+    assert!(
+        all.contains("To resume this session: pi --session-dir"),
+        "{all}"
+    );
+    let names: Vec<Value> = file_records(&root.session_files()[0])
+        .into_iter()
+        .filter(|r| r["type"] == "session_info")
+        .map(|r| r["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("refactor work")]);
 }

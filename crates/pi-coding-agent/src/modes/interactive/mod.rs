@@ -11,6 +11,7 @@
 //! | [`transcript`] | session messages → history blocks and the live tail |
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
+//! | [`slash`] | the built-in slash commands |
 //! | [`trust`] | the project-trust question before the session is built |
 //!
 //! Threads: the UI runs on a blocking thread of the tokio runtime and owns the terminal;
@@ -19,6 +20,7 @@
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
 pub mod footer;
+pub mod slash;
 pub mod tool_view;
 pub mod transcript;
 pub mod trust;
@@ -72,6 +74,8 @@ enum UiMsg {
     PromptDone(Option<String>),
     /// A `!` command ended.
     BashDone(Result<crate::tools::bash::user::BashResult, String>),
+    /// A background command failed with this text (shown as pi's `Error: …`).
+    Failed(String),
     /// A model cycle ended (`Ok(false)`: only one model to cycle through).
     Cycled(Result<bool, String>),
 }
@@ -581,11 +585,109 @@ impl App {
             }
             return;
         }
+        if let Some(cmd) = slash::parse(&text) {
+            self.run_slash(cmd);
+            return;
+        }
         if self.busy() {
             self.spawn_prompt(text, Vec::new(), Some(StreamingBehavior::Steer));
         } else {
             self.spawn_prompt(text, Vec::new(), None);
         }
+    }
+
+    fn run_slash(&mut self, cmd: slash::Slash) {
+        match cmd {
+            slash::Slash::Quit => self.quit = true,
+            slash::Slash::Copy => self.copy_last_reply(),
+            slash::Slash::Name(name) if name.is_empty() => match self.session.session_name() {
+                Some(n) => self.transcript.notice(format!("Session name: {n}"), "dim"),
+                None => self
+                    .transcript
+                    .notice("Warning: Usage: /name <name>", "warning"),
+            },
+            slash::Slash::Name(name) => match self.session.set_session_name(&name) {
+                Ok(()) => {
+                    let stored = self.session.session_name();
+                    if stored.as_deref() != Some(name.as_str()) {
+                        self.transcript.notice(
+                            format!(
+                                "Warning: Session name was normalized from {} to {}",
+                                serde_json::Value::from(name.clone()),
+                                serde_json::Value::from(stored.clone().unwrap_or_default())
+                            ),
+                            "warning",
+                        );
+                    }
+                    let shown = stored.unwrap_or(name);
+                    self.transcript
+                        .notice(format!("Session name set: {shown}"), "dim");
+                }
+                Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            },
+            slash::Slash::Session => self.show_session_info(),
+            slash::Slash::Compact(instructions) => {
+                let session = self.session.clone();
+                let (tx, waker) = (self.tx.clone(), self.waker.clone());
+                self.handle.spawn(async move {
+                    if let Err(e) = session.compact(instructions).await {
+                        let _ = tx.send(UiMsg::Failed(e));
+                        waker.wake();
+                    }
+                });
+            }
+        }
+    }
+
+    /// `/session`: pi's session info block (name, file, id, message and token counts, cost).
+    fn show_session_info(&mut self) {
+        let stats = match self.session.session_stats() {
+            Ok(s) => s,
+            Err(e) => {
+                self.transcript.notice(format!("Error: {e}"), "error");
+                return;
+            }
+        };
+        let n = slash::locale_count;
+        let mut info = String::from("Session Info\n\n");
+        if let Some(name) = self.session.session_name() {
+            info.push_str(&format!("Name: {name}\n"));
+        }
+        let file = stats
+            .session_file
+            .clone()
+            .unwrap_or_else(|| "In-memory".into());
+        info.push_str(&format!("File: {file}\nID: {}\n\n", stats.session_id));
+        info.push_str(&format!(
+            "Messages\nTotal: {}\nUser: {}\nAssistant: {}\nTools: {} calls, {} results\n\n",
+            stats.total_messages,
+            stats.user_messages,
+            stats.assistant_messages,
+            stats.tool_calls,
+            stats.tool_results
+        ));
+        let t = &stats.tokens;
+        let prompt = t.input + t.cache_read + t.cache_write;
+        info.push_str(&format!("Tokens\nInput: {}\n", n(prompt)));
+        if prompt > 0.0 && (t.cache_read > 0.0 || t.cache_write > 0.0) {
+            let rate = crate::tools::image::to_fixed(t.cache_read / prompt * 100.0, 1);
+            info.push_str(&format!("  Cached: {} ({rate}%)\n", n(t.cache_read)));
+            let written = if t.cache_write > 0.0 {
+                format!(" ({} written to cache)", n(t.cache_write))
+            } else {
+                String::new()
+            };
+            info.push_str(&format!(
+                "  Uncached: {}{written}\n",
+                n(t.input + t.cache_write)
+            ));
+        }
+        info.push_str(&format!("Output: {}\nTotal: {}", n(t.output), n(t.total)));
+        if stats.cost > 0.0 {
+            let cost = crate::tools::image::to_fixed(stats.cost, 3);
+            info.push_str(&format!("\n\nCost\nTotal: ${cost}"));
+        }
+        self.transcript.notice(info, "text");
     }
 
     fn follow_up(&mut self) {
@@ -691,7 +793,11 @@ impl App {
             let _ = self.term.write(&bytes);
         } else if is("app.thinking.cycle") {
             match self.session.cycle_thinking_level() {
-                Ok(Some(_)) => self.refresh_footer(),
+                Ok(Some(level)) => {
+                    self.transcript
+                        .notice(format!("Thinking level: {}", level.as_str()), "dim");
+                    self.refresh_footer();
+                }
                 Ok(None) => self
                     .transcript
                     .notice("Current model does not support thinking", "muted"),
@@ -712,11 +818,17 @@ impl App {
         } else if is("app.thinking.toggle") {
             let hidden = !self.display.hide_thinking.load(Ordering::Relaxed);
             self.display.hide_thinking.store(hidden, Ordering::Relaxed);
+            let state = if hidden { "hidden" } else { "visible" };
+            self.transcript
+                .notice(format!("Thinking blocks: {state}"), "dim");
             let bytes = self.tui.replay();
             let _ = self.term.write(&bytes);
         } else if is("app.tools.expand") {
             let expanded = !self.display.expand_tools.load(Ordering::Relaxed);
             self.display.expand_tools.store(expanded, Ordering::Relaxed);
+            let state = if expanded { "expanded" } else { "collapsed" };
+            self.transcript
+                .notice(format!("Tool output: {state}"), "dim");
             let bytes = self.tui.replay();
             let _ = self.term.write(&bytes);
         } else if is("app.editor.external") {
@@ -727,6 +839,15 @@ impl App {
             self.follow_up();
         } else if is("app.message.dequeue") {
             if let Ok((steering, follow_up)) = self.session.clear_queue() {
+                let n = steering.len() + follow_up.len();
+                if n == 0 {
+                    self.transcript
+                        .notice("No queued messages to restore", "dim");
+                } else {
+                    let s = if n == 1 { "" } else { "s" };
+                    self.transcript
+                        .notice(format!("Restored {n} queued message{s} to editor"), "dim");
+                }
                 self.restore_queued(steering, follow_up);
             }
         } else {
@@ -1072,6 +1193,7 @@ impl App {
                     self.transcript.push_block(Box::new(v));
                 }
             }
+            UiMsg::Failed(e) => self.transcript.notice(format!("Error: {e}"), "error"),
             UiMsg::Cycled(r) => match r {
                 Ok(true) => self.refresh_footer(),
                 Ok(false) => self.transcript.notice("Only one model available", "muted"),
