@@ -328,16 +328,19 @@ impl Renderer<'_> {
             it.next();
             match ev {
                 Event::Text(t) => push_text(&mut s, &stack, &t),
+                // pi draws inline code in its colour, without the backticks.
                 Event::Code(t) => {
                     let mut st = stack.clone();
                     st.push(self.style.md_code.clone());
-                    push_text(&mut s, &st, &format!("`{t}`"));
+                    push_text(&mut s, &st, &t);
                 }
                 Event::InlineMath(t) => push_text(&mut s, &stack, &format!("${t}$")),
                 Event::DisplayMath(t) => push_text(&mut s, &stack, &format!("$${t}$$")),
                 Event::Html(t) | Event::InlineHtml(t) => push_text(&mut s, &stack, &t),
                 Event::FootnoteReference(l) => push_text(&mut s, &stack, &format!("[^{l}]")),
-                Event::SoftBreak => s.push(' '),
+                // pi keeps the answer's line breaks inside a paragraph (marked leaves them in
+                // the text, and the renderer wraps line by line).
+                Event::SoftBreak => s.push('\n'),
                 Event::HardBreak => s.push('\n'),
                 Event::TaskListMarker(done) => {
                     push_text(&mut s, &stack, if done { "[x] " } else { "[ ] " })
@@ -644,7 +647,7 @@ mod tests {
         insta::assert_snapshot!(md_plain_attrs("# Title\n\nSome *em* and **strong** and `code` text.\n\n### Third", 40), @r"
         ⎋[1mTitle⎋[0m
 
-        Some ⎋[3mem⎋[0m and ⎋[1mstrong⎋[0m and `code` text.
+        Some ⎋[3mem⎋[0m and ⎋[1mstrong⎋[0m and code text.
 
         ⎋[1m### ⎋[0m⎋[1mThird⎋[0m
         ");
@@ -670,7 +673,8 @@ mod tests {
         fn main() {}
         ```
 
-        │ quoted text more
+        │ quoted text
+        │ more
         ");
     }
 
