@@ -920,3 +920,47 @@ async fn slash_commands_name_session_and_quit() {
         .collect();
     assert_eq!(names, [json!("refactor work")]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_footer_stays_on_the_last_row_once_the_screen_is_full() {
+    let _slot = slot();
+    let answer: Vec<String> = (1..=12).map(|i| format!("Answer line {i}.")).collect();
+    let srv = server(vec![
+        anthropic_tools(&[("toolu_1", "bash", json!({"command": "seq 1 4"}))]),
+        anthropic_text(&answer.join("\n")),
+        anthropic_tools(&[("toolu_2", "bash", json!({"command": "seq 5 8"}))]),
+        anthropic_text("Done again."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let rows = 18;
+    let mut s = root.spawn(
+        &["--provider", "replay-anthropic", "--model", "replay-model"],
+        rows,
+        80,
+    );
+    wait_ready(&mut s);
+    for (prompt, last) in [
+        ("first run", "Answer line 12."),
+        ("!seq 1 6", "Took "),
+        ("second run", "Done again."),
+        ("!seq 10 16", "16"),
+    ] {
+        type_line(&mut s, prompt);
+        wait_text(&mut s, last);
+        ok(s.wait_for("the run to settle", WAIT, |m| {
+            !m.screen_text().contains("Working")
+        }));
+        ok(s.settle(Duration::from_millis(300)));
+        let lines = s.model().screen_lines();
+        assert!(
+            lines[usize::from(rows) - 1].contains("(auto)"),
+            "the footer is not on the last row:\n{}",
+            lines.join("\n")
+        );
+    }
+    let m = s.model();
+    assert_once(m, "Answer line 1.");
+    assert_once(m, "$ seq 5 8");
+    quit(&mut s);
+}

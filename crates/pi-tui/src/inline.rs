@@ -108,8 +108,14 @@ impl InlineRenderer {
         }
         let n = commit.len();
         let fits = n + self.shown.len().max(1) <= height;
+        // A live region that shrinks while lines are committed is (mostly) turning into
+        // history, a finished tool box or message: the lines are written over its old rows
+        // instead of being inserted above it, so the region below does not leave blank rows
+        // at the bottom of the screen.
+        let becomes_history = live.len() < self.shown.len();
         if n > 0
             && fits
+            && !becomes_history
             && let Some(abs) = self.cursor_abs
             && abs >= self.cursor_row
         {

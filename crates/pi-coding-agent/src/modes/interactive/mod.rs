@@ -279,9 +279,14 @@ impl Component for LiveView<'_> {
                 "…",
             ));
         }
+        // The status line takes the blank row above the editor while it shows, so starting
+        // and ending a run does not change the region's height.
         let status = self.status.render(width);
-        out.push(String::new());
-        out.extend(status);
+        if status.is_empty() {
+            out.push(String::new());
+        } else {
+            out.extend(status);
+        }
         out
     }
 }
