@@ -12,6 +12,7 @@
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
 //! | [`slash`] | the built-in slash commands |
+//! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
 //!
 //! Threads: the UI runs on a blocking thread of the tokio runtime and owns the terminal;
@@ -24,6 +25,7 @@ pub mod slash;
 pub mod tool_view;
 pub mod transcript;
 pub mod trust;
+pub mod user_bash;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -233,12 +235,10 @@ struct App {
     branch: Option<String>,
     steering: Vec<String>,
     follow_up: Vec<String>,
-    /// A `!` command's box while it runs.
-    bash: Option<tool_view::ToolView>,
+    /// A `!` command's block while it runs.
+    bash: Option<user_bash::UserBashView>,
     /// Prompt tasks running.
     prompts: usize,
-    /// A `!` command's output so far.
-    bash_output: String,
     last_clear: Option<Instant>,
     quit: bool,
     /// A write to the terminal failed: it is gone.
@@ -250,7 +250,7 @@ struct App {
 /// The live region above the editor: transcript tail, `!` command, queue, status.
 struct LiveView<'a> {
     transcript: &'a mut Transcript,
-    bash: &'a mut Option<tool_view::ToolView>,
+    bash: &'a mut Option<user_bash::UserBashView>,
     steering: &'a [String],
     follow_up: &'a [String],
     status: &'a mut StatusLine,
@@ -379,7 +379,6 @@ impl App {
             follow_up: Vec::new(),
             bash: None,
             prompts: 0,
-            bash_output: String::new(),
             last_clear: None,
             quit: false,
             lost_terminal: false,
@@ -717,16 +716,13 @@ impl App {
             );
             return;
         }
-        let mut view = tool_view::ToolView::new(
-            String::new(),
-            "bash".into(),
-            serde_json::Map::from_iter([("command".to_owned(), command.clone().into())]),
+        let view = user_bash::UserBashView::new(
+            &command,
+            exclude,
             self.theme.clone(),
             self.display.clone(),
         );
-        view.start(&serde_json::Value::Null, Instant::now());
         self.bash = Some(view);
-        self.bash_output.clear();
         let session = self.session.clone();
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         self.handle.spawn(async move {
@@ -1056,8 +1052,7 @@ impl App {
             }
             AgentSessionEvent::BashExecutionUpdate { delta, .. } => {
                 if let Some(b) = self.bash.as_mut() {
-                    self.bash_output.push_str(&delta);
-                    b.update(&text_result(&self.bash_output));
+                    b.push(&delta);
                 }
             }
             AgentSessionEvent::EntryAppended { .. }
@@ -1184,16 +1179,27 @@ impl App {
                 if let Some(mut v) = self.bash.take() {
                     match r {
                         Ok(res) => {
-                            let mut text = res.output.clone();
-                            if res.cancelled {
-                                text.push_str("\n\n(command cancelled)");
-                            } else if let Some(code) = res.exit_code.filter(|c| *c != 0) {
-                                text.push_str(&format!("\n\nCommand exited with code {code}"));
-                            }
-                            let failed = res.cancelled || res.exit_code.is_some_and(|c| c != 0);
-                            v.finish(&text_result(&text), failed, Instant::now());
+                            let status = if res.cancelled {
+                                user_bash::BashStatus::Cancelled
+                            } else {
+                                match res.exit_code {
+                                    Some(0) | None => user_bash::BashStatus::Complete,
+                                    Some(c) => user_bash::BashStatus::Failed(c),
+                                }
+                            };
+                            v.finish(
+                                &res.output,
+                                status,
+                                res.truncated,
+                                res.full_output_path.clone(),
+                            );
                         }
-                        Err(e) => v.finish(&text_result(&e), true, Instant::now()),
+                        Err(e) => {
+                            v.finish("", user_bash::BashStatus::Failed(-1), false, None);
+                            self.transcript.push_block(Box::new(v));
+                            self.transcript.notice(format!("Error: {e}"), "error");
+                            return;
+                        }
                     }
                     self.transcript.push_block(Box::new(v));
                 }
@@ -1356,12 +1362,5 @@ impl App {
         if let Some(cmd) = resume_command(&self.session, self.options.session_dir.as_deref()) {
             println!("\x1b[2mTo resume this session:\x1b[22m {cmd}");
         }
-    }
-}
-
-fn text_result(text: &str) -> pi_agent_core::AgentToolResult {
-    pi_agent_core::AgentToolResult {
-        content: vec![pi_ai::UserContent::Text(pi_ai::TextContent::new(text))],
-        ..pi_agent_core::AgentToolResult::default()
     }
 }

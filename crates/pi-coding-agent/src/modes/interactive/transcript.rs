@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use pi_agent_core::{AgentMessage, AgentToolResult};
-use pi_ai::{AssistantContent, AssistantMessage, Message, StopReason, TextContent, UserContent};
+use pi_ai::{AssistantContent, AssistantMessage, Message, StopReason};
 use pi_tui::Component;
 use pi_tui::ansi::{escape_control, wrap};
 use pi_tui::components::StreamingMarkdown;
@@ -22,6 +22,7 @@ use pi_tui::theme::Theme;
 use serde_json::{Map, Value};
 
 use super::tool_view::ToolView;
+use super::user_bash::{BashStatus, UserBashView};
 use crate::session::queues::content_text;
 
 /// Display toggles shared by every block, read at render time (Ctrl+O, Ctrl+T): a toggle
@@ -458,22 +459,26 @@ impl Transcript {
         let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("");
         match s("role") {
             "bashExecution" => {
-                let mut v = ToolView::new(
-                    String::new(),
-                    "bash".into(),
-                    Map::from_iter([("command".to_owned(), Value::from(s("command")))]),
+                let mut v = UserBashView::new(
+                    s("command"),
+                    m.get("excludeFromContext").and_then(Value::as_bool) == Some(true),
                     self.theme.clone(),
                     self.display.clone(),
                 );
-                let result = AgentToolResult {
-                    content: vec![UserContent::Text(TextContent::new(s("output")))],
-                    ..AgentToolResult::default()
+                let status = if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
+                    BashStatus::Cancelled
+                } else {
+                    match m.get("exitCode").and_then(Value::as_i64) {
+                        Some(0) | None => BashStatus::Complete,
+                        Some(c) => BashStatus::Failed(i32::try_from(c).unwrap_or(i32::MAX)),
+                    }
                 };
-                let failed = m
-                    .get("exitCode")
-                    .and_then(Value::as_i64)
-                    .is_some_and(|c| c != 0);
-                v.finish(&result, failed, Instant::now());
+                let truncated = m.get("truncated").and_then(Value::as_bool) == Some(true);
+                let path = m
+                    .get("fullOutputPath")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                v.finish(s("output"), status, truncated, path);
                 self.commits.push(Box::new(v));
             }
             "compactionSummary" => self.notice(
@@ -544,7 +549,7 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pi_ai::{ToolCall, Usage};
+    use pi_ai::{TextContent, ToolCall, Usage};
     use pi_tui::ansi::strip;
     use pi_tui::terminal_colors::ColorScheme;
     use pi_tui::theme::ColorMode;
