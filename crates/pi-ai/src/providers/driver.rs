@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::{AssistantMessageEvent, PartialMessage};
-use crate::sse::{SseEvent, SseParser};
+use crate::sse::SseEvent;
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
 use crate::types::{
     AssistantMessage, Context, Model, ResponseInfo, StopReason, StreamOptions, now_ms,
@@ -322,12 +322,15 @@ impl Run {
                 .and_then(Result::ok),
             None => response.text().await.ok(),
         };
+        let message = self.api.format_http_error_with_headers(
+            status.as_u16(),
+            &headers,
+            text.as_deref().unwrap_or(""),
+        );
         Err(AttemptFailure {
             status: Some(status.as_u16()),
             headers: Some(headers),
-            message: self
-                .api
-                .format_http_error(status.as_u16(), text.as_deref().unwrap_or("")),
+            message,
         })
     }
 
@@ -338,7 +341,7 @@ impl Run {
         mapper: &mut dyn StreamMapper,
     ) -> Result<(), StreamError> {
         let idle = idle_limit(&self.options);
-        let mut parser = SseParser::new();
+        let mut parser = self.api.new_decoder();
         let mut out = Vec::new();
         let mut events = Vec::new();
         loop {
