@@ -227,6 +227,7 @@ mod tool_ids;
 
 pub use anthropic::{AnthropicMessages, anthropic};
 pub use azure_openai_responses::{AzureOpenAiResponses, azure_openai_responses};
+pub use bedrock::{BedrockConverseStream, bedrock_converse_stream};
 pub use google::{GoogleGenerativeAi, google};
 pub use google_vertex::{GoogleVertex, google_vertex};
 pub use mistral::{MistralConversations, mistral_conversations};

@@ -70,6 +70,37 @@ pub(crate) fn exception_text(code: &str, payload: &str) -> String {
     }
 }
 
+/// The error code the SDK reads from a failed response: `x-amzn-errortype`, else the body's
+/// `code` or `__type`, without a `:…` suffix or a `…#` namespace.
+fn error_code(header: Option<&str>, body: Option<&Value>) -> Option<String> {
+    let raw = header
+        .filter(|h| !h.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            body.and_then(|b| {
+                ["code", "__type"]
+                    .iter()
+                    .filter_map(|k| b.get(*k).and_then(Value::as_str))
+                    .find(|c| !c.is_empty())
+                    .map(str::to_owned)
+            })
+        })?;
+    let head = raw.split(':').next().unwrap_or("");
+    let name = head.rsplit('#').next().unwrap_or("");
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
+/// The text of a non-2xx response: the exception named by its error code (else the status),
+/// with the body's message.
+pub(crate) fn http_error_text(status: u16, error_type: Option<&str>, body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body.trim()).ok();
+    let parsed = parsed.filter(Value::is_object);
+    let name = error_code(error_type, parsed.as_ref()).unwrap_or_else(|| status.to_string());
+    let message = exception_message(parsed.as_ref());
+    let hint = data_retention_hint(&message);
+    format!("{}: {message}{hint}", prefix(&name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +128,34 @@ mod tests {
             format!(
                 "Validation error: data retention mode 'default' is not available See {DATA_RETENTION_DOCS_URL} for supported data retention modes."
             )
+        );
+    }
+
+    #[test]
+    fn http_errors_name_the_exception() {
+        assert_eq!(
+            http_error_text(
+                400,
+                Some("ValidationException:http://internal.amazon.com/coral/"),
+                r#"{"message":"Input is too long for requested model."}"#
+            ),
+            "Validation error: Input is too long for requested model."
+        );
+        assert_eq!(
+            http_error_text(
+                403,
+                None,
+                r#"{"__type":"com.amazon.coral#AccessDeniedException","Message":"no"}"#
+            ),
+            "AccessDeniedException: no"
+        );
+        assert_eq!(
+            http_error_text(502, None, "<html>bad gateway</html>"),
+            "502: UnknownError"
+        );
+        assert_eq!(
+            http_error_text(429, Some("ThrottlingException"), ""),
+            "Throttling error: UnknownError"
         );
     }
 }
