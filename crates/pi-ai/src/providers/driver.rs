@@ -12,8 +12,10 @@
 //! 4. Request timeout `timeout_ms ?? (idle limit || 2^31−1)` without response headers →
 //!    `Request timed out.` ([`WireApi::request_timeout_text`]); a connection failure before
 //!    headers → [`WireApi::connection_error_text`].
-//! 5. `on_response`, then `start`; body chunks go through the SSE parser into the
-//!    [`StreamMapper`]. A gap between chunks longer than the idle limit
+//! 5. `on_response`, then `start`; body chunks go through the API's body decoder
+//!    ([`WireApi::new_decoder`]: the SSE parser, or Bedrock's event-stream decoder) into the
+//!    [`StreamMapper`]; a decoder failure (a bad frame, an exception message) ends the stream
+//!    after the events decoded before it. A gap between chunks longer than the idle limit
 //!    (`idle_timeout_ms`, default 300 000 ms, 0 = off) or a body cut → `terminated`.
 //!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
 //!    does. An event past the parser's limit ([`crate::sse::DEFAULT_MAX_EVENT_BYTES`], 64 MiB;

@@ -220,3 +220,41 @@ fn corrupt_headers_under_valid_checksums_fail() {
         }
     }
 }
+
+proptest::proptest! {
+    /// Any bytes, and any one-byte corruption or cut of a valid body, decode without a panic
+    /// into events and at most one failure, the same in 1- and 7-byte reads.
+    #[test]
+    fn arbitrary_input_never_panics(
+        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        flip in 0usize..400,
+        cut in 0usize..400,
+    ) {
+        let (a, ea) = decode(&noise, 1);
+        let (b, eb) = decode(&noise, 7);
+        proptest::prop_assert_eq!((a, ea), (b, eb));
+        let mut body = EventStreamBuilder::new()
+            .event("messageStart", &json!({"role": "assistant"}))
+            .event("contentBlockDelta", &json!({"contentBlockIndex": 0, "delta": {"text": "hi"}}))
+            .event("messageStop", &json!({"stopReason": "end_turn"}))
+            .build();
+        let at = flip % body.len();
+        body[at] ^= 0x5a;
+        let (a, ea) = decode(&body, 1);
+        let (b, eb) = decode(&body, 7);
+        proptest::prop_assert!(ea.is_some());
+        proptest::prop_assert_eq!((a, ea), (b, eb));
+        body[at] ^= 0x5a;
+        // Message boundaries: each message starts with its total length.
+        let mut boundaries = vec![0];
+        let mut at = 0;
+        while at < body.len() {
+            let len = u32::from_be_bytes([body[at], body[at + 1], body[at + 2], body[at + 3]]);
+            at += len as usize;
+            boundaries.push(at);
+        }
+        body.truncate(cut % body.len());
+        let (_, e) = decode(&body, 7);
+        proptest::prop_assert_eq!(e.is_some(), !boundaries.contains(&body.len()));
+    }
+}
