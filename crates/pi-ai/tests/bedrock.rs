@@ -2,7 +2,8 @@
 //! binary event stream (whole and in 1- and 7-byte chunks), the SigV4 `Authorization`
 //! re-made on the server side from the recorded request and its `X-Amz-Date`, Bearer keys,
 //! and the failures — an exception mid-stream, a cut frame, an HTTP error, an unreadable
-//! credentials file — as exactly one terminal `error` event.
+//! credentials file — as exactly one terminal `error` event. Recorded responses (vercel/ai's
+//! fixtures, `data/streams/amazon-bedrock/SOURCE.md`) are framed and replayed too.
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -297,4 +298,130 @@ async fn an_unreadable_credentials_file_fails_before_sending() {
         message.error_message
     );
     assert_eq!(server.request_count(), 0);
+}
+
+/// A recorded fixture: one `{"<event type>": payload}` per line, framed as event-stream
+/// messages.
+fn recorded(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/streams/amazon-bedrock")
+        .join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut body = EventStreamBuilder::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (name, payload) = event.as_object().unwrap().iter().next().unwrap();
+        body = body.event(name, payload);
+    }
+    body.build()
+}
+
+/// Replays `body` whole and in 1- and 7-byte chunks; the three outcomes must agree.
+async fn replay_all_ways(body: Vec<u8>) -> AssistantMessage {
+    let mut outcomes: Vec<(Vec<&'static str>, AssistantMessage)> = Vec::new();
+    for chunk in [None, Some(1), Some(7)] {
+        let mut reply = Reply::event_stream(body.clone());
+        if let Some(n) = chunk {
+            reply = reply.chunk_size(n);
+        }
+        let (_, server) = ReplayServer::start(vec![reply]).await.unwrap();
+        let (kinds, message) = run(
+            BedrockConverseStream::with_env(env(&[])),
+            &model(&server.base_url()),
+            None,
+        )
+        .await;
+        outcomes.push((kinds, message));
+    }
+    for (kinds, message) in &outcomes[1..] {
+        assert_eq!(kinds, &outcomes[0].0);
+        assert_eq!(message.content, outcomes[0].1.content);
+        assert_eq!(message.usage, outcomes[0].1.usage);
+        assert_eq!(message.error_message, outcomes[0].1.error_message);
+    }
+    outcomes.remove(0).1
+}
+
+#[tokio::test]
+async fn recorded_text_reasoning_and_tool_call_streams() {
+    let m = replay_all_ways(recorded("bedrock-text.chunks.txt")).await;
+    assert_eq!(m.stop_reason, StopReason::Stop);
+    let AssistantContent::Text(t) = &m.content[0] else {
+        panic!("{:?}", m.content)
+    };
+    assert_eq!(
+        t.text,
+        "Let me count the \"r\"s in \"strawberry\":\n\ns-t-**r**-a-w-b-e-**r**-**r**-y\n\nThere are **3** r's in \"strawberry.\""
+    );
+    assert_eq!(
+        (m.usage.input, m.usage.output, m.usage.total_tokens),
+        (22.0, 55.0, 77.0)
+    );
+
+    let m = replay_all_ways(recorded("bedrock-reasoning.chunks.txt")).await;
+    assert_eq!(m.stop_reason, StopReason::Stop);
+    let AssistantContent::Thinking(t) = &m.content[0] else {
+        panic!("{:?}", m.content)
+    };
+    assert!(
+        t.thinking
+            .starts_with("Let me count the r's in \"strawberry\":"),
+        "{}",
+        t.thinking
+    );
+    assert!(t.thinking.ends_with("So there are 3 r's."));
+    assert!(
+        t.thinking_signature
+            .as_deref()
+            .is_some_and(|s| s.starts_with("Ep0CCkgICxAB"))
+    );
+    let AssistantContent::Text(text) = &m.content[1] else {
+        panic!("{:?}", m.content)
+    };
+    assert!(text.text.starts_with("There are **3** r's"));
+
+    let m = replay_all_ways(recorded("bedrock-tool-call.1.chunks.txt")).await;
+    assert_eq!(m.stop_reason, StopReason::ToolUse);
+    let AssistantContent::ToolCall(call) = &m.content[0] else {
+        panic!("{:?}", m.content)
+    };
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("tool-use-id", "test-tool")
+    );
+    assert_eq!(call.arguments.get("value"), Some(&json!("Sparkle Day")));
+    assert_eq!(
+        (m.usage.input, m.usage.output, m.usage.total_tokens),
+        (125.0, 45.0, 170.0)
+    );
+}
+
+/// A real exception message recorded from Bedrock, after a text delta.
+#[tokio::test]
+async fn recorded_exception_frame() {
+    use base64::Engine as _;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/data/streams/amazon-bedrock/model-stream-error-exception.eventstream.base64.txt",
+    );
+    let frame = base64::engine::general_purpose::STANDARD
+        .decode(std::fs::read_to_string(path).unwrap().trim())
+        .unwrap();
+    let body = EventStreamBuilder::new()
+        .event("messageStart", &json!({"role": "assistant"}))
+        .event(
+            "contentBlockDelta",
+            &json!({"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+        )
+        .raw(&frame)
+        .build();
+    let m = replay_all_ways(body).await;
+    assert_eq!(m.stop_reason, StopReason::Error);
+    assert_eq!(
+        m.error_message.as_deref(),
+        Some("Model stream error: Model Stream Error")
+    );
+    let AssistantContent::Text(t) = &m.content[0] else {
+        panic!("{:?}", m.content)
+    };
+    assert_eq!(t.text, "Hel");
 }
