@@ -1,9 +1,10 @@
 //! Bedrock ConverseStream end to end against the replay server: a tool-call turn over the
 //! binary event stream (whole and in 1- and 7-byte chunks), the SigV4 `Authorization`
 //! re-made on the server side from the recorded request and its `X-Amz-Date`, Bearer keys,
-//! and the failures — an exception mid-stream, a cut frame, an HTTP error, an unreadable
-//! credentials file — as exactly one terminal `error` event. Recorded responses (vercel/ai's
-//! fixtures, `data/streams/amazon-bedrock/SOURCE.md`) are framed and replayed too.
+//! and the failures — an exception mid-stream, a cut frame, HTTP errors (expired keys among
+//! them), an unreadable credentials file — as exactly one terminal `error` event. Recorded
+//! responses (vercel/ai's fixtures, `data/streams/amazon-bedrock/SOURCE.md`) are framed and
+//! replayed too.
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -261,6 +262,17 @@ async fn failures_end_in_one_error_event() {
                 "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
             ),
             "Validation error: The provided model identifier is invalid.",
+        ),
+        (
+            Reply::json(
+                403,
+                &json!({"message": "The security token included in the request is expired"}),
+            )
+            .header(
+                "x-amzn-errortype",
+                "ExpiredTokenException:http://internal.amazon.com/coral/com.amazon.coral.service/",
+            ),
+            "ExpiredTokenException: The security token included in the request is expired",
         ),
     ];
     for (reply, text) in cases {
