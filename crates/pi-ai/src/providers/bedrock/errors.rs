@@ -158,4 +158,28 @@ mod tests {
             "Throttling error: UnknownError"
         );
     }
+
+    /// The prefixes exist for pi's retry classifier, which reads them as pi's does.
+    #[test]
+    fn retry_classification_reads_the_prefixes() {
+        use crate::retry::is_transient_error_message as transient;
+        assert!(transient(&exception_text(
+            "serviceUnavailableException",
+            r#"{"message":"Bedrock is unable to process your request."}"#
+        )));
+        assert!(transient(&exception_text(
+            "internalServerException",
+            r#"{"message":"boom"}"#
+        )));
+        assert!(transient(&http_error_text(
+            429,
+            Some("ThrottlingException"),
+            r#"{"message":"Too many requests, please wait before trying again."}"#
+        )));
+        assert!(!transient(&http_error_text(
+            400,
+            Some("ValidationException"),
+            r#"{"message":"Malformed input request"}"#
+        )));
+    }
 }
