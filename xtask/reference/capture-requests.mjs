@@ -194,6 +194,38 @@ const cases = [
     env: { GOOGLE_APPLICATION_CREDENTIALS: "{sa}", GOOGLE_CLOUD_PROJECT: "my-project", GOOGLE_CLOUD_LOCATION: "europe-west4" },
     options: { maxTokens: 500, thinking: { enabled: false } },
   },
+  // Bedrock runs through `streamSimple` (its thinking budget is fitted there); the SDK signs
+  // with the static keys below, and HTTP/1.1 reaches the capture server.
+  {
+    name: "bedrock-claude-budget",
+    module: "api/bedrock-converse-stream.js",
+    simple: true,
+    model: mkModel("bedrock-converse-stream", "amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", `${base}`, { name: "Claude Sonnet 4.5" }),
+    callId: "tooluse_abc",
+    sig: "c2lnbmF0dXJl",
+    env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", AWS_BEDROCK_FORCE_HTTP1: "1" },
+    options: { maxTokens: 1000, reasoning: "medium", temperature: 0.7 },
+  },
+  {
+    name: "bedrock-claude-adaptive",
+    module: "api/bedrock-converse-stream.js",
+    simple: true,
+    model: mkModel("bedrock-converse-stream", "amazon-bedrock", "us.anthropic.claude-opus-4-6-v1", `${base}`, { name: "Claude Opus 4.6" }),
+    callId: "tooluse_def",
+    sig: "c2lnbmF0dXJl",
+    env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", AWS_SESSION_TOKEN: "session-token", AWS_BEDROCK_FORCE_HTTP1: "1" },
+    options: { reasoning: "high", cacheRetention: "long", toolChoice: "any" },
+  },
+  {
+    name: "bedrock-nova",
+    module: "api/bedrock-converse-stream.js",
+    simple: true,
+    model: mkModel("bedrock-converse-stream", "amazon-bedrock", "amazon.nova-pro-v1:0", `${base}`, { name: "Nova Pro", reasoning: false }),
+    foreign: true,
+    callId: "call_abc|fc_123",
+    env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", AWS_BEDROCK_FORCE_HTTP1: "1" },
+    options: { temperature: 0.5, toolChoice: { type: "tool", name: "read" } },
+  },
 ];
 
 const only = process.argv[2];
@@ -215,16 +247,21 @@ for (const c of cases) {
   const mod = await import(path.join(PI_AI, "dist", c.module));
   captured = null;
   const events = [];
-  for await (const e of mod.stream(model, ctx, c.options)) { events.push(e.type); if (e.type === "error" && !captured) console.error(e.error.errorMessage); }
+  const run = c.simple ? mod.streamSimple : mod.stream;
+  for await (const e of run(model, ctx, c.options)) { events.push(e.type); if (e.type === "error" && !captured) console.error(e.error.errorMessage); }
   for (const [k, v] of Object.entries(saved)) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
   if (!captured) throw new Error(`${c.name}: no request captured (events: ${events.join(",")})`);
   const headers = { ...captured.headers };
-  delete headers.host;
   delete headers.connection;
-  delete headers["content-length"];
+  // SigV4 signs `host` and `content-length`: the Bedrock cases keep them to re-check the
+  // signature.
+  if (!c.module.includes("bedrock")) {
+    delete headers.host;
+    delete headers["content-length"];
+  }
   delete headers["x-original-url"];
   const request = {
     method: captured.method,

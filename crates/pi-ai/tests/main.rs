@@ -8,6 +8,7 @@ mod openai_support;
 
 mod anthropic_bugs;
 mod anthropic_conformance;
+mod bedrock;
 mod google_conformance;
 mod hostile;
 mod library_use;

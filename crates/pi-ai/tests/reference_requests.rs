@@ -155,3 +155,102 @@ fn google_vertex_request_matches_pi() {
         );
     }
 }
+
+/// `YYYYMMDDTHHMMSSZ` as a time (the signature's `x-amz-date`).
+fn amz_date(text: &str) -> std::time::SystemTime {
+    let n = |r: std::ops::Range<usize>| text[r].parse::<i64>().unwrap();
+    let (y, m, d) = (n(0..4), n(4..6), n(6..8));
+    // Days from the civil date (proleptic Gregorian), Howard Hinnant's algorithm.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + n(9..11) * 3600 + n(11..13) * 60 + n(13..15);
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(u64::try_from(secs).unwrap())
+}
+
+/// Bedrock: the body byte for byte (its SHA-256 is the signed `x-amz-content-sha256`), the
+/// path, and the SigV4 signature pi's SDK computed, re-made from the same headers and time.
+#[test]
+fn bedrock_converse_stream_request_matches_pi() {
+    use pi_ai::providers::bedrock::{BedrockAuth, resolve_auth, sign_request};
+    use pi_ai::providers::{BedrockConverseStream, registry::clamp_max_tokens_to_context};
+    use sha2::{Digest, Sha256};
+
+    for name in [
+        "bedrock-claude-budget",
+        "bedrock-claude-adaptive",
+        "bedrock-nova",
+    ] {
+        let mut case = load(name);
+        // The capture ran `streamSimple`, which caps the output as `stream_simple` does.
+        let requested = case.options.max_tokens.unwrap_or(case.model.max_tokens);
+        case.options.max_tokens = Some(clamp_max_tokens_to_context(
+            &case.model,
+            &case.context,
+            requested,
+        ));
+        let api = BedrockConverseStream::with_env(case.env.clone());
+        let built = api
+            .build_request(&case.model, &case.context, &case.options, "")
+            .unwrap();
+        let want = &case.request;
+        let url = built.url.strip_prefix(BASE).unwrap();
+        assert_eq!(url, want["url"].as_str().unwrap(), "{name}");
+        assert_eq!(built.body, want["body"], "{name}");
+        let bytes = pi_ai::json::to_vec(&built.body).unwrap();
+        let hash: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let headers = &want["headers"];
+        assert_eq!(
+            hash,
+            headers["x-amz-content-sha256"].as_str().unwrap(),
+            "{name}: body bytes"
+        );
+        assert_eq!(
+            bytes.len().to_string(),
+            headers["content-length"].as_str().unwrap()
+        );
+
+        let BedrockAuth::SigV4(keys) = resolve_auth("", &case.env).unwrap() else {
+            panic!("{name}: static keys");
+        };
+        let authorization = headers["authorization"].as_str().unwrap();
+        let signed = authorization
+            .split("SignedHeaders=")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .unwrap();
+        let given: Vec<(String, String)> = signed
+            .split(';')
+            .filter(|h| !["x-amz-date", "x-amz-content-sha256", "x-amz-security-token"].contains(h))
+            .map(|h| (h.to_owned(), headers[h].as_str().unwrap().to_owned()))
+            .collect();
+        let host = headers["host"].as_str().unwrap();
+        let added = sign_request(
+            &keys,
+            "us-east-1",
+            &format!("http://{host}{url}"),
+            &given,
+            &bytes,
+            amz_date(headers["x-amz-date"].as_str().unwrap()),
+        )
+        .unwrap();
+        let get = |n: &str| added.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+        assert_eq!(
+            get("authorization"),
+            Some(authorization),
+            "{name}: signature"
+        );
+        assert_eq!(get("x-amz-date"), headers["x-amz-date"].as_str());
+        assert_eq!(
+            get("x-amz-security-token"),
+            headers["x-amz-security-token"].as_str()
+        );
+    }
+}

@@ -335,3 +335,98 @@ async fn ssl_cert_file_adds_a_trusted_root() {
     );
     assert_eq!(server.request_count(), 1);
 }
+
+fn bedrock_turn(blocks: pi_ai::testkit::EventStreamBuilder, stop: &str) -> Reply {
+    Reply::event_stream(
+        blocks
+            .event("messageStop", &json!({"stopReason": stop}))
+            .event(
+                "metadata",
+                &json!({"usage": {"inputTokens": 30, "outputTokens": 4, "totalTokens": 34}}),
+            )
+            .build(),
+    )
+}
+
+/// Bedrock over the binary event stream, SigV4-signed with the environment's keys: the
+/// server side re-makes each request's `Authorization` from the recorded headers, body and
+/// `x-amz-date`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_converse_stream_through_the_binary() {
+    use pi_ai::providers::bedrock::{AwsKeys, sign_request};
+    use pi_ai::testkit::EventStreamBuilder;
+
+    let start = EventStreamBuilder::new().event("messageStart", &json!({"role": "assistant"}));
+    let first = start
+        .clone()
+        .event(
+            "contentBlockStart",
+            &json!({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "read"}}}),
+        )
+        .event(
+            "contentBlockDelta",
+            &json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{\"path\":\"hello.txt\"}"}}}),
+        )
+        .event("contentBlockStop", &json!({"contentBlockIndex": 0}));
+    let second = start
+        .event(
+            "contentBlockDelta",
+            &json!({"contentBlockIndex": 0, "delta": {"text": "Done."}}),
+        )
+        .event("contentBlockStop", &json!({"contentBlockIndex": 0}));
+    let secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+    let requests = answer_with_tool_call(
+        "amazon-bedrock",
+        "us.anthropic.claude-opus-4-6-v1",
+        &[
+            ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+            ("AWS_SECRET_ACCESS_KEY", secret),
+        ],
+        bedrock_turn(first, "tool_use"),
+        bedrock_turn(second, "end_turn"),
+    )
+    .await;
+    let keys = AwsKeys {
+        access_key_id: "AKIDEXAMPLE".into(),
+        secret_access_key: secret.into(),
+        session_token: None,
+    };
+    for r in &requests {
+        assert_eq!(
+            r.path,
+            "/model/us.anthropic.claude-opus-4-6-v1/converse-stream"
+        );
+        let sent = r.header("authorization").unwrap();
+        let signed = sent
+            .split("SignedHeaders=")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .unwrap();
+        assert!(
+            signed.contains("content-length;content-type;host"),
+            "{sent}"
+        );
+        let headers: Vec<(String, String)> = signed
+            .split(';')
+            .filter(|h| !["x-amz-date", "x-amz-content-sha256"].contains(h))
+            .map(|h| (h.to_owned(), r.header(h).unwrap().to_owned()))
+            .collect();
+        let date = r.header("x-amz-date").unwrap();
+        let time = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ")
+            .unwrap()
+            .and_utc();
+        let time = std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(u64::try_from(time.timestamp()).unwrap());
+        let url = format!("http://{}{}", r.header("host").unwrap(), r.path);
+        let again = sign_request(&keys, "us-east-1", &url, &headers, &r.body, time).unwrap();
+        let expected = again
+            .iter()
+            .find(|(k, _)| k == "authorization")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(expected, Some(sent));
+    }
+    let body: Value = requests[1].body_json().unwrap();
+    let result = &body["messages"][2]["content"][0]["toolResult"];
+    assert_eq!(result["toolUseId"], "tooluse_1");
+    assert_eq!(result["status"], "success");
+}

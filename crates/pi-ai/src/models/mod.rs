@@ -51,8 +51,7 @@ fn catalog() -> &'static Catalog {
     })
 }
 
-/// Whether pi-rs implements a wire API (every one of [`crate::types::api`] but
-/// `bedrock-converse-stream`).
+/// Whether pi-rs implements a wire API (every one of [`crate::types::api`]).
 pub fn is_implemented_api(api: &str) -> bool {
     use crate::types::api;
     [
@@ -63,6 +62,7 @@ pub fn is_implemented_api(api: &str) -> bool {
         api::GOOGLE_VERTEX,
         api::AZURE_OPENAI_RESPONSES,
         api::MISTRAL_CONVERSATIONS,
+        api::BEDROCK_CONVERSE_STREAM,
         crate::providers::openai_codex::OPENAI_CODEX_RESPONSES,
     ]
     .contains(&api)
@@ -127,7 +127,8 @@ mod tests {
         let bedrock = builtin_models_for("amazon-bedrock");
         assert!(!bedrock.is_empty());
         assert!(bedrock.iter().all(|m| m.api == "bedrock-converse-stream"));
-        assert!(!is_implemented_api("bedrock-converse-stream"));
+        assert!(is_implemented_api("bedrock-converse-stream"));
+        assert!(!is_implemented_api("pi-messages"));
         assert!(is_implemented_api(api::OPENAI_RESPONSES));
     }
 

@@ -12,8 +12,10 @@
 //! 4. Request timeout `timeout_ms ?? (idle limit || 2^31−1)` without response headers →
 //!    `Request timed out.` ([`WireApi::request_timeout_text`]); a connection failure before
 //!    headers → [`WireApi::connection_error_text`].
-//! 5. `on_response`, then `start`; body chunks go through the SSE parser into the
-//!    [`StreamMapper`]. A gap between chunks longer than the idle limit
+//! 5. `on_response`, then `start`; body chunks go through the API's body decoder
+//!    ([`WireApi::new_decoder`]: the SSE parser, or Bedrock's event-stream decoder) into the
+//!    [`StreamMapper`]; a decoder failure (a bad frame, an exception message) ends the stream
+//!    after the events decoded before it. A gap between chunks longer than the idle limit
 //!    (`idle_timeout_ms`, default 300 000 ms, 0 = off) or a body cut → `terminated`.
 //!    Cancelling mid-stream ends it at once with [`WireApi::abort_text`], whatever the server
 //!    does. An event past the parser's limit ([`crate::sse::DEFAULT_MAX_EVENT_BYTES`], 64 MiB;
@@ -46,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest};
 use crate::event::{AssistantMessageEvent, PartialMessage};
-use crate::sse::{SseEvent, SseParser};
+use crate::sse::SseEvent;
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
 use crate::types::{
     AssistantMessage, Context, Model, ResponseInfo, StopReason, StreamOptions, now_ms,
@@ -322,12 +324,15 @@ impl Run {
                 .and_then(Result::ok),
             None => response.text().await.ok(),
         };
+        let message = self.api.format_http_error_with_headers(
+            status.as_u16(),
+            &headers,
+            text.as_deref().unwrap_or(""),
+        );
         Err(AttemptFailure {
             status: Some(status.as_u16()),
             headers: Some(headers),
-            message: self
-                .api
-                .format_http_error(status.as_u16(), text.as_deref().unwrap_or("")),
+            message,
         })
     }
 
@@ -338,7 +343,7 @@ impl Run {
         mapper: &mut dyn StreamMapper,
     ) -> Result<(), StreamError> {
         let idle = idle_limit(&self.options);
-        let mut parser = SseParser::new();
+        let mut parser = self.api.new_decoder();
         let mut out = Vec::new();
         let mut events = Vec::new();
         loop {

@@ -1,8 +1,10 @@
 //! Wire APIs and the provider registry.
 //!
 //! Each wire API (`anthropic-messages`, `openai-completions`, `openai-responses`,
-//! `google-generative-ai`) implements [`WireApi`]: a pure request builder plus a pure
-//! stream mapper ([`StreamMapper`]) from SSE events to [`AssistantMessageEvent`]s. The shared
+//! `google-generative-ai`, `bedrock-converse-stream`, …) implements [`WireApi`]: a pure
+//! request builder, a body decoder ([`BodyDecoder`], SSE unless the API frames its body
+//! otherwise) and a pure stream mapper ([`StreamMapper`]) from the decoded events to
+//! [`AssistantMessageEvent`]s. The shared
 //! driver (`driver.rs`) owns everything else — HTTP, timeouts, cancellation, retries, the
 //! `start`/`done`/`error` framing — so each mapper can be tested and fuzzed without a network.
 //!
@@ -97,6 +99,38 @@ pub trait StreamMapper: Send {
     fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), StreamError>;
 }
 
+/// Splits a response body into the events a [`StreamMapper`] reads.
+///
+/// The default is the SSE parser; Bedrock's binary event stream has its own decoder, which
+/// names each event by its `:event-type` header and puts the JSON payload in `data`.
+/// Contract: never panics; events completed before a failure are pushed before `Err`.
+pub trait BodyDecoder: Send {
+    /// Decodes one body chunk, pushing every completed event to `out`.
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), StreamError>;
+
+    /// The body ended: pushes a last pending event, or fails when the body stopped inside
+    /// one and the framing forbids that.
+    fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), StreamError>;
+
+    /// Whether the body so far ends inside an event (for
+    /// [`WireApi::unterminated_event_text`]).
+    fn has_unterminated_event(&self) -> bool;
+}
+
+impl BodyDecoder for crate::sse::SseParser {
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), StreamError> {
+        Ok(crate::sse::SseParser::feed(self, chunk, out)?)
+    }
+
+    fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), StreamError> {
+        Ok(crate::sse::SseParser::finish(self, out)?)
+    }
+
+    fn has_unterminated_event(&self) -> bool {
+        crate::sse::SseParser::has_unterminated_event(self)
+    }
+}
+
 /// One wire protocol.
 pub trait WireApi: Send + Sync + 'static {
     /// The api id, e.g. `anthropic-messages`.
@@ -120,6 +154,23 @@ pub trait WireApi: Send + Sync + 'static {
         partial: PartialMessage,
         options: &StreamOptions,
     ) -> Box<dyn StreamMapper>;
+
+    /// A fresh body decoder for one response. Default: the SSE parser.
+    fn new_decoder(&self) -> Box<dyn BodyDecoder> {
+        Box::new(crate::sse::SseParser::new())
+    }
+
+    /// The `errorMessage` for a non-2xx response, with its headers (lower-case names); the
+    /// default ignores them and asks [`WireApi::format_http_error`]. Bedrock reads the error
+    /// code from `x-amzn-errortype`.
+    fn format_http_error_with_headers(
+        &self,
+        status: u16,
+        _headers: &reqwest::header::HeaderMap,
+        body: &str,
+    ) -> String {
+        self.format_http_error(status, body)
+    }
 
     /// Credentials that need I/O or the final bytes — an OAuth token exchange, a request
     /// signature: runs once per request after `on_payload`, before the first attempt, with
@@ -162,6 +213,7 @@ pub trait WireApi: Send + Sync + 'static {
 
 pub mod anthropic;
 pub mod azure_openai_responses;
+pub mod bedrock;
 mod constrained;
 pub mod google;
 pub mod google_vertex;
@@ -175,6 +227,7 @@ mod tool_ids;
 
 pub use anthropic::{AnthropicMessages, anthropic};
 pub use azure_openai_responses::{AzureOpenAiResponses, azure_openai_responses};
+pub use bedrock::{BedrockConverseStream, bedrock_converse_stream};
 pub use google::{GoogleGenerativeAi, google};
 pub use google_vertex::{GoogleVertex, google_vertex};
 pub use mistral::{MistralConversations, mistral_conversations};

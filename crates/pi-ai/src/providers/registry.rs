@@ -76,6 +76,7 @@ fn builtin_wire_apis() -> Vec<Arc<dyn WireApi>> {
         super::azure_openai_responses::azure_openai_responses(),
         super::mistral::mistral_conversations(),
         super::google_vertex::google_vertex(),
+        super::bedrock::bedrock_converse_stream(),
         super::openai_codex::openai_codex_responses(),
     ]
 }

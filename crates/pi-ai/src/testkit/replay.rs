@@ -29,6 +29,8 @@ const MAX_HEAD: usize = 1 << 20;
 enum Body {
     /// Streamed chunked, event by event.
     Sse(Vec<u8>),
+    /// An AWS binary event stream, streamed chunked message by message.
+    EventStream(Vec<u8>),
     /// Sent at once with `Content-Length`.
     Fixed {
         content_type: String,
@@ -73,6 +75,13 @@ impl Reply {
     /// `200 text/event-stream` streaming `body` byte for byte.
     pub fn sse(body: impl Into<Vec<u8>>) -> Self {
         Self::new(200, Body::Sse(body.into()))
+    }
+
+    /// `200 application/vnd.amazon.eventstream` streaming `body` (binary event-stream
+    /// messages, e.g. from [`super::EventStreamBuilder`]) byte for byte; chunking, delays,
+    /// cuts and stalls apply per message as they do per SSE event.
+    pub fn event_stream(body: impl Into<Vec<u8>>) -> Self {
+        Self::new(200, Body::EventStream(body.into()))
     }
 
     /// A JSON reply with `status`.
@@ -339,9 +348,16 @@ async fn send_reply(socket: &mut TcpStream, reply: &Reply, shared: &Shared, seq:
             return;
         }
         Body::Sse(bytes) => split_events(bytes),
+        Body::EventStream(bytes) => split_frames(bytes),
+    };
+    let content_type = match &reply.body {
+        Body::EventStream(_) => "application/vnd.amazon.eventstream",
+        _ => "text/event-stream",
     };
     let mut head = status_line(reply.status);
-    head.push_str("Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n");
+    head.push_str(&format!(
+        "Content-Type: {content_type}\r\nCache-Control: no-cache\r\n"
+    ));
     push_headers(&mut head, &reply.headers);
     head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
     if write_all(socket, head.as_bytes()).await.is_err() {
@@ -441,6 +457,23 @@ async fn write_all(socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> 
 
 /// Splits raw SSE bytes into events, each keeping its trailing blank line (`\r\n\r\n`,
 /// `\n\n` or `\r\r`, tried in that order at each position, as the Python server's regex).
+/// Splits an event-stream body at message boundaries (each message starts with its total
+/// length); a tail shorter than its stated length is the last piece.
+fn split_frames(data: &[u8]) -> Vec<&[u8]> {
+    let mut frames = Vec::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        let stated = rest
+            .get(..4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .unwrap_or(rest.len());
+        let (frame, tail) = rest.split_at(stated.clamp(1, rest.len()));
+        frames.push(frame);
+        rest = tail;
+    }
+    frames
+}
+
 fn split_events(data: &[u8]) -> Vec<&[u8]> {
     let mut events = Vec::new();
     let mut start = 0;

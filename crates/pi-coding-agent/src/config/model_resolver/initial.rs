@@ -69,11 +69,11 @@ pub fn default_model_for(provider: &str) -> Option<&'static str> {
 /// The first available model that is its provider's default (in provider priority order),
 /// else the first available model.
 ///
-/// Difference from pi: among the available models, those whose wire API pi-rs can call come
-/// first (pi also calls Bedrock and the Codex subscription API; pi-rs cannot yet, and would
-/// otherwise start an `AWS_PROFILE` user on a Bedrock model whose requests fail with `No API
-/// provider registered for api: bedrock-converse-stream`). Only when none is callable does the
-/// choice fall back to all of them, as pi chooses.
+/// Difference from pi: among the available models, those whose wire API is registered come
+/// first (a model of an API nobody registered would fail every request with `No API provider
+/// registered for api: …`). Only when none is callable does the choice fall back to all of
+/// them, as pi chooses. Every built-in API is registered, so for built-in models this is pi's
+/// choice.
 fn first_default_or_any<'a>(available: &[&'a Model]) -> Option<&'a Model> {
     let callable: Vec<&Model> = available
         .iter()

@@ -617,9 +617,9 @@ fn switch_level_priority() {
     );
 }
 
-/// Difference from pi: with `AWS_PROFILE` and an Anthropic key, pi starts on Bedrock (first in
-/// its order); pi-rs cannot call Bedrock's wire API and starts on the next default it can call.
-/// With nothing callable, the order is pi's.
+/// With `AWS_PROFILE` and an Anthropic key pi starts on Bedrock (first in its order), and so
+/// does pi-rs now that it calls Bedrock. A model of an API nobody registered goes after the
+/// callable ones; with nothing callable, the order is pi's.
 #[test]
 fn initial_model_prefers_a_provider_default_pi_rs_can_call() {
     let mut bedrock = model(
@@ -631,12 +631,20 @@ fn initial_model_prefers_a_provider_default_pi_rs_can_call() {
     bedrock.api = "bedrock-converse-stream".into();
     let anthropic = model("anthropic", "claude-opus-4-8", "Opus 4.8", true);
     let s = Source::new(
-        vec![bedrock.clone(), anthropic],
+        vec![bedrock.clone(), anthropic.clone()],
+        &["amazon-bedrock", "anthropic"],
+    );
+    let r = find_initial_model(&InitialModelOptions::default(), &s).unwrap();
+    assert_eq!(r.model.unwrap().provider, "amazon-bedrock");
+    let mut unregistered = bedrock.clone();
+    unregistered.api = "no-such-api".into();
+    let s = Source::new(
+        vec![unregistered.clone(), anthropic],
         &["amazon-bedrock", "anthropic"],
     );
     let r = find_initial_model(&InitialModelOptions::default(), &s).unwrap();
     assert_eq!(r.model.unwrap().provider, "anthropic");
-    let only_bedrock = Source::new(vec![bedrock], &["amazon-bedrock"]);
-    let r = find_initial_model(&InitialModelOptions::default(), &only_bedrock).unwrap();
+    let only_unregistered = Source::new(vec![unregistered], &["amazon-bedrock"]);
+    let r = find_initial_model(&InitialModelOptions::default(), &only_unregistered).unwrap();
     assert_eq!(r.model.unwrap().provider, "amazon-bedrock");
 }
