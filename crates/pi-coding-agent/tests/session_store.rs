@@ -383,3 +383,60 @@ fn migrated_files_are_rewritten_as_the_ts_pi_rewrites_them() {
         assert_eq!(fs::read_to_string(&path).unwrap(), written, "{input}");
     }
 }
+
+/// A file the TypeScript pi's own `SessionManager` wrote (`ts-pi-0.85.0-deep-1000.mjs`): tool
+/// arguments nesting 1,000 levels (the argument limit), a tool result carrying an image, and a
+/// custom entry whose data nests 1,000 levels. Nothing is skipped, everything arrives intact
+/// and the file writes back byte for byte.
+#[test]
+fn a_ts_pi_file_nested_1000_levels_deep_loads_intact() {
+    use pi_ai::json_depth::{MAX_ARGUMENT_DEPTH, value_depth};
+    use pi_ai::{AssistantContent, UserContent};
+    let run = || {
+        let (_d, p) = copy_to_temp("ts-pi-0.85.0-deep-1000.jsonl");
+        let original = fs::read_to_string(&p).unwrap();
+        let s = SessionStore::open(&p, "/w").unwrap();
+        assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+        let entries = s.entries().unwrap();
+        assert_eq!(entries.len(), 4);
+        let mut rewritten = pi_ai::json::to_string(s.header()).unwrap() + "\n";
+        for e in entries.iter() {
+            rewritten.push_str(&e.to_line());
+            rewritten.push('\n');
+        }
+        assert_eq!(rewritten, original);
+        match &entries[3].kind {
+            EntryKind::Custom {
+                data: Some(data), ..
+            } => assert_eq!(value_depth(data), 1_000),
+            other => panic!("{other:?}"),
+        }
+        let ctx = build_session_context(&s).unwrap();
+        assert_eq!(roles(&ctx.messages), ["user", "assistant", "toolResult"]);
+        let Some(AgentMessage::Llm(Message::Assistant(a))) = ctx.messages.get(1) else {
+            panic!("no assistant message")
+        };
+        let [AssistantContent::ToolCall(call)] = a.content.as_slice() else {
+            panic!("{:?}", a.content)
+        };
+        let arguments = serde_json::Value::Object(call.arguments.clone());
+        assert_eq!(value_depth(&arguments), MAX_ARGUMENT_DEPTH);
+        let Some(AgentMessage::Llm(Message::ToolResult(r))) = ctx.messages.get(2) else {
+            panic!("no tool result")
+        };
+        assert!(
+            matches!(&r.content[1], UserContent::Image(i) if i.mime_type == "image/png" && i.data.starts_with("iVBORw0KGgo")),
+            "{:?}",
+            r.content
+        );
+        pi_ai::json_depth::drop_value(arguments);
+    };
+    // Deep values are cloned, compared and dropped recursively: give the thread room, as
+    // the binary does (8 MiB).
+    std::thread::Builder::new()
+        .stack_size(8 * 1024 * 1024)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}
