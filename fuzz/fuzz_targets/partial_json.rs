@@ -2,7 +2,8 @@
 //!
 //! Input: one seed byte choosing fragment sizes, then the text (lossy UTF-8). Properties: no
 //! panic; `PartialJsonParser::value` equals `parse_streaming_json` of the buffer after every
-//! push; when the text is one JSON object (read with the project's deep parse, nested at most
+//! push, and so does the published `arguments()` while it is current (always up to
+//! `EXACT_BYTES`); when the text is one JSON object (read with the project's deep parse, nested at most
 //! `MAX_ARGUMENT_DEPTH`), `finish` returns exactly it; deeper text is refused with `TooDeep`;
 //! the final arguments either carry no error and equal `finish`'s object (round trip), or carry
 //! an error (refused, never a changed object that would be executed).
@@ -10,7 +11,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use pi_ai::partial_json::{
-    PartialJsonParser, parse_json_with_repair, parse_streaming_json, parse_streaming_value,
+    EXACT_BYTES, PartialJsonParser, parse_json_with_repair, parse_streaming_json,
+    parse_streaming_value,
 };
 use pi_ai::json_depth::{MAX_ARGUMENT_DEPTH, MAX_DOCUMENT_DEPTH, exceeds_depth, from_str};
 use pi_ai::partial_json::FinishError;
@@ -34,12 +36,18 @@ fuzz_target!(|data: &[u8]| {
         }
         parser.push(&text[fed..end]);
         fed = end;
+        let reference = parse_streaming_json(parser.buffer());
         assert_eq!(
             parser.value(),
-            parse_streaming_json(parser.buffer()),
+            reference,
             "incremental value differs from the cascade on {:?}",
             parser.buffer()
         );
+        // What a mapper publishes is exact up to `EXACT_BYTES`, and whenever it says so.
+        assert!(parser.is_current() || parser.buffer().len() > EXACT_BYTES);
+        if parser.is_current() {
+            assert_eq!(parser.arguments(), &reference, "published value differs");
+        }
     }
     let _ = parse_streaming_value(&text);
     let _ = parse_json_with_repair(&text);

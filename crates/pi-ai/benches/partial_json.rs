@@ -5,9 +5,12 @@
 //! receives 16-byte fragments (batches of 256 resp. 32 from a fresh copy, so the size stays
 //! near its label):
 //! - `partial_json/push/<size>`: the push alone (goal: independent of the size, O(fragment));
-//! - `partial_json/push_value/<size>`: push plus `value()`, what a wire mapper does per
-//!   argument delta to publish the partial arguments (O(size of the value), as in pi, whose
-//!   `parseStreamingJson` re-parses the whole text every delta).
+//! - `partial_json/push_value/<size>`: push plus reading the published value
+//!   (`arguments()`), what a wire mapper does per argument delta (goal: O(fragment) too; pi's
+//!   `parseStreamingJson` re-parses the whole text every delta);
+//! - `partial_json/stream/<size>`: a whole stream of 16-byte fragments from an empty parser
+//!   to a 64 KB resp. 1 MB argument text, per fragment (goal: the same for both sizes: the
+//!   stream is linear in its text).
 //!
 //! Run: `cargo bench -p pi-ai --bench partial_json` (or through `cargo xtask bench`).
 
@@ -51,7 +54,7 @@ fn timed_pushes(base: &PartialJsonParser, iters: u64, batch: u64, with_value: bo
         for _ in 0..n {
             p.push(black_box(FRAGMENT));
             if with_value {
-                black_box(p.value());
+                black_box(p.arguments().len());
             }
         }
         total += start.elapsed();
@@ -76,6 +79,22 @@ fn bench_partial_json(c: &mut Criterion) {
         );
         group.bench_function(format!("push_value/{label}"), |b| {
             b.iter_custom(|iters| timed_pushes(&base, iters, 32, true))
+        });
+    }
+    for (label, size) in [("64KB", 64 * 1024usize), ("1MB", 1024 * 1024)] {
+        let fragments = size / FRAGMENT.len();
+        meta(&format!("partial_json/stream/{label}"), fragments, size);
+        group.bench_function(format!("stream/{label}"), |b| {
+            b.iter(|| {
+                let mut p = PartialJsonParser::new();
+                p.push(r#"{"path":"src/lib.rs","content":""#);
+                for _ in 0..fragments {
+                    p.push(black_box(FRAGMENT));
+                    black_box(p.arguments().len());
+                }
+                p.push("\"}");
+                p.finish().map(|args| args.len())
+            })
         });
     }
     group.finish();

@@ -17,7 +17,10 @@
 //! Differences from pi, deliberate: unpaired UTF-16 surrogate escapes (`"\ud83d"`) are dropped
 //! (Rust strings cannot hold them); [`PartialJsonParser::finish`] offers the strict final parse
 //! pi lacks, rejecting concatenated objects and truncated text (see earendil-works/pi#5964); arguments nested deeper than
-//! [`MAX_ARGUMENT_DEPTH`] are `{}` while streaming and refused at the end.
+//! [`MAX_ARGUMENT_DEPTH`] are `{}` while streaming and refused at the end. pi re-parses the whole
+//! text for every fragment (quadratic in the number of fragments); [`PartialJsonState`] updates
+//! the value in place, so a stream costs time linear in its text (see [`EXACT_BYTES`] for the
+//! one place where a partial value may lag).
 
 mod incremental;
 mod lenient;
@@ -27,7 +30,7 @@ use serde_json::{Map, Value};
 
 use crate::json_depth::{MAX_ARGUMENT_DEPTH, exceeds_depth};
 
-pub use incremental::PartialJsonParser;
+pub use incremental::{EXACT_BYTES, PartialJsonParser, PartialJsonState};
 pub(crate) use repair::{drop_lone_surrogate_escapes, js_trim};
 
 /// Why the strict final parse ([`PartialJsonParser::finish`]) rejected the arguments. The

@@ -438,7 +438,7 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
 
     let sessions = dir.path().join("sessions");
     let session = session_on(
-        SessionStore::create(&sessions, "/w", None),
+        SessionStore::create(&sessions, "/w", None).unwrap(),
         &faux,
         &cwd,
         &marker,

@@ -679,7 +679,9 @@ async fn an_error_message_is_measured_by_the_last_successful_usage() {
 #[tokio::test]
 async fn a_manual_compaction_persists_and_the_session_stays_usable() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Mutex::new(SessionStore::create(dir.path(), "/w", None)));
+    let store = Arc::new(Mutex::new(
+        SessionStore::create(dir.path(), "/w", None).unwrap(),
+    ));
     let faux = FauxProvider::new(FauxOptions::default());
     faux.set_responses(vec![
         text("4"),

@@ -195,7 +195,7 @@ async fn fixture() -> Fixture {
     let log: Log = Arc::new(Mutex::new(Vec::new()));
     let cancel = Arc::new(Mutex::new(false));
     let cwd = dir.path().display().to_string();
-    let store = SessionStore::create(&dir.path().join("sessions"), &cwd, None);
+    let store = SessionStore::create(&dir.path().join("sessions"), &cwd, None).unwrap();
     let gate = new_gate();
     let host = RuntimeHost::start(
         factory_with_gate(&faux, &log, &cancel, &gate),

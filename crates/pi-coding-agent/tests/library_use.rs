@@ -182,7 +182,9 @@ async fn a_file_backed_session_with_extensions_and_a_custom_tool_resumes_from_it
         }),
     ]);
 
-    let store = Arc::new(Mutex::new(SessionStore::create(dir.path(), &cwd, None)));
+    let store = Arc::new(Mutex::new(
+        SessionStore::create(dir.path(), &cwd, None).unwrap(),
+    ));
     let hooks = ExtensionHooks::new(runner(dir.path()));
     let first = session(&faux, store.clone(), hooks.clone(), &runs);
     hooks.bind(&first, SessionStartReason::Startup, None).await;

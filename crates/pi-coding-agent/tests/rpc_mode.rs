@@ -521,7 +521,7 @@ async fn bash_streams_chunks_with_the_request_id_and_records_the_result() {
 #[tokio::test]
 async fn export_html_writes_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let file_store = SessionStore::create(&dir.path().join("sessions"), "/tmp", None);
+    let file_store = SessionStore::create(&dir.path().join("sessions"), "/tmp", None).unwrap();
     let h = harness(vec![text("hello")], |b| {
         b.store(Arc::new(Mutex::new(file_store)))
     });

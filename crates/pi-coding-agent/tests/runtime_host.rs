@@ -167,7 +167,7 @@ async fn fixture(in_memory: bool) -> Fixture {
     let store = if in_memory {
         SessionStore::in_memory(&cwd)
     } else {
-        SessionStore::create(&dir.path().join("sessions"), &cwd, None)
+        SessionStore::create(&dir.path().join("sessions"), &cwd, None).unwrap()
     };
     let host = RuntimeHost::start(
         factory(&faux, &log, &cancel, &builds, &started),

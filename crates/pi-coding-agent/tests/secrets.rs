@@ -240,7 +240,7 @@ fn check_outputs(events: &[AssistantMessageEvent], dir: &Path) {
         "errorMessage",
         message.error_message.as_deref().unwrap_or(""),
     );
-    let mut store = SessionStore::create(dir, "/w", None);
+    let mut store = SessionStore::create(dir, "/w", None).unwrap();
     store
         .append(EntryKind::Message {
             message: AgentMessage::Llm(Message::User(UserMessage::text("Say hello"))),

@@ -199,7 +199,7 @@ async fn run_scenario(name: &str) -> Run {
     let sessions = tempfile::tempdir().unwrap();
     let with_session = script["session"].as_bool().unwrap_or(false);
     let store = if with_session {
-        SessionStore::create(sessions.path(), &cwd.display().to_string(), None)
+        SessionStore::create(sessions.path(), &cwd.display().to_string(), None).unwrap()
     } else {
         SessionStore::in_memory(&cwd.display().to_string())
     };

@@ -114,7 +114,7 @@ fn compaction_boundary_on_a_tool_result_does_not_orphan_it() {
 #[test]
 fn nothing_is_written_before_the_first_assistant_message() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = SessionStore::create(dir.path(), "/w", None);
+    let mut store = SessionStore::create(dir.path(), "/w", None).unwrap();
     let path = store.path().unwrap().to_owned();
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     assert!(
@@ -195,7 +195,7 @@ fn empty_file_gets_a_header_and_missing_file_is_bound_lazily() {
 #[test]
 fn a_deleted_file_is_written_again_with_its_header() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = SessionStore::create(dir.path(), "/w", None);
+    let mut s = SessionStore::create(dir.path(), "/w", None).unwrap();
     s.append(user("a")).unwrap();
     s.append(assistant("b")).unwrap();
     let p = s.path().unwrap().to_owned();
@@ -216,7 +216,7 @@ fn a_deleted_file_is_written_again_with_its_header() {
 #[test]
 fn a_replaced_or_truncated_file_is_never_written_into() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = SessionStore::create(dir.path(), "/w", None);
+    let mut s = SessionStore::create(dir.path(), "/w", None).unwrap();
     s.append(user("a")).unwrap();
     s.append(assistant("b")).unwrap();
     let p = s.path().unwrap().to_owned();
@@ -382,4 +382,108 @@ fn migrated_files_are_rewritten_as_the_ts_pi_rewrites_them() {
         SessionStore::open(&path, "/tmp/mig").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), written, "{input}");
     }
+}
+
+/// A file the TypeScript pi's own `SessionManager` wrote (`ts-pi-0.85.0-deep-1000.mjs`): tool
+/// arguments nesting 1,000 levels (the argument limit), a tool result carrying an image, and a
+/// custom entry whose data nests 1,000 levels. Nothing is skipped, everything arrives intact
+/// and the file writes back byte for byte.
+#[test]
+fn a_ts_pi_file_nested_1000_levels_deep_loads_intact() {
+    use pi_ai::json_depth::{MAX_ARGUMENT_DEPTH, value_depth};
+    use pi_ai::{AssistantContent, UserContent};
+    let run = || {
+        let (_d, p) = copy_to_temp("ts-pi-0.85.0-deep-1000.jsonl");
+        let original = fs::read_to_string(&p).unwrap();
+        let s = SessionStore::open(&p, "/w").unwrap();
+        assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+        let entries = s.entries().unwrap();
+        assert_eq!(entries.len(), 4);
+        let mut rewritten = pi_ai::json::to_string(s.header()).unwrap() + "\n";
+        for e in entries.iter() {
+            rewritten.push_str(&e.to_line());
+            rewritten.push('\n');
+        }
+        assert_eq!(rewritten, original);
+        match &entries[3].kind {
+            EntryKind::Custom {
+                data: Some(data), ..
+            } => assert_eq!(value_depth(data), 1_000),
+            other => panic!("{other:?}"),
+        }
+        let ctx = build_session_context(&s).unwrap();
+        assert_eq!(roles(&ctx.messages), ["user", "assistant", "toolResult"]);
+        let Some(AgentMessage::Llm(Message::Assistant(a))) = ctx.messages.get(1) else {
+            panic!("no assistant message")
+        };
+        let [AssistantContent::ToolCall(call)] = a.content.as_slice() else {
+            panic!("{:?}", a.content)
+        };
+        let arguments = serde_json::Value::Object(call.arguments.clone());
+        assert_eq!(value_depth(&arguments), MAX_ARGUMENT_DEPTH);
+        let Some(AgentMessage::Llm(Message::ToolResult(r))) = ctx.messages.get(2) else {
+            panic!("no tool result")
+        };
+        assert!(
+            matches!(&r.content[1], UserContent::Image(i) if i.mime_type == "image/png" && i.data.starts_with("iVBORw0KGgo")),
+            "{:?}",
+            r.content
+        );
+        pi_ai::json_depth::drop_value(arguments);
+    };
+    // Deep values are cloned, compared and dropped recursively: give the thread room, as
+    // the binary does (8 MiB).
+    std::thread::Builder::new()
+        .stack_size(8 * 1024 * 1024)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// The session entry points check a caller's id as pi's `SessionManager` does
+/// (`assertValidSessionId` in `newSession` and `forkFrom`), with pi's text: an id is part of
+/// the file name, so `../x` would write outside the session directory. Nothing is written.
+#[test]
+fn session_ids_are_checked_at_every_entry() {
+    use pi_coding_agent::storage::fork::fork_from_with_id;
+    let dir = tempfile::tempdir().unwrap();
+    let text = "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
+    for bad in [
+        "",
+        "../escape",
+        "a/b",
+        ".hidden",
+        "trailing-",
+        "sp ace",
+        "é",
+    ] {
+        let e = SessionStore::create(dir.path(), "/w", Some(bad.into())).unwrap_err();
+        assert!(matches!(e, StoreError::InvalidSessionId), "{bad:?}");
+        assert_eq!(e.to_string(), text);
+    }
+    for good in ["a", "a.b-c_1", "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"] {
+        let s = SessionStore::create(dir.path(), "/w", Some(good.into())).unwrap();
+        assert_eq!(s.header().id, good);
+    }
+    let (_src_dir, src) = copy_to_temp("ts-pi-0.85.0-session_tool_read.jsonl");
+    let target = dir.path().join("forks");
+    fs::create_dir(&target).unwrap();
+    let e = fork_from_with_id(&src, &target, "/w", Some("../../escape".into())).unwrap_err();
+    assert_eq!(e.to_string(), text);
+    // The source is checked first, as in pi.
+    let missing = dir.path().join("missing.jsonl");
+    let e = fork_from_with_id(&missing, &target, "/w", Some("../x".into())).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("Cannot fork: source session file is empty or invalid")
+    );
+    assert_eq!(fs::read_dir(&target).unwrap().count(), 0);
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the forks directory"
+    );
+    let forked = fork_from_with_id(&src, &target, "/w", Some("fork-1".into())).unwrap();
+    assert_eq!(forked.header().id, "fork-1");
 }

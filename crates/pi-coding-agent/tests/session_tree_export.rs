@@ -115,7 +115,7 @@ fn jsonl_export_holds_the_branch_rechained() {
 #[test]
 fn html_export_is_self_contained_and_shows_everything() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = SessionStore::create(dir.path(), "/w", None);
+    let mut s = SessionStore::create(dir.path(), "/w", None).unwrap();
     s.append(user("question <b>")).unwrap();
     let mut a = AssistantMessage::empty("anthropic-messages", "anthropic", "m");
     a.content
@@ -175,7 +175,7 @@ fn html_export_is_self_contained_and_shows_everything() {
 #[test]
 fn branched_session_drops_labels_rechains_and_readds_them() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = SessionStore::create(dir.path(), "/w", None);
+    let mut s = SessionStore::create(dir.path(), "/w", None).unwrap();
     let a = s.append(user("a")).unwrap();
     let l = s.append(label(&a, Some("start"))).unwrap();
     let b = s.append(assistant("b")).unwrap();
@@ -203,7 +203,7 @@ fn branched_session_drops_labels_rechains_and_readds_them() {
 #[test]
 fn fork_copies_every_entry_and_rejects_empty_sources() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = SessionStore::create(&dir.path().join("a"), "/a", None);
+    let mut s = SessionStore::create(&dir.path().join("a"), "/a", None).unwrap();
     s.append(user("x")).unwrap();
     s.append(assistant("y")).unwrap();
     let target = dir.path().join("b");
@@ -227,12 +227,12 @@ fn discovery_finds_the_most_recent_and_ids_by_prefix() {
     let root = tempfile::tempdir().unwrap();
     let d1 = root.path().join("--p1--");
     let d2 = root.path().join("--p2--");
-    let mut s1 = SessionStore::create(&d1, "/p1", Some("aaaa-1111".into()));
+    let mut s1 = SessionStore::create(&d1, "/p1", Some("aaaa-1111".into())).unwrap();
     s1.append(assistant("1")).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let mut s2 = SessionStore::create(&d1, "/p1", Some("bbbb-2222".into()));
+    let mut s2 = SessionStore::create(&d1, "/p1", Some("bbbb-2222".into())).unwrap();
     s2.append(assistant("2")).unwrap();
-    let mut s3 = SessionStore::create(&d2, "/p2", Some("cccc-3333".into()));
+    let mut s3 = SessionStore::create(&d2, "/p2", Some("cccc-3333".into())).unwrap();
     s3.append(assistant("3")).unwrap();
     fs::write(d1.join("junk.jsonl"), "not json\n").unwrap();
     assert_eq!(most_recent(&d1).as_deref(), s2.path());

@@ -30,7 +30,9 @@ fn text_of(message: &AgentMessage) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listener_waiting_on_the_store_barrier_of_message_end_finds_the_entry_written() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Mutex::new(SessionStore::create(dir.path(), "/w", None)));
+    let store = Arc::new(Mutex::new(
+        SessionStore::create(dir.path(), "/w", None).unwrap(),
+    ));
     let faux = FauxProvider::new(FauxOptions::default());
     faux.set_responses(vec![
         faux_assistant_message(vec![faux_text("first answer")], Default::default()).into(),

@@ -913,7 +913,9 @@ async fn session_abort_also_cancels_a_running_summary() {
 async fn the_session_file_after_navigation_reloads_to_the_same_context() {
     let dir = tempfile::tempdir().unwrap();
     let seen: SeenLog = Arc::default();
-    let store = Arc::new(Mutex::new(SessionStore::create(dir.path(), "/tmp", None)));
+    let store = Arc::new(Mutex::new(
+        SessionStore::create(dir.path(), "/tmp", None).unwrap(),
+    ));
     let faux = pi_ai::providers::faux::FauxProvider::default();
     faux.set_responses(vec![text("4"), text("6"), summary_reply(&seen, "Gone.")]);
     let f = faux.clone();

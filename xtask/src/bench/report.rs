@@ -243,9 +243,16 @@ pub fn inprocess_rows(
     ));
     rows.push(ratio_row(
         r,
-        "partial JSON, push + value() per delta",
+        "partial JSON, push + published arguments per delta",
         ("at 1 KB", "partial_json/push_value/1KB"),
         ("at 100 KB", "partial_json/push_value/100KB"),
+        None,
+    ));
+    rows.push(ratio_row(
+        r,
+        "partial JSON, whole stream of 16-byte deltas, per delta",
+        ("to 64 KB", "partial_json/stream/64KB"),
+        ("to 1 MB", "partial_json/stream/1MB"),
         None,
     ));
     rows.push(listeners_row(

@@ -222,7 +222,7 @@ pub fn open_store(
     } else if args.continue_session {
         match scope.most_recent() {
             Some(path) => SessionStore::open(&path, &cwd).map_err(store_error)?,
-            None => SessionStore::create(&dir, &cwd, None),
+            None => SessionStore::create(&dir, &cwd, None).map_err(store_error)?,
         }
     } else if let Some(id) = &args.session_id {
         match scope.find_exact(id) {
@@ -232,11 +232,11 @@ pub fn open_store(
                     stderr,
                     "Warning: No project session found with id '{id}'; creating a new session with that id."
                 );
-                SessionStore::create(&dir, &cwd, Some(id.clone()))
+                SessionStore::create(&dir, &cwd, Some(id.clone())).map_err(store_error)?
             }
         }
     } else {
-        SessionStore::create(&dir, &cwd, None)
+        SessionStore::create(&dir, &cwd, None).map_err(store_error)?
     };
     // Observed on pi 0.85.0: `--continue` (`SessionManager.continueRecent`) runs the session
     // in the current cwd, so a stored cwd that is gone is not refused there.

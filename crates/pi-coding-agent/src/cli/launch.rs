@@ -259,11 +259,7 @@ fn conflicts(args: &Args) -> Option<String> {
             ));
         }
         if !is_valid_session_id(id) {
-            return Some(
-                "Session id must be non-empty, contain only alphanumeric characters, '-', '_', \
-                 and '.', and start and end with an alphanumeric character"
-                    .into(),
-            );
+            return Some(crate::storage::StoreError::InvalidSessionId.to_string());
         }
     }
     None

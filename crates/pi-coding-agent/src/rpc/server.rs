@@ -177,8 +177,16 @@ where
     let mut tasks = JoinSet::new();
     loop {
         let line = tokio::select! {
-            line = lines.next_line() => match line {
-                Ok(Some(line)) => line,
+            line = lines.next_record() => match line {
+                Ok(Some(Ok(line))) => line,
+                Ok(Some(Err(too_long))) => {
+                    shared.out.send(super::commands::error_response(
+                        None,
+                        Some(&serde_json::Value::from("parse")),
+                        &format!("Failed to parse command: {too_long}"),
+                    ));
+                    continue;
+                }
                 _ => break,
             },
             () = shared.shutdown.now.notified() => break,

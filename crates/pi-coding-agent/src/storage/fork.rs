@@ -139,7 +139,8 @@ pub fn fork_from(src: &Path, target_dir: &Path, cwd: &str) -> Result<SessionStor
 
 /// [`fork_from`] with the new session's id (`--fork X --session-id ID`); `None` draws one.
 ///
-/// Errors: as [`fork_from`].
+/// Errors: as [`fork_from`]; [`StoreError::InvalidSessionId`] for an id pi refuses (checked
+/// once the source has loaded, as pi's `forkFrom` does).
 pub fn fork_from_with_id(
     src: &Path,
     target_dir: &Path,
@@ -157,6 +158,7 @@ pub fn fork_from_with_id(
         StoreError::Fs(_) => e,
         _ => invalid(),
     })?;
+    super::store::check_session_id(id.as_deref())?;
     let entries: Vec<SessionEntry> = source.entries()?.iter().map(|e| (**e).clone()).collect();
     let header = SessionHeader {
         version: SESSION_VERSION,

@@ -66,6 +66,12 @@ pub enum StoreError {
     /// `Entry <id> not found`.
     #[error("Entry {0} not found")]
     EntryNotFound(String),
+    /// A session id that cannot name a file (pi `assertValidSessionId`): the id becomes part
+    /// of the file name, so `../x` or `a/b` would write outside the session directory.
+    #[error(
+        "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character"
+    )]
+    InvalidSessionId,
     /// `Cannot export in-memory session to HTML` (an HTML export of a `--no-session` store).
     #[error("Cannot export in-memory session to HTML")]
     InMemoryExport,
@@ -95,6 +101,14 @@ pub enum StoreError {
         /// Parser message.
         message: String,
     },
+}
+
+/// pi's `assertValidSessionId` on an id a caller chose (`None`: one is drawn).
+pub(crate) fn check_session_id(id: Option<&str>) -> Result<(), StoreError> {
+    match id {
+        Some(id) if !super::paths::is_valid_session_id(id) => Err(StoreError::InvalidSessionId),
+        _ => Ok(()),
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -164,10 +178,15 @@ impl SessionStore {
 
     /// A new session in `dir` (file `<time>_<id>.jsonl`, written at the first assistant
     /// message). `session_id` overrides the generated UUIDv7.
-    pub fn create(dir: &Path, cwd: &str, session_id: Option<String>) -> Self {
+    ///
+    /// Errors: [`StoreError::InvalidSessionId`] for an id pi refuses (it checks in
+    /// `SessionManager.newSession`): empty, or with characters other than ASCII letters,
+    /// digits, `-`, `_`, `.`, or not starting and ending with a letter or digit.
+    pub fn create(dir: &Path, cwd: &str, session_id: Option<String>) -> Result<Self, StoreError> {
+        check_session_id(session_id.as_deref())?;
         let header = Self::new_header(cwd, session_id);
         let path = dir.join(session_file_name(&header.timestamp, &header.id));
-        Self::empty(header, Some(path), Backing::Deferred)
+        Ok(Self::empty(header, Some(path), Backing::Deferred))
     }
 
     /// Opens `path`: a missing file becomes a new session bound to it; an empty file gets its

@@ -137,22 +137,42 @@ fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// Most memory an image file may take to decode: a pixel buffer of at most 512 MiB, and as
+/// much again for the decoder's own buffers (the `image` crate's default allocation limit). A file whose header promises
+/// more is refused before its pixels are allocated (a decompression bomb, a few bytes declaring
+/// 60000×60000 pixels, fails earlier still, on its missing data); the read then says `[Image omitted: …]` as for any image that cannot
+/// be converted or resized. pi decodes in Photon's WebAssembly memory (at most 4 GiB).
+pub const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
+
 /// Decodes `bytes`, applying the EXIF orientation of JPEG and WebP files as pi does.
 fn decode(bytes: &[u8]) -> Option<DynamicImage> {
-    let reader = ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()
-        .ok()?;
+    decode_within(bytes, MAX_DECODE_BYTES).ok()
+}
+
+/// [`decode`] with an allocation limit of `max_alloc` bytes.
+fn decode_within(bytes: &[u8], max_alloc: u64) -> image::ImageResult<DynamicImage> {
+    let mut reader = ImageReader::new(Cursor::new(bytes)).with_guessed_format()?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(max_alloc);
+    reader.limits(limits);
     let format = reader.format();
-    let mut decoder = reader.into_decoder().ok()?;
+    let mut decoder = reader.into_decoder()?;
+    // The reader's limit covers the decoder's own buffers; the pixel buffer that
+    // `from_decoder` allocates is checked here.
+    if decoder.total_bytes() > max_alloc {
+        return Err(image::ImageError::Limits(
+            image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory),
+        ));
+    }
     let orientation = match format {
         Some(ImageFormat::Jpeg | ImageFormat::WebP) => decoder.orientation().ok(),
         _ => None,
     };
-    let mut image = DynamicImage::from_decoder(decoder).ok()?;
+    let mut image = DynamicImage::from_decoder(decoder)?;
     if let Some(o) = orientation {
         image.apply_orientation(o);
     }
-    Some(image)
+    Ok(image)
 }
 
 fn encode_png(image: &DynamicImage) -> Option<Vec<u8>> {
@@ -389,6 +409,62 @@ mod tests {
         apng.extend_from_slice(b"acTL");
         apng.extend_from_slice(&[0; 12]);
         assert_eq!(detect_image_mime_type(&apng), None);
+    }
+
+    /// CRC-32 (ISO-HDLC) of a PNG chunk's type and data.
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    /// A PNG of `width`×`height` 8-bit RGB pixels whose image data holds a single row: what
+    /// a decompression bomb's header looks like.
+    fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+        let mut bytes = png(width, 1);
+        // IHDR data sits at bytes 16..29 (the height at 20..24), its CRC at 29..33.
+        bytes[20..24].copy_from_slice(&height.to_be_bytes());
+        let crc = crc32(&bytes[12..29]);
+        bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+        bytes
+    }
+
+    /// A header promising 60000×60000 pixels (10.8 GB) over one row of data is refused without
+    /// allocating the pixels, and the read omits the image with pi's text. The limit itself: a
+    /// real image decodes at a limit of exactly its pixel buffer and is refused one byte
+    /// below it.
+    #[test]
+    fn decoding_stops_at_the_allocation_limit() {
+        let bomb = png_claiming(60_000, 60_000);
+        assert!(decode_within(&bomb, MAX_DECODE_BYTES).is_err());
+        match process_image(&bomb, "image/png", true) {
+            ProcessedImage::Omitted { message } => assert_eq!(
+                message,
+                "[Image omitted: could not be resized below the inline image size limit.]"
+            ),
+            ProcessedImage::Ok { .. } => panic!("a bomb was inlined"),
+        }
+        // Without auto-resize nothing is decoded: the bytes go through as pi sends them.
+        assert!(matches!(
+            process_image(&bomb, "image/png", false),
+            ProcessedImage::Ok { .. }
+        ));
+        let real = png(300, 200);
+        let pixels = 300 * 200 * 3;
+        assert_eq!(decode_within(&real, pixels).unwrap().width(), 300);
+        assert!(matches!(
+            decode_within(&real, pixels - 1),
+            Err(image::ImageError::Limits(_))
+        ));
     }
 
     #[test]

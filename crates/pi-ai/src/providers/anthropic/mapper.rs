@@ -257,13 +257,13 @@ impl AnthropicMapper {
                 let Some(buffer) = self.open[slot].args.as_mut() else {
                     return;
                 };
-                buffer.push(fragment);
-                let arguments = buffer.parse_partial();
-                self.partial.update(|m| {
-                    if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) {
-                        tc.arguments = arguments;
-                    }
-                });
+                self.partial
+                    .update(|m| match m.content.get_mut(content_index) {
+                        Some(AssistantContent::ToolCall(tc)) => {
+                            buffer.push(fragment, &mut tc.arguments)
+                        }
+                        _ => buffer.push(fragment, &mut Map::new()),
+                    });
                 out.push(Ev::ToolcallDelta {
                     content_index,
                     delta: fragment.to_owned(),
@@ -295,7 +295,7 @@ impl AnthropicMapper {
     fn close_block(&mut self, slot: usize, out: &mut Vec<Ev>) {
         let block = self.open.remove(slot);
         let content_index = block.content_index;
-        let final_args = block.args.map(|b| b.parse_final());
+        let mut args = block.args;
         let partial = self.partial.clone();
         let event = self
             .partial
@@ -311,8 +311,9 @@ impl AnthropicMapper {
                     partial,
                 }),
                 Some(AssistantContent::ToolCall(tc)) => {
-                    if let Some((args, error)) = final_args {
-                        tc.arguments = args;
+                    if let Some(buffer) = args.as_mut() {
+                        let (arguments, error) = buffer.finish(std::mem::take(&mut tc.arguments));
+                        tc.arguments = arguments;
                         tc.arguments_error = error;
                     }
                     Some(Ev::ToolcallEnd {

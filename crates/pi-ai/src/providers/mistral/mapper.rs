@@ -14,12 +14,12 @@
 //! - usage: `prompt_tokens` minus the cached tokens (`prompt_tokens_details.cached_tokens` or
 //!   one of Mistral's other spellings) is `input`, the cached part `cacheRead`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::request::derive_tool_call_id;
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::js_json_error::json_parse_message;
-use crate::partial_json::PartialJsonParser;
+use crate::providers::json_args::ArgumentBuffer;
 use crate::providers::openai_completions::sdk::{js_json, js_string, tokens, truthy};
 use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
@@ -46,7 +46,7 @@ enum Key {
 struct ToolSlot {
     key: Key,
     content_index: usize,
-    args: PartialJsonParser,
+    args: ArgumentBuffer,
 }
 
 /// Mapper state for one Mistral response.
@@ -224,7 +224,7 @@ impl MistralMapper {
                 self.tools.push(ToolSlot {
                     key,
                     content_index,
-                    args: PartialJsonParser::new(),
+                    args: ArgumentBuffer::default(),
                 });
                 out.push(Ev::ToolcallStart {
                     content_index,
@@ -239,14 +239,12 @@ impl MistralMapper {
             _ => "{}".to_owned(),
         };
         let tool = &mut self.tools[slot];
-        tool.args.push(&delta);
-        let arguments = tool.args.value();
         let content_index = tool.content_index;
-        self.partial.update(|m| {
-            if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) {
-                tc.arguments = arguments;
-            }
-        });
+        self.partial
+            .update(|m| match m.content.get_mut(content_index) {
+                Some(AssistantContent::ToolCall(tc)) => tool.args.push(&delta, &mut tc.arguments),
+                _ => tool.args.push(&delta, &mut Map::new()),
+            });
         out.push(Ev::ToolcallDelta {
             content_index,
             delta,
@@ -398,12 +396,11 @@ impl StreamMapper for MistralMapper {
     /// with `Mistral stream ended without a finish reason`.
     fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.close_open(out);
-        for tool in std::mem::take(&mut self.tools) {
-            let arguments = tool.args.value();
+        for mut tool in std::mem::take(&mut self.tools) {
             let index = tool.content_index;
             let call = self.partial.update(|m| match m.content.get_mut(index) {
                 Some(AssistantContent::ToolCall(tc)) => {
-                    tc.arguments = arguments;
+                    tc.arguments = tool.args.lenient(std::mem::take(&mut tc.arguments));
                     Some(tc.clone())
                 }
                 _ => None,

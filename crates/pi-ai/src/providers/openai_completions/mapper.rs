@@ -10,12 +10,12 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::details::ReasoningDetails;
 use super::sdk::{self, SseData, nullish, str_field, tokens, truthy};
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
-use crate::partial_json::PartialJsonParser;
+use crate::providers::json_args::ArgumentBuffer;
 use crate::providers::tool_ids::ToolCallIds;
 use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
@@ -45,7 +45,7 @@ struct ToolSlot {
     content_index: usize,
     id: String,
     /// The raw argument fragments, parsed incrementally.
-    args: PartialJsonParser,
+    args: ArgumentBuffer,
     stream_index: Option<i64>,
 }
 
@@ -313,7 +313,7 @@ impl CompletionsMapper {
                 self.tools.push(ToolSlot {
                     content_index,
                     id: id.unwrap_or_default().to_owned(),
-                    args: PartialJsonParser::new(),
+                    args: ArgumentBuffer::default(),
                     stream_index,
                 });
                 if let Some(i) = stream_index {
@@ -364,24 +364,26 @@ impl CompletionsMapper {
             .and_then(Value::as_str)
             .filter(|a| !a.is_empty());
         let slot = &mut self.tools[s];
-        let parsed = args.map(|a| {
-            slot.args.push(a);
-            slot.args.value()
-        });
         let content_index = slot.content_index;
-        self.partial.update(|m| {
-            if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(content_index) {
-                if let Some(id) = late_id.filter(|_| tc.id.is_empty()) {
-                    tc.id = id;
+        self.partial
+            .update(|m| match m.content.get_mut(content_index) {
+                Some(AssistantContent::ToolCall(tc)) => {
+                    if let Some(id) = late_id.filter(|_| tc.id.is_empty()) {
+                        tc.id = id;
+                    }
+                    if tc.name.is_empty() && !name.is_empty() {
+                        tc.name = name.to_owned();
+                    }
+                    if let Some(a) = args {
+                        slot.args.push(a, &mut tc.arguments);
+                    }
                 }
-                if tc.name.is_empty() && !name.is_empty() {
-                    tc.name = name.to_owned();
+                _ => {
+                    if let Some(a) = args {
+                        slot.args.push(a, &mut Map::new());
+                    }
                 }
-                if let Some(p) = parsed {
-                    tc.arguments = p;
-                }
-            }
-        });
+            });
         out.push(Ev::ToolcallDelta {
             content_index,
             delta: args.unwrap_or("").to_owned(),
@@ -393,16 +395,16 @@ impl CompletionsMapper {
     /// final argument parse).
     fn finish_blocks(&mut self, out: &mut Vec<Ev>) {
         self.apply_details();
-        let mut finals: HashMap<usize, _> = self
+        let mut buffers: HashMap<usize, &mut ArgumentBuffer> = self
             .tools
-            .iter()
-            .map(|t| (t.content_index, t.args.final_arguments()))
+            .iter_mut()
+            .map(|t| (t.content_index, &mut t.args))
             .collect();
         let content = self.partial.update(|m| {
             for (i, block) in m.content.iter_mut().enumerate() {
-                if let (AssistantContent::ToolCall(tc), Some((args, error))) =
-                    (block, finals.remove(&i))
+                if let (AssistantContent::ToolCall(tc), Some(buffer)) = (block, buffers.remove(&i))
                 {
+                    let (args, error) = buffer.finish(std::mem::take(&mut tc.arguments));
                     tc.arguments = args;
                     tc.arguments_error = error;
                 }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::partial_json::PartialJsonParser;
+use crate::providers::json_args::ArgumentBuffer;
 use crate::providers::openai_completions::sdk::{
     self, SseData, js_json, js_string, str_field, tokens, truthy,
 };
@@ -26,7 +27,7 @@ enum Slot {
     Thinking(usize),
     Text(usize),
     /// A function call with its argument scratch (`partialJson`), parsed incrementally.
-    Tool(usize, PartialJsonParser),
+    Tool(usize, Box<ArgumentBuffer>),
 }
 
 /// Mapper state for one Responses stream.
@@ -118,9 +119,7 @@ impl ResponsesMapper {
                     .filter(|a| truthy(a))
                     .map(|a| js_string(Some(a)))
                     .unwrap_or_default();
-                let mut parser = PartialJsonParser::new();
-                parser.push(&scratch);
-                Slot::Tool(i, parser)
+                Slot::Tool(i, Box::new(ArgumentBuffer::holding(&scratch)))
             }
             _ => return None,
         };
@@ -174,21 +173,15 @@ impl ResponsesMapper {
         }
     }
 
-    fn set_args(&mut self, i: usize, args: Map<String, Value>) {
-        self.partial.update(|m| {
-            if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(i) {
-                tc.arguments = args;
-            }
-        });
-    }
-
     fn args_delta(&mut self, oi: i64, delta: &str, out: &mut Vec<Ev>) {
         let Some(Slot::Tool(i, scratch)) = self.slots.get_mut(&oi) else {
             return;
         };
-        scratch.push(delta);
-        let (i, args) = (*i, scratch.value());
-        self.set_args(i, args);
+        let i = *i;
+        self.partial.update(|m| match m.content.get_mut(i) {
+            Some(AssistantContent::ToolCall(tc)) => scratch.push(delta, &mut tc.arguments),
+            _ => scratch.push(delta, &mut Map::new()),
+        });
         out.push(Ev::ToolcallDelta {
             content_index: i,
             delta: delta.to_owned(),
@@ -202,13 +195,17 @@ impl ResponsesMapper {
         let Some(Slot::Tool(i, scratch)) = self.slots.get_mut(&oi) else {
             return;
         };
-        let mut parser = PartialJsonParser::new();
-        parser.push(full);
-        let args = parser.value();
-        let previous = std::mem::replace(scratch, parser);
-        let previous = previous.buffer();
+        let mut replacement = ArgumentBuffer::default();
         let i = *i;
-        self.set_args(i, args);
+        self.partial.update(|m| match m.content.get_mut(i) {
+            Some(AssistantContent::ToolCall(tc)) => {
+                tc.arguments = Map::new();
+                replacement.push(full, &mut tc.arguments);
+            }
+            _ => replacement.push(full, &mut Map::new()),
+        });
+        let previous = std::mem::replace(scratch, Box::new(replacement));
+        let previous = previous.buffer();
         if let Some(rest) = full.strip_prefix(previous).filter(|r| !r.is_empty()) {
             out.push(Ev::ToolcallDelta {
                 content_index: i,
@@ -593,8 +590,8 @@ impl ResponsesMapper {
                     content: t.text.clone(),
                     partial,
                 }),
-                (Slot::Tool(i, scratch), Some(AssistantContent::ToolCall(tc))) => {
-                    tc.arguments = scratch.value();
+                (Slot::Tool(i, mut scratch), Some(AssistantContent::ToolCall(tc))) => {
+                    tc.arguments = scratch.lenient(std::mem::take(&mut tc.arguments));
                     Some(Ev::ToolcallEnd {
                         content_index: i,
                         tool_call: Box::new(tc.clone()),
