@@ -666,7 +666,8 @@ async fn a_long_resumed_session_draws_its_last_messages_and_counts_the_rest() {
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
     let cwd = root.path("work").canonicalize().unwrap();
-    let mut store = SessionStore::create(&root.path("sessions"), &cwd.display().to_string(), None);
+    let mut store =
+        SessionStore::create(&root.path("sessions"), &cwd.display().to_string(), None).unwrap();
     for i in 0..250 {
         let user = UserMessage {
             content: pi_ai::UserMessageContent::Text(format!("question {i}")),
