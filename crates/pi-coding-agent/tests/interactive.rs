@@ -242,6 +242,8 @@ async fn a_tool_round_trip_streams_to_the_screen_and_the_session_file() {
     let mut s = root.spawn(&["--session-dir", &dir, "-c"], 30, 100);
     wait_ready(&mut s);
     wait_text(&mut s, "The file says:");
+    // The stored usage fills the footer (read in the background after the first frame).
+    wait_text(&mut s, "↑20 ↓10");
     assert_once(s.model(), "What does hello.txt say?");
     ok(s.send(b"\x1b[A"));
     ok(s.wait_for("the last prompt recalled", WAIT, |m| {

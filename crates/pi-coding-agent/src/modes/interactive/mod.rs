@@ -76,6 +76,8 @@ enum UiMsg {
     PromptDone(Option<String>),
     /// A `!` command ended.
     BashDone(Result<crate::tools::bash::user::BashResult, String>),
+    /// The usage totals of the entries stored before the mode started.
+    StoredTotals(UsageTotals),
     /// A background command failed with this text (shown as pi's `Error: …`).
     Failed(String),
     /// A model cycle ended (`Ok(false)`: only one model to cycle through).
@@ -227,9 +229,11 @@ struct App {
     status: StatusLine,
     editor: Editor,
     footer: footer::FooterData,
-    /// Usage totals of every entry: read once at start, then added to as messages end (the
-    /// store reads entries back from disk, so its totals cost the whole file).
+    /// Usage totals of the messages that ended since the start (the store reads entries back
+    /// from disk, so its totals cost the whole file: they are read once, in the background).
     totals: UsageTotals,
+    /// The totals of the entries stored before the start (computed in the background).
+    stored_totals: UsageTotals,
     /// The latest assistant message's usage (the cache hit rate).
     last_usage: Option<pi_ai::Usage>,
     branch: Option<String>,
@@ -373,6 +377,7 @@ impl App {
             editor,
             footer: footer::FooterData::default(),
             totals: UsageTotals::default(),
+            stored_totals: UsageTotals::default(),
             last_usage: None,
             branch,
             steering: Vec::new(),
@@ -447,14 +452,29 @@ impl App {
             AgentMessage::Llm(Message::Assistant(a)) => Some(a.usage),
             _ => None,
         });
-        if let Ok(st) = self.session.session_stats() {
-            self.totals = UsageTotals {
-                input: st.tokens.input,
-                output: st.tokens.output,
-                cache_read: st.tokens.cache_read,
-                cache_write: st.tokens.cache_write,
-                cost: st.cost,
-            };
+        // The totals of the stored entries read the whole file back: off the UI thread, so
+        // a long session's first frame does not wait for them (the footer fills in after).
+        // With a first prompt on the command line they are read now: a message that ends
+        // while they are read must not count twice.
+        let prompt_now =
+            initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
+        let (session, tx, waker) = (self.session.clone(), self.tx.clone(), self.waker.clone());
+        let read = move || {
+            if let Ok(st) = session.session_stats() {
+                let _ = tx.send(UiMsg::StoredTotals(UsageTotals {
+                    input: st.tokens.input,
+                    output: st.tokens.output,
+                    cache_read: st.tokens.cache_read,
+                    cache_write: st.tokens.cache_write,
+                    cost: st.cost,
+                }));
+                waker.wake();
+            }
+        };
+        if prompt_now {
+            read();
+        } else {
+            self.handle.spawn_blocking(read);
         }
         let compactions = messages
             .iter()
@@ -507,11 +527,12 @@ impl App {
             thinking: s.thinking_level().as_str().to_owned(),
             ..footer::FooterData::default()
         };
-        d.input = self.totals.input;
-        d.output = self.totals.output;
-        d.cache_read = self.totals.cache_read;
-        d.cache_write = self.totals.cache_write;
-        d.cost = self.totals.cost;
+        let (t, base) = (&self.totals, &self.stored_totals);
+        d.input = base.input + t.input;
+        d.output = base.output + t.output;
+        d.cache_read = base.cache_read + t.cache_read;
+        d.cache_write = base.cache_write + t.cache_write;
+        d.cost = base.cost + t.cost;
         match s.context_usage() {
             Some(u) => {
                 d.context_window = u.context_window;
@@ -1205,6 +1226,10 @@ impl App {
                 }
             }
             UiMsg::Failed(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            UiMsg::StoredTotals(t) => {
+                self.stored_totals = t;
+                self.refresh_footer();
+            }
             UiMsg::Cycled(r) => match r {
                 Ok(true) => self.refresh_footer(),
                 Ok(false) => self.transcript.notice("Only one model available", "muted"),
