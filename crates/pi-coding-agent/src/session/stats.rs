@@ -77,17 +77,19 @@ pub struct SessionStats {
     pub context_usage: Option<ContextUsage>,
 }
 
-#[derive(Default)]
-struct Totals {
-    input: f64,
-    output: f64,
-    cache_read: f64,
-    cache_write: f64,
-    cost: f64,
+/// Usage and cost summed as pi sums them (JavaScript doubles); shared with the interactive
+/// mode's footer, which keeps its totals up to date as messages end.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Totals {
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cache_read: f64,
+    pub(crate) cache_write: f64,
+    pub(crate) cost: f64,
 }
 
 impl Totals {
-    fn add(&mut self, u: &Usage) {
+    pub(crate) fn add(&mut self, u: &Usage) {
         self.input += u.input;
         self.output += u.output;
         self.cache_read += u.cache_read;
@@ -96,7 +98,7 @@ impl Totals {
     }
 
     /// A stored `usage` object (compaction / branch summary): missing fields count 0.
-    fn add_json(&mut self, v: &Value) {
+    pub(crate) fn add_json(&mut self, v: &Value) {
         let n = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         self.input += n("input");
         self.output += n("output");

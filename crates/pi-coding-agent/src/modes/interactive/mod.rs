@@ -50,6 +50,7 @@ use tokio::runtime::Handle;
 use crate::app::{InitialMessage, Running};
 use crate::session::hooks::StreamingBehavior;
 use crate::session::queues::content_text;
+use crate::session::stats::Totals as UsageTotals;
 use crate::session::{
     AgentSession, AgentSessionEvent, ExecuteBashOptions, PromptOptions, ShutdownReason,
 };
@@ -170,40 +171,6 @@ fn git_branch(cwd: &Path) -> Option<String> {
         });
     }
     None
-}
-
-/// Token and cost totals, in JavaScript doubles as pi adds them.
-#[derive(Clone, Copy, Debug, Default)]
-struct UsageTotals {
-    input: f64,
-    output: f64,
-    cache_read: f64,
-    cache_write: f64,
-    cost: f64,
-}
-
-impl UsageTotals {
-    fn add(&mut self, u: &pi_ai::Usage) {
-        self.input += u.input;
-        self.output += u.output;
-        self.cache_read += u.cache_read;
-        self.cache_write += u.cache_write;
-        self.cost += u.cost.total;
-    }
-
-    /// A stored `usage` object (compaction, branch summary); missing fields count 0.
-    fn add_json(&mut self, v: &serde_json::Value) {
-        let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
-        self.input += n("input");
-        self.output += n("output");
-        self.cache_read += n("cacheRead");
-        self.cache_write += n("cacheWrite");
-        self.cost += v
-            .get("cost")
-            .and_then(|c| c.get("total"))
-            .and_then(serde_json::Value::as_f64)
-            .unwrap_or(0.0);
-    }
 }
 
 /// At most this many messages of a resumed session are drawn; the earlier ones are counted

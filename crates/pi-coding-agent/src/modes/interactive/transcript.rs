@@ -104,28 +104,28 @@ struct ThinkingBlock {
 
 impl Component for ThinkingBlock {
     fn render(&mut self, width: u16) -> Vec<String> {
-        let w = usize::from(width.saturating_sub(1)).max(1);
-        let paint = |s: &str| {
-            self.theme
-                .fg("thinkingText", &format!("\x1b[3m{s}\x1b[23m"))
-        };
-        let mut out = vec![String::new()];
-        if self.display.hide_thinking.load(Ordering::Relaxed) {
-            out.push(format!(" {}", paint("Thinking...")));
-            return out;
-        }
-        let text = self.text.trim();
-        if text.is_empty() {
-            out.pop();
-            return out;
-        }
-        for line in text.split('\n') {
-            for l in wrap(&escape_control(line), w) {
-                out.push(format!(" {}", paint(&l)));
-            }
-        }
-        out
+        thinking_lines(&self.text, width, &self.theme, &self.display)
     }
+}
+
+/// A thinking block's lines (the live tail draws the streaming one without copying it).
+fn thinking_lines(text: &str, width: u16, theme: &Theme, display: &Display) -> Vec<String> {
+    let w = usize::from(width.saturating_sub(1)).max(1);
+    let paint = |s: &str| theme.fg("thinkingText", &format!("\x1b[3m{s}\x1b[23m"));
+    if display.hide_thinking.load(Ordering::Relaxed) {
+        return vec![String::new(), format!(" {}", paint("Thinking..."))];
+    }
+    let text = text.trim();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![String::new()];
+    for line in text.split('\n') {
+        for l in wrap(&escape_control(line), w) {
+            out.push(format!(" {}", paint(&l)));
+        }
+    }
+    out
 }
 
 /// A line of notice text (errors, aborts, compaction, retries) in a theme colour.
@@ -519,12 +519,7 @@ impl Transcript {
             for (_, part) in a.parts.iter_mut().skip(a.committed) {
                 match part {
                     Part::Thinking(t) => {
-                        let mut b = ThinkingBlock {
-                            text: t.clone(),
-                            theme: self.theme.clone(),
-                            display: self.display.clone(),
-                        };
-                        out.extend(b.render(width));
+                        out.extend(thinking_lines(t, width, &self.theme, &self.display));
                     }
                     Part::Text { md, opened } => {
                         if md.source().trim().is_empty() {
