@@ -949,7 +949,8 @@ async fn the_footer_stays_on_the_last_row_once_the_screen_is_full() {
         type_line(&mut s, prompt);
         wait_text(&mut s, last);
         ok(s.wait_for("the run to settle", WAIT, |m| {
-            !m.screen_text().contains("Working")
+            let t = m.screen_text();
+            !t.contains("Working") && !t.contains("Running...")
         }));
         ok(s.settle(Duration::from_millis(300)));
         let lines = s.model().screen_lines();
