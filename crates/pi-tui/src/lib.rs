@@ -13,6 +13,7 @@ pub mod cells;
 pub mod component;
 pub mod components;
 pub mod fullscreen;
+pub mod fuzzy;
 pub mod highlight;
 pub mod history;
 pub mod inline;

@@ -4,6 +4,11 @@
 
 use crate::components::select_list::SelectItem;
 
+mod combined;
+mod paths;
+
+pub use combined::{ArgumentCompletions, CombinedAutocompleteProvider, SlashCommand};
+
 /// Suggestions for the text before the cursor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestions {
