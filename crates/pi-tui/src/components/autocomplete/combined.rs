@@ -258,7 +258,7 @@ impl AutocompleteProvider for CombinedAutocompleteProvider {
             .get(..cursor_col.min(line.len()))
             .unwrap_or(line)
             .trim();
-        !(before.starts_with('/') && !before.contains(' '))
+        !before.starts_with('/') || before.contains(' ')
     }
 }
 
