@@ -11,7 +11,10 @@
 //! | [`transcript`] | session messages → history blocks and the live tail |
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
-//! | [`slash`] | the built-in slash commands |
+//! | [`slash`] | the built-in slash commands and the `/` menu's list |
+//! | `commands` | what those commands and their selectors do |
+//! | [`picker`] | the selectors that take the editor's place |
+//! | [`session_list`] | what the session selector shows of a file |
 //! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
 //!
@@ -20,7 +23,10 @@
 //! channel and wakes the UI ([`pi_tui::terminal::Waker`]); the UI starts prompts, aborts
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
+mod commands;
 pub mod footer;
+pub mod picker;
+pub mod session_list;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
@@ -83,6 +89,10 @@ enum UiMsg {
     Failed(String),
     /// A model cycle ended (`Ok(false)`: only one model to cycle through).
     Cycled(Result<bool, String>),
+    /// A background command's notice (pi's `showStatus`; empty: nothing to say).
+    Status(String),
+    /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
+    Replaced(commands::Replaced),
 }
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
@@ -216,6 +226,10 @@ struct App {
     lost_terminal: bool,
     dirty: bool,
     force: bool,
+    /// The selector in the editor's place, if one is open.
+    picker: Option<(commands::Pick, picker::Picker)>,
+    /// The UI's listener on the host's sessions (it follows replacements).
+    subscription: Option<crate::runtime::HostSubscription>,
 }
 
 /// The live region above the editor: transcript tail, `!` command, queue, status.
@@ -265,13 +279,17 @@ impl Component for LiveView<'_> {
 /// The docked bottom: the editor and the footer.
 struct DockView<'a> {
     editor: &'a mut Editor,
+    picker: Option<&'a mut picker::Picker>,
     footer: &'a footer::FooterData,
     theme: &'a Theme,
 }
 
 impl Component for DockView<'_> {
     fn render(&mut self, width: u16) -> Vec<String> {
-        let mut out = self.editor.render(width);
+        let mut out = match self.picker.as_mut() {
+            Some(p) => p.render(width),
+            None => self.editor.render(width),
+        };
         out.extend(footer::render(self.footer, usize::from(width), self.theme));
         out
     }
@@ -356,6 +374,8 @@ impl App {
             lost_terminal: false,
             dirty: true,
             force: true,
+            picker: None,
+            subscription: None,
         }
     }
 
@@ -398,6 +418,33 @@ impl App {
             self.tui
                 .commit(Box::new(pi_tui::components::Text::new(header)));
         }
+        let prompt_now =
+            initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
+        self.show_history(prompt_now);
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.subscription = Some(self.running.host.subscribe(move |e| {
+            let _ = tx.send(UiMsg::Session(Box::new(e.clone())));
+            waker.wake();
+            Ok(())
+        }));
+        self.install_autocomplete();
+        self.refresh_footer();
+        if let Some(name) = self.session.session_name() {
+            let _ = self.term.set_title(&format!("pi - {name}"));
+        }
+        if let Some(text) = initial.text.filter(|t| !t.is_empty()) {
+            self.editor.add_to_history(&text);
+            self.spawn_prompt(text, initial.images, None);
+        }
+        for m in initial.rest {
+            self.spawn_prompt(m, Vec::new(), Some(StreamingBehavior::FollowUp));
+        }
+    }
+
+    /// The session's messages (the last [`RESUME_MESSAGES`]) into the transcript and the
+    /// editor history; its stored usage totals read in the background unless `now`; pi's
+    /// compaction count and the no-model warning.
+    fn show_history(&mut self, prompt_now: bool) {
         let messages = self.session.messages();
         let skip = messages.len().saturating_sub(RESUME_MESSAGES);
         if skip > 0 {
@@ -423,8 +470,6 @@ impl App {
         // a long session's first frame does not wait for them (the footer fills in after).
         // With a first prompt on the command line they are read now: a message that ends
         // while they are read must not count twice.
-        let prompt_now =
-            initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
         let (session, tx, waker) = (self.session.clone(), self.tx.clone(), self.waker.clone());
         let read = move || {
             if let Ok(st) = session.session_stats() {
@@ -458,24 +503,6 @@ impl App {
                 crate::config::model_resolver::format_no_models_available(&crate::app::docs_dir());
             self.transcript
                 .notice(format!("Warning: {text}"), "warning");
-        }
-        let (tx, waker) = (self.tx.clone(), self.waker.clone());
-        // The subscription lives as long as the session: the mode ends with the process.
-        std::mem::forget(self.session.subscribe(move |e| {
-            let _ = tx.send(UiMsg::Session(Box::new(e.clone())));
-            waker.wake();
-            Ok(())
-        }));
-        self.refresh_footer();
-        if let Some(name) = self.session.session_name() {
-            let _ = self.term.set_title(&format!("pi - {name}"));
-        }
-        if let Some(text) = initial.text.filter(|t| !t.is_empty()) {
-            self.editor.add_to_history(&text);
-            self.spawn_prompt(text, initial.images, None);
-        }
-        for m in initial.rest {
-            self.spawn_prompt(m, Vec::new(), Some(StreamingBehavior::FollowUp));
         }
     }
 
@@ -618,6 +645,19 @@ impl App {
                 Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
             },
             slash::Slash::Session => self.show_session_info(),
+            slash::Slash::Model(search) => self.model_command(search),
+            slash::Slash::Thinking(level) => self.thinking_command(level),
+            slash::Slash::Export(path) => self.export_command(path),
+            slash::Slash::Import(path) => self.import_command(path),
+            slash::Slash::Hotkeys => self.hotkeys_command(),
+            slash::Slash::Fork => self.fork_command(),
+            slash::Slash::Clone => self.clone_command(),
+            slash::Slash::New => self.new_command(),
+            slash::Slash::Resume => self.resume_command(),
+            slash::Slash::NotYet(name) => self.transcript.notice(
+                format!("Warning: /{name} is not available in pi-rs yet"),
+                "warning",
+            ),
             slash::Slash::Compact(instructions) => {
                 let session = self.session.clone();
                 let (tx, waker) = (self.tx.clone(), self.waker.clone());
@@ -757,6 +797,11 @@ impl App {
     fn on_key(&mut self, k: &KeyEvent) {
         let kb = self.keys.clone();
         let is = |action: &str| kb.matches(k, action);
+        if self.picker.is_some() {
+            self.picker_key(k);
+            self.force = true;
+            return;
+        }
         if self.editor.is_showing_autocomplete() {
             self.editor.handle_input(&InputEvent::Key(*k));
             return;
@@ -941,6 +986,11 @@ impl App {
         self.force = true;
         match &event {
             InputEvent::Key(k) => self.on_key(k),
+            InputEvent::Paste(text) if self.picker.is_some() => {
+                if let Some((_, p)) = self.picker.as_mut() {
+                    p.paste(text);
+                }
+            }
             InputEvent::Paste(_) => {
                 self.editor.handle_input(&event);
                 self.after_editor();
@@ -1193,6 +1243,13 @@ impl App {
                 }
             }
             UiMsg::Failed(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            UiMsg::Status(text) => {
+                if !text.is_empty() {
+                    self.status_notice(text);
+                }
+                self.refresh_footer();
+            }
+            UiMsg::Replaced(r) => self.adopt_session(r),
             UiMsg::StoredTotals(t) => {
                 self.stored_totals = t;
                 self.refresh_footer();
@@ -1226,6 +1283,7 @@ impl App {
         };
         let mut dock = DockView {
             editor: &mut self.editor,
+            picker: self.picker.as_mut().map(|(_, p)| p),
             footer: &self.footer,
             theme: &self.theme,
         };

@@ -1,7 +1,70 @@
-//! The built-in slash commands the interactive mode has so far, recognised as pi recognises
-//! them (`modes/interactive/interactive-mode.js`: the exact word, or the word and a space
-//! before its argument). Any other `/text` goes to the session as a prompt, where extension
-//! commands, `/skill:name` and prompt templates are expanded, as in pi.
+//! The built-in slash commands of the interactive mode, recognised as pi recognises them
+//! (`modes/interactive/interactive-mode.js`: the exact word, or the word and a space before
+//! its argument), and the `/` menu's list in pi's order (`core/slash-commands.js`). Any
+//! other `/text` goes to the session as a prompt, where extension commands, `/skill:name`
+//! and prompt templates are expanded, as in pi.
+
+/// A built-in command of the `/` menu: its name, what it does (our words) and the argument
+/// hint pi shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Builtin {
+    /// The name without `/`.
+    pub name: &'static str,
+    /// The menu's description.
+    pub description: &'static str,
+    /// pi's argument hint, if the command takes one it completes.
+    pub argument_hint: Option<&'static str>,
+}
+
+const fn b(name: &'static str, description: &'static str) -> Builtin {
+    Builtin {
+        name,
+        description,
+        argument_hint: None,
+    }
+}
+
+/// pi's built-in commands in pi's menu order.
+pub const BUILTINS: &[Builtin] = &[
+    b("settings", "Open the settings"),
+    Builtin {
+        argument_hint: Some("<provider/model>"),
+        ..b("model", "Pick the model (opens the selector)")
+    },
+    b("tree", "Navigate the session tree (switch branches)"),
+    Builtin {
+        argument_hint: Some("<level>"),
+        ..b("thinking", "Set the thinking level")
+    },
+    b("scoped-models", "Choose the models Ctrl+P cycles through"),
+    b(
+        "export",
+        "Export the session (HTML, or .jsonl by the file name)",
+    ),
+    b("import", "Import a JSONL session file and resume it"),
+    b("share", "Share the session as a secret GitHub gist"),
+    b("copy", "Copy the last agent message to the clipboard"),
+    b("name", "Set the session's display name"),
+    b("session", "Show session info and stats"),
+    b("changelog", "Show the changelog"),
+    b("hotkeys", "Show the keyboard shortcuts"),
+    b("fork", "Fork a new session from an earlier user message"),
+    b("clone", "Duplicate the session at the current position"),
+    b("trust", "Save the project trust decision"),
+    Builtin {
+        argument_hint: Some("<provider>"),
+        ..b("login", "Set up provider authentication")
+    },
+    b("logout", "Remove provider authentication"),
+    b("new", "Start a new session"),
+    b("compact", "Compact the session context now"),
+    b("resume", "Resume another session"),
+    b(
+        "reload",
+        "Reload keybindings, extensions, skills, prompts, themes and context files",
+    ),
+    b("quit", "Quit pi"),
+];
 
 /// A recognised command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,7 +79,41 @@ pub enum Slash {
     Compact(Option<String>),
     /// `/copy`.
     Copy,
+    /// `/model [search]`.
+    Model(Option<String>),
+    /// `/thinking [level]`.
+    Thinking(Option<String>),
+    /// `/export [path]` (pi's path argument: quoted, or up to the first blank).
+    Export(Option<String>),
+    /// `/import [path]`.
+    Import(Option<String>),
+    /// `/hotkeys`.
+    Hotkeys,
+    /// `/fork`.
+    Fork,
+    /// `/clone`.
+    Clone,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// A built-in pi-rs does not have yet (its name).
+    NotYet(&'static str),
 }
+
+/// Commands recognised but not built yet: they say so instead of reaching the model.
+const NOT_YET: &[&str] = &[
+    "settings",
+    "scoped-models",
+    "tree",
+    "share",
+    "changelog",
+    "trust",
+    "login",
+    "logout",
+    "reload",
+    "debug",
+];
 
 /// `text` as a built-in command, if it is one.
 pub fn parse(text: &str) -> Option<Slash> {
@@ -29,23 +126,63 @@ pub fn parse(text: &str) -> Option<Slash> {
                 .map(|rest| Some(rest.trim().to_owned()))
         }
     };
-    if text == "/quit" {
-        return Some(Slash::Quit);
+    let nonempty = |a: Option<String>| a.filter(|s| !s.is_empty());
+    let exact = [
+        ("/quit", Slash::Quit),
+        ("/session", Slash::Session),
+        ("/copy", Slash::Copy),
+        ("/hotkeys", Slash::Hotkeys),
+        ("/fork", Slash::Fork),
+        ("/clone", Slash::Clone),
+        ("/new", Slash::New),
+        ("/resume", Slash::Resume),
+    ];
+    if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
+        return Some(cmd);
     }
-    if text == "/session" {
-        return Some(Slash::Session);
+    if let Some(name) = NOT_YET.iter().find(|n| text.strip_prefix('/') == Some(**n)) {
+        return Some(Slash::NotYet(name));
     }
-    if text == "/copy" {
-        return Some(Slash::Copy);
+    if text.starts_with("/login ") {
+        return Some(Slash::NotYet("login"));
     }
     if let Some(a) = arg("/compact") {
-        return Some(Slash::Compact(a.filter(|s| !s.is_empty())));
+        return Some(Slash::Compact(nonempty(a)));
+    }
+    if let Some(a) = arg("/model") {
+        return Some(Slash::Model(nonempty(a)));
+    }
+    if let Some(a) = arg("/thinking") {
+        return Some(Slash::Thinking(nonempty(a)));
+    }
+    if text == "/export" || text.starts_with("/export ") {
+        return Some(Slash::Export(path_argument(text, "/export")));
+    }
+    if text == "/import" || text.starts_with("/import ") {
+        return Some(Slash::Import(path_argument(text, "/import")));
     }
     // pi matches `/name` as a prefix (`/name\s*`), so `/namex` is not it.
     if let Some(a) = arg("/name") {
         return Some(Slash::Name(a.unwrap_or_default()));
     }
     None
+}
+
+/// pi's `getPathCommandArgument`: the text after `command `, quoted (`"a b"` or `'a b'`, an
+/// unclosed quote gives nothing) or up to the first blank.
+fn path_argument(text: &str, command: &str) -> Option<String> {
+    let rest = text.strip_prefix(command)?.strip_prefix(' ')?.trim_start();
+    let first = rest.chars().next()?;
+    if first == '"' || first == '\'' {
+        let body = &rest[1..];
+        return body.find(first).map(|end| body[..end].to_owned());
+    }
+    Some(
+        rest.split(char::is_whitespace)
+            .next()
+            .unwrap_or(rest)
+            .to_owned(),
+    )
 }
 
 /// A count as JavaScript's `toLocaleString()` writes it in the `en-US` locale: `1,234,567`.
@@ -88,7 +225,43 @@ mod tests {
         );
         assert_eq!(parse("/copy"), Some(Slash::Copy));
         assert_eq!(parse("/skill:review"), None);
+        assert_eq!(parse("/model"), Some(Slash::Model(None)));
+        assert_eq!(
+            parse("/model  openai/gpt-4o "),
+            Some(Slash::Model(Some("openai/gpt-4o".into())))
+        );
+        assert_eq!(
+            parse("/thinking high"),
+            Some(Slash::Thinking(Some("high".into())))
+        );
+        assert_eq!(parse("/new"), Some(Slash::New));
+        assert_eq!(parse("/new thing"), None);
+        assert_eq!(parse("/tree"), Some(Slash::NotYet("tree")));
+        assert_eq!(parse("/login anthropic"), Some(Slash::NotYet("login")));
+        assert_eq!(parse("/export"), Some(Slash::Export(None)));
+        assert_eq!(
+            parse("/export out.jsonl more"),
+            Some(Slash::Export(Some("out.jsonl".into())))
+        );
+        assert_eq!(
+            parse("/export \"my file.html\""),
+            Some(Slash::Export(Some("my file.html".into())))
+        );
+        assert_eq!(parse("/export 'open"), Some(Slash::Export(None)));
+        assert_eq!(parse("/import"), Some(Slash::Import(None)));
         assert_eq!(parse("hello"), None);
+    }
+
+    #[test]
+    fn the_menu_has_every_pi_builtin_once_in_pi_order() {
+        let names: Vec<_> = BUILTINS.iter().map(|b| b.name).collect();
+        assert_eq!(names.len(), 23);
+        assert_eq!(names[0], "settings");
+        assert_eq!(names[22], "quit");
+        // Every menu entry is handled: built or saying it is not built yet.
+        for n in &names {
+            assert!(parse(&format!("/{n}")).is_some(), "/{n}");
+        }
     }
 
     #[test]

@@ -1,0 +1,609 @@
+//! What the built-in slash commands and their selectors do (pi's `handle*Command` and
+//! `show*Selector` in `modes/interactive/interactive-mode.js`), with pi's notices.
+
+use std::path::{Path, PathBuf};
+
+use pi_agent_core::AgentMessage;
+use pi_ai::Message;
+use pi_tui::components::autocomplete::{CombinedAutocompleteProvider, SlashCommand};
+use pi_tui::components::select_list::SelectItem;
+
+use super::picker::{PickItem, Picker, PickerEvent};
+use super::{App, UiMsg, slash};
+use crate::session::queues::content_text;
+use crate::storage::ForkPosition;
+
+/// What an open selector picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pick {
+    Model,
+    Thinking,
+    Session,
+    Fork,
+}
+
+/// A session replacement started from the UI and what to say when it lands.
+#[derive(Clone, Debug)]
+pub(super) struct Replaced {
+    /// The notice (pi's `showStatus`, or the accent line of `/new`).
+    pub notice: String,
+    /// Text for the editor (the forked message).
+    pub editor_text: Option<String>,
+}
+
+/// pi's `getModelSelectorSearchText`.
+fn model_search_text(m: &pi_ai::Model) -> String {
+    format!(
+        "{p} {p}/{id} {p} {id} {name}",
+        p = m.provider,
+        id = m.id,
+        name = m.name
+    )
+}
+
+impl App {
+    /// Installs the `/` menu and `@`/Tab completion: pi's built-ins, then the prompt
+    /// templates, then the skills as `skill:<name>` (when `enableSkillCommands`).
+    pub(super) fn install_autocomplete(&mut self) {
+        let mut commands = Vec::new();
+        for b in slash::BUILTINS {
+            let mut c = SlashCommand::new(b.name, b.description);
+            if let Some(h) = b.argument_hint {
+                c = c.with_argument_hint(h);
+            }
+            match b.name {
+                "model" => {
+                    let models = self.completion_models();
+                    c = c.with_arguments(Box::new(move |typed| {
+                        let items: Vec<(String, SelectItem)> = models
+                            .iter()
+                            .map(|m| {
+                                let value = format!("{}/{}", m.provider, m.id);
+                                let item = SelectItem::new(value)
+                                    .with_label(m.id.clone())
+                                    .with_description(m.provider.clone());
+                                (model_search_text(m), item)
+                            })
+                            .collect();
+                        let items = pi_tui::fuzzy::fuzzy_filter(items, typed, |(s, _)| s);
+                        Some(items.into_iter().map(|(_, i)| i).collect())
+                    }));
+                }
+                "thinking" => {
+                    let levels: Vec<String> = self
+                        .session
+                        .available_thinking_levels()
+                        .iter()
+                        .map(|l| l.as_str().to_owned())
+                        .collect();
+                    c = c.with_arguments(Box::new(move |typed| {
+                        let items = levels.iter().map(|l| SelectItem::new(l.clone())).collect();
+                        Some(pi_tui::fuzzy::fuzzy_filter(items, typed, |i| {
+                            i.value.as_str()
+                        }))
+                    }));
+                }
+                _ => {}
+            }
+            commands.push(c);
+        }
+        for t in self.session.prompt_templates() {
+            let mut c = SlashCommand::new(t.name.clone(), t.description.clone());
+            if let Some(h) = &t.argument_hint {
+                c = c.with_argument_hint(h.clone());
+            }
+            commands.push(c);
+        }
+        let skills_on = crate::sync::lock(self.session.settings()).enable_skill_commands();
+        if skills_on {
+            for s in self.session.skills() {
+                commands.push(SlashCommand::new(
+                    format!("skill:{}", s.name),
+                    s.description.clone(),
+                ));
+            }
+        }
+        let cwd = self.running.host.cwd();
+        self.editor
+            .set_autocomplete_provider(Box::new(CombinedAutocompleteProvider::new(commands, cwd)));
+    }
+
+    /// The models `/model` offers: the `--models` scope when there is one, else every model
+    /// with configured auth (pi).
+    fn completion_models(&self) -> Vec<pi_ai::Model> {
+        let scoped = self.session.scoped_models();
+        if scoped.is_empty() {
+            (self.running.available_models)()
+        } else {
+            scoped.into_iter().map(|s| s.model).collect()
+        }
+    }
+
+    /// pi's `showStatus`: a dim line in the transcript.
+    pub(super) fn status_notice(&mut self, text: impl Into<String>) {
+        self.transcript.notice(text, "dim");
+    }
+
+    /// pi's `showError`.
+    pub(super) fn error_notice(&mut self, text: impl std::fmt::Display) {
+        self.transcript.notice(format!("Error: {text}"), "error");
+    }
+
+    pub(super) fn open_picker(&mut self, kind: Pick, picker: Picker) {
+        self.picker = Some((kind, picker));
+        self.force = true;
+    }
+
+    /// `/model [search]`: an exact `provider/id` or id switches at once (not persisted);
+    /// anything else opens the selector with the search filled in.
+    pub(super) fn model_command(&mut self, search: Option<String>) {
+        let models = self.completion_models();
+        if let Some(term) = search.as_deref() {
+            let refs: Vec<&pi_ai::Model> = models.iter().collect();
+            let found =
+                crate::config::model_resolver::find_exact_model_reference_match(term, &refs)
+                    .cloned();
+            if let Some(model) = found {
+                self.set_model(model, false);
+                return;
+            }
+        }
+        let current = self.session.model();
+        let default = {
+            let s = crate::sync::lock(self.session.settings());
+            s.default_provider()
+                .map(str::to_owned)
+                .zip(s.default_model().map(str::to_owned))
+        };
+        let mut sorted: Vec<&pi_ai::Model> = models.iter().collect();
+        let is_current = |m: &pi_ai::Model| {
+            current
+                .as_ref()
+                .is_some_and(|c| c.provider == m.provider && c.id == m.id)
+        };
+        let is_default = |m: &pi_ai::Model| {
+            default
+                .as_ref()
+                .is_some_and(|(p, id)| *p == m.provider && *id == m.id)
+        };
+        // pi: the current model, then the default, then by provider (stable otherwise).
+        sorted.sort_by(|a, b| {
+            is_current(b)
+                .cmp(&is_current(a))
+                .then_with(|| is_default(b).cmp(&is_default(a)))
+                .then_with(|| a.provider.to_lowercase().cmp(&b.provider.to_lowercase()))
+        });
+        let items = sorted
+            .iter()
+            .map(|m| {
+                let mut item = PickItem::new(format!("{}/{}", m.provider, m.id), m.id.clone());
+                let badge = if is_default(m) { " · default" } else { "" };
+                item.badge = Some(format!("[{}]{badge}", m.provider));
+                item.search = format!(
+                    "{}{}",
+                    model_search_text(m),
+                    if is_default(m) { " default" } else { "" }
+                );
+                item.current = is_current(m);
+                item
+            })
+            .collect();
+        let mut p = Picker::new("Select model", items, self.theme.clone(), self.keys.clone())
+            .searchable(search.as_deref().unwrap_or(""))
+            .with_hint("Enter to select · Ctrl+S to set as default · Esc to cancel")
+            .with_empty_text("No matching models");
+        if self.session.scoped_models().is_empty() {
+            p = p.with_note(
+                "Only showing models from configured providers. Use /login to add providers.",
+                "warning",
+            );
+        }
+        self.open_picker(Pick::Model, p);
+    }
+
+    fn set_model(&mut self, model: pi_ai::Model, persist: bool) {
+        let session = self.session.clone();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn(async move {
+            let text = if persist {
+                format!("Default model: {}/{}", model.provider, model.id)
+            } else {
+                format!("Model: {}", model.id)
+            };
+            let msg = match session.set_model(model, persist).await {
+                Ok(()) => UiMsg::Status(text),
+                Err(e) => UiMsg::Failed(e.to_string()),
+            };
+            let _ = tx.send(msg);
+            waker.wake();
+        });
+    }
+
+    /// `/thinking [level]`: a level by name (any case) or the selector.
+    pub(super) fn thinking_command(&mut self, search: Option<String>) {
+        let levels = self.session.available_thinking_levels();
+        let Some(term) = search else {
+            let current = self.session.thinking_level();
+            let items = levels
+                .iter()
+                .map(|l| {
+                    let mut item = PickItem::new(l.as_str(), l.as_str());
+                    item.current = *l == current;
+                    item
+                })
+                .collect();
+            let p = Picker::new(
+                "Select thinking level",
+                items,
+                self.theme.clone(),
+                self.keys.clone(),
+            )
+            .with_hint("Enter to select · Ctrl+S to set as default · Esc to cancel");
+            self.open_picker(Pick::Thinking, p);
+            return;
+        };
+        let wanted = term.trim().to_lowercase();
+        match levels.iter().find(|l| l.as_str() == wanted) {
+            Some(level) => self.set_thinking(*level, false),
+            None => {
+                let names: Vec<&str> = levels.iter().map(|l| l.as_str()).collect();
+                self.error_notice(format!(
+                    "Unknown thinking level \"{term}\". Available levels: {}.",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+
+    fn set_thinking(&mut self, level: pi_ai::ModelThinkingLevel, persist: bool) {
+        match self.session.set_thinking_level(level) {
+            Ok(()) => {
+                if persist {
+                    let mut s = crate::sync::lock(self.session.settings());
+                    s.set_default_thinking_level(level);
+                }
+                let what = if persist {
+                    "Default thinking level"
+                } else {
+                    "Thinking level"
+                };
+                self.status_notice(format!("{what}: {}", level.as_str()));
+                self.refresh_footer();
+            }
+            Err(e) => self.error_notice(e),
+        }
+    }
+
+    /// `/resume`: the sessions of the current session's directory, newest first.
+    pub(super) fn resume_command(&mut self) {
+        let dir = {
+            let store = crate::sync::lock(self.session.store());
+            store.path().and_then(|f| f.parent().map(Path::to_path_buf))
+        }
+        .or_else(|| self.options.session_dir.as_deref().map(PathBuf::from))
+        .unwrap_or_else(|| {
+            crate::storage::paths::default_session_dir(
+                &self.options.agent_dir,
+                &self.running.host.cwd().display().to_string(),
+            )
+        });
+        let mut sessions = crate::storage::discovery::list_sessions(&dir);
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
+        let current = self.session.session_file();
+        let now = std::time::SystemTime::now();
+        let items: Vec<PickItem> = sessions
+            .iter()
+            .map(|s| {
+                let (name, first) = super::session_list::summary(&s.path);
+                let label = name.or(first).unwrap_or_else(|| "(no messages)".into());
+                let mut item = PickItem::new(s.path.display().to_string(), label.clone());
+                let age = now.duration_since(s.modified).unwrap_or_default();
+                item.badge = Some(super::session_list::age(age));
+                item.search = format!("{label} {}", s.header.id);
+                item.current = current.as_deref() == Some(s.path.as_path());
+                item
+            })
+            .collect();
+        if items.is_empty() {
+            self.status_notice("No sessions found");
+            return;
+        }
+        let p = Picker::new(
+            "Resume session",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .searchable("")
+        .with_empty_text("No matching sessions");
+        self.open_picker(Pick::Session, p);
+    }
+
+    /// `/fork`: the user messages to fork from, the latest selected.
+    pub(super) fn fork_command(&mut self) {
+        let entries = {
+            let store = crate::sync::lock(self.session.store());
+            store.entries()
+        };
+        let entries = match entries {
+            Ok(e) => e,
+            Err(e) => return self.error_notice(e),
+        };
+        let items: Vec<PickItem> = entries
+            .iter()
+            .filter_map(|e| match e.message()? {
+                AgentMessage::Llm(Message::User(u)) => {
+                    let text = content_text(&u.content);
+                    (!text.is_empty()).then(|| PickItem::new(e.id.clone(), text))
+                }
+                _ => None,
+            })
+            .collect();
+        let Some(last) = items.last().map(|i| i.key.clone()) else {
+            self.status_notice("No messages to fork from");
+            return;
+        };
+        let mut p = Picker::new(
+            "Fork from a message",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .searchable("");
+        p.select_key(&last);
+        self.open_picker(Pick::Fork, p);
+    }
+
+    /// `/clone`: a fork at the current leaf.
+    pub(super) fn clone_command(&mut self) {
+        let Some(leaf) = self.session.leaf_id() else {
+            self.status_notice("Nothing to clone yet");
+            return;
+        };
+        self.replace_with(
+            move |host| {
+                Box::pin(async move {
+                    let o = host.fork(&leaf, ForkPosition::At).await?;
+                    Ok((o.cancelled, None))
+                })
+            },
+            "Cloned to new session",
+        );
+    }
+
+    /// `/new`.
+    pub(super) fn new_command(&mut self) {
+        self.replace_with(
+            |host| {
+                Box::pin(async move {
+                    let cancelled = host.new_session(None).await?;
+                    Ok((cancelled, None))
+                })
+            },
+            "✓ New session started",
+        );
+    }
+
+    fn switch_to(&mut self, path: String) {
+        self.replace_with(
+            move |host| {
+                Box::pin(async move {
+                    let cancelled = host.switch_session(Path::new(&path)).await?;
+                    Ok((cancelled, None))
+                })
+            },
+            "Resumed session",
+        );
+    }
+
+    fn fork_at(&mut self, entry_id: String) {
+        self.replace_with(
+            move |host| {
+                Box::pin(async move {
+                    let o = host.fork(&entry_id, ForkPosition::Before).await?;
+                    Ok((o.cancelled, Some(o.selected_text.unwrap_or_default())))
+                })
+            },
+            "Forked to new session",
+        );
+    }
+
+    /// Runs a session replacement on the host; the UI adopts the host's new session when
+    /// it reports back.
+    fn replace_with<F>(&mut self, run: F, notice: impl Into<String>)
+    where
+        F: FnOnce(
+                std::sync::Arc<crate::runtime::RuntimeHost>,
+            )
+                -> futures::future::BoxFuture<'static, Result<(bool, Option<String>), String>>
+            + Send
+            + 'static,
+    {
+        if self.busy() {
+            self.transcript.notice(
+                "Warning: Wait for the current response to finish (or press Esc) first.",
+                "warning",
+            );
+            return;
+        }
+        let notice = notice.into();
+        let host = self.running.host.clone();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn(async move {
+            let msg = match run(host).await {
+                Ok((true, _)) => UiMsg::Status(String::new()),
+                Ok((false, editor_text)) => UiMsg::Replaced(Replaced {
+                    notice,
+                    editor_text,
+                }),
+                Err(e) => UiMsg::Failed(e),
+            };
+            let _ = tx.send(msg);
+            waker.wake();
+        });
+    }
+
+    /// Takes the host's current session into the UI: the old transcript stays in the
+    /// scrollback, the new session's history follows it.
+    pub(super) fn adopt_session(&mut self, r: Replaced) {
+        self.session = self.running.host.session();
+        self.totals = Default::default();
+        self.stored_totals = Default::default();
+        self.steering.clear();
+        self.follow_up.clear();
+        self.transcript.settle();
+        if r.notice.starts_with('✓') {
+            self.transcript.notice(r.notice, "accent");
+        } else {
+            self.status_notice(r.notice);
+        }
+        self.show_history(false);
+        if let Some(text) = r.editor_text {
+            self.editor.set_text(&text);
+        }
+        self.install_autocomplete();
+        self.refresh_footer();
+        let title = match self.session.session_name() {
+            Some(name) => format!("pi - {name}"),
+            None => "pi".to_owned(),
+        };
+        let _ = self.term.set_title(&title);
+    }
+
+    /// `/export [path]`: `.jsonl` by the name, else HTML; pi's texts.
+    pub(super) fn export_command(&mut self, path: Option<String>) {
+        let out = path.as_deref().map(Path::new);
+        let result = {
+            let store = crate::sync::lock(self.session.store());
+            if path.as_deref().is_some_and(|p| p.ends_with(".jsonl")) {
+                crate::storage::export::export_jsonl(&store, out)
+            } else {
+                crate::storage::export::export_html(&store, out)
+            }
+        };
+        match result {
+            Ok(p) => self.status_notice(format!("Session exported to: {}", p.display())),
+            Err(e) => self.error_notice(format!("Failed to export session: {e}")),
+        }
+    }
+
+    /// `/import <path>`: resumes the file (pi asks to confirm first; here the command is
+    /// the confirmation, and a file that is not a session is refused with pi's error).
+    pub(super) fn import_command(&mut self, path: Option<String>) {
+        let Some(path) = path else {
+            self.error_notice("Usage: /import <path.jsonl>");
+            return;
+        };
+        let p = PathBuf::from(&path);
+        if !p.is_file() {
+            self.error_notice(format!(
+                "Failed to import session: Session file not found: {path}"
+            ));
+            return;
+        }
+        self.replace_with(
+            move |host| {
+                Box::pin(async move {
+                    let cancelled = host.switch_session(&p).await?;
+                    Ok((cancelled, None))
+                })
+            },
+            format!("Session imported from: {path}"),
+        );
+    }
+
+    /// `/hotkeys`: the keys in use, read from the keybindings (user overrides applied).
+    pub(super) fn hotkeys_command(&mut self) {
+        let k = |id: &str| {
+            let keys: Vec<String> = self.keys.keys(id).iter().map(ToString::to_string).collect();
+            if keys.is_empty() {
+                "(unbound)".to_owned()
+            } else {
+                keys.join("/")
+            }
+        };
+        let rows: &[(&str, &str)] = &[
+            (
+                "tui.input.submit",
+                "Send the message (steers while the agent works)",
+            ),
+            ("tui.input.newLine", "New line"),
+            ("app.message.followUp", "Queue a follow-up message"),
+            (
+                "app.message.dequeue",
+                "Put the queued messages back in the editor",
+            ),
+            ("tui.input.tab", "Path completion / accept the completion"),
+            ("app.interrupt", "Cancel the completion / abort the run"),
+            ("app.clear", "Clear the editor (twice: exit)"),
+            ("app.exit", "Exit (empty editor)"),
+            ("app.suspend", "Suspend to the background"),
+            ("app.thinking.cycle", "Cycle the thinking level"),
+            ("app.model.cycleForward", "Next model"),
+            ("app.model.cycleBackward", "Previous model"),
+            ("app.tools.expand", "Expand or collapse tool output"),
+            ("app.thinking.toggle", "Show or hide thinking blocks"),
+            (
+                "app.editor.external",
+                "Edit the message in $VISUAL / $EDITOR",
+            ),
+            ("app.message.copy", "Copy the last reply"),
+            ("tui.editor.undo", "Undo"),
+            ("tui.editor.yank", "Paste the last deleted text"),
+            ("tui.editor.deleteWordBackward", "Delete a word backwards"),
+            (
+                "tui.editor.deleteToLineEnd",
+                "Delete to the end of the line",
+            ),
+        ];
+        let width = rows
+            .iter()
+            .map(|(id, _)| k(id).chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut text = String::from("Keyboard shortcuts\n");
+        for (id, what) in rows {
+            let key = k(id);
+            let pad = width.saturating_sub(key.chars().count());
+            text.push_str(&format!("\n  {key}{}  {what}", " ".repeat(pad)));
+        }
+        text.push_str("\n\n  !cmd runs a shell command into the context, !!cmd outside it");
+        text.push_str("\n  / opens the command menu, @ completes project files");
+        self.transcript.notice(text, "text");
+    }
+
+    /// A key for the open selector; closes it when it is done.
+    pub(super) fn picker_key(&mut self, k: &pi_tui::KeyEvent) {
+        let Some((kind, picker)) = self.picker.as_mut() else {
+            return;
+        };
+        let kind = *kind;
+        let Some(event) = picker.handle_key(k) else {
+            return;
+        };
+        self.picker = None;
+        let (key, as_default) = match event {
+            PickerEvent::Cancelled => return,
+            PickerEvent::Chosen(key) => (key, false),
+            PickerEvent::ChosenAsDefault(key) => (key, true),
+        };
+        match kind {
+            Pick::Model => {
+                let model = self
+                    .completion_models()
+                    .into_iter()
+                    .find(|m| format!("{}/{}", m.provider, m.id) == key);
+                if let Some(model) = model {
+                    self.set_model(model, as_default);
+                }
+            }
+            Pick::Thinking => {
+                if let Some(level) = pi_ai::ModelThinkingLevel::parse(&key) {
+                    self.set_thinking(level, as_default);
+                }
+            }
+            Pick::Session => self.switch_to(key),
+            Pick::Fork => self.fork_at(key),
+        }
+    }
+}

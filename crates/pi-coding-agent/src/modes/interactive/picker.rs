@@ -1,0 +1,345 @@
+//! The selectors that take the editor's place (pi's `showSelector`: the model, thinking-level,
+//! session and fork selectors): rules above and below, optional notes, a search line that
+//! filters as you type (pi's fuzzy ranking), the list with the current item ticked, a hint.
+
+use std::sync::Arc;
+
+use pi_tui::components::select_list::SelectItem;
+use pi_tui::keybindings::Keybindings;
+use pi_tui::theme::Theme;
+use pi_tui::{Component, KeyCode, KeyEvent, Modifiers};
+
+/// Rows of the list shown at once (pi's selectors show 10).
+const MAX_VISIBLE: usize = 10;
+
+/// One choice.
+#[derive(Clone, Debug)]
+pub struct PickItem {
+    /// What choosing it hands back.
+    pub key: String,
+    /// The main text.
+    pub label: String,
+    /// Muted text after the label (`[provider]`, a time).
+    pub badge: Option<String>,
+    /// What the search matches against.
+    pub search: String,
+    /// The current one (ticked).
+    pub current: bool,
+}
+
+impl PickItem {
+    /// An item whose search text is its label.
+    pub fn new(key: impl Into<String>, label: impl Into<String>) -> Self {
+        let label = label.into();
+        Self {
+            key: key.into(),
+            search: label.clone(),
+            label,
+            badge: None,
+            current: false,
+        }
+    }
+}
+
+/// What a key did to the picker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PickerEvent {
+    /// Enter on an item (its key).
+    Chosen(String),
+    /// Ctrl+S on an item: choose it and make it the default (pi's model and thinking
+    /// selectors).
+    ChosenAsDefault(String),
+    /// Esc.
+    Cancelled,
+}
+
+/// A selector in the editor's place.
+pub struct Picker {
+    title: String,
+    notes: Vec<(String, &'static str)>,
+    searchable: bool,
+    query: String,
+    items: Vec<PickItem>,
+    filtered: Vec<usize>,
+    selected: usize,
+    hint: String,
+    empty_text: String,
+    theme: Arc<Theme>,
+    keys: Arc<Keybindings>,
+}
+
+impl Picker {
+    /// A picker over `items`, the current one selected.
+    pub fn new(
+        title: impl Into<String>,
+        items: Vec<PickItem>,
+        theme: Arc<Theme>,
+        keys: Arc<Keybindings>,
+    ) -> Self {
+        let selected = items.iter().position(|i| i.current).unwrap_or(0);
+        let filtered = (0..items.len()).collect();
+        Self {
+            title: title.into(),
+            notes: Vec::new(),
+            searchable: false,
+            query: String::new(),
+            items,
+            filtered,
+            selected,
+            hint: "Enter to select · Esc to cancel".into(),
+            empty_text: "No matches".into(),
+            theme,
+            keys,
+        }
+    }
+
+    /// With a search line, filled with `initial`.
+    pub fn searchable(mut self, initial: &str) -> Self {
+        self.searchable = true;
+        self.query = initial.to_owned();
+        if !initial.is_empty() {
+            self.refilter();
+        }
+        self
+    }
+
+    /// With a note line above the list in a theme colour.
+    pub fn with_note(mut self, text: impl Into<String>, color: &'static str) -> Self {
+        self.notes.push((text.into(), color));
+        self
+    }
+
+    /// With this hint line.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = hint.into();
+        self
+    }
+
+    /// With this text for an empty list.
+    pub fn with_empty_text(mut self, text: impl Into<String>) -> Self {
+        self.empty_text = text.into();
+        self
+    }
+
+    /// Selects the item with `key`, if shown.
+    pub fn select_key(&mut self, key: &str) {
+        if let Some(p) = self.filtered.iter().position(|&i| self.items[i].key == key) {
+            self.selected = p;
+        }
+    }
+
+    fn refilter(&mut self) {
+        self.filtered = if self.query.trim().is_empty() {
+            (0..self.items.len()).collect()
+        } else {
+            let all: Vec<(usize, &PickItem)> = self.items.iter().enumerate().collect();
+            pi_tui::fuzzy::fuzzy_filter(all, &self.query, |(_, item)| item.search.as_str())
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        };
+        self.selected = 0;
+    }
+
+    fn selected_key(&self) -> Option<String> {
+        self.filtered
+            .get(self.selected)
+            .map(|&i| self.items[i].key.clone())
+    }
+
+    /// Handles a key; `Some` when the picker is done.
+    pub fn handle_key(&mut self, k: &KeyEvent) -> Option<PickerEvent> {
+        let is = |a: &str| self.keys.matches(k, a);
+        let n = self.filtered.len();
+        if is("tui.select.cancel") {
+            return Some(PickerEvent::Cancelled);
+        }
+        if is("tui.select.up") {
+            if n > 0 {
+                self.selected = if self.selected == 0 {
+                    n - 1
+                } else {
+                    self.selected - 1
+                };
+            }
+        } else if is("tui.select.down") {
+            if n > 0 {
+                self.selected = (self.selected + 1) % n;
+            }
+        } else if is("tui.select.confirm") {
+            return self.selected_key().map(PickerEvent::Chosen);
+        } else if k.code == KeyCode::Char('s') && k.modifiers == Modifiers::CTRL {
+            return self.selected_key().map(PickerEvent::ChosenAsDefault);
+        } else if self.searchable {
+            match k.code {
+                KeyCode::Backspace if self.query.pop().is_some() => self.refilter(),
+                KeyCode::Char(c)
+                    if (k.modifiers == Modifiers::NONE || k.modifiers == Modifiers::SHIFT)
+                        && !c.is_control() =>
+                {
+                    self.query.push(c);
+                    self.refilter();
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Pasted text goes to the search line (one line of it).
+    pub fn paste(&mut self, text: &str) {
+        if self.searchable {
+            let line = text.lines().next().unwrap_or_default();
+            self.query.push_str(&pi_tui::ansi::escape_control(line));
+            self.refilter();
+        }
+    }
+}
+
+impl Component for Picker {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        let w = usize::from(width);
+        let t = &self.theme;
+        let fit = |s: &str| pi_tui::ansi::truncate(s, w, "…");
+        let rule = t.fg("border", &"─".repeat(w));
+        let mut out = vec![rule.clone()];
+        out.push(fit(
+            &t.fg("accent", &format!("\x1b[1m{}\x1b[22m", self.title))
+        ));
+        for (note, color) in &self.notes {
+            out.push(fit(&t.fg(color, note)));
+        }
+        if self.searchable {
+            out.push(String::new());
+            let q = pi_tui::ansi::escape_control(&self.query);
+            out.push(fit(&format!(
+                "{} {q}{}",
+                t.fg("accent", ">"),
+                pi_tui::CURSOR_MARKER
+            )));
+        }
+        out.push(String::new());
+        let n = self.filtered.len();
+        let start = self
+            .selected
+            .saturating_sub(MAX_VISIBLE / 2)
+            .min(n.saturating_sub(MAX_VISIBLE));
+        let end = (start + MAX_VISIBLE).min(n);
+        for (row, &i) in self.filtered[start..end].iter().enumerate() {
+            let item = &self.items[i];
+            let selected = start + row == self.selected;
+            let cursor = if selected {
+                t.fg("accent", "→ ")
+            } else {
+                "  ".into()
+            };
+            let tick = if item.current {
+                t.fg("accent", "✓ ")
+            } else {
+                "  ".into()
+            };
+            let label = pi_tui::ansi::escape_control(&item.label.replace('\n', " "));
+            let label = if selected {
+                t.fg("accent", &label)
+            } else {
+                label
+            };
+            let badge = item
+                .badge
+                .as_deref()
+                .map(|b| format!(" {}", t.fg("muted", b)))
+                .unwrap_or_default();
+            out.push(fit(&format!("{cursor}{tick}{label}{badge}")));
+        }
+        if start > 0 || end < n {
+            out.push(t.fg("muted", &format!("  ({}/{n})", self.selected + 1)));
+        }
+        if n == 0 {
+            out.push(t.fg("muted", &format!("  {}", self.empty_text)));
+        }
+        out.push(String::new());
+        out.push(fit(&t.fg("dim", &format!("  {}", self.hint))));
+        out.push(rule);
+        out
+    }
+}
+
+/// `items` as the editor menu's [`SelectItem`]s would show them (for tests and completions).
+pub fn to_select_items(items: &[PickItem]) -> Vec<SelectItem> {
+    items
+        .iter()
+        .map(|i| SelectItem::new(i.key.clone()).with_label(i.label.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_tui::keybindings::Platform;
+    use pi_tui::terminal_colors::ColorScheme;
+    use pi_tui::theme::ColorMode;
+
+    fn picker(items: Vec<PickItem>) -> Picker {
+        let theme = Arc::new(Theme::builtin(ColorScheme::Dark, ColorMode::None));
+        let keys = Arc::new(Keybindings::with_user(
+            Platform::current(),
+            &Default::default(),
+        ));
+        Picker::new("Select", items, theme, keys).searchable("")
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, Modifiers::NONE)
+    }
+
+    #[test]
+    fn search_filters_and_enter_chooses() {
+        let mut items = vec![
+            PickItem::new("a/one", "one"),
+            PickItem::new("b/two", "two"),
+            PickItem::new("c/three", "three"),
+        ];
+        items[1].current = true;
+        let mut p = picker(items);
+        // The current item starts selected.
+        assert_eq!(p.selected_key().as_deref(), Some("b/two"));
+        for c in "th".chars() {
+            assert_eq!(p.handle_key(&key(KeyCode::Char(c))), None);
+        }
+        let screen = p.render(40).join("\n");
+        assert!(
+            screen.contains("three") && !screen.contains("two"),
+            "{screen}"
+        );
+        assert_eq!(
+            p.handle_key(&key(KeyCode::Enter)),
+            Some(PickerEvent::Chosen("c/three".into()))
+        );
+        p.handle_key(&key(KeyCode::Backspace));
+        p.handle_key(&key(KeyCode::Backspace));
+        p.handle_key(&key(KeyCode::Char('z')));
+        assert!(p.render(40).join("\n").contains("No matches"));
+        assert_eq!(p.handle_key(&key(KeyCode::Enter)), None);
+        assert_eq!(
+            p.handle_key(&key(KeyCode::Escape)),
+            Some(PickerEvent::Cancelled)
+        );
+    }
+
+    #[test]
+    fn up_and_down_wrap_and_scroll() {
+        let items = (0..25)
+            .map(|i| PickItem::new(i.to_string(), format!("item {i}")))
+            .collect();
+        let mut p = picker(items);
+        p.handle_key(&key(KeyCode::Up));
+        assert_eq!(p.selected_key().as_deref(), Some("24"));
+        let screen = p.render(40).join("\n");
+        assert!(
+            screen.contains("(25/25)") && screen.contains("item 24"),
+            "{screen}"
+        );
+        p.handle_key(&key(KeyCode::Down));
+        assert_eq!(p.selected_key().as_deref(), Some("0"));
+    }
+}
