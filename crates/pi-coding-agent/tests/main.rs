@@ -14,6 +14,7 @@ mod support {
     pub mod conformance;
     pub mod kill_loop;
     pub mod pi_bin;
+    pub mod pty_rig;
     pub mod replay_env;
     pub mod rpc_kill;
     pub mod streams;
@@ -49,6 +50,7 @@ mod fault_injection;
 mod grep_find;
 mod hostile_input;
 mod interactive;
+mod interactive_commands;
 mod kill_durability;
 mod library_use;
 mod listeners_load;

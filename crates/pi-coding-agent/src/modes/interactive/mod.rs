@@ -803,7 +803,9 @@ impl App {
             return;
         }
         if self.editor.is_showing_autocomplete() {
+            // Enter on a `/` item completes and submits in one go: the submit is handled now.
             self.editor.handle_input(&InputEvent::Key(*k));
+            self.after_editor();
             return;
         }
         if is("app.interrupt") {

@@ -1,0 +1,307 @@
+//! The interactive mode's slash commands, selectors and completion through the real binary in
+//! a pty against the replay server: what the screen shows and what the session files hold.
+
+use std::time::Duration;
+
+use pi_tui::testkit::{PtySession, ScreenModel};
+use serde_json::{Value, json};
+
+use crate::support::anthropic_sse::anthropic_text;
+use crate::support::binary_rig::{file_records, slot};
+use crate::support::pty_rig::*;
+
+fn footer(m: &mut ScreenModel) -> String {
+    m.screen_lines()
+        .into_iter()
+        .rfind(|l| l.contains("(auto)"))
+        .unwrap_or_default()
+}
+
+/// The selector's marked row shows `text`.
+fn selected(m: &mut ScreenModel, text: &str) -> bool {
+    m.screen_lines()
+        .iter()
+        .any(|l| l.trim_start().starts_with('→') && l.contains(text))
+}
+
+fn spawn_in(root: &Root, rows: u16, cols: u16) -> PtySession {
+    let dir = root.sessions();
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--session-dir",
+            &dir,
+        ],
+        rows,
+        cols,
+    );
+    wait_ready(&mut s);
+    s
+}
+
+/// Waits until nothing is streaming: the prompt's answer is on screen and the run settled.
+fn ask(s: &mut PtySession, prompt: &str, answer: &str) {
+    type_line(s, prompt);
+    wait_text(s, answer);
+    ok(s.settle(Duration::from_millis(300)));
+}
+
+fn records_of_type(path: &std::path::Path, kind: &str) -> Vec<Value> {
+    file_records(path)
+        .into_iter()
+        .filter(|r| r["type"] == kind)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_slash_menu_lists_every_command_and_filters_as_you_type() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    std::fs::create_dir_all(root.path("agent/prompts")).unwrap();
+    std::fs::write(
+        root.path("agent/prompts/review.md"),
+        "---\ndescription: Review the staged diff\n---\nReview this: $ARGUMENTS\n",
+    )
+    .unwrap();
+    let mut s = spawn_in(&root, 30, 100);
+    ok(s.send(b"/"));
+    // pi's 23 built-ins and the template: the menu scrolls through 24.
+    wait_text(&mut s, "(1/24)");
+    let screen = s.model().screen_text();
+    assert!(screen.contains("settings"), "{screen}");
+    assert!(
+        screen.contains("<provider/model> — "),
+        "the argument hint leads the description: {screen}"
+    );
+    ok(s.send(b"rev"));
+    wait_text(&mut s, "Review the staged diff");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the menu closed", WAIT, |m| {
+        !m.screen_text().contains("Review the staged diff")
+    }));
+    ok(s.send(b"\x03"));
+    ok(s.wait_for("the editor cleared", WAIT, |m| {
+        !m.screen_text().contains("/rev")
+    }));
+    // A command chosen with Enter runs at once.
+    ok(s.send(b"/hotk"));
+    wait_text(&mut s, "hotkeys");
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Delete to the end of the line");
+    let all = s.model().all_lines().join("\n");
+    assert!(
+        all.contains("Keyboard shortcuts") && all.contains("shift+tab"),
+        "{all}"
+    );
+    // A built-in not there yet says so rather than reaching the model.
+    type_line(&mut s, "/tree");
+    wait_text(&mut s, "Warning: /tree is not available in pi-rs yet");
+    assert!(srv.requests().is_empty());
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_and_thinking_commands_change_the_footer_and_the_session() {
+    let _slot = slot();
+    let gemini = concat!(
+        "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Answered by Gemini.\"}],",
+        "\"role\":\"model\"},\"finishReason\":\"STOP\"}],",
+        "\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":4}}\n\n"
+    );
+    let srv = server(vec![pi_ai::testkit::Reply::sse(gemini.to_owned())]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 30, 110);
+    assert!(
+        footer(s.model()).contains("(replay-anthropic) replay-model"),
+        "{}",
+        footer(s.model())
+    );
+    // An exact reference switches at once. As in pi, Enter on the argument menu takes the
+    // completion; the next Enter submits.
+    ok(s.send(b"/model replay-openai/replay-model"));
+    let menu_open = |m: &mut ScreenModel| {
+        m.screen_lines()
+            .iter()
+            .any(|l| l.contains("replay-openai") && !l.contains("/model"))
+    };
+    ok(s.wait_for("the argument menu", WAIT, menu_open));
+    ok(s.send(b"\r"));
+    ok(s.wait_for("the argument menu closed", WAIT, |m| !menu_open(m)));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Model: replay-model");
+    ok(s.wait_for("the openai footer", WAIT, |m| {
+        footer(m).contains("(replay-openai) replay-model")
+    }));
+    // No argument: the selector, filtered by typing, Enter picks.
+    type_line(&mut s, "/model");
+    wait_text(&mut s, "Select model");
+    ok(s.send(b"google"));
+    ok(s.wait_for("the filtered list", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("[replay-google]") && !t.contains("[replay-responses]")
+    }));
+    ok(s.send(b"\r"));
+    ok(s.wait_for("the google footer", WAIT, |m| {
+        footer(m).contains("(replay-google) replay-model")
+    }));
+    assert!(!s.model().screen_text().contains("Select model"));
+    // Esc closes the selector and changes nothing.
+    type_line(&mut s, "/model");
+    wait_text(&mut s, "Select model");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the editor back", WAIT, |m| {
+        !m.screen_text().contains("Select model")
+    }));
+    type_line(&mut s, "/thinking bogus");
+    wait_text(
+        &mut s,
+        "Error: Unknown thinking level \"bogus\". Available levels: off.",
+    );
+    ask(&mut s, "who answers?", "Answered by Gemini.");
+    assert!(
+        srv.requests()[0].path.starts_with("/v1beta"),
+        "{}",
+        srv.requests()[0].path
+    );
+    quit(&mut s);
+    let changes: Vec<String> = records_of_type(&root.session_files()[0], "model_change")
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["provider"].as_str().unwrap(),
+                r["modelId"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // The start's model, then each switch.
+    assert_eq!(
+        changes,
+        [
+            "replay-anthropic/replay-model",
+            "replay-openai/replay-model",
+            "replay-google/replay-model"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_and_resume_switch_between_session_files() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_text("Reply one."),
+        anthropic_text("Reply two."),
+        anthropic_text("Reply three."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 30, 100);
+    ask(&mut s, "first topic", "Reply one.");
+    type_line(&mut s, "/new");
+    wait_text(&mut s, "✓ New session started");
+    ask(&mut s, "second topic", "Reply two.");
+    // The second request did not carry the first session's messages.
+    assert_eq!(request_user_texts(&srv, 1), ["second topic"]);
+    assert_eq!(root.session_files().len(), 2);
+    type_line(&mut s, "/resume");
+    wait_text(&mut s, "Resume session");
+    ok(s.wait_for("both sessions listed", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("first topic") && t.contains("second topic")
+    }));
+    ok(s.send(b"first"));
+    ok(s.wait_for("the filtered list", WAIT, |m| selected(m, "first topic")));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Resumed session");
+    ask(&mut s, "back again", "Reply three.");
+    assert_eq!(request_user_texts(&srv, 2), ["first topic", "back again"]);
+    quit(&mut s);
+    let users: Vec<usize> = root
+        .session_files()
+        .iter()
+        .map(|f| {
+            records_of_type(f, "message")
+                .iter()
+                .filter(|r| r["message"]["role"] == "user")
+                .count()
+        })
+        .collect();
+    let mut sorted = users.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [1, 2], "{users:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clone_and_fork_start_new_sessions_from_this_one() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_text("Alpha reply."),
+        anthropic_text("Beta reply."),
+        anthropic_text("Gamma reply."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 30, 100);
+    // As in pi, a session without an answer is not on disk yet: nothing to clone from.
+    type_line(&mut s, "/clone");
+    wait_text(&mut s, "Error: This session has not been saved yet.");
+    type_line(&mut s, "/fork");
+    wait_text(&mut s, "No messages to fork from");
+    ask(&mut s, "alpha question", "Alpha reply.");
+    ask(&mut s, "beta question", "Beta reply.");
+    type_line(&mut s, "/clone");
+    wait_text(&mut s, "Cloned to new session");
+    assert_eq!(root.session_files().len(), 2);
+    // The latest message is selected; Up picks the first; the fork leaves its text in the
+    // editor and the new session holds what came before it.
+    type_line(&mut s, "/fork");
+    wait_text(&mut s, "Fork from a message");
+    ok(s.wait_for("the latest selected", WAIT, |m| {
+        selected(m, "beta question")
+    }));
+    ok(s.send(b"\x1b[A"));
+    ok(s.wait_for("the first selected", WAIT, |m| {
+        selected(m, "alpha question")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Forked to new session");
+    ok(s.send(b" again\r"));
+    wait_text(&mut s, "Gamma reply.");
+    assert_eq!(request_user_texts(&srv, 2), ["alpha question again"]);
+    quit(&mut s);
+    assert_eq!(root.session_files().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_completion_inserts_a_project_path_and_export_writes_a_file() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Exported soon.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    std::fs::create_dir_all(root.path("work/docs")).unwrap();
+    std::fs::write(root.path("work/docs/usage.md"), "# Usage\n").unwrap();
+    let mut s = spawn_in(&root, 30, 100);
+    ok(s.send(b"look at @usa"));
+    wait_text(&mut s, "docs/usage.md");
+    ok(s.send(b"\t"));
+    ok(s.wait_for("the path in the editor", WAIT, |m| {
+        m.screen_text().contains("look at @docs/usage.md ")
+    }));
+    ok(s.send(b"please\r"));
+    wait_text(&mut s, "Exported soon.");
+    assert_eq!(
+        request_user_texts(&srv, 0)[0],
+        "look at @docs/usage.md please"
+    );
+    ok(s.settle(Duration::from_millis(300)));
+    let out = root.path("tmp/out.jsonl");
+    type_line(&mut s, &format!("/export {}", out.display()));
+    wait_text(&mut s, "Session exported to:");
+    quit(&mut s);
+    let exported = file_records(&out);
+    assert_eq!(exported[0]["type"], "session");
+    assert_eq!(exported.len(), file_records(&root.session_files()[0]).len());
+}
