@@ -98,8 +98,8 @@ async fn the_slash_menu_lists_every_command_and_filters_as_you_type() {
         "{all}"
     );
     // A built-in not there yet says so rather than reaching the model.
-    type_line(&mut s, "/tree");
-    wait_text(&mut s, "Warning: /tree is not available in pi-rs yet");
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Warning: /settings is not available in pi-rs yet");
     assert!(srv.requests().is_empty());
     quit(&mut s);
 }
@@ -304,4 +304,52 @@ async fn at_completion_inserts_a_project_path_and_export_writes_a_file() {
     let exported = file_records(&out);
     assert_eq!(exported[0]["type"], "session");
     assert_eq!(exported.len(), file_records(&root.session_files()[0]).len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tree_moves_the_leaf_to_an_earlier_message_and_the_next_prompt_branches_there() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_text("First answer."),
+        anthropic_text("Second answer."),
+        anthropic_text("Branched answer."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 30, 100);
+    ask(&mut s, "first question", "First answer.");
+    ask(&mut s, "second question", "Second answer.");
+    type_line(&mut s, "/tree");
+    wait_text(&mut s, "Session tree");
+    ok(s.wait_for("the leaf selected", WAIT, |m| {
+        selected(m, "assistant: Second answer.")
+    }));
+    for _ in 0..3 {
+        ok(s.send(b"\x1b[A"));
+    }
+    ok(s.wait_for("the first question selected", WAIT, |m| {
+        selected(m, "user: first question")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Summarize branch?");
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Navigated to selected point");
+    // The message is back in the editor; the next prompt continues from before it.
+    ok(s.send(b" again\r"));
+    wait_text(&mut s, "Branched answer.");
+    assert_eq!(request_user_texts(&srv, 2), ["first question again"]);
+    quit(&mut s);
+    let files = root.session_files();
+    assert_eq!(files.len(), 1);
+    let messages = records_of_type(&files[0], "message");
+    let first = messages
+        .iter()
+        .find(|r| r["message"]["content"][0]["text"] == "first question")
+        .unwrap();
+    let again = messages
+        .iter()
+        .find(|r| r["message"]["content"][0]["text"] == "first question again")
+        .unwrap();
+    // A sibling of the first question: same parent.
+    assert_eq!(again["parentId"], first["parentId"]);
 }

@@ -14,12 +14,16 @@ use crate::session::queues::content_text;
 use crate::storage::ForkPosition;
 
 /// What an open selector picks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Pick {
     Model,
     Thinking,
     Session,
     Fork,
+    /// `/tree`'s entry.
+    Tree,
+    /// Whether to summarize the branch left for this target entry.
+    Summarize(String),
 }
 
 /// A session replacement started from the UI and what to say when it lands.
@@ -470,6 +474,85 @@ impl App {
         let _ = self.term.set_title(&title);
     }
 
+    /// `/tree`: the session tree, the leaf selected; choosing an entry moves the leaf there
+    /// (after pi's "Summarize branch?" unless `branchSummary.skipPrompt`).
+    pub(super) fn tree_command(&mut self) {
+        let tree = {
+            let store = crate::sync::lock(self.session.store());
+            crate::storage::get_tree(&store)
+        };
+        let tree = match tree {
+            Ok(t) => t,
+            Err(e) => return self.error_notice(e),
+        };
+        let leaf = self.session.leaf_id();
+        let items = super::tree_view::rows(&tree, leaf.as_deref());
+        if items.is_empty() {
+            self.status_notice("No entries in session");
+            return;
+        }
+        let p = Picker::new("Session tree", items, self.theme.clone(), self.keys.clone())
+            .searchable("")
+            .with_hint("Enter to go there · type to search · Esc to cancel");
+        self.open_picker(Pick::Tree, p);
+    }
+
+    fn navigate(&mut self, target: String, summarize: bool) {
+        if self.busy() {
+            self.transcript.notice(
+                "Warning: Wait for the current response to finish (or press Esc) first.",
+                "warning",
+            );
+            return;
+        }
+        if summarize {
+            self.status
+                .start("Summarizing branch...", std::time::Instant::now());
+        }
+        let session = self.session.clone();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn(async move {
+            let options = crate::session::NavigateTreeOptions {
+                summarize,
+                ..Default::default()
+            };
+            let r = session
+                .navigate_tree(&target, options)
+                .await
+                .map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::Navigated(r));
+            waker.wake();
+        });
+    }
+
+    /// The leaf moved: the transcript shows the new branch after what was there.
+    pub(super) fn navigated(&mut self, r: Result<crate::session::NavigateTreeResult, String>) {
+        self.status.stop();
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => return self.error_notice(e),
+        };
+        if r.aborted {
+            self.status_notice("Branch summarization cancelled");
+            return;
+        }
+        if r.cancelled {
+            self.status_notice("Navigation cancelled");
+            return;
+        }
+        self.totals = Default::default();
+        self.stored_totals = Default::default();
+        self.transcript.settle();
+        self.show_history(false);
+        if let Some(text) = r.editor_text
+            && self.editor.text().trim().is_empty()
+        {
+            self.editor.set_text(&text);
+        }
+        self.status_notice("Navigated to selected point");
+        self.refresh_footer();
+    }
+
     /// `/export [path]`: `.jsonl` by the name, else HTML; pi's texts.
     pub(super) fn export_command(&mut self, path: Option<String>) {
         let out = path.as_deref().map(Path::new);
@@ -577,7 +660,7 @@ impl App {
         let Some((kind, picker)) = self.picker.as_mut() else {
             return;
         };
-        let kind = *kind;
+        let kind = kind.clone();
         let Some(event) = picker.handle_key(k) else {
             return;
         };
@@ -604,6 +687,31 @@ impl App {
             }
             Pick::Session => self.switch_to(key),
             Pick::Fork => self.fork_at(key),
+            Pick::Tree => {
+                if self.session.leaf_id().as_deref() == Some(key.as_str()) {
+                    self.status_notice("Already at this point");
+                    return;
+                }
+                let skip = crate::sync::lock(self.session.settings())
+                    .branch_summary()
+                    .skip_prompt;
+                if skip {
+                    self.navigate(key, false);
+                } else {
+                    let items = vec![
+                        PickItem::new("no", "No summary"),
+                        PickItem::new("yes", "Summarize"),
+                    ];
+                    let p = Picker::new(
+                        "Summarize branch?",
+                        items,
+                        self.theme.clone(),
+                        self.keys.clone(),
+                    );
+                    self.open_picker(Pick::Summarize(key), p);
+                }
+            }
+            Pick::Summarize(target) => self.navigate(target, key == "yes"),
         }
     }
 }

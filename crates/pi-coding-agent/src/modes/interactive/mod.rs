@@ -15,6 +15,7 @@
 //! | `commands` | what those commands and their selectors do |
 //! | [`picker`] | the selectors that take the editor's place |
 //! | [`session_list`] | what the session selector shows of a file |
+//! | [`tree_view`] | the `/tree` selector's rows |
 //! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
 //!
@@ -30,6 +31,7 @@ pub mod session_list;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
+pub mod tree_view;
 pub mod trust;
 pub mod user_bash;
 
@@ -93,6 +95,8 @@ enum UiMsg {
     Status(String),
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
     Replaced(commands::Replaced),
+    /// `/tree` navigation ended.
+    Navigated(Result<crate::session::NavigateTreeResult, String>),
 }
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
@@ -654,6 +658,7 @@ impl App {
             slash::Slash::Clone => self.clone_command(),
             slash::Slash::New => self.new_command(),
             slash::Slash::Resume => self.resume_command(),
+            slash::Slash::Tree => self.tree_command(),
             slash::Slash::NotYet(name) => self.transcript.notice(
                 format!("Warning: /{name} is not available in pi-rs yet"),
                 "warning",
@@ -1252,6 +1257,7 @@ impl App {
                 self.refresh_footer();
             }
             UiMsg::Replaced(r) => self.adopt_session(r),
+            UiMsg::Navigated(r) => self.navigated(r),
             UiMsg::StoredTotals(t) => {
                 self.stored_totals = t;
                 self.refresh_footer();

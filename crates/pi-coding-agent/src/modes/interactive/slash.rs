@@ -97,6 +97,8 @@ pub enum Slash {
     New,
     /// `/resume`.
     Resume,
+    /// `/tree`.
+    Tree,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
@@ -105,7 +107,6 @@ pub enum Slash {
 const NOT_YET: &[&str] = &[
     "settings",
     "scoped-models",
-    "tree",
     "share",
     "changelog",
     "trust",
@@ -136,6 +137,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/clone", Slash::Clone),
         ("/new", Slash::New),
         ("/resume", Slash::Resume),
+        ("/tree", Slash::Tree),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
@@ -236,7 +238,8 @@ mod tests {
         );
         assert_eq!(parse("/new"), Some(Slash::New));
         assert_eq!(parse("/new thing"), None);
-        assert_eq!(parse("/tree"), Some(Slash::NotYet("tree")));
+        assert_eq!(parse("/tree"), Some(Slash::Tree));
+        assert_eq!(parse("/settings"), Some(Slash::NotYet("settings")));
         assert_eq!(parse("/login anthropic"), Some(Slash::NotYet("login")));
         assert_eq!(parse("/export"), Some(Slash::Export(None)));
         assert_eq!(
