@@ -520,7 +520,7 @@ impl App {
                 .navigate_tree(&target, options)
                 .await
                 .map_err(|e| e.to_string());
-            let _ = tx.send(UiMsg::Navigated(r));
+            let _ = tx.send(UiMsg::Navigated(Box::new(r)));
             waker.wake();
         });
     }

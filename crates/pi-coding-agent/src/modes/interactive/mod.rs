@@ -96,7 +96,7 @@ enum UiMsg {
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
     Replaced(commands::Replaced),
     /// `/tree` navigation ended.
-    Navigated(Result<crate::session::NavigateTreeResult, String>),
+    Navigated(Box<Result<crate::session::NavigateTreeResult, String>>),
 }
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
@@ -1257,7 +1257,7 @@ impl App {
                 self.refresh_footer();
             }
             UiMsg::Replaced(r) => self.adopt_session(r),
-            UiMsg::Navigated(r) => self.navigated(r),
+            UiMsg::Navigated(r) => self.navigated(*r),
             UiMsg::StoredTotals(t) => {
                 self.stored_totals = t;
                 self.refresh_footer();
