@@ -98,8 +98,8 @@ async fn the_slash_menu_lists_every_command_and_filters_as_you_type() {
         "{all}"
     );
     // A built-in not there yet says so rather than reaching the model.
-    type_line(&mut s, "/settings");
-    wait_text(&mut s, "Warning: /settings is not available in pi-rs yet");
+    type_line(&mut s, "/reload");
+    wait_text(&mut s, "Warning: /reload is not available in pi-rs yet");
     assert!(srv.requests().is_empty());
     quit(&mut s);
 }
@@ -352,4 +352,42 @@ async fn tree_moves_the_leaf_to_an_earlier_message_and_the_next_prompt_branches_
         .unwrap();
     // A sibling of the first question: same parent.
     assert_eq!(again["parentId"], first["parentId"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_rows_cycle_their_values_and_are_written_to_settings_json() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 30, 100);
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Auto-compact");
+    // Steering mode (second row): one-at-a-time → all.
+    ok(s.send(b"\x1b[B"));
+    ok(s.wait_for("steering selected", WAIT, |m| selected(m, "Steering mode")));
+    ok(s.send(b"\r"));
+    ok(s.wait_for("the new value", WAIT, |m| selected(m, "all")));
+    // Quiet startup (fifth row), with Space.
+    for _ in 0..3 {
+        ok(s.send(b"\x1b[B"));
+    }
+    ok(s.wait_for("quiet selected", WAIT, |m| selected(m, "Quiet startup")));
+    ok(s.send(b" "));
+    ok(s.wait_for("quiet on", WAIT, |m| selected(m, "true")));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the editor back", WAIT, |m| {
+        !m.screen_text().contains("Auto-compact")
+    }));
+    quit(&mut s);
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path("agent/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["steeringMode"], "all", "{written}");
+    assert_eq!(written["quietStartup"], true, "{written}");
+    // The rest of the file is kept.
+    assert_eq!(written["retry"]["enabled"], false, "{written}");
+    // The next start is quiet: no header.
+    let mut s = spawn_in(&root, 30, 100);
+    assert!(!s.model().screen_text().contains("pi v"));
+    quit(&mut s);
 }

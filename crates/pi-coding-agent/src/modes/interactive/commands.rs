@@ -553,6 +553,81 @@ impl App {
         self.refresh_footer();
     }
 
+    /// `/settings`.
+    pub(super) fn settings_command(&mut self) {
+        let view = {
+            let s = crate::sync::lock(self.session.settings());
+            super::settings_view::SettingsView::new(&s, self.theme.clone(), self.keys.clone())
+        };
+        self.settings_view = Some(view);
+        self.force = true;
+    }
+
+    /// A key for `/settings`: a changed value is written and applied at once.
+    pub(super) fn settings_key(&mut self, k: &pi_tui::KeyEvent) {
+        use super::settings_view::{Setting, SettingsEvent};
+        let Some(view) = self.settings_view.as_mut() else {
+            return;
+        };
+        let (setting, value) = match view.handle_key(k) {
+            None => return,
+            Some(SettingsEvent::Closed) => {
+                self.settings_view = None;
+                return;
+            }
+            Some(SettingsEvent::Changed(s, v)) => (s, v),
+        };
+        let on = value == "true";
+        let queue = |v: &str| {
+            if v == "all" {
+                pi_agent_core::QueueMode::All
+            } else {
+                pi_agent_core::QueueMode::OneAtATime
+            }
+        };
+        match setting {
+            // These go through the session, which writes the setting itself.
+            Setting::AutoCompact => self.session.set_auto_compaction_enabled(on),
+            Setting::SteeringMode => self.session.set_steering_mode(queue(&value)),
+            Setting::FollowUpMode => self.session.set_follow_up_mode(queue(&value)),
+            _ => {
+                let mut s = crate::sync::lock(self.session.settings());
+                setting.persist(&mut s, &value);
+            }
+        }
+        match setting {
+            Setting::HideThinking => {
+                self.display
+                    .hide_thinking
+                    .store(on, std::sync::atomic::Ordering::Relaxed);
+                let bytes = self.tui.replay();
+                let _ = self.term.write(&bytes);
+            }
+            Setting::SkillCommands => self.install_autocomplete(),
+            Setting::AutocompleteMaxVisible => {
+                if let Ok(n) = value.parse() {
+                    self.editor.set_autocomplete_max_visible(n);
+                }
+            }
+            Setting::EditorPadding => {
+                if let Ok(n) = value.parse() {
+                    self.editor.set_padding_x(n);
+                }
+            }
+            Setting::TuiMode => {
+                let mode = if value == "fullscreen" {
+                    pi_tui::tui::Mode::Fullscreen
+                } else {
+                    pi_tui::tui::Mode::Inline
+                };
+                let bytes = self.tui.set_mode(mode);
+                let _ = self.term.write(&bytes);
+            }
+            _ => {}
+        }
+        self.refresh_footer();
+    }
+
     /// `/export [path]`: `.jsonl` by the name, else HTML; pi's texts.
     pub(super) fn export_command(&mut self, path: Option<String>) {
         let out = path.as_deref().map(Path::new);

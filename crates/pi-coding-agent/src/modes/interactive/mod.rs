@@ -16,6 +16,7 @@
 //! | [`picker`] | the selectors that take the editor's place |
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
+//! | [`settings_view`] | `/settings` |
 //! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
 //!
@@ -28,6 +29,7 @@ mod commands;
 pub mod footer;
 pub mod picker;
 pub mod session_list;
+pub mod settings_view;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
@@ -232,6 +234,8 @@ struct App {
     force: bool,
     /// The selector in the editor's place, if one is open.
     picker: Option<(commands::Pick, picker::Picker)>,
+    /// `/settings`, when open (in the editor's place too).
+    settings_view: Option<settings_view::SettingsView>,
     /// The UI's listener on the host's sessions (it follows replacements).
     subscription: Option<crate::runtime::HostSubscription>,
 }
@@ -283,14 +287,15 @@ impl Component for LiveView<'_> {
 /// The docked bottom: the editor and the footer.
 struct DockView<'a> {
     editor: &'a mut Editor,
-    picker: Option<&'a mut picker::Picker>,
+    /// A selector shown instead of the editor.
+    panel: Option<&'a mut dyn Component>,
     footer: &'a footer::FooterData,
     theme: &'a Theme,
 }
 
 impl Component for DockView<'_> {
     fn render(&mut self, width: u16) -> Vec<String> {
-        let mut out = match self.picker.as_mut() {
+        let mut out = match self.panel.as_mut() {
             Some(p) => p.render(width),
             None => self.editor.render(width),
         };
@@ -379,6 +384,7 @@ impl App {
             dirty: true,
             force: true,
             picker: None,
+            settings_view: None,
             subscription: None,
         }
     }
@@ -659,6 +665,7 @@ impl App {
             slash::Slash::New => self.new_command(),
             slash::Slash::Resume => self.resume_command(),
             slash::Slash::Tree => self.tree_command(),
+            slash::Slash::Settings => self.settings_command(),
             slash::Slash::NotYet(name) => self.transcript.notice(
                 format!("Warning: /{name} is not available in pi-rs yet"),
                 "warning",
@@ -804,6 +811,11 @@ impl App {
         let is = |action: &str| kb.matches(k, action);
         if self.picker.is_some() {
             self.picker_key(k);
+            self.force = true;
+            return;
+        }
+        if self.settings_view.is_some() {
+            self.settings_key(k);
             self.force = true;
             return;
         }
@@ -1291,7 +1303,11 @@ impl App {
         };
         let mut dock = DockView {
             editor: &mut self.editor,
-            picker: self.picker.as_mut().map(|(_, p)| p),
+            panel: match (self.picker.as_mut(), self.settings_view.as_mut()) {
+                (Some((_, p)), _) => Some(p as &mut dyn Component),
+                (None, Some(v)) => Some(v as &mut dyn Component),
+                (None, None) => None,
+            },
             footer: &self.footer,
             theme: &self.theme,
         };

@@ -99,13 +99,14 @@ pub enum Slash {
     Resume,
     /// `/tree`.
     Tree,
+    /// `/settings`.
+    Settings,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
 
 /// Commands recognised but not built yet: they say so instead of reaching the model.
 const NOT_YET: &[&str] = &[
-    "settings",
     "scoped-models",
     "share",
     "changelog",
@@ -138,6 +139,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/new", Slash::New),
         ("/resume", Slash::Resume),
         ("/tree", Slash::Tree),
+        ("/settings", Slash::Settings),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
@@ -239,7 +241,8 @@ mod tests {
         assert_eq!(parse("/new"), Some(Slash::New));
         assert_eq!(parse("/new thing"), None);
         assert_eq!(parse("/tree"), Some(Slash::Tree));
-        assert_eq!(parse("/settings"), Some(Slash::NotYet("settings")));
+        assert_eq!(parse("/settings"), Some(Slash::Settings));
+        assert_eq!(parse("/reload"), Some(Slash::NotYet("reload")));
         assert_eq!(parse("/login anthropic"), Some(Slash::NotYet("login")));
         assert_eq!(parse("/export"), Some(Slash::Export(None)));
         assert_eq!(
