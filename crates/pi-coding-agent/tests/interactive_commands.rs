@@ -338,6 +338,19 @@ async fn tree_moves_the_leaf_to_an_earlier_message_and_the_next_prompt_branches_
     ok(s.send(b" again\r"));
     wait_text(&mut s, "Branched answer.");
     assert_eq!(request_user_texts(&srv, 2), ["first question again"]);
+    ok(s.settle(Duration::from_millis(300)));
+    // Esc twice on the empty editor opens the tree (pi's default `doubleEscapeAction`).
+    ok(s.send(b"\x1b"));
+    pump_for(&mut s, Duration::from_millis(150));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Session tree");
+    ok(s.wait_for("the new leaf selected", WAIT, |m| {
+        selected(m, "assistant: Branched answer.")
+    }));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the tree closed", WAIT, |m| {
+        !m.screen_text().contains("Session tree")
+    }));
     quit(&mut s);
     let files = root.session_files();
     assert_eq!(files.len(), 1);

@@ -227,6 +227,8 @@ struct App {
     /// Prompt tasks running.
     prompts: usize,
     last_clear: Option<Instant>,
+    /// The last Esc on an idle, empty editor (the double-Esc action).
+    last_escape: Option<Instant>,
     quit: bool,
     /// A write to the terminal failed: it is gone.
     lost_terminal: bool,
@@ -379,6 +381,7 @@ impl App {
             bash: None,
             prompts: 0,
             last_clear: None,
+            last_escape: None,
             quit: false,
             lost_terminal: false,
             dirty: true,
@@ -791,6 +794,30 @@ impl App {
         }
         if self.editor.text().starts_with('!') {
             self.editor.set_text("");
+            return;
+        }
+        if !self.editor.text().trim().is_empty() {
+            return;
+        }
+        // Esc twice within 500 ms on an empty editor: pi's `doubleEscapeAction`.
+        let action = crate::sync::lock(self.session.settings())
+            .get("doubleEscapeAction")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("tree")
+            .to_owned();
+        if action == "none" {
+            return;
+        }
+        let now = Instant::now();
+        match self.last_escape.take() {
+            Some(t) if now.duration_since(t) < Duration::from_millis(500) => {
+                if action == "fork" {
+                    self.fork_command();
+                } else {
+                    self.tree_command();
+                }
+            }
+            _ => self.last_escape = Some(now),
         }
     }
 
