@@ -142,6 +142,7 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
                     agent_dir: launch.agent_dir.clone(),
                     session_dir: launch.config.session.session_dir.clone(),
                     fullscreen: launch.config.fullscreen,
+                    resume_picker: launch.config.session.resume,
                 };
                 modes::interactive::run(running, launch.initial, options).await
             }

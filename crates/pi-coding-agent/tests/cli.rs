@@ -5,8 +5,8 @@ use crate::support;
 
 use support::pi_bin::{Output, Sandbox, write};
 
-const SESSION_PICKER: &str = "Error: the session picker (--resume) is not available in pi-rs \
-                              yet; use --continue or --session <path|id> instead\n";
+const SESSION_PICKER: &str = "Error: the session picker (--resume) needs the interactive mode \
+                              (a terminal); use --continue or --session <path|id> instead\n";
 
 fn run(args: &[&str]) -> Output {
     Sandbox::new().run(args)

@@ -404,3 +404,52 @@ async fn settings_rows_cycle_their_values_and_are_written_to_settings_json() {
     assert!(!s.model().screen_text().contains("pi v"));
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_flag_starts_with_the_session_picker() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_text("Stored reply."),
+        anthropic_text("Later reply."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 30, 100);
+    ask(&mut s, "stored topic", "Stored reply.");
+    quit(&mut s);
+    let dir = root.sessions();
+    let picker = |root: &Root| {
+        let mut s = root.spawn(
+            &[
+                "--provider",
+                "replay-anthropic",
+                "--model",
+                "replay-model",
+                "--session-dir",
+                &dir,
+                "-r",
+            ],
+            30,
+            100,
+        );
+        wait_text(&mut s, "Resume session");
+        ok(s.wait_for("the stored session", WAIT, |m| selected(m, "stored topic")));
+        s
+    };
+    let mut s = picker(&root);
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Resumed session");
+    wait_text(&mut s, "Stored reply.");
+    ask(&mut s, "and later", "Later reply.");
+    assert_eq!(request_user_texts(&srv, 1), ["stored topic", "and later"]);
+    quit(&mut s);
+    assert_eq!(root.session_files().len(), 1);
+    // Esc quits without a session, as pi does.
+    let mut s = picker(&root);
+    ok(s.send(b"\x1b"));
+    assert_eq!(ok(s.wait_exit(WAIT)), 0);
+    let all = s.model().all_lines().join("\n");
+    assert!(all.contains("No session selected"), "{all}");
+    assert!(!all.contains("To resume this session"), "{all}");
+    assert_eq!(root.session_files().len(), 1);
+}

@@ -9,7 +9,7 @@
 //! 3. `--version`; 4. `--export`;
 //! 5. the mode ([`resolve_app_mode`]); `@file` with rpc → error;
 //! 6. `--fork` / `--session-id` conflicts and the session id syntax;
-//! 7. `--resume` (pi's TUI picker) → [`SESSION_PICKER_NOT_AVAILABLE`]; an empty `--name`;
+//! 7. `--resume` outside the interactive mode → [`SESSION_PICKER_NOT_AVAILABLE`]; an empty `--name`;
 //! 8. `--help`, `--list-models`;
 //! 9. otherwise a run ([`Command::Launch`]).
 //!
@@ -141,6 +141,8 @@ pub struct SessionFlags {
     pub session_id: Option<String>,
     /// `--session-dir <dir>`.
     pub session_dir: Option<String>,
+    /// `-r/--resume` (interactive mode only): the run starts with the session picker.
+    pub resume: bool,
 }
 
 /// The model options: `--provider`, `--model`, `--api-key`, `--thinking`, `--models`.
@@ -328,7 +330,7 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
     if let Some(message) = conflicts(&args) {
         return Err(invalid(message));
     }
-    if args.resume {
+    if args.resume && mode != AppMode::Interactive {
         return Err(CliError::SessionPickerNotAvailable);
     }
     let name = match args.name.as_deref().map(trim_js) {
@@ -358,6 +360,7 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
             fork: args.fork,
             session_id: args.session_id,
             session_dir: args.session_dir,
+            resume: args.resume,
         },
         model: ModelFlags {
             provider: args.provider,
@@ -428,9 +431,15 @@ mod tests {
             parse_in(&["--help", "--fork", "x", "-c"], true).command,
             Err(invalid("--fork cannot be combined with --continue"))
         );
+        // `-r` needs the interactive mode: refused with `-p`, and before `--help` (as pi
+        // validates the flags first).
+        assert_eq!(
+            parse_in(&["--help", "-r", "-p"], true).command,
+            Err(CliError::SessionPickerNotAvailable)
+        );
         assert_eq!(
             parse_in(&["--help", "-r"], true).command,
-            Err(CliError::SessionPickerNotAvailable)
+            Ok(Command::Help { to_stderr: false })
         );
         assert_eq!(
             parse_in(&["-p", "--help"], true).command,

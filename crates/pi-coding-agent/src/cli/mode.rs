@@ -41,10 +41,10 @@ pub fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) ->
     }
 }
 
-/// Printed (stderr, exit 1) for `-r/--resume`: pi opens its session picker, which pi-rs
-/// does not have yet.
-pub const SESSION_PICKER_NOT_AVAILABLE: &str = "Error: the session picker (--resume) is not \
-     available in pi-rs yet; use --continue or --session <path|id> instead";
+/// Printed (stderr, exit 1) for `-r/--resume` outside the interactive mode: pi-rs opens the
+/// session picker in the interactive mode only.
+pub const SESSION_PICKER_NOT_AVAILABLE: &str = "Error: the session picker (--resume) needs the \
+     interactive mode (a terminal); use --continue or --session <path|id> instead";
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,8 @@ pub(super) enum Pick {
     Model,
     Thinking,
     Session,
+    /// The session picker of `--resume` (Esc quits).
+    StartupSession,
     Fork,
     /// `/tree`'s entry.
     Tree,
@@ -741,6 +743,11 @@ impl App {
         };
         self.picker = None;
         let (key, as_default) = match event {
+            PickerEvent::Cancelled if kind == Pick::StartupSession => {
+                self.no_session_selected = true;
+                self.quit = true;
+                return;
+            }
             PickerEvent::Cancelled => return,
             PickerEvent::Chosen(key) => (key, false),
             PickerEvent::ChosenAsDefault(key) => (key, true),
@@ -760,7 +767,7 @@ impl App {
                     self.set_thinking(level, as_default);
                 }
             }
-            Pick::Session => self.switch_to(key),
+            Pick::Session | Pick::StartupSession => self.switch_to(key),
             Pick::Fork => self.fork_at(key),
             Pick::Tree => {
                 if self.session.leaf_id().as_deref() == Some(key.as_str()) {

@@ -77,6 +77,9 @@ pub struct InteractiveOptions {
     pub session_dir: Option<String>,
     /// `--tui-mode fullscreen`.
     pub fullscreen: bool,
+    /// `-r/--resume`: start with the session picker; Esc there quits (`No session
+    /// selected`).
+    pub resume_picker: bool,
 }
 
 /// Something for the UI thread besides terminal input.
@@ -232,6 +235,8 @@ struct App {
     quit: bool,
     /// A write to the terminal failed: it is gone.
     lost_terminal: bool,
+    /// The start's `--resume` picker was cancelled: pi prints `No session selected`.
+    no_session_selected: bool,
     dirty: bool,
     force: bool,
     /// The selector in the editor's place, if one is open.
@@ -384,6 +389,7 @@ impl App {
             last_escape: None,
             quit: false,
             lost_terminal: false,
+            no_session_selected: false,
             dirty: true,
             force: true,
             picker: None,
@@ -444,6 +450,12 @@ impl App {
         self.refresh_footer();
         if let Some(name) = self.session.session_name() {
             let _ = self.term.set_title(&format!("pi - {name}"));
+        }
+        if self.options.resume_picker {
+            self.resume_command();
+            if let Some((kind, _)) = self.picker.as_mut() {
+                *kind = commands::Pick::StartupSession;
+            }
         }
         if let Some(text) = initial.text.filter(|t| !t.is_empty()) {
             self.editor.add_to_history(&text);
@@ -1458,6 +1470,10 @@ impl App {
         let _ = self.term.write(&bytes);
         self.term.restore();
         if self.lost_terminal {
+            return;
+        }
+        if self.no_session_selected {
+            println!("\x1b[2mNo session selected\x1b[22m");
             return;
         }
         if let Some(cmd) = resume_command(&self.session, self.options.session_dir.as_deref()) {
