@@ -69,7 +69,8 @@ pub(crate) fn context_path(store: &SessionStore) -> (Vec<usize>, bool) {
         .iter()
         .rposition(|&i| *store.kind_at(i) == EntryType::Compaction)
     {
-        None => true,
+        // Without a compaction in the window the context starts at the root.
+        None => false,
         Some(c) if path[c] < base => false,
         Some(c) => match store.entry_at(path[c]).map(|e| e.kind.clone()) {
             Ok(EntryKind::Compaction {

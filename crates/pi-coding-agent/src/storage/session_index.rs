@@ -660,7 +660,10 @@ fn facts_before(
     let crossing = before
         .last()
         .map(|&at| (at as u64, ancestors.iter().map(|&a| a as u64).collect()));
-    let session_info = (base..w)
+    // The last `session_info` before `w`: among the window's entries, then the pinned one (or
+    // among all entries once the prefix is loaded).
+    let from = if store.prefix_unloaded() { base } else { 0 };
+    let session_info = (from..w)
         .rev()
         .find(|&i| *store.kind_at(i) == EntryType::SessionInfo)
         .or_else(|| store.prefix_session_info());
