@@ -2,16 +2,20 @@
 //! editor ready (the footer's `(auto)` on the terminal), and the peak RSS at that moment
 //! (`VmHWM`), in a 100×30 pseudo-terminal that answers the cursor-position query the way a
 //! terminal does. Each run then sends Ctrl+D and waits for the exit.
+//!
+//! The resume variant starts with `--session` on a kept copy of the generated 100 MiB session
+//! (one per program, resumed again every run, as a user resumes their session): the first
+//! frame then also holds the resumed transcript.
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::process::{Sample, Summary, alternate};
-use super::workloads::{Outcome, models_json};
+use super::workloads::{Outcome, copy_session, models_json};
 
 /// Longest a start may take before the run counts as failed.
 const START_LIMIT: Duration = Duration::from_secs(20);
@@ -60,13 +64,42 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// One start of `program` in a fresh root.
-fn once(program: &Path) -> Result<Sample, String> {
-    let root = tempfile::Builder::new()
-        .prefix("pi-bench-tui-")
-        .tempdir()
-        .map_err(|e| e.to_string())?;
-    let r = root.path();
+/// A kept root for resuming `session` with `program`: `<dir>/again-interactive-<program>/`,
+/// made afresh (with its session copy) when this is called.
+fn resume_root(program: &Path, session: &Path) -> Result<PathBuf, String> {
+    let dir = session.parent().ok_or("the session has no directory")?;
+    let tag: String = program
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let root = dir.join(format!("again-interactive-{tag}"));
+    match std::fs::remove_dir_all(&root) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", root.display()));
+        }
+        _ => {}
+    }
+    std::fs::create_dir_all(root.join("work")).map_err(|e| e.to_string())?;
+    copy_session(session, &root.join("sess.jsonl"), &root.join("work"))?;
+    Ok(root)
+}
+
+/// One start of `program` in a fresh root, or in the kept root `resume` with `--session` on
+/// its `sess.jsonl`.
+fn once(program: &Path, resume: Option<&Path>) -> Result<Sample, String> {
+    let temp;
+    let r = match resume {
+        Some(r) => r,
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("pi-bench-tui-")
+                .tempdir()
+                .map_err(|e| e.to_string())?;
+            temp.path()
+        }
+    };
     for sub in ["agent", "home", "tmp", "work"] {
         std::fs::create_dir_all(r.join(sub)).map_err(|e| e.to_string())?;
     }
@@ -87,8 +120,11 @@ fn once(program: &Path) -> Result<Sample, String> {
     };
     let p = |sub: &str| r.join(sub).display().to_string();
     let mut cmd = Command::new(program);
-    cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"])
-        .current_dir(r.join("work"))
+    cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"]);
+    if resume.is_some() {
+        cmd.arg("--session").arg(r.join("sess.jsonl"));
+    }
+    cmd.current_dir(r.join("work"))
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", p("home"))
@@ -157,25 +193,34 @@ fn once(program: &Path) -> Result<Sample, String> {
 }
 
 /// Starts pi-rs and, if given, the TS pi `runs` times each, alternating, after one warm-up
-/// start of each.
-pub fn run(rs: &Path, ts: Result<&Path, String>, runs: usize) -> Outcome {
-    eprintln!("== side by side: interactive start");
-    if let Err(why) = once(rs) {
+/// start of each; with `session`, each resumes its kept copy of it.
+pub fn run(rs: &Path, ts: Result<&Path, String>, runs: usize, session: Option<&Path>) -> Outcome {
+    eprintln!(
+        "== side by side: interactive {}",
+        if session.is_some() { "resume" } else { "start" }
+    );
+    let root = |p: &Path| session.map(|s| resume_root(p, s)).transpose();
+    let rs_root = match root(rs) {
+        Ok(r) => r,
+        Err(why) => return Outcome::Skipped(why),
+    };
+    if let Err(why) = once(rs, rs_root.as_deref()) {
         return Outcome::Skipped(format!(
             "target/release/pi cannot start interactively ({why})"
         ));
     }
     let ts = ts.and_then(|p| {
-        once(p)
-            .map(|_| p)
+        let r = root(p)?;
+        once(p, r.as_deref())
+            .map(|_| (p, r))
             .map_err(|why| format!("the TS pi failed: {why}"))
     });
     let result = match &ts {
-        Ok(p) => {
-            let mut b = || once(p);
-            alternate(runs, || once(rs), Some(&mut b))
+        Ok((p, r)) => {
+            let mut b = || once(p, r.as_deref());
+            alternate(runs, || once(rs, rs_root.as_deref()), Some(&mut b))
         }
-        Err(_) => alternate(runs, || once(rs), None),
+        Err(_) => alternate(runs, || once(rs, rs_root.as_deref()), None),
     };
     match result {
         Ok((a, b)) => Outcome::Measured {

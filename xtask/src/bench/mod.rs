@@ -37,7 +37,7 @@ struct Options {
     /// of `pi-coding-agent` would replace it with a bench-profile build).
     no_build: bool,
     /// Only these side-by-side workloads (`version`, `tool_read`, `long_answer`, `resume`,
-    /// `interactive_start`).
+    /// `resume_again`, `resume_1g_again`, `interactive_start`, `interactive_resume`).
     only: Vec<String>,
     /// Skip the side-by-side workloads.
     skip_side_by_side: bool,
@@ -71,7 +71,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 if describe(name) == "?" {
                     return Err(format!(
                         "--only: unknown workload {name} (version, tool_read, long_answer, resume, \
-                         interactive_start)"
+                         resume_again, resume_1g_again, interactive_start, interactive_resume)"
                     ));
                 }
                 o.only.push(name.clone());
@@ -121,13 +121,18 @@ fn build_pi(root: &Path) -> Result<(), String> {
     }
 }
 
-/// The generated 100 MiB session, made once per target directory (generation is
+/// The generated session of `mib` MiB, made once per target directory (generation is
 /// deterministic, so a present file is the same file).
-fn session_file(work: &Path) -> Result<PathBuf, String> {
-    let path = work.join("session-100mb.jsonl");
+fn session_file(work: &Path, mib: u32) -> Result<PathBuf, String> {
+    let name = if mib == 100 {
+        "session-100mb.jsonl".to_owned()
+    } else {
+        format!("session-{mib}mib.jsonl")
+    };
+    let path = work.join(name);
     if !path.is_file() {
-        eprintln!("== cargo xtask gen-session {} --mb 100", path.display());
-        crate::gen_session::generate(&path, 100.0, "/tmp")
+        eprintln!("== cargo xtask gen-session {} --mb {mib}", path.display());
+        crate::gen_session::generate(&path, f64::from(mib), "/tmp")
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(path)
@@ -148,6 +153,10 @@ fn goal(name: &str) -> Option<RatioGoal> {
             speed: 25.0,
             memory: 7.0,
         }),
+        "resume_again" => Some(RatioGoal {
+            speed: 40.0,
+            memory: 7.0,
+        }),
         "interactive_start" => Some(RatioGoal {
             speed: 20.0,
             memory: 8.0,
@@ -162,6 +171,11 @@ fn describe(name: &str) -> &'static str {
         "tool_read" => "2. `tool_read` scenario, json mode, replay server, no pauses",
         "long_answer" => "2. long answer: 2 MB in 20,000 deltas, json mode",
         "resume" => "3. resume a 100 MiB session + one prompt",
+        "resume_again" => "3. resume the same 100 MiB session again + one prompt",
+        "resume_1g_again" => "3. resume the same 1 GiB session again + one prompt",
+        "interactive_resume" => {
+            "4. interactive resume of the 100 MiB session to the first frame (pty)"
+        }
         "interactive_start" => "4. interactive start to the first frame, editor ready (pty)",
         _ => "?",
     }
@@ -194,7 +208,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::copy(&built, &rs).map_err(|e| format!("copy {}: {e}", built.display()))?;
     }
     let binary = std::fs::metadata(&rs).ok().map(|m| m.len());
-    let session = session_file(&work)?;
+    let session = session_file(&work, 100)?;
+    let wanted = |name: &str| o.only.is_empty() || o.only.iter().any(|n| n == name);
+    // 1 GiB takes a while to generate: only when its workload runs.
+    let big = if !o.skip_side_by_side && wanted("resume_1g_again") {
+        session_file(&work, 1024)?
+    } else {
+        work.join("session-1024mib.jsonl")
+    };
     let ts = ts_pi(&o);
 
     let mut side_rows: Vec<Row> = Vec::new();
@@ -207,9 +228,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .build()
             .map_err(|e| format!("tokio runtime: {e}"))?;
         let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data");
-        for w in workloads::all(&data, &session)
+        for w in workloads::all(&data, &session, &big)
             .into_iter()
-            .filter(|w| o.only.is_empty() || o.only.contains(&w.name))
+            .filter(|w| wanted(&w.name))
         {
             let outcome = if rs.is_file() {
                 workloads::run(&w, &rs, ts.as_deref().map_err(Clone::clone), runs, &rt)
@@ -224,22 +245,33 @@ pub fn run(args: &[String]) -> Result<(), String> {
             side_json.push(report::outcome_json(&w.name, &outcome));
             commands.push(format!("pi {}", w.args.join(" ")));
         }
-        if o.only.is_empty() || o.only.iter().any(|n| n == "interactive_start") {
+        for (name, resume) in [
+            ("interactive_start", None),
+            ("interactive_resume", Some(&session)),
+        ] {
+            if !wanted(name) {
+                continue;
+            }
             let outcome = if rs.is_file() {
-                interactive::run(&rs, ts.as_deref().map_err(Clone::clone), runs)
+                interactive::run(
+                    &rs,
+                    ts.as_deref().map_err(Clone::clone),
+                    runs,
+                    resume.map(PathBuf::as_path),
+                )
             } else {
                 workloads::Outcome::Skipped(format!("{} does not exist", built.display()))
             };
             side_rows.push(report::side_by_side_row(
-                describe("interactive_start"),
+                describe(name),
                 &outcome,
-                goal("interactive_start"),
+                goal(name),
             ));
-            side_json.push(report::outcome_json("interactive_start", &outcome));
-            commands.push(
-                "pi --provider replay-anthropic --model replay-model (in a 100x30 pty, until the footer shows)"
-                    .to_owned(),
-            );
+            side_json.push(report::outcome_json(name, &outcome));
+            commands.push(format!(
+                "pi --provider replay-anthropic --model replay-model{} (in a 100x30 pty, until the footer shows)",
+                if resume.is_some() { " --session <copy of session-100mb.jsonl>" } else { "" }
+            ));
         }
     }
 
@@ -376,6 +408,7 @@ fn render_docs(
     ));
     s.push_str("cargo build --release -p pi-coding-agent --bin pi\n");
     s.push_str("cargo xtask gen-session $TARGET/xtask-bench/session-100mb.jsonl --mb 100\n");
+    s.push_str("cargo xtask gen-session $TARGET/xtask-bench/session-1024mib.jsonl --mb 1024\n");
     for (package, benches) in inprocess::CRITERION_BENCHES {
         let names: Vec<String> = benches.iter().map(|b| format!("--bench {b}")).collect();
         s.push_str(&format!(
@@ -426,9 +459,24 @@ mod tests {
 
     #[test]
     fn every_side_by_side_workload_has_a_description() {
-        let w = workloads::all(Path::new("data"), Path::new("s.jsonl"));
+        let w = workloads::all(
+            Path::new("data"),
+            Path::new("s.jsonl"),
+            Path::new("b.jsonl"),
+        );
         let names: Vec<&str> = w.iter().map(|w| w.name.as_str()).collect();
-        assert_eq!(names, ["version", "tool_read", "long_answer", "resume"]);
+        assert_eq!(
+            names,
+            [
+                "version",
+                "tool_read",
+                "long_answer",
+                "resume",
+                "resume_again",
+                "resume_1g_again"
+            ]
+        );
+        assert!(describe("interactive_resume") != "?");
         assert!(w.iter().all(|w| describe(&w.name) != "?"));
         assert!(goal("version").is_some() && goal("long_answer").is_none());
     }

@@ -3,7 +3,9 @@
 //! 1. `pi --version`.
 //! 2. The `tool_read` conformance scenario in json mode through the replay server with no
 //!    pause between events, and a long answer (a generated 2 MB reply in 20,000 deltas).
-//! 3. Resume a generated 100 MiB session (`--session`) and answer one prompt.
+//! 3. Resume a generated 100 MiB session (`--session`) and answer one prompt: a fresh copy
+//!    each run (the first resume of a file), and the same file resumed again and again (as a
+//!    user resumes their session), for the 100 MiB and the 1 GiB sessions.
 //!
 //! Every run gets a fresh root (`agent/` = `PI_CODING_AGENT_DIR` with a `models.json` pointing
 //! at the replay server, `home/`, `tmp/`, `work/`) and the environment of the conformance
@@ -45,6 +47,10 @@ pub struct Workload {
     /// A session to copy to `<root>/sess.jsonl` (header `cwd` pointed at `work/`) before each
     /// run; the arguments may name it as `{session}`.
     pub session: Option<PathBuf>,
+    /// The same root for every run of a program (`<work>/again-<name>-<program>/`, made once
+    /// with its session copy): the session is resumed again, a little longer each time, with
+    /// what the program keeps between runs (its caches under `home/`).
+    pub again: bool,
 }
 
 /// The outcome of one workload.
@@ -152,18 +158,58 @@ fn tail(path: &Path, n: usize) -> String {
     text[start..].trim().to_owned()
 }
 
-/// One complete run of `program` on `w`: fresh root, server, measurement, checks.
+/// The kept root of `program` for the `again` workload `w`, under the generated sessions'
+/// directory: removed at the first call of this process, so every suite run starts from a
+/// fresh copy (and a cold cache).
+fn again_root(program: &Path, w: &Workload) -> Result<PathBuf, String> {
+    use std::sync::Mutex;
+    static CLEARED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let base = w
+        .session
+        .as_deref()
+        .and_then(Path::parent)
+        .ok_or("an `again` workload needs a session")?;
+    let tag: String = program
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let root = base.join(format!("again-{}-{tag}", w.name));
+    let mut cleared = CLEARED.lock().map_err(|e| e.to_string())?;
+    if !cleared.contains(&root) {
+        match std::fs::remove_dir_all(&root) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("{}: {e}", root.display()));
+            }
+            _ => {}
+        }
+        cleared.push(root.clone());
+    }
+    Ok(root)
+}
+
+/// One complete run of `program` on `w`: fresh root (or the kept one), server, measurement,
+/// checks.
 fn run_once(
     program: &Path,
     w: &Workload,
     rt: &tokio::runtime::Runtime,
     probe: Probe,
 ) -> Result<Sample, String> {
-    let root = tempfile::Builder::new()
-        .prefix("pi-bench-")
-        .tempdir()
-        .map_err(|e| e.to_string())?;
-    let r = root.path();
+    let temp;
+    let kept;
+    let r = if w.again {
+        kept = again_root(program, w)?;
+        kept.as_path()
+    } else {
+        temp = tempfile::Builder::new()
+            .prefix("pi-bench-")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        temp.path()
+    };
+    let fresh = !r.join("work").is_dir();
     for sub in ["agent", "home", "tmp", "work"] {
         std::fs::create_dir_all(r.join(sub)).map_err(|e| e.to_string())?;
     }
@@ -183,7 +229,9 @@ fn run_once(
         None
     };
     let session = r.join("sess.jsonl");
-    if let Some(src) = &w.session {
+    if let Some(src) = &w.session
+        && (fresh || !w.again)
+    {
         copy_session(src, &session, &r.join("work"))?;
     }
     let args: Vec<String> = w
@@ -309,9 +357,27 @@ pub fn ok_answer_sse() -> Vec<u8> {
     long_answer_sse(1, 3)
 }
 
+/// `pi -p --mode json --session {session} … hi`.
+fn resume_args() -> Vec<String> {
+    [
+        "-p",
+        "--mode",
+        "json",
+        "--session",
+        "{session}",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "hi",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 /// The workloads, in report order. `data` is `xtask/bench-data`; `session` the generated
-/// 100 MiB session.
-pub fn all(data: &Path, session: &Path) -> Vec<Workload> {
+/// 100 MiB session, `big` the 1 GiB one.
+pub fn all(data: &Path, session: &Path, big: &Path) -> Vec<Workload> {
     let json_mode = |prompt: &str| -> Vec<String> {
         [
             "-p",
@@ -334,6 +400,7 @@ pub fn all(data: &Path, session: &Path) -> Vec<Workload> {
             files: Vec::new(),
             script: Script::None,
             session: None,
+            again: false,
         },
         Workload {
             name: "tool_read".into(),
@@ -344,6 +411,7 @@ pub fn all(data: &Path, session: &Path) -> Vec<Workload> {
             )],
             script: Script::Dir(data.join("tool_read")),
             session: None,
+            again: false,
         },
         Workload {
             name: "long_answer".into(),
@@ -351,26 +419,31 @@ pub fn all(data: &Path, session: &Path) -> Vec<Workload> {
             files: Vec::new(),
             script: Script::Bodies(vec![long_answer_sse(20_000, 100)]),
             session: None,
+            again: false,
         },
         Workload {
             name: "resume".into(),
-            args: [
-                "-p",
-                "--mode",
-                "json",
-                "--session",
-                "{session}",
-                "--provider",
-                "replay-anthropic",
-                "--model",
-                "replay-model",
-                "hi",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
+            args: resume_args(),
             files: Vec::new(),
             script: Script::Bodies(vec![ok_answer_sse()]),
             session: Some(session.to_owned()),
+            again: false,
+        },
+        Workload {
+            name: "resume_again".into(),
+            args: resume_args(),
+            files: Vec::new(),
+            script: Script::Bodies(vec![ok_answer_sse()]),
+            session: Some(session.to_owned()),
+            again: true,
+        },
+        Workload {
+            name: "resume_1g_again".into(),
+            args: resume_args(),
+            files: Vec::new(),
+            script: Script::Bodies(vec![ok_answer_sse()]),
+            session: Some(big.to_owned()),
+            again: true,
         },
     ]
 }

@@ -55,7 +55,7 @@ use crate::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
 use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
-use crate::storage::context::path_to_leaf;
+use crate::storage::context::context_path;
 use crate::storage::entry::{EntryKind, EntryType};
 use crate::storage::tree::normalize_session_name;
 use crate::storage::{SessionStore, build_session_context};
@@ -392,7 +392,8 @@ impl SessionConfig {
             }
             let context =
                 build_session_context(&s).map_err(|e| SetupError::Error(e.to_string()))?;
-            let has_thinking = path_to_leaf(&s)
+            let has_thinking = context_path(&s)
+                .0
                 .into_iter()
                 .any(|i| *s.kind_at(i) == EntryType::ThinkingLevelChange);
             let thinking = has_thinking

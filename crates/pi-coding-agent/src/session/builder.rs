@@ -22,7 +22,7 @@ use crate::config::model_resolver::DEFAULT_THINKING_LEVEL;
 use crate::config::settings::SettingsManager;
 use crate::config::skills::Skill;
 use crate::config::templates::PromptTemplate;
-use crate::storage::context::path_to_leaf;
+use crate::storage::context::context_path;
 use crate::storage::{EntryKind, EntryType, SessionContext, SessionStore, build_session_context};
 
 /// Builds an [`AgentSession`]. Everything is optional: the defaults are an in-memory store,
@@ -230,7 +230,8 @@ impl AgentSessionBuilder {
                 Some(context) => context,
                 None => build_session_context(&s)?,
             };
-            let has_thinking = path_to_leaf(&s)
+            let has_thinking = context_path(&s)
+                .0
                 .into_iter()
                 .any(|i| *s.kind_at(i) == EntryType::ThinkingLevelChange);
             (context, has_thinking, s.session_id().to_owned())

@@ -6,14 +6,14 @@
 //! unknown (`tokens: null`) after a compaction until an assistant answered with real usage.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message, StopReason, Usage};
+use pi_ai::{Message, StopReason, Usage};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::agent_session::{AgentSession, lock};
 use crate::compaction::tokens::{context_tokens, estimate_context_tokens};
-use crate::storage::context::path_to_leaf;
-use crate::storage::{EntryKind, EntryType};
+use crate::storage::EntryType;
+use crate::storage::context::context_path;
 
 /// `{tokens, contextWindow, percent}`; `tokens`/`percent` are `null` while unknown.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -121,7 +121,7 @@ impl AgentSession {
         }
         let unknown = {
             let store = lock(&self.inner.store);
-            let path = path_to_leaf(&store);
+            let (path, _) = context_path(&store);
             match path
                 .iter()
                 .rposition(|&i| *store.kind_at(i) == EntryType::Compaction)
@@ -172,37 +172,19 @@ impl AgentSession {
             cost: 0.0,
             context_usage: None,
         };
-        let mut totals = Totals::default();
-        let entries = lock(&self.inner.store).entries()?;
-        for entry in entries {
-            match &entry.kind {
-                EntryKind::Compaction { usage: Some(u), .. }
-                | EntryKind::BranchSummary { usage: Some(u), .. } => totals.add_json(u),
-                EntryKind::Message { message } => {
-                    stats.total_messages += 1;
-                    match message {
-                        AgentMessage::Llm(Message::User(_)) => stats.user_messages += 1,
-                        AgentMessage::Llm(Message::ToolResult(r)) => {
-                            stats.tool_results += 1;
-                            if let Some(u) = &r.usage {
-                                totals.add(u);
-                            }
-                        }
-                        AgentMessage::Llm(Message::Assistant(a)) => {
-                            stats.assistant_messages += 1;
-                            stats.tool_calls += a
-                                .content
-                                .iter()
-                                .filter(|c| matches!(c, AssistantContent::ToolCall(_)))
-                                .count() as u64;
-                            totals.add(&a.usage);
-                        }
-                        AgentMessage::Custom(_) => {}
-                    }
-                }
-                _ => {}
-            }
-        }
+        let counted = lock(&self.inner.store).entry_stats()?;
+        stats.user_messages = counted.user_messages;
+        stats.assistant_messages = counted.assistant_messages;
+        stats.tool_calls = counted.tool_calls;
+        stats.tool_results = counted.tool_results;
+        stats.total_messages = counted.total_messages;
+        let totals = Totals {
+            input: counted.input,
+            output: counted.output,
+            cache_read: counted.cache_read,
+            cache_write: counted.cache_write,
+            cost: counted.cost,
+        };
         stats.tokens = TokenTotals {
             input: totals.input,
             output: totals.output,

@@ -52,9 +52,68 @@ pub fn path_to_leaf(store: &SessionStore) -> Vec<usize> {
     path
 }
 
+/// The leaf's path as the context reads it, and whether it is condensed: in a store resumed
+/// through its index, where the path leaves the window the pinned entries that stand for the
+/// rest (its last model change, thinking-level change and compaction, in file order) replace
+/// the entries before it, so the prefix is not loaded. The condensed path is used only when
+/// the context it gives is the whole path's: its last compaction is in the window and the
+/// entry that compaction keeps from cannot be in the prefix. Otherwise the whole path, as
+/// [`path_to_leaf`].
+pub(crate) fn context_path(store: &SessionStore) -> (Vec<usize>, bool) {
+    let (path, condensed) = walk_to_root(store);
+    if !condensed {
+        return (path, false);
+    }
+    let base = store.window_base();
+    let holds = match path
+        .iter()
+        .rposition(|&i| *store.kind_at(i) == EntryType::Compaction)
+    {
+        // Without a compaction in the window the context starts at the root.
+        None => false,
+        Some(c) if path[c] < base => false,
+        Some(c) => match store.entry_at(path[c]).map(|e| e.kind.clone()) {
+            Ok(EntryKind::Compaction {
+                first_kept_entry_id,
+                ..
+            }) => !store.prefix_may_hold(&first_kept_entry_id),
+            _ => false,
+        },
+    };
+    if holds {
+        (path, true)
+    } else {
+        (path_to_leaf(store), false)
+    }
+}
+
+/// The path from the root to the leaf, condensed where it leaves the window at the known
+/// crossing.
+fn walk_to_root(store: &SessionStore) -> (Vec<usize>, bool) {
+    let mut path = Vec::new();
+    let mut cur = store.leaf_position();
+    while let Some(i) = cur {
+        path.push(i);
+        cur = match store.window_parent(i) {
+            Some(Some(p)) if p < store.window_base() => {
+                if let Some(ancestors) = store.crossing_ancestors(p) {
+                    path.extend(ancestors.iter().rev());
+                    path.reverse();
+                    return (path, true);
+                }
+                Some(p)
+            }
+            Some(p) => p,
+            None => store.parent_position(i),
+        };
+    }
+    path.reverse();
+    (path, false)
+}
+
 /// Rebuilds the context of the current leaf.
 pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, StoreError> {
-    let path = path_to_leaf(store);
+    let (path, _) = context_path(store);
     let mut thinking_level = "off".to_owned();
     let mut model = None;
     let mut last_compaction = None;

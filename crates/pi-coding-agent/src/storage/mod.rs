@@ -5,6 +5,8 @@
 //! | `entry` | header and entry records |
 //! | `paths` | session directories, file names, ids |
 //! | `index` | cheap per-line indexing for fast resume |
+//! | `session_index` | the persisted index: a resume reads the window, not the whole file |
+//! | `entry_stats` | counts and usage totals of entries (`getSessionStats`) |
 //! | `lines` | reading a session file line by line without copying lines |
 //! | `store` | `SessionManager`: tree, leaf, writing and reading |
 //! | `migrate` | v1 → v3 migrations |
@@ -13,6 +15,7 @@
 pub mod context;
 pub mod discovery;
 pub mod entry;
+pub mod entry_stats;
 pub mod export;
 pub mod fork;
 pub mod index;
@@ -20,6 +23,7 @@ mod lines;
 pub mod migrate;
 pub mod paths;
 mod scan;
+pub mod session_index;
 mod slots;
 pub mod store;
 pub mod tree;

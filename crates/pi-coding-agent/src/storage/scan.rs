@@ -89,6 +89,8 @@ impl Read for FileRange<'_> {
 pub(crate) struct Indexer<'p> {
     pub(crate) slots: Slots,
     pub(crate) warnings: Vec<String>,
+    /// The line of each warning pushed here (after those given to [`Indexer::new`]).
+    pub(crate) warning_lines: Vec<usize>,
     unknown_kinds: std::collections::HashSet<Box<str>>,
     path: &'p str,
 }
@@ -99,30 +101,39 @@ impl<'p> Indexer<'p> {
         Indexer {
             slots,
             warnings,
+            warning_lines: Vec::new(),
             unknown_kinds: Default::default(),
             path,
         }
     }
 
+    /// Entry types of unknown kind warned about already (in lines before these).
+    pub(crate) fn already_warned(&mut self, kinds: &[String]) {
+        self.unknown_kinds
+            .extend(kinds.iter().map(|k| k.as_str().into()));
+    }
+
+    fn warn(&mut self, line_no: usize, text: String) {
+        self.warnings.push(text);
+        self.warning_lines.push(line_no);
+    }
+
     fn corrupt(&mut self, line_no: usize, why: &str) {
-        self.warnings.push(format!(
-            "{}:{line_no}: skipped unparseable line ({why})",
-            self.path
-        ));
+        let text = format!("{}:{line_no}: skipped unparseable line ({why})", self.path);
+        self.warn(line_no, text);
     }
 
     fn second_header(&mut self, line_no: usize) {
-        self.warnings.push(format!(
-            "{}:{line_no}: skipped a second session header",
-            self.path
-        ));
+        let text = format!("{}:{line_no}: skipped a second session header", self.path);
+        self.warn(line_no, text);
     }
 
     fn not_an_entry(&mut self, line_no: usize) {
-        self.warnings.push(format!(
+        let text = format!(
             "{}:{line_no}: skipped a record that is not a session entry",
             self.path
-        ));
+        );
+        self.warn(line_no, text);
     }
 
     /// Indexes an entry; `id` comes with its hash for the index.
@@ -138,17 +149,20 @@ impl<'p> Indexer<'p> {
         if let Kind::Other(name) = &kind
             && !self.unknown_kinds.contains(name)
         {
-            self.warnings.push(format!(
+            let text = format!(
                 "{}:{line_no}: entries of unknown type \"{name}\" are kept but not used (written by a newer version?)",
                 self.path
-            ));
+            );
+            self.warn(line_no, text);
             self.unknown_kinds.insert(name.clone());
         }
-        let loc = Loc::File {
-            offset,
-            len: len as u32,
+        let Ok(len) = u32::try_from(len) else {
+            self.corrupt(line_no, "line longer than 4 GiB");
+            return;
         };
-        self.slots.push_hashed(id, hash, parent_id, kind, loc);
+        let loc = Loc::File { offset, len };
+        self.slots
+            .push_hashed(id, hash, parent_id, kind, loc, line_no);
     }
 
     /// Indexes one probed line after the header (`line_no` counts from 1 for the file).
@@ -312,6 +326,22 @@ fn scan(
     Ok(s)
 }
 
+/// Indexes the lines of `file` in `start..end` (line starts) into `into`, in this thread;
+/// `lines_before` is the number of lines before `start`.
+///
+/// Errors: the file's read errors.
+pub(crate) fn index_range(
+    file: &File,
+    start: u64,
+    end: u64,
+    lines_before: usize,
+    into: &mut Indexer<'_>,
+) -> std::io::Result<Scanned> {
+    scan(file, start, Some(end), |n, offset, l, probed| {
+        into.line(lines_before + n, offset, l, probed)
+    })
+}
+
 /// The start of the first line at or after `from` (`None`: no line starts in `from..len`).
 fn next_line_start(file: &File, from: u64, len: u64) -> std::io::Result<Option<u64>> {
     let mut buf = vec![0u8; 64 * 1024];
@@ -421,7 +451,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, bytes).unwrap();
-        let outcome = match SessionStore::open_with(&path, "/w", parallel) {
+        let outcome = match SessionStore::open_with(&path, "/w", parallel, None) {
             Ok(store) => {
                 let index: Vec<String> = store
                     .index()

@@ -28,12 +28,14 @@ use serde_json::{Map, Value};
 use super::entry::{
     EntryKind, EntryParseError, EntryType, SESSION_VERSION, SessionEntry, SessionHeader,
 };
+use super::entry_stats::EntryStats;
 use super::index::{ProbedLine, probe_line};
 use super::lines::Lines;
 use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
-use super::slots::{Kind, Loc, Slots};
+use super::session_index::{self, IndexData, Opening};
+use super::slots::{Kind, Loc, Pinned, Prefix, Slots};
 use crate::platform::fs_error::node_message;
 
 /// One JSONL line of `map` (numbers as JavaScript writes them).
@@ -145,6 +147,18 @@ pub struct SessionStore {
     leaf: Option<usize>,
     backing: Backing,
     warnings: Vec<String>,
+    /// The persisted index: its directory (`None`: not used), the file's canonical path, the
+    /// data it holds now, the header's end and line count, the scan warnings with their
+    /// lines, and the prefix totals once computed.
+    index_dir: Option<PathBuf>,
+    canonical: Option<PathBuf>,
+    index: Option<IndexData>,
+    /// The window this store was opened with: its first byte and the prefix's totals if the
+    /// index had them.
+    opened_window: Option<(u64, Option<EntryStats>)>,
+    header_span: (u64, u64),
+    scan_warnings: Vec<(usize, String)>,
+    prefix_stats: std::sync::OnceLock<EntryStats>,
 }
 
 impl SessionStore {
@@ -168,6 +182,13 @@ impl SessionStore {
             leaf: None,
             backing,
             warnings: Vec::new(),
+            index_dir: None,
+            canonical: None,
+            index: None,
+            opened_window: None,
+            header_span: (0, 0),
+            scan_warnings: Vec::new(),
+            prefix_stats: std::sync::OnceLock::new(),
         }
     }
 
@@ -195,15 +216,29 @@ impl SessionStore {
     ///
     /// Errors: `Session file is not a valid pi session: <path>` when the first parsed record
     /// is not a session header; I/O errors name the file.
+    ///
+    /// The session index in [`session_index::default_dir`] is used and kept up to date (see
+    /// `docs/sessions.md`).
     pub fn open(path: &Path, cwd: &str) -> Result<Self, StoreError> {
-        Self::open_with(path, cwd, scan::Parallel::Auto)
+        Self::open_indexed(path, cwd, session_index::default_dir().as_deref())
     }
 
-    /// [`SessionStore::open`], saying when to probe lines in two threads.
+    /// [`SessionStore::open`] with the session indexes in `index_dir` (`None`: no index; the
+    /// file is scanned in full).
+    pub fn open_indexed(
+        path: &Path,
+        cwd: &str,
+        index_dir: Option<&Path>,
+    ) -> Result<Self, StoreError> {
+        Self::open_with(path, cwd, scan::Parallel::Auto, index_dir)
+    }
+
+    /// [`SessionStore::open_indexed`], saying when to probe lines in two threads.
     pub(crate) fn open_with(
         path: &Path,
         cwd: &str,
         parallel: scan::Parallel,
+        index_dir: Option<&Path>,
     ) -> Result<Self, StoreError> {
         let meta = match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -304,7 +339,7 @@ impl SessionStore {
                 }
             }
             replace_file(path, text.as_bytes())?;
-            let mut store = Self::open_with(path, cwd, parallel)?;
+            let mut store = Self::open_with(path, cwd, parallel, index_dir)?;
             for w in &warnings {
                 tracing::warn!("{w}");
             }
@@ -313,19 +348,76 @@ impl SessionStore {
             return Ok(store);
         }
         drop(lines);
-        let mut slots = Slots::default();
-        slots.reserve(scan::reservation(meta.len()));
-        let mut indexer = Indexer::new(&shown, slots, warnings);
-        let scanned = scan::index_lines(&file, offset, meta.len(), line_no, parallel, &mut indexer)
-            .map_err(io_err(path))?;
+        let canonical = std::fs::canonicalize(path).ok();
+        let opened = file.metadata().map_err(io_err(path))?;
+        let previous = match (index_dir, &canonical) {
+            (Some(dir), Some(c)) => session_index::load(
+                dir,
+                &Opening {
+                    canonical: c.clone(),
+                    file: &file,
+                    dev: opened.dev(),
+                    ino: opened.ino(),
+                    len: meta.len(),
+                    mtime_ns: session_index::mtime_ns(&opened),
+                    header_end: offset,
+                    header_lines: line_no as u64,
+                },
+            ),
+            _ => None,
+        };
+        let (slots, start, lines_before, mut scan_warnings) = match &previous {
+            Some(d) => (
+                Slots::windowed(Self::prefix_of(d, &file, &shown, offset, line_no)?),
+                d.window_offset,
+                usize::try_from(d.window_lines_before).unwrap_or(usize::MAX),
+                d.warnings
+                    .iter()
+                    .map(|(l, w)| (usize::try_from(*l).unwrap_or(usize::MAX), w.clone()))
+                    .collect(),
+            ),
+            None => {
+                let mut slots = Slots::default();
+                slots.reserve(scan::reservation(meta.len()));
+                (slots, offset, line_no, Vec::new())
+            }
+        };
+        let mut indexer = Indexer::new(&shown, slots, Vec::new());
+        if let Some(d) = &previous {
+            indexer.already_warned(&d.unknown_kinds);
+        }
+        let scanned = scan::index_lines(
+            &file,
+            start,
+            meta.len(),
+            lines_before,
+            parallel,
+            &mut indexer,
+        )
+        .map_err(io_err(path))?;
         let Indexer {
-            slots, warnings, ..
+            slots,
+            warnings: window_warnings,
+            warning_lines,
+            ..
         } = indexer;
+        warnings.extend(scan_warnings.iter().map(|(_, w)| w.clone()));
+        scan_warnings.extend(
+            warning_lines
+                .into_iter()
+                .zip(window_warnings.iter().cloned()),
+        );
+        warnings.extend(window_warnings);
         let mut store = Self::empty(header, Some(path.to_owned()), Backing::Deferred);
         store.source = Some(file.try_clone().map_err(io_err(path))?);
         store.warnings = warnings;
         store.leaf = slots.len().checked_sub(1);
         store.slots = slots;
+        store.index_dir = index_dir.map(Path::to_owned);
+        store.canonical = canonical;
+        store.header_span = (offset, line_no as u64);
+        store.opened_window = previous.as_ref().map(|d| (d.window_offset, d.stats));
+        store.scan_warnings = scan_warnings;
         let writer = OpenOptions::new()
             .append(true)
             .open(path)
@@ -343,7 +435,232 @@ impl SessionStore {
         for w in &store.warnings {
             tracing::warn!("{w}");
         }
+        store.refresh_index(previous);
         Ok(store)
+    }
+
+    /// The prefix of a window resumed through index `d`: pinned entries, boundary ids, the
+    /// Bloom filter, and a loader that scans the prefix lines (after the header, which ends at
+    /// `header_end` on line `header_lines`) when anything else is needed.
+    fn prefix_of(
+        d: &IndexData,
+        file: &File,
+        shown: &str,
+        header_end: u64,
+        header_lines: usize,
+    ) -> Result<Prefix, StoreError> {
+        let source = file.try_clone().map_err(io_err(Path::new(shown)))?;
+        let (shown, end) = (shown.to_owned(), d.window_offset);
+        let count = usize::try_from(d.window_start).unwrap_or(usize::MAX);
+        let loader = Box::new(move || {
+            let mut into = Indexer::new(&shown, Slots::default(), Vec::new());
+            if let Err(e) = scan::index_range(&source, header_end, end, header_lines, &mut into) {
+                tracing::error!(
+                    "{shown}: the entries before the resumed window cannot be read: {e}"
+                );
+            }
+            into.slots
+        });
+        let at = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Ok(Prefix {
+            count,
+            pinned: d
+                .pinned
+                .iter()
+                .map(|p| Pinned {
+                    position: at(p.position),
+                    id: p.id.clone(),
+                    kind: Kind::parse(&p.kind),
+                    loc: Loc::File {
+                        offset: p.offset,
+                        len: p.len,
+                    },
+                })
+                .collect(),
+            boundary: d
+                .boundary
+                .iter()
+                .map(|(id, p)| (id.clone(), at(*p)))
+                .collect(),
+            bloom: d.bloom.clone(),
+            crossing: d
+                .crossing
+                .as_ref()
+                .map(|(p, anc)| (at(*p), anc.iter().map(|&a| at(a)).collect())),
+            session_info: d.session_info.map(at),
+            loader,
+            loaded: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// After opening: writes the index anew when the file was scanned in full or has grown
+    /// since the index was written.
+    fn refresh_index(&mut self, previous: Option<IndexData>) {
+        let (Some(dir), Some(canonical)) = (self.index_dir.clone(), self.canonical.clone()) else {
+            return;
+        };
+        let size = self.file_identity().map(|(_, _, len)| len);
+        if let Some(d) = &previous
+            && Some(d.size) == size
+        {
+            self.index = previous;
+            return;
+        }
+        let planned = session_index::plan(self, previous.as_ref(), &self.scan_warnings);
+        if let Some((d, true)) = &planned {
+            session_index::save(&dir, &canonical, d);
+        }
+        self.index = planned.map(|(d, _)| d);
+    }
+
+    /// Whether a new entry id would avoid `id` (tests: without loading the prefix).
+    #[cfg(test)]
+    pub(crate) fn slots_maybe_taken(&self, id: &str) -> bool {
+        self.slots.maybe_taken(id)
+    }
+
+    /// The number of entries before the window (0 unless resumed through an index).
+    pub(crate) fn window_base(&self) -> usize {
+        self.slots.base()
+    }
+
+    /// Whether the entries before the window are not in memory.
+    pub(crate) fn prefix_unloaded(&self) -> bool {
+        self.slots.unloaded_prefix().is_some()
+    }
+
+    /// The parent of a window entry, without loading the prefix (`None`: a prefix entry).
+    pub(crate) fn window_parent(&self, idx: usize) -> Option<Option<usize>> {
+        self.slots.window_parent(idx)
+    }
+
+    /// The pinned entries standing for the path from the root to prefix entry `p`, when the
+    /// index knows them (and the prefix is not loaded).
+    pub(crate) fn crossing_ancestors(&self, p: usize) -> Option<&[usize]> {
+        match self.slots.unloaded_prefix()?.crossing.as_ref() {
+            Some((at, anc)) if *at == p => Some(anc),
+            _ => None,
+        }
+    }
+
+    /// The last `session_info` entry before the window (pinned), while the prefix is not
+    /// loaded.
+    pub(crate) fn prefix_session_info(&self) -> Option<usize> {
+        self.slots.unloaded_prefix()?.session_info
+    }
+
+    /// Whether an entry before the window may have this id.
+    pub(crate) fn prefix_may_hold(&self, id: &str) -> bool {
+        match self.slots.unloaded_prefix() {
+            Some(p) => p.bloom.maybe_contains(id) || p.boundary.iter().any(|(b, _)| b == id),
+            None => (0..self.window_base()).any(|i| self.slots.id(i) == id),
+        }
+    }
+
+    pub(crate) fn loc_at(&self, idx: usize) -> &Loc {
+        self.slots.loc(idx)
+    }
+
+    pub(crate) fn line_at(&self, idx: usize) -> usize {
+        self.slots.line(idx)
+    }
+
+    /// Device, inode and known length of the file being written.
+    pub(crate) fn file_identity(&self) -> Option<(u64, u64, u64)> {
+        match &self.backing {
+            Backing::Open { dev, ino, len, .. } => Some((*dev, *ino, *len)),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn source_file(&self) -> Option<&File> {
+        self.source.as_ref()
+    }
+
+    /// Where the header line ends, and the number of lines up to it.
+    pub(crate) fn header_span(&self) -> (u64, u64) {
+        self.header_span
+    }
+
+    pub(crate) fn canonical_path(&self) -> Option<&Path> {
+        self.canonical.as_deref()
+    }
+
+    /// Counts and usage totals of every entry in file order (`getSessionStats`). A window
+    /// resumed through the index adds its entries to the prefix's totals, kept in the index
+    /// (or computed once by reading the prefix lines, then kept there).
+    ///
+    /// Errors: a stored entry cannot be read back.
+    pub fn entry_stats(&self) -> Result<EntryStats, StoreError> {
+        let base = self.window_base();
+        let mut acc = if base == 0 {
+            EntryStats::default()
+        } else {
+            self.prefix_entry_stats()?
+        };
+        for i in base..self.len() {
+            let e = self.entry_at(i)?;
+            acc.add(&e);
+        }
+        Ok(acc)
+    }
+
+    fn prefix_entry_stats(&self) -> Result<EntryStats, StoreError> {
+        if let Some(s) = self.prefix_stats.get() {
+            return Ok(*s);
+        }
+        let (Some((window_offset, stored)), Some(file)) = (self.opened_window, &self.source) else {
+            let mut acc = EntryStats::default();
+            for i in 0..self.window_base() {
+                let e = self.entry_at(i)?;
+                acc.add(&e);
+            }
+            return Ok(acc);
+        };
+        let acc = match stored {
+            Some(s) => s,
+            None => {
+                // Read the prefix lines once, without indexing them.
+                let shown = self.path.clone().unwrap_or_default();
+                let mut acc = EntryStats::default();
+                let mut lines = Lines::new(FileRange::new(
+                    file,
+                    self.header_span.0,
+                    Some(window_offset),
+                ));
+                let mut offset = self.header_span.0;
+                while let Some(line) = lines.next_line().map_err(io_err(&shown))? {
+                    let at = offset;
+                    offset += line.len() as u64;
+                    let body = line.strip_suffix(b"\n").unwrap_or(line);
+                    let body = body.strip_suffix(b"\r").unwrap_or(body);
+                    if let ProbedLine::Entry { .. } = probe_line(body) {
+                        let e = self.parse_entry(body, at)?;
+                        acc.add(&e);
+                    }
+                }
+                acc
+            }
+        };
+        let _ = self.prefix_stats.set(acc);
+        // Keep them in the index (extended to its window, which may start later).
+        if let (Some(dir), Some(canonical), Some(d)) =
+            (&self.index_dir, &self.canonical, &self.index)
+            && d.stats.is_none()
+            && let Some(upto) = usize::try_from(d.window_start)
+                .ok()
+                .filter(|&w| w >= self.window_base())
+        {
+            let mut total = acc;
+            for i in self.window_base()..upto {
+                let e = self.entry_at(i)?;
+                total.add(&e);
+            }
+            let mut with = d.clone();
+            with.stats = Some(total);
+            session_index::save(dir, canonical, &with);
+        }
+        Ok(acc)
     }
 
     fn push_slot(&mut self, id: &str, parent_id: Option<&str>, kind: Kind, loc: Loc) {
@@ -442,38 +759,48 @@ impl SessionStore {
         match self.slots.loc(idx) {
             Loc::Memory(e) => Ok(e.clone()),
             Loc::File { offset, len } => {
-                let path = self.path.clone().unwrap_or_default();
-                let corrupt = |message: String| StoreError::Corrupt {
-                    path: path.display().to_string(),
+                let file = self.source.as_ref().ok_or_else(|| StoreError::Corrupt {
+                    path: self.path.clone().unwrap_or_default().display().to_string(),
                     offset: *offset,
-                    message,
-                };
-                let file = self
-                    .source
-                    .as_ref()
-                    .ok_or_else(|| corrupt("no source file".into()))?;
+                    message: "no source file".into(),
+                })?;
                 let mut buf = vec![0u8; *len as usize];
                 file.read_exact_at(&mut buf, *offset)
-                    .map_err(|e| corrupt(e.to_string()))?;
-                let text = String::from_utf8_lossy(&buf);
-                match SessionEntry::parse(&text) {
-                    Ok(e) => Ok(Arc::new(e)),
-                    // Valid JSON that does not fit its type: kept verbatim, skipped by the
-                    // context (one bad entry must not make the session unreadable).
-                    Err(EntryParseError::Shape(why)) => match SessionEntry::verbatim(&text) {
-                        Some(e) => {
-                            tracing::warn!(
-                                "{}: entry {} at byte {offset} kept as is: {why}",
-                                path.display(),
-                                e.id
-                            );
-                            Ok(Arc::new(e))
-                        }
-                        None => Err(corrupt(why)),
-                    },
-                    Err(e) => Err(corrupt(format!("{e:?}"))),
-                }
+                    .map_err(|e| StoreError::Corrupt {
+                        path: self.path.clone().unwrap_or_default().display().to_string(),
+                        offset: *offset,
+                        message: e.to_string(),
+                    })?;
+                self.parse_entry(&buf, *offset)
             }
+        }
+    }
+
+    /// The entry of a stored line (read from byte `offset`).
+    fn parse_entry(&self, buf: &[u8], offset: u64) -> Result<Arc<SessionEntry>, StoreError> {
+        let path = self.path.clone().unwrap_or_default();
+        let corrupt = |message: String| StoreError::Corrupt {
+            path: path.display().to_string(),
+            offset,
+            message,
+        };
+        let text = String::from_utf8_lossy(buf);
+        match SessionEntry::parse(&text) {
+            Ok(e) => Ok(Arc::new(e)),
+            // Valid JSON that does not fit its type: kept verbatim, skipped by the
+            // context (one bad entry must not make the session unreadable).
+            Err(EntryParseError::Shape(why)) => match SessionEntry::verbatim(&text) {
+                Some(e) => {
+                    tracing::warn!(
+                        "{}: entry {} at byte {offset} kept as is: {why}",
+                        path.display(),
+                        e.id
+                    );
+                    Ok(Arc::new(e))
+                }
+                None => Err(corrupt(why)),
+            },
+            Err(e) => Err(corrupt(format!("{e:?}"))),
         }
     }
 
@@ -499,7 +826,7 @@ impl SessionStore {
     /// Appends a new entry as a child of the leaf, makes it the leaf and writes it as the
     /// writing policy says. Returns its id.
     pub fn append(&mut self, kind: EntryKind) -> Result<String, StoreError> {
-        let id = new_entry_id(|c| self.slots.position(c).is_some());
+        let id = new_entry_id(|c| self.slots.maybe_taken(c));
         let entry = SessionEntry {
             id: id.clone(),
             parent_id: self.leaf_id().map(str::to_owned),

@@ -68,6 +68,23 @@ pub fn labels(store: &SessionStore) -> Result<HashMap<String, String>, StoreErro
 
 /// The session name: the latest `session_info` entry's name (`None` when unset or cleared).
 pub fn session_name(store: &SessionStore) -> Result<Option<String>, StoreError> {
+    // A resumed window: its `session_info` entries, newest first, then the prefix's last one
+    // (pinned); the whole index only when that one cannot be read.
+    if store.prefix_unloaded() {
+        let window = (store.window_base()..store.len()).rev();
+        let pinned = store.prefix_session_info();
+        for i in window.chain(pinned) {
+            if *store.kind_at(i) == super::entry::EntryType::SessionInfo
+                && let Some(entry) = readable(store, i)?
+                && let EntryKind::SessionInfo { name: n } = &entry.kind
+            {
+                return Ok(n.clone().filter(|s| !s.is_empty()));
+            }
+        }
+        if pinned.is_none() {
+            return Ok(None);
+        }
+    }
     let mut name = None;
     for (i, (_, _, kind)) in store.index().enumerate() {
         if kind == "session_info"

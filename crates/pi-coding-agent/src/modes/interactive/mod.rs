@@ -491,8 +491,9 @@ impl App {
             AgentMessage::Llm(Message::Assistant(a)) => Some(a.usage),
             _ => None,
         });
-        // The totals of the stored entries read the whole file back: off the UI thread, so
-        // a long session's first frame does not wait for them (the footer fills in after).
+        // The totals of the stored entries come from the session index, but the first resume
+        // of a long session reads them from the file: off the UI thread, so its first frame
+        // does not wait for them (the footer fills in after).
         // With a first prompt on the command line they are read now: a message that ends
         // while they are read must not count twice.
         let (session, tx, waker) = (self.session.clone(), self.tx.clone(), self.waker.clone());
