@@ -1,0 +1,317 @@
+//! Which extensions a run loads, and loading them.
+//!
+//! Mirrors pi-coding-agent 0.85.0's resolution order (`core/package-manager.js`,
+//! `resource-loader.js`): the `-e` paths first, then (unless `-ne`) the settings'
+//! `extensions`, `<cwd>/.pi/extensions` only when the project is trusted, and
+//! `<agent dir>/extensions`. The command line, the user settings and the agent directory
+//! load before project trust is decided ([`pre_trust_sources`]); the project's own sources
+//! load after, only when trusted ([`project_sources`]). A directory contributes its `*.json`
+//! manifests and each subdirectory's `pi-extension.json`; a path seen twice loads once.
+//!
+//! pi-rs loads extension processes described by a manifest (`docs/extension-protocol.md`).
+//! A `.ts`/`.js` extension needs the Node host, which pi-rs does not ship yet: named
+//! explicitly it is a load error, found in a directory it is skipped with a warning.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::cli::AppMode;
+use crate::cli::args::{FlagValue as CliFlag, unknown_options_message};
+use crate::config::settings::SettingsManager;
+use crate::extensions::ExtensionHooks;
+use crate::extensions::remote::RemoteExtension;
+use crate::extensions::{ExtensionLoadError, FlagValue, Mode};
+use crate::platform::path::lexical_normalize;
+use crate::session::{AgentSession, SessionStartReason, ShutdownReason};
+
+/// Why a `.ts`/`.js` extension does not load.
+pub const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions need pi-rs's Node extension host, which this build does not include yet; use an extension process manifest (.json, see docs/extension-protocol.md)";
+
+/// The manifest file a subdirectory of an extensions directory is loaded from.
+pub const DIRECTORY_MANIFEST: &str = "pi-extension.json";
+
+/// An extension to load: its path, and whether it was named explicitly (`-e`, settings)
+/// rather than found in a directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The absolute path.
+    pub path: PathBuf,
+    /// Named explicitly.
+    pub explicit: bool,
+}
+
+/// The extensions of a run, as loaded so far.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedExtensions {
+    /// The started extensions, in load order.
+    pub remotes: Vec<Arc<RemoteExtension>>,
+    /// Their flags' values from the command line.
+    pub flag_values: Vec<(String, FlagValue)>,
+}
+
+impl LoadedExtensions {
+    /// Ends every extension process (at most `wait` each for a clean exit).
+    pub fn shutdown(&self, wait: std::time::Duration) {
+        for r in &self.remotes {
+            r.shutdown(wait);
+        }
+    }
+}
+
+/// The `ctx.mode` of an app mode.
+pub fn extension_mode(mode: AppMode) -> Mode {
+    match mode {
+        AppMode::Interactive => Mode::Tui,
+        AppMode::Print => Mode::Print,
+        AppMode::Json => Mode::Json,
+        AppMode::Rpc => Mode::Rpc,
+    }
+}
+
+fn push(out: &mut Vec<Source>, path: PathBuf, explicit: bool) {
+    let path = lexical_normalize(&path);
+    if !out.iter().any(|s| s.path == path) {
+        out.push(Source { path, explicit });
+    }
+}
+
+/// A directory's extensions: its `*.json`, `*.ts`, `*.js` files, then each subdirectory's
+/// `pi-extension.json` (or `index.ts`/`index.js`), in name order.
+fn scan_dir(dir: &Path, out: &mut Vec<Source>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut names: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    names.sort();
+    for p in &names {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if p.is_file() && matches!(ext, "json" | "ts" | "js") {
+            push(out, p.clone(), false);
+        }
+    }
+    for p in &names {
+        if !p.is_dir() {
+            continue;
+        }
+        for candidate in [DIRECTORY_MANIFEST, "index.ts", "index.js"] {
+            let c = p.join(candidate);
+            if c.is_file() {
+                push(out, c, false);
+                break;
+            }
+        }
+    }
+}
+
+fn add_explicit(out: &mut Vec<Source>, path: PathBuf) {
+    if path.is_dir() {
+        let manifest = path.join(DIRECTORY_MANIFEST);
+        if manifest.is_file() {
+            push(out, manifest, true);
+        } else {
+            scan_dir(&path, out);
+        }
+    } else {
+        push(out, path, true);
+    }
+}
+
+/// The sources that load before project trust: `-e` paths (relative to `cwd`), then unless
+/// `no_extensions` the user settings' `extensions` and `<agent dir>/extensions`.
+pub fn pre_trust_sources(
+    cli: &[String],
+    no_extensions: bool,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> Vec<Source> {
+    let mut out = Vec::new();
+    for p in cli {
+        add_explicit(&mut out, crate::config::paths::resolve_path(p, cwd));
+    }
+    if no_extensions {
+        return out;
+    }
+    let settings = SettingsManager::load(cwd, agent_dir, false);
+    for p in settings.scoped_resource_paths("extensions").user {
+        add_explicit(&mut out, p);
+    }
+    scan_dir(&agent_dir.join("extensions"), &mut out);
+    out
+}
+
+/// The project's sources, for a trusted project without `-ne`: the project settings'
+/// `extensions` and `<cwd>/.pi/extensions`.
+pub fn project_sources(settings: &SettingsManager, cwd: &Path) -> Vec<Source> {
+    let mut out = Vec::new();
+    for p in settings.scoped_resource_paths("extensions").project {
+        add_explicit(&mut out, p);
+    }
+    scan_dir(&cwd.join(".pi").join("extensions"), &mut out);
+    out
+}
+
+/// Starts `sources` (skipping paths already in `loaded`). Explicit `.ts`/`.js` sources
+/// and every failure are load errors; discovered `.ts`/`.js` files are warnings.
+pub fn load(
+    sources: &[Source],
+    loaded: &mut LoadedExtensions,
+    cwd: &Path,
+    mode: AppMode,
+    warnings: &mut Vec<String>,
+) -> Vec<ExtensionLoadError> {
+    let mut errors = Vec::new();
+    let ext_mode = extension_mode(mode);
+    let has_ui = matches!(ext_mode, Mode::Rpc | Mode::Tui);
+    for s in sources {
+        let display = s.path.display().to_string();
+        if loaded.remotes.iter().any(|r| r.path() == display) {
+            continue;
+        }
+        let ext = s.path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if matches!(ext, "ts" | "js" | "mjs" | "cjs" | "mts" | "cts") {
+            if s.explicit {
+                errors.push(ExtensionLoadError {
+                    path: display,
+                    error: NODE_HOST_MISSING.to_owned(),
+                });
+            } else {
+                warnings.push(format!(
+                    "Skipping extension \"{display}\": {NODE_HOST_MISSING}"
+                ));
+            }
+            continue;
+        }
+        match RemoteExtension::start(&s.path, cwd, ext_mode, has_ui) {
+            Ok(r) => loaded.remotes.push(r),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors
+}
+
+/// Splits the command line's unknown long options into the values of the loaded
+/// extensions' flags (into `loaded`) and the `Unknown option(s): …` message for the rest.
+pub fn apply_flags(unknown: &[(String, CliFlag)], loaded: &mut LoadedExtensions) -> Option<String> {
+    let registered: Vec<String> = loaded.remotes.iter().flat_map(|r| r.flag_names()).collect();
+    let mut rest = Vec::new();
+    for (name, value) in unknown {
+        if !registered.contains(name) {
+            rest.push((name.clone(), value.clone()));
+            continue;
+        }
+        let v = match value {
+            CliFlag::Present => FlagValue::Bool(true),
+            CliFlag::Value(s) if s == "true" || s == "false" => FlagValue::Bool(s == "true"),
+            CliFlag::Value(s) => FlagValue::String(s.clone()),
+        };
+        loaded.flag_values.retain(|(n, _)| n != name);
+        loaded.flag_values.push((name.clone(), v));
+    }
+    unknown_options_message(&rest)
+}
+
+/// The start of a run with extensions: binds the session to its hooks and awaits
+/// `session_start {reason:"startup"}` (pi's `bindExtensions`). Without hooks, nothing.
+pub async fn bind_startup(hooks: Option<&Arc<ExtensionHooks>>, session: &AgentSession) {
+    if let Some(h) = hooks {
+        h.bind(session, SessionStartReason::Startup, None).await;
+    }
+}
+
+/// The end of a run with extensions: `session_shutdown {reason:"quit"}` when the session has
+/// hooks, then every extension process is ended.
+pub async fn end_run(
+    hooks: Option<&Arc<ExtensionHooks>>,
+    session: &AgentSession,
+    processes: &LoadedExtensions,
+) {
+    if hooks.is_some() {
+        session.shutdown(ShutdownReason::Quit, None).await;
+    }
+    if !processes.remotes.is_empty() {
+        let processes = processes.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            processes.shutdown(super::launch::SHUTDOWN_WAIT);
+        })
+        .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_come_in_pis_order_and_once() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("work");
+        let agent = root.path().join("agent");
+        std::fs::create_dir_all(agent.join("extensions/sub")).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::write(agent.join("extensions/b.json"), "{}").unwrap();
+        std::fs::write(agent.join("extensions/a.ts"), "").unwrap();
+        std::fs::write(agent.join("extensions/notes.txt"), "").unwrap();
+        std::fs::write(agent.join("extensions/sub/pi-extension.json"), "{}").unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            r#"{"extensions":["extensions/b.json","x.json"]}"#,
+        )
+        .unwrap();
+        let cli = vec!["one.json".to_owned()];
+        let got: Vec<(String, bool)> = pre_trust_sources(&cli, false, &cwd, &agent)
+            .into_iter()
+            .map(|s| {
+                let rel = s
+                    .path
+                    .strip_prefix(root.path())
+                    .unwrap()
+                    .display()
+                    .to_string();
+                (rel, s.explicit)
+            })
+            .collect();
+        let want: Vec<(String, bool)> = [
+            ("work/one.json", true),
+            ("agent/extensions/b.json", true),
+            ("agent/x.json", true),
+            ("agent/extensions/a.ts", false),
+            ("agent/extensions/sub/pi-extension.json", false),
+        ]
+        .iter()
+        .map(|(p, e)| ((*p).to_owned(), *e))
+        .collect();
+        assert_eq!(got, want);
+        let only_cli = pre_trust_sources(&cli, true, &cwd, &agent);
+        assert_eq!(only_cli.len(), 1);
+    }
+
+    #[test]
+    fn explicit_scripts_fail_and_discovered_ones_warn() {
+        let mut loaded = LoadedExtensions::default();
+        let mut warnings = Vec::new();
+        let sources = [
+            Source {
+                path: PathBuf::from("/x/gate.ts"),
+                explicit: true,
+            },
+            Source {
+                path: PathBuf::from("/x/found.js"),
+                explicit: false,
+            },
+        ];
+        let errors = load(
+            &sources,
+            &mut loaded,
+            Path::new("/"),
+            AppMode::Json,
+            &mut warnings,
+        );
+        assert_eq!(errors.len(), 1);
+        assert_eq!(
+            errors[0].to_string(),
+            format!("Failed to load extension \"/x/gate.ts\": {NODE_HOST_MISSING}")
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("Skipping extension \"/x/found.js\""));
+    }
+}
