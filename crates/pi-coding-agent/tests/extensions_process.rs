@@ -1,0 +1,219 @@
+//! Extension processes through the `pi` binary against the replay server
+//! (`docs/extension-protocol.md`): the Python example's tool and gate, and fixtures whose
+//! `tool_call` handler throws, hangs, busy-loops, exits mid-call or prints garbage — the
+//! turn completes every time and the session file stays consistent. The tests skip (with
+//! a message) when `python3` is missing.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use pi_ai::testkit::ReplayServer;
+use serde_json::{Value, json};
+use support::anthropic_sse::{anthropic_text, anthropic_tools};
+use support::binary_rig::{Rig, file_records};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn python_available() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 is not installed");
+    }
+    ok
+}
+
+/// A manifest in `dir` running `fixture.py <behaviour>`.
+fn fixture_manifest(dir: &Path, behaviour: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/extensions/fixture.py");
+    let path = dir.join(format!("{behaviour}.json"));
+    let manifest = json!({
+        "command": "python3",
+        "args": [script.display().to_string(), behaviour],
+        "eventTimeoutMs": 1000,
+    });
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    path.display().to_string()
+}
+
+fn guard_manifest() -> String {
+    repo_root()
+        .join("examples/extensions/python/guard.json")
+        .display()
+        .to_string()
+}
+
+/// Runs one json-mode turn in which the model calls `tool` with `input`, then answers
+/// `done`; returns the run and the session file's records.
+async fn turn(
+    extension: &[&str],
+    tool: &str,
+    input: Value,
+) -> (support::binary_rig::Run, Vec<Value>, Rig) {
+    let script = vec![
+        anthropic_tools(&[("call_1", tool, input)]),
+        anthropic_text("done"),
+    ];
+    let (_, server) = ReplayServer::start(script).await.unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    let sessions = rig.sessions();
+    let mut args = vec![
+        "--mode",
+        "json",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "--session-dir",
+        &sessions,
+    ];
+    args.extend_from_slice(extension);
+    args.push("go");
+    let run = rig.run(&args).await;
+    let files = rig.session_files();
+    assert_eq!(files.len(), 1, "{run:?}");
+    let records = file_records(&files[0]);
+    assert_eq!(server.request_count(), 2, "{run:?}");
+    (run, records, rig)
+}
+
+/// The tool result message of the session file.
+fn tool_result(records: &[Value]) -> &Value {
+    records
+        .iter()
+        .find(|r| r["type"] == "message" && r["message"]["role"] == "toolResult")
+        .unwrap_or_else(|| panic!("no tool result in {records:#?}"))
+}
+
+fn text_of(message: &Value) -> String {
+    message["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The turn ended with the model's `done`, and every entry's parent is an earlier entry.
+fn assert_completed_and_consistent(run: &support::binary_rig::Run, records: &[Value]) {
+    assert_eq!(run.code, 0, "{run:?}");
+    let last = records.last().unwrap();
+    assert_eq!(last["message"]["role"], "assistant", "{records:#?}");
+    assert_eq!(text_of(&last["message"]), "done");
+    let mut seen = Vec::new();
+    for r in &records[1..] {
+        let parent = &r["parentId"];
+        assert!(
+            parent.is_null() || seen.contains(parent),
+            "entry {r} has an unknown parent"
+        );
+        seen.push(r["id"].clone());
+    }
+    assert!(
+        run.records().iter().any(|r| r["type"] == "agent_end"),
+        "{run:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_examples_tool_is_called_and_its_result_reaches_the_session() {
+    if !python_available() {
+        return;
+    }
+    let manifest = guard_manifest();
+    let (run, records, _rig) = turn(
+        &["-e", &manifest, "--greeting", "Hey"],
+        "greet",
+        json!({"name": "Ada"}),
+    )
+    .await;
+    assert_completed_and_consistent(&run, &records);
+    let result = &tool_result(&records)["message"];
+    assert_eq!(result["toolName"], "greet");
+    assert_eq!(result["isError"], false);
+    assert_eq!(text_of(result), "Hey, Ada!");
+    // The mirror had the session's entries when the tool ran (header excluded).
+    let entries = result["details"]["sessionEntries"].as_u64().unwrap();
+    assert!(entries >= 2, "{result}");
+    // The streamed update reached the json output.
+    assert!(
+        run.records()
+            .iter()
+            .any(|r| r["type"] == "tool_execution_update"
+                && text_of(&r["partialResult"]) == "thinking of a greeting"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_gate_blocks_a_dangerous_command_without_ui() {
+    if !python_available() {
+        return;
+    }
+    let manifest = guard_manifest();
+    let (run, records, rig) = turn(
+        &["-e", &manifest],
+        "bash",
+        json!({"command": "rm -rf victim"}),
+    )
+    .await;
+    assert_completed_and_consistent(&run, &records);
+    let result = &tool_result(&records)["message"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        text_of(result),
+        "Dangerous command blocked (no UI for confirmation)"
+    );
+    let _ = rig;
+}
+
+/// `(behaviour, whether bash still ran, what the tool result says)`.
+const FIXTURES: [(&str, bool, &str); 5] = [
+    ("throw", false, "fixture threw on purpose"),
+    ("hang", false, "did not answer tool_call within 1000 ms"),
+    ("busy", false, "did not answer tool_call within 1000 ms"),
+    ("exit", false, "is not running: exited with code 3"),
+    ("garbage", true, "hi"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_misbehaving_extension_never_stops_the_turn() {
+    if !python_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (behaviour, ran, expected) in FIXTURES {
+        let manifest = fixture_manifest(dir.path(), behaviour);
+        let (run, records, _rig) =
+            turn(&["-e", &manifest], "bash", json!({"command": "echo hi"})).await;
+        assert_completed_and_consistent(&run, &records);
+        let result = &tool_result(&records)["message"];
+        assert_eq!(result["isError"], !ran, "{behaviour}: {result}");
+        let text = text_of(result);
+        assert!(
+            text.contains(expected),
+            "{behaviour}: {text:?}\n{}",
+            run.stderr
+        );
+        if behaviour == "garbage" {
+            assert!(
+                run.stderr.contains("not a JSON-RPC message"),
+                "{}",
+                run.stderr
+            );
+            assert!(run.stderr.contains("garbage on stdout"), "{}", run.stderr);
+            assert!(!run.stdout.contains("garbage"), "stdout stays JSON");
+        }
+        if behaviour == "throw" {
+            // A throw in tool_call is pi's block, not an extension error.
+            assert!(!run.stderr.contains("Extension error"), "{}", run.stderr);
+        }
+    }
+}
