@@ -241,9 +241,10 @@ fn extensions_fail_with_the_reference_shape() {
     let sb = Sandbox::new();
     let abs = sb.work().join("ext.ts");
     let expected = format!(
-        "Error: Failed to load extension \"{}\": {NODE_HOST_MISSING}\n\
+        "Error: Failed to load extension \"{}\": {NODE_HOST_MISSING} (looked in {})\n\
          Hint: Start without extensions using \"pi -ne\".\n",
-        abs.display()
+        abs.display(),
+        sb.agent().join("extension-host/node_modules").display()
     );
     assert_fails(&sb.run(&["-e", "./ext.ts", "-p", "hi"]), &expected);
     assert_fails(

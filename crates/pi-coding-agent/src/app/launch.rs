@@ -128,7 +128,14 @@ pub fn prepare(
     let mut extensions = LoadedExtensions::default();
     let mut warnings = Vec::new();
     let sources = pre_trust_sources(&config.extensions, config.no_extensions, &cwd, &agent_dir);
-    let load_errors = load(&sources, &mut extensions, &cwd, config.mode, &mut warnings);
+    let load_errors = load(
+        &sources,
+        &mut extensions,
+        &cwd,
+        &agent_dir,
+        config.mode,
+        &mut warnings,
+    );
     for w in &warnings {
         let _ = writeln!(stderr, "Warning: {w}");
     }

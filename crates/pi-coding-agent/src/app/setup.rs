@@ -698,6 +698,7 @@ fn load_project_extensions(
             &sources,
             &mut extensions,
             &launch.cwd,
+            &launch.agent_dir,
             flags.mode,
             &mut warnings,
         );

@@ -106,12 +106,29 @@ impl RemoteExtension {
         mode: Mode,
         has_ui: bool,
     ) -> Result<Arc<RemoteExtension>, ExtensionLoadError> {
-        let path = manifest_path.display().to_string();
+        let manifest = Manifest::load(manifest_path).map_err(|error| ExtensionLoadError {
+            path: manifest_path.display().to_string(),
+            error,
+        })?;
+        RemoteExtension::start_manifest(manifest, cwd, mode, has_ui)
+    }
+
+    /// [`RemoteExtension::start`] with a manifest built by the caller (the Node host's for
+    /// a `.ts`/`.js` extension); `manifest.path` is the extension's path.
+    ///
+    /// # Errors
+    /// As [`RemoteExtension::start`].
+    pub fn start_manifest(
+        manifest: Manifest,
+        cwd: &Path,
+        mode: Mode,
+        has_ui: bool,
+    ) -> Result<Arc<RemoteExtension>, ExtensionLoadError> {
+        let path = manifest.path.display().to_string();
         let fail = |error: String| ExtensionLoadError {
             path: path.clone(),
             error,
         };
-        let manifest = Manifest::load(manifest_path).map_err(fail)?;
         let deadline = manifest.event_timeout;
         let conn = Connection::spawn(manifest, cwd).map_err(fail)?;
         let params = json!({
