@@ -526,3 +526,78 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Str
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(script: &str, timeout_ms: u64) -> Arc<Connection> {
+        let dir = std::env::temp_dir();
+        let manifest = Manifest {
+            path: dir.join("shell-extension.json"),
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: Vec::new(),
+            event_timeout: Duration::from_millis(timeout_ms),
+            cancel_grace: Duration::from_millis(timeout_ms),
+        };
+        Connection::spawn(manifest, &dir).unwrap()
+    }
+
+    #[test]
+    fn an_answer_on_fd_4_resolves_the_call_sent_on_fd_3() {
+        let conn = shell(
+            r#"read line <&3; case "$line" in *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n' >&4;; esac; sleep 2"#,
+            5000,
+        );
+        let answer = conn
+            .call_blocking("initialize", json!({}), Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(answer, json!({"ok": true}));
+        conn.shutdown(Duration::from_millis(100));
+        assert!(conn.dead_reason().is_some());
+    }
+
+    #[test]
+    fn an_exit_fails_the_pending_call_and_every_later_one() {
+        let conn = shell("read line <&3; exit 3", 5000);
+        let e = conn
+            .call_blocking("initialize", json!({}), Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e, CallError::Dead("exited with code 3".to_owned()));
+        let again = conn
+            .call_blocking("initialize", json!({}), Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(again, CallError::Dead("exited with code 3".to_owned()));
+    }
+
+    #[test]
+    fn silence_is_a_timeout_and_an_error_answer_is_the_remote_message() {
+        let quiet = shell("sleep 5", 5000);
+        let e = quiet
+            .call_blocking("x", json!({}), Duration::from_millis(200))
+            .unwrap_err();
+        assert_eq!(e, CallError::Timeout(Duration::from_millis(200)));
+        quiet.kill("test over");
+        let failing = shell(
+            r#"read line <&3; printf '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}\n' >&4; sleep 2"#,
+            5000,
+        );
+        let e = failing
+            .call_blocking("x", json!({}), Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e, CallError::Remote("boom".to_owned()));
+        failing.kill("test over");
+    }
+
+    #[test]
+    fn a_grandchild_holding_the_pipes_does_not_hide_the_exit() {
+        // The background sleep inherits fds 3/4 and outlives the shell.
+        let conn = shell("sleep 3 & exit 0", 5000);
+        let e = conn
+            .call_blocking("x", json!({}), Duration::from_secs(5))
+            .unwrap_err();
+        assert_eq!(e, CallError::Dead("exited with code 0".to_owned()));
+        conn.kill("test over");
+    }
+}
