@@ -344,6 +344,44 @@ mod tests {
     }
 
     #[test]
+    fn project_sources_are_its_settings_then_its_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("work");
+        let agent = root.path().join("agent");
+        std::fs::create_dir_all(cwd.join(".pi/extensions")).unwrap();
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(cwd.join(".pi/extensions/p.json"), "{}").unwrap();
+        std::fs::write(
+            cwd.join(".pi/settings.json"),
+            r#"{"extensions":["x.json"]}"#,
+        )
+        .unwrap();
+        let trusted = SettingsManager::load(&cwd, &agent, true);
+        let got: Vec<Source> = project_sources(&trusted, &cwd);
+        assert_eq!(
+            got,
+            vec![
+                Source {
+                    path: cwd.join(".pi/x.json"),
+                    explicit: true
+                },
+                Source {
+                    path: cwd.join(".pi/extensions/p.json"),
+                    explicit: false
+                },
+            ]
+        );
+        // Untrusted settings carry no project entries (the directory is only read when
+        // trusted, by the caller).
+        let untrusted = SettingsManager::load(&cwd, &agent, false);
+        assert!(
+            project_sources(&untrusted, &cwd)
+                .iter()
+                .all(|s| !s.explicit)
+        );
+    }
+
+    #[test]
     fn explicit_scripts_fail_and_discovered_ones_warn() {
         let mut loaded = LoadedExtensions::default();
         let mut warnings = Vec::new();
