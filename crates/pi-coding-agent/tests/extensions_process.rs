@@ -152,6 +152,12 @@ async fn the_python_examples_tool_is_called_and_its_result_reaches_the_session()
     assert_eq!(result["toolName"], "greet");
     assert_eq!(result["isError"], false);
     assert_eq!(text_of(result), "Hey, Ada!");
+    // `pi.appendEntry` from inside the tool reached the session file.
+    let custom = records
+        .iter()
+        .find(|r| r["type"] == "custom" && r["customType"] == "greeted")
+        .unwrap_or_else(|| panic!("no greeted entry in {records:#?}"));
+    assert_eq!(custom["data"], json!({"name": "Ada"}));
     // The mirror had the session's entries when the tool ran (header excluded).
     let entries = result["details"]["sessionEntries"].as_u64().unwrap();
     assert!(entries >= 2, "{result}");

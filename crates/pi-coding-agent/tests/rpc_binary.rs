@@ -532,3 +532,57 @@ async fn switch_session_resolves_its_path() {
     );
     assert_eq!(pi.finish().await, 0);
 }
+
+/// An extension process in rpc mode: its `tool_call` handler awaits `ctx.ui.confirm` while
+/// pi-rs waits for its answer; the dialog is the client's `extension_ui_request`, and the
+/// refusal blocks the tool (the Python example of `examples/extensions/python`).
+#[tokio::test]
+async fn an_extension_process_asks_the_rpc_client_in_the_middle_of_tool_call() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !python {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let (_addr, server) = ReplayServer::start(vec![
+        support::anthropic_sse::anthropic_tools(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "rm -rf victim"}),
+        )]),
+        support::anthropic_sse::anthropic_text("done"),
+    ])
+    .await
+    .unwrap();
+    let guard = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/extensions/python/guard.json")
+        .display()
+        .to_string();
+    let mut pi = Rpc::start(
+        &server.base_url(),
+        &[
+            "--no-session",
+            "--provider",
+            "replay-anthropic",
+            "-e",
+            &guard,
+        ],
+    );
+    pi.send(json!({"id":"p","type":"prompt","message":"clean up"}))
+        .await;
+    let ask = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "confirm")
+        .await;
+    assert_eq!(ask["title"], "Dangerous command");
+    assert_eq!(ask["message"], "Allow `rm -rf victim`?");
+    pi.send(json!({"type":"extension_ui_response","id":ask["id"],"confirmed":false}))
+        .await;
+    let end = pi.until(|v| v["type"] == "tool_execution_end").await;
+    assert_eq!(end["isError"], true, "{end}");
+    assert_eq!(end["result"]["content"][0]["text"], "Blocked by user");
+    pi.until(|v| v["type"] == "agent_end").await;
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(pi.finish().await, 0);
+}

@@ -41,6 +41,7 @@ def gate(event, ctx):
 def greet(params, ctx, call):
     call.update("thinking of a greeting")
     greeting = ctx.get_flag("greeting") or "Hello"
+    ctx.append_entry("greeted", {"name": params["name"]})
     return {
         "content": [{"type": "text", "text": "%s, %s!" % (greeting, params["name"])}],
         "details": {"sessionEntries": len(ctx.entries)},

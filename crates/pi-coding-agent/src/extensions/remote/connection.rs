@@ -85,7 +85,7 @@ pub struct Connection {
     garbage_reported: AtomicBool,
     handler: Mutex<Option<RequestHandler>>,
     problems: Mutex<Option<ProblemSink>>,
-    runtime: Option<tokio::runtime::Handle>,
+    runtime: Mutex<Option<tokio::runtime::Handle>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -152,7 +152,7 @@ impl Connection {
             garbage_reported: AtomicBool::new(false),
             handler: Mutex::new(None),
             problems: Mutex::new(None),
-            runtime: tokio::runtime::Handle::try_current().ok(),
+            runtime: Mutex::new(tokio::runtime::Handle::try_current().ok()),
         });
         let mut writer = to_child_write;
         spawn_thread("pi-ext-writer", move || {
@@ -221,9 +221,19 @@ impl Connection {
         *lock(&self.problems) = Some(sink);
     }
 
-    /// The runtime the connection was started on (where requests are served).
-    pub fn runtime(&self) -> Option<&tokio::runtime::Handle> {
-        self.runtime.as_ref()
+    /// The runtime the extension's requests are served on: the one the connection was
+    /// started on, else the last one a call came from (a process started before the run's
+    /// runtime existed gets it with its first event).
+    pub fn runtime(&self) -> Option<tokio::runtime::Handle> {
+        lock(&self.runtime).clone()
+    }
+
+    /// Remembers the current runtime (if any) for serving the extension's requests.
+    pub fn remember_runtime(&self) {
+        let mut slot = lock(&self.runtime);
+        if slot.is_none() {
+            *slot = tokio::runtime::Handle::try_current().ok();
+        }
     }
 
     fn problem(&self, event: &str, text: String) {
@@ -315,6 +325,7 @@ impl Connection {
         cancel: Option<CancellationToken>,
         grace: Duration,
     ) -> Result<Value, CallError> {
+        self.remember_runtime();
         let (tx, mut rx) = oneshot::channel();
         self.register(id, Waiter::Async(tx))?;
         // Whatever ends this future (an answer, the deadline, the caller dropping it), the

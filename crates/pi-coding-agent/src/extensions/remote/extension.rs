@@ -236,7 +236,7 @@ impl RemoteExtension {
 /// either (a busy loop, a deadlock) is stopped, so later calls fail at once instead of
 /// each waiting out its deadline.
 fn check_alive(conn: &Arc<Connection>) {
-    let Some(rt) = conn.runtime().cloned() else {
+    let Some(rt) = conn.runtime() else {
         return;
     };
     let conn = Arc::clone(conn);
@@ -259,6 +259,7 @@ impl Extension for Arc<RemoteExtension> {
     }
 
     fn register(&self, api: &mut ExtensionApi<'_>) -> Result<(), HandlerError> {
+        self.conn.remember_runtime();
         *lock(&self.pi) = Some(api.pi());
         for tool in &self.registration.tools {
             api.register_tool(Arc::new(RemoteTool::new(

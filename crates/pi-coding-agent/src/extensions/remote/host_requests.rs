@@ -30,7 +30,7 @@ pub type PiSlot = Arc<Mutex<Option<Pi>>>;
 
 /// Serves request `id` on the connection's runtime.
 pub fn serve(conn: Arc<Connection>, pi: PiSlot, id: Value, method: String, params: Value) {
-    let Some(rt) = conn.runtime().cloned() else {
+    let Some(rt) = conn.runtime() else {
         conn.respond(
             id,
             Err((INTERNAL, "no runtime to serve requests".to_owned())),
