@@ -349,3 +349,40 @@ async fn the_official_protected_paths_refuses_a_write_to_dot_env() {
     assert_eq!(text_of(result), "Path \".env\" is protected");
     assert!(!rig.path("work/.env").exists(), "the write must not happen");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_directory_loads_unless_no_extensions() {
+    let (_, server) = ReplayServer::start(vec![anthropic_text("hello")])
+        .await
+        .unwrap();
+    let rig = Rig::new(&server.base_url(), &json!({}));
+    std::fs::create_dir_all(rig.path("agent/extensions")).unwrap();
+    let broken = rig.path("agent/extensions/broken.json");
+    std::fs::write(&broken, r#"{"command": "/nonexistent/extension"}"#).unwrap();
+    let args = [
+        "--no-session",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "-p",
+        "hi",
+    ];
+    let run = rig.run(&args).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Error: Failed to load extension \"{}\": cannot start /nonexistent/extension: \
+             No such file or directory (os error 2)\n\
+             Hint: Start without extensions using \"pi -ne\".\n",
+            broken.display()
+        )
+    );
+    assert_eq!(server.request_count(), 0);
+    let mut without = vec!["-ne"];
+    without.extend_from_slice(&args);
+    let run = rig.run(&without).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "hello\n");
+}
