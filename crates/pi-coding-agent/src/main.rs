@@ -123,7 +123,12 @@ fn launch(
 async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
     if launch.mode() == AppMode::Rpc {
         return match app::build_running(&launch, stderr) {
-            Ok(running) => rpc::binary::serve(running).await,
+            Ok(running) => {
+                let processes = running.extension_processes.clone();
+                let code = rpc::binary::serve(running).await;
+                processes.shutdown(app::launch::SHUTDOWN_WAIT);
+                code
+            }
             Err(e) => {
                 let _ = writeln!(stderr, "{}", e.line());
                 1
@@ -137,6 +142,9 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
         };
         return match app::build_running_asking(&launch, stderr, Some(&mut ask)) {
             Ok(running) => {
+                let processes = running.extension_processes.clone();
+                app::extensions::bind_startup(running.host.extensions().as_ref(), &running.session)
+                    .await;
                 let options = modes::interactive::InteractiveOptions {
                     cwd: launch.cwd.clone(),
                     agent_dir: launch.agent_dir.clone(),
@@ -144,7 +152,9 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
                     fullscreen: launch.config.fullscreen,
                     resume_picker: launch.config.session.resume,
                 };
-                modes::interactive::run(running, launch.initial, options).await
+                let code = modes::interactive::run(running, launch.initial, options).await;
+                processes.shutdown(app::launch::SHUTDOWN_WAIT);
+                code
             }
             Err(e) => {
                 let _ = writeln!(stderr, "{}", e.line());
@@ -156,8 +166,20 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
     match app::build_session(&launch, stderr) {
         Ok(setup) => {
             let json = launch.mode() == AppMode::Json;
-            modes::run_print_or_json(setup.session, launch.initial, json, signals, stdout, stderr)
-                .await
+            let hooks = setup.extensions.clone();
+            app::extensions::bind_startup(hooks.as_ref(), &setup.session).await;
+            let session = setup.session.clone();
+            let code = modes::run_print_or_json(
+                setup.session,
+                launch.initial,
+                json,
+                signals,
+                stdout,
+                stderr,
+            )
+            .await;
+            app::extensions::end_run(hooks.as_ref(), &session, &setup.extension_processes).await;
+            code
         }
         Err(e) => {
             let _ = writeln!(stderr, "{}", e.line());

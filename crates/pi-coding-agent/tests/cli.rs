@@ -3,6 +3,7 @@
 
 use crate::support;
 
+use pi_coding_agent::app::extensions::NODE_HOST_MISSING;
 use support::pi_bin::{Output, Sandbox, write};
 
 const SESSION_PICKER: &str = "Error: the session picker (--resume) needs the interactive mode \
@@ -240,9 +241,10 @@ fn extensions_fail_with_the_reference_shape() {
     let sb = Sandbox::new();
     let abs = sb.work().join("ext.ts");
     let expected = format!(
-        "Error: Failed to load extension \"{}\": extensions are not supported by pi-rs yet\n\
+        "Error: Failed to load extension \"{}\": {NODE_HOST_MISSING} (looked in {})\n\
          Hint: Start without extensions using \"pi -ne\".\n",
-        abs.display()
+        abs.display(),
+        sb.agent().join("extension-host/node_modules").display()
     );
     assert_fails(&sb.run(&["-e", "./ext.ts", "-p", "hi"]), &expected);
     assert_fails(
@@ -252,6 +254,19 @@ fn extensions_fail_with_the_reference_shape() {
     // Unknown options come first, then the extension errors, then the hint.
     let both = sb.run(&["--foo", "-e", "ext.ts", "-p", "hi"]);
     assert_fails(&both, &format!("Error: Unknown option: --foo\n{expected}"));
+    // A manifest that does not exist, or is not one.
+    std::fs::write(sb.work().join("bad.json"), "{}").unwrap();
+    let missing = sb.run(&["-e", "gone.json", "-e", "bad.json", "-p", "hi"]);
+    assert_fails(
+        &missing,
+        &format!(
+            "Error: Failed to load extension \"{}\": No such file or directory (os error 2)\n\
+             Error: Failed to load extension \"{}\": invalid manifest: missing field `command` at line 1 column 2\n\
+             Hint: Start without extensions using \"pi -ne\".\n",
+            sb.work().join("gone.json").display(),
+            sb.work().join("bad.json").display()
+        ),
+    );
 }
 
 #[test]

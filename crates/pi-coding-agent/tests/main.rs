@@ -44,6 +44,7 @@ mod extensions_chaining;
 mod extensions_config;
 mod extensions_exec;
 mod extensions_lifecycle;
+mod extensions_process;
 mod extensions_runner;
 mod extensions_session;
 mod fault_injection;

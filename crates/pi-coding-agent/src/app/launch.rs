@@ -8,14 +8,17 @@
 //!    interactive run into print mode;
 //! 3. the `@file` arguments are read and joined with stdin and the first message into the
 //!    initial prompt ([`super::input`]);
-//! 4. the start-up errors ([`LaunchConfig::startup_errors`]) end the run, with the `pi -ne`
-//!    hint when `-e` was given.
+//! 4. the extensions that load before project trust ([`super::extensions`]) are started; a
+//!    failure ends the run (after the unknown options) with the `pi -ne` hint. Unknown
+//!    options alone are reported once the project's extensions are loaded too
+//!    ([`super::setup`]), since those may register them as flags.
 //!
 //! Every error goes to stderr as `Error: …` with exit status 1.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
+use super::extensions::{LoadedExtensions, apply_flags, load, pre_trust_sources};
 use super::input::{InitialMessage, build_initial_message, process_file_args, read_piped_stdin};
 use super::session_select::confirm_cross_project_session;
 use crate::cli::LaunchConfig;
@@ -36,6 +39,8 @@ pub struct Launch {
     /// The first prompt (stdin + files + first message) and the prompts after it; empty in
     /// rpc mode.
     pub initial: InitialMessage,
+    /// The extensions started so far (those loading before project trust).
+    pub extensions: LoadedExtensions,
 }
 
 impl Launch {
@@ -65,6 +70,9 @@ pub enum Prepared {
     /// The process ends with this status (everything is written).
     Exit(i32),
 }
+
+/// How long an extension process may take to exit at the end of a run.
+pub const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn fail(err: &mut dyn Write, message: &str) -> Prepared {
     let _ = writeln!(err, "Error: {message}");
@@ -117,13 +125,29 @@ pub fn prepare(
             Err(e) => return fail(stderr, &e),
         }
     };
-    if !config.startup_errors.is_empty() {
-        for e in &config.startup_errors {
+    let mut extensions = LoadedExtensions::default();
+    let mut warnings = Vec::new();
+    let sources = pre_trust_sources(&config.extensions, config.no_extensions, &cwd, &agent_dir);
+    let load_errors = load(
+        &sources,
+        &mut extensions,
+        &cwd,
+        &agent_dir,
+        config.mode,
+        &mut warnings,
+    );
+    for w in &warnings {
+        let _ = writeln!(stderr, "Warning: {w}");
+    }
+    if !load_errors.is_empty() {
+        if let Some(unknown) = apply_flags(&config.unknown_flags, &mut extensions) {
+            let _ = writeln!(stderr, "Error: {unknown}");
+        }
+        for e in &load_errors {
             let _ = writeln!(stderr, "Error: {e}");
         }
-        if config.extensions_requested {
-            let _ = writeln!(stderr, "{EXTENSION_LOAD_FAILURE_HINT}");
-        }
+        let _ = writeln!(stderr, "{EXTENSION_LOAD_FAILURE_HINT}");
+        extensions.shutdown(SHUTDOWN_WAIT);
         return Prepared::Exit(1);
     }
     Prepared::Run(Box::new(Launch {
@@ -131,5 +155,6 @@ pub fn prepare(
         cwd,
         agent_dir,
         initial,
+        extensions,
     }))
 }

@@ -13,11 +13,13 @@
 //! | [`input`] | the initial prompt: piped stdin, `@file` arguments, the first message |
 //! | [`session_select`] | which session file a run uses (`--no-session`, `--session`, `--continue`, `--fork`, …) |
 //! | [`setup`] | a [`Launch`] → a built `AgentSession` (trust, settings, registry, model, tools, prompt), and its runtime host |
+//! | [`extensions`] | which extensions load (`-e`, settings, directories, trust) and starting them |
 //! | [`export`] | `--export` |
 //!
 //! Warnings go to stderr as `Warning: …`; errors as `Error: …` with exit status 1.
 
 pub mod export;
+pub mod extensions;
 pub mod input;
 pub mod launch;
 pub mod session_select;

@@ -32,9 +32,11 @@ use pi_agent_core::AgentTool;
 use pi_ai::{InputKind, Model, ModelThinkingLevel};
 
 use super::docs_dir;
-use super::launch::Launch;
+use super::extensions::{LoadedExtensions, apply_flags, extension_mode, load, project_sources};
+use super::launch::{Launch, SHUTDOWN_WAIT};
 use super::session_select::open_store;
 use crate::cli::LaunchConfig;
+use crate::cli::launch::EXTENSION_LOAD_FAILURE_HINT;
 use crate::config::migrations::run_migrations;
 use crate::config::model_resolver::ScopedModel;
 use crate::config::model_resolver::{
@@ -51,6 +53,7 @@ use crate::config::templates::PromptTemplate;
 use crate::config::trust::{
     TrustInputs, TrustOption, TrustPrompt, TrustStore, resolve_project_trusted,
 };
+use crate::extensions::{ExtensionHooks, ExtensionRunner, Mode, mode_error_listener};
 use crate::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
 use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
@@ -107,6 +110,11 @@ pub struct SessionSetup {
     /// Builds the next session of this run for another store (session replacement), with
     /// the same command line, settings, auth and resource options.
     pub factory: SessionFactory,
+    /// The extension hooks of the session (`None` without extensions); bind them
+    /// ([`ExtensionHooks::bind`]) before the first prompt.
+    pub extensions: Option<Arc<ExtensionHooks>>,
+    /// Every extension process of the run (ended with [`LoadedExtensions::shutdown`]).
+    pub extension_processes: LoadedExtensions,
 }
 
 fn warn(stderr: &mut dyn Write, message: &str) {
@@ -155,6 +163,8 @@ pub fn build_session_asking(
         session: built.session,
         templates: built.templates,
         skills: built.skills,
+        extensions: built.extensions,
+        extension_processes: config.extensions.clone(),
         factory: config.factory(),
     })
 }
@@ -175,6 +185,8 @@ pub struct Running {
     pub skills: Vec<Skill>,
     /// pi's `modelRuntime.getAvailableSnapshot()`.
     pub available_models: AvailableModels,
+    /// Every extension process of the run (ended with [`LoadedExtensions::shutdown`]).
+    pub extension_processes: LoadedExtensions,
 }
 
 /// Builds the session for `launch` ([`build_session`]) and the runtime host around it.
@@ -197,7 +209,10 @@ pub fn build_running_asking(
     let setup = build_session_asking(launch, stderr, trust_prompt)?;
     let host = RuntimeHost::with_session(
         setup.factory,
-        setup.session.clone().into(),
+        BuiltSession {
+            session: setup.session.clone(),
+            extensions: setup.extensions,
+        },
         launch.cwd.clone(),
     );
     let registry = ModelRegistry::load(&AgentPaths::new(launch.agent_dir.clone()));
@@ -207,6 +222,7 @@ pub fn build_running_asking(
         templates: setup.templates,
         skills: setup.skills,
         available_models: Arc::new(move || registry.available().into_iter().cloned().collect()),
+        extension_processes: setup.extension_processes,
     })
 }
 
@@ -224,11 +240,14 @@ struct SessionConfig {
     scoped_start: Option<ScopedModel>,
     trusted: bool,
     home: PathBuf,
+    /// The run's extension processes and their flag values.
+    extensions: LoadedExtensions,
 }
 
 /// A session built for one store, with the resources it was built with.
 struct BuiltForStore {
     session: AgentSession,
+    extensions: Option<Arc<ExtensionHooks>>,
     templates: Vec<PromptTemplate>,
     skills: Vec<Skill>,
 }
@@ -270,6 +289,7 @@ fn prepare(
     for e in settings.drain_errors() {
         warn(stderr, &e.diagnostic());
     }
+    let extensions = load_project_extensions(launch, &settings, trust.trusted, stderr)?;
 
     // pi resolves the session before the model: a missing session wins over a bad model.
     // The registry (catalog, `models.json`, `auth.json`) is loaded meanwhile on another
@@ -359,6 +379,7 @@ fn prepare(
         cli_level: cli_thinking.or(cli.thinking_level),
         trusted: trust.trusted,
         home,
+        extensions,
     };
     Ok((Arc::new(config), store))
 }
@@ -370,9 +391,50 @@ impl SessionConfig {
         Arc::new(move |target: SessionTarget| {
             let store = Arc::new(Mutex::new(target.store));
             self.build_for_store(store, &target.cwd, &mut std::io::stderr())
-                .map(|b| BuiltSession::from(b.session))
+                .map(|b| BuiltSession {
+                    session: b.session,
+                    extensions: b.extensions,
+                })
                 .map_err(|e| e.message().to_owned())
         })
+    }
+
+    /// A fresh runner over the run's extension processes (pi loads the extensions anew for
+    /// every session), with their command-line flag values; `None` without extensions.
+    fn extension_hooks(&self, cwd: &Path) -> Option<Arc<ExtensionHooks>> {
+        if self.extensions.remotes.is_empty() {
+            return None;
+        }
+        let mode = extension_mode(self.flags.mode);
+        let mut builder = ExtensionRunner::builder(cwd).mode(mode);
+        for r in &self.extensions.remotes {
+            builder = builder.extension(Arc::clone(r));
+        }
+        for (name, value) in &self.extensions.flag_values {
+            builder = builder.flag_value(name.clone(), value.clone());
+        }
+        let runner = builder.build();
+        for e in runner.load_errors() {
+            eprintln!("Error: {e}");
+        }
+        // RPC writes `extension_error` records itself; the TUI shows errors inline.
+        if matches!(mode, Mode::Print | Mode::Json) {
+            runner.on_error(mode_error_listener(mode, Box::new(std::io::stderr())));
+        }
+        let hooks = ExtensionHooks::new(runner);
+        let tools = &self.flags.tools;
+        if tools.tools.is_some() || tools.no_tools || tools.exclude_tools.is_some() {
+            let allow = if tools.no_tools && tools.tools.is_none() {
+                Some(Vec::new())
+            } else {
+                tools.tools.clone()
+            };
+            hooks.set_tool_filter(crate::tools::ToolFilter::new(
+                allow,
+                tools.exclude_tools.clone().unwrap_or_default(),
+            ));
+        }
+        Some(hooks)
     }
 
     /// Steps 6–9 for `store` in `cwd`: the model and thinking level (the command line's, else
@@ -478,6 +540,7 @@ impl SessionConfig {
         let prompt_for_tools = prompt_for_tools(&resources, cwd, docs_paths);
         let system_prompt = prompt_for_tools(&tools);
 
+        let hooks = self.extension_hooks(cwd);
         let mut builder = AgentSession::builder()
             .thinking_level(choice.thinking_level)
             .settings(Arc::clone(&self.settings))
@@ -494,6 +557,9 @@ impl SessionConfig {
         if let Some(m) = choice.model {
             builder = builder.model(m);
         }
+        if let Some(h) = &hooks {
+            builder = builder.hooks(Arc::clone(h) as Arc<dyn crate::session::SessionHooks>);
+        }
         let session = builder
             .build()
             .map_err(|e| SetupError::Error(e.to_string()))?;
@@ -502,6 +568,7 @@ impl SessionConfig {
         let _ = slot.set(session.clone());
         Ok(BuiltForStore {
             session,
+            extensions: hooks,
             templates: resources.templates,
             skills: resources.skills.skills,
         })
@@ -611,4 +678,46 @@ fn session_env(session: Option<&AgentSession>) -> SessionEnv {
 
 fn thinking_name(level: ModelThinkingLevel) -> &'static str {
     level.as_str()
+}
+
+/// After trust: the project's extensions (trusted projects only, not with `-ne`), then the
+/// unknown options that no loaded extension registered as a flag. Any failure ends the run
+/// like pi's start-up errors: every line, then the `pi -ne` hint after load failures.
+fn load_project_extensions(
+    launch: &Launch,
+    settings: &SettingsManager,
+    trusted: bool,
+    stderr: &mut dyn Write,
+) -> Result<LoadedExtensions, SetupError> {
+    let flags = &launch.config;
+    let mut extensions = launch.extensions.clone();
+    let mut load_errors = Vec::new();
+    if trusted && !flags.no_extensions {
+        let mut warnings = Vec::new();
+        let sources = project_sources(settings, &launch.cwd);
+        load_errors = load(
+            &sources,
+            &mut extensions,
+            &launch.cwd,
+            &launch.agent_dir,
+            flags.mode,
+            &mut warnings,
+        );
+        for w in &warnings {
+            warn(stderr, w);
+        }
+    }
+    let mut lines: Vec<String> = apply_flags(&flags.unknown_flags, &mut extensions)
+        .map(|m| format!("Error: {m}"))
+        .into_iter()
+        .collect();
+    lines.extend(load_errors.iter().map(|e| format!("Error: {e}")));
+    if lines.is_empty() {
+        return Ok(extensions);
+    }
+    if !load_errors.is_empty() || !flags.extensions.is_empty() {
+        lines.push(EXTENSION_LOAD_FAILURE_HINT.to_owned());
+    }
+    extensions.shutdown(SHUTDOWN_WAIT);
+    Err(SetupError::Plain(lines.join("\n")))
 }

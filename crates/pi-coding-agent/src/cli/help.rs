@@ -34,7 +34,7 @@ Options:
   --tools, -t <tools>            Comma-separated tools to enable
   --exclude-tools, -xt <tools>   Comma-separated tools to disable
   --thinking <level>             Thinking level: off, minimal, low, medium, high, xhigh, max
-  --extension, -e <path>         Load an extension (not supported by pi-rs yet)
+  --extension, -e <path>         Load an extension file (can be used multiple times)
   --no-extensions, -ne           Do not discover extensions
   --skill <path>                 Load a skill file or directory (repeatable)
   --no-skills, -ns               Do not load skills

@@ -13,22 +13,19 @@
 //! 8. `--help`, `--list-models`;
 //! 9. otherwise a run ([`Command::Launch`]).
 //!
-//! The start-up diagnostics pi reports only once its runtime exists (unknown long options,
-//! which an extension might have registered, and the `-e` extensions pi-rs cannot load) are
-//! computed here and carried in [`LaunchConfig::startup_errors`]: the launch reports them
-//! after the session question and the piped stdin, where pi does.
+//! The start-up diagnostics pi reports only once its extensions are loaded (unknown long
+//! options, which an extension might have registered, and the extensions that fail to load)
+//! are left to the launch: [`LaunchConfig::extensions`] and [`LaunchConfig::unknown_flags`]
+//! carry what it needs, and it reports them after the session question and the piped stdin,
+//! where pi does.
 //!
 //! Nothing here reads a file or the environment: the caller passes what it needs
 //! ([`CliEnv`]).
 
 use std::path::Path;
 
-use super::args::{
-    Args, Diagnostic, ListModels, Severity, parse_args, trim_js, unknown_options_message,
-};
+use super::args::{Args, Diagnostic, FlagValue, ListModels, Severity, parse_args, trim_js};
 use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
-use crate::config::paths::resolve_path;
-use crate::platform::path::lexical_normalize;
 use crate::storage::paths::is_valid_session_id;
 
 /// The first arguments pi treats as its package/auth commands.
@@ -37,9 +34,6 @@ pub const REFERENCE_SUBCOMMANDS: [&str; 6] =
 
 /// Printed after an extension load failure.
 pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
-
-/// Why pi-rs fails every `-e` path.
-pub const EXTENSIONS_NOT_SUPPORTED: &str = "extensions are not supported by pi-rs yet";
 
 /// What the command line reads from its surroundings.
 #[derive(Clone, Copy, Debug)]
@@ -215,10 +209,13 @@ pub struct LaunchConfig {
     pub messages: Vec<String>,
     /// `@file` arguments without the `@`, in order (never in rpc mode).
     pub file_args: Vec<String>,
-    /// The start-up errors, each the text after `Error: ` ([`startup_errors`]).
-    pub startup_errors: Vec<String>,
-    /// `-e` was given: the start-up errors end with [`EXTENSION_LOAD_FAILURE_HINT`].
-    pub extensions_requested: bool,
+    /// `-e`/`--extension` paths, in order (relative to the working directory).
+    pub extensions: Vec<String>,
+    /// `-ne`: only the `-e` extensions load.
+    pub no_extensions: bool,
+    /// Unknown long options, in first-seen order: the flags of the loaded extensions, or the
+    /// start-up error `Unknown option(s): …`.
+    pub unknown_flags: Vec<(String, FlagValue)>,
     /// `--tui-mode fullscreen`: the interactive mode on the alternate screen (else the
     /// main screen, pi's `regular`).
     pub fullscreen: bool,
@@ -265,22 +262,6 @@ fn conflicts(args: &Args) -> Option<String> {
         }
     }
     None
-}
-
-/// The start-up diagnostics pi reports once its runtime exists: unknown long options, then
-/// one error per `-e` path. Each is the text after `Error: `.
-pub fn startup_errors(args: &Args, cwd: &Path) -> Vec<String> {
-    let mut errors: Vec<String> = unknown_options_message(&args.unknown_flags)
-        .into_iter()
-        .collect();
-    for ext in &args.extensions {
-        let abs = lexical_normalize(&resolve_path(ext, cwd));
-        errors.push(format!(
-            "Failed to load extension \"{}\": {EXTENSIONS_NOT_SUPPORTED}",
-            abs.display()
-        ));
-    }
-    errors
 }
 
 /// Parses `argv` (without the program name); see the module docs for the order of checks.
@@ -350,7 +331,6 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
         };
         return Ok(Command::ListModels { search, to_stderr });
     }
-    let startup_errors = startup_errors(&args, env.cwd);
     Ok(Command::Launch(Box::new(LaunchConfig {
         mode,
         session: SessionFlags {
@@ -388,8 +368,9 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
         name,
         messages: args.messages,
         file_args: args.file_args,
-        startup_errors,
-        extensions_requested: !args.extensions.is_empty(),
+        extensions: args.extensions,
+        no_extensions: args.no_extensions,
+        unknown_flags: args.unknown_flags,
         fullscreen: args.tui_mode.as_deref() == Some("fullscreen"),
     })))
 }
@@ -452,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn a_launch_groups_the_flags_and_defers_the_startup_errors() {
+    fn a_launch_groups_the_flags_and_defers_the_extension_diagnostics() {
         let c = launch(&[
             "-p",
             "--model",
@@ -473,12 +454,8 @@ mod tests {
         assert_eq!(c.tools.tools, Some(vec!["read".to_owned()]));
         assert_eq!(c.name.as_deref(), Some("x"));
         assert_eq!(c.messages, vec!["hi".to_owned()]);
-        assert!(c.extensions_requested);
-        assert_eq!(c.startup_errors.len(), 2, "{:?}", c.startup_errors);
-        assert!(
-            c.startup_errors[1].starts_with("Failed to load extension \"/work/ext.ts\""),
-            "{:?}",
-            c.startup_errors
-        );
+        assert_eq!(c.extensions, ["ext.ts"]);
+        assert!(!c.no_extensions);
+        assert_eq!(c.unknown_flags, [("bogus".to_owned(), FlagValue::Present)]);
     }
 }

@@ -350,6 +350,25 @@ pub trait SessionView: Send + Sync {
     fn has_auth(&self, _provider: &str) -> bool {
         false
     }
+    /// At most `max` session entries from file position `start` on, as session-file JSON,
+    /// with the entry count and the leaf (the extension-process mirror); a view without a
+    /// store has none (the default).
+    fn entries_since(&self, _start: usize, _max: usize) -> EntryLog {
+        EntryLog::default()
+    }
+}
+
+/// Session entries read for the extension-process mirror ([`SessionView::entries_since`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EntryLog {
+    /// The entries read, in file order (session-file JSON).
+    pub entries: Vec<serde_json::Value>,
+    /// The file position after the last entry read (where the next read starts).
+    pub next: usize,
+    /// Whether entries remain after `next`.
+    pub more: bool,
+    /// The current leaf.
+    pub leaf_id: Option<String>,
 }
 
 /// `ctx`: cheap to clone. Built by the runner for each dispatch.

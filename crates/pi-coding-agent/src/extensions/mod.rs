@@ -20,6 +20,7 @@
 //! | `tool_registry` | the tools `setActiveTools` chooses from: `--tools`/`--exclude-tools`, overrides, run-time registration |
 //! | [`context`] | `ctx`: mode, UI ([`Ui`]), cancellation, read access to the session |
 //! | [`api`] | [`Pi`]: the run-time `pi` (a request queue for the session) and the event bus |
+//! | [`remote`] | extensions as processes speaking `docs/extension-protocol.md` |
 //! | [`errors`] | handler errors, `{extensionPath, event, error}` records, the error channel per mode |
 
 pub mod api;
@@ -34,6 +35,7 @@ pub mod exec;
 pub mod extension;
 mod hook_bridge;
 pub mod provider_hooks;
+pub mod remote;
 pub mod runner;
 pub mod session_hooks;
 pub mod tool_info;
@@ -47,7 +49,9 @@ pub use command_actions::{
 };
 pub use command_info::{CommandInfo, CommandSource};
 pub use config_hooks::RunnerTrustAnswer;
-pub use context::{DialogOptions, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle};
+pub use context::{
+    DialogOptions, EntryLog, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle,
+};
 pub use dispatch::{
     DiscoveredPath, DiscoveredResources, MESSAGE_END_ROLE_ERROR, ToolCallOutcome,
     blocking_failure_text,

@@ -76,6 +76,23 @@ impl SessionView for SessionReader {
     fn has_auth(&self, provider: &str) -> bool {
         self.0.auth().has_auth(provider)
     }
+    fn entries_since(&self, start: usize, max: usize) -> super::context::EntryLog {
+        let Ok(store) = self.0.store().lock() else {
+            return super::context::EntryLog::default();
+        };
+        let total = store.len();
+        let end = total.min(start.saturating_add(max));
+        let entries = (start..end)
+            .filter_map(|i| store.entry_at(i).ok())
+            .filter_map(|e| serde_json::to_value(&*e).ok())
+            .collect();
+        super::context::EntryLog {
+            entries,
+            next: end,
+            more: end < total,
+            leaf_id: store.leaf_id().map(str::to_owned),
+        }
+    }
 }
 
 /// [`crate::session::SessionHooks`] backed by an [`ExtensionRunner`].

@@ -11,7 +11,11 @@ use crate::app::Running;
 /// Serves `running` on stdin/stdout; returns the exit status. Must run inside a tokio
 /// runtime.
 pub async fn serve(running: Running) -> i32 {
+    let extensions = running.host.extensions();
+    // `session_start` runs before the RPC UI exists: its handlers see `hasUI` false.
+    crate::app::extensions::bind_startup(extensions.as_ref(), &running.session).await;
     let mut rpc = RpcRuntime::new(running.session);
+    rpc.extensions = extensions;
     rpc.host = Some(running.host);
     rpc.templates = running.templates;
     rpc.skills = running.skills;

@@ -1,0 +1,421 @@
+// pi-rs's Node extension host: runs one TypeScript or JavaScript pi extension, unchanged,
+// and speaks the extension process protocol (docs/extension-protocol.md) with pi-rs on
+// fds 3 (in) and 4 (out).
+//
+//   node host.mjs <extension.ts|.js>
+//
+// PI_EXTENSION_NODE_MODULES names the node_modules directory that holds jiti and the real
+// @earendil-works packages (pi-coding-agent, pi-ai, pi-agent-core, pi-tui) and typebox; the
+// extension's imports of those names (and the old @mariozechner/* and @sinclair/typebox
+// names) resolve there, so helper exports work as in pi.
+
+import fs from "node:fs";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const PROTOCOL_VERSION = 1;
+const extensionPath = path.resolve(process.argv[2] ?? "");
+const modulesDir = process.env.PI_EXTENSION_NODE_MODULES ?? "";
+
+// ---- transport -------------------------------------------------------------------------
+
+function send(message) {
+	message.jsonrpc = "2.0";
+	const line = JSON.stringify(message) + "\n";
+	let buf = Buffer.from(line, "utf8");
+	while (buf.length > 0) {
+		try {
+			const n = fs.writeSync(4, buf);
+			buf = buf.subarray(n);
+		} catch (e) {
+			if (e.code === "EAGAIN") continue;
+			process.exit(0);
+		}
+	}
+}
+
+let nextId = 1;
+const pending = new Map();
+
+function request(method, params) {
+	const id = nextId++;
+	send({ id, method, params });
+	return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+}
+
+const input = fs.createReadStream(null, { fd: 3 });
+let carry = Buffer.alloc(0);
+input.on("data", (chunk) => {
+	carry = Buffer.concat([carry, chunk]);
+	let i;
+	// Only LF ends a record (U+2028/U+2029 are ordinary characters inside strings).
+	while ((i = carry.indexOf(0x0a)) >= 0) {
+		const line = carry.subarray(0, i).toString("utf8");
+		carry = carry.subarray(i + 1);
+		if (line.trim()) onMessage(line);
+	}
+});
+// pi-rs is gone: nothing more to do.
+input.on("end", () => process.exit(0));
+input.on("error", () => process.exit(0));
+
+function onMessage(line) {
+	let msg;
+	try {
+		msg = JSON.parse(line);
+	} catch {
+		return;
+	}
+	if (msg.method === undefined) {
+		const p = pending.get(msg.id);
+		if (!p) return;
+		pending.delete(msg.id);
+		if (msg.error) p.reject(new Error(msg.error.message));
+		else p.resolve(msg.result);
+		return;
+	}
+	if (msg.id === undefined || msg.id === null) {
+		onNotification(msg.method, msg.params ?? {});
+		return;
+	}
+	serve(msg.method, msg.params ?? {}, msg.id).then(
+		(result) => send({ id: msg.id, result: result === undefined ? null : result }),
+		(e) => send({ id: msg.id, error: { code: -32000, message: errorText(e) } }),
+	);
+}
+
+function errorText(e) {
+	return e instanceof Error ? e.message : String(e);
+}
+
+// ---- the mirror ------------------------------------------------------------------------
+
+const mirror = {
+	sessionId: "",
+	sessionFile: undefined,
+	cwd: process.cwd(),
+	entries: [],
+	byId: new Map(),
+	leafId: null,
+	model: undefined,
+	thinkingLevel: "off",
+	activeTools: [],
+	isIdle: true,
+	flags: {},
+};
+const controllers = new Map();
+
+function onNotification(method, p) {
+	switch (method) {
+		case "mirror/session":
+			mirror.sessionId = p.sessionId;
+			mirror.sessionFile = p.sessionFile ?? undefined;
+			mirror.cwd = p.cwd ?? mirror.cwd;
+			mirror.entries = [];
+			mirror.byId = new Map();
+			mirror.leafId = null;
+			break;
+		case "mirror/entries":
+			for (const e of p.entries ?? []) {
+				if (e.type === "session") continue;
+				mirror.entries.push(e);
+				mirror.byId.set(e.id, e);
+				mirror.leafId = e.id;
+			}
+			break;
+		case "mirror/leaf":
+			mirror.leafId = p.leafId ?? null;
+			break;
+		case "mirror/state":
+			if ("model" in p) mirror.model = p.model ?? undefined;
+			if ("thinkingLevel" in p) mirror.thinkingLevel = p.thinkingLevel;
+			if ("activeTools" in p) mirror.activeTools = p.activeTools;
+			if ("isIdle" in p) mirror.isIdle = p.isIdle;
+			if ("flags" in p) mirror.flags = p.flags;
+			break;
+		case "$/cancelRequest":
+			controllers.get(p.id)?.abort();
+			break;
+		case "shutdown":
+			process.exit(0);
+	}
+}
+
+const sessionManager = {
+	getSessionId: () => mirror.sessionId,
+	getSessionFile: () => mirror.sessionFile,
+	getCwd: () => mirror.cwd,
+	getEntries: () => mirror.entries.slice(),
+	getEntry: (id) => mirror.byId.get(id),
+	getLeafId: () => mirror.leafId,
+	getLeafEntry: () => (mirror.leafId ? mirror.byId.get(mirror.leafId) : undefined),
+	getBranch: (fromId) => {
+		const out = [];
+		let id = fromId ?? mirror.leafId;
+		while (id) {
+			const e = mirror.byId.get(id);
+			if (!e) break;
+			out.unshift(e);
+			id = e.parentId;
+		}
+		return out;
+	},
+	getLabel: () => undefined,
+	getSessionName: () => {
+		for (let i = mirror.entries.length - 1; i >= 0; i--) {
+			if (mirror.entries[i].type === "session_info") return mirror.entries[i].name ?? undefined;
+		}
+		return undefined;
+	},
+};
+
+// ---- pi and ctx --------------------------------------------------------------------------
+
+let mode = "print";
+let hasUI = false;
+const handlers = new Map();
+const tools = new Map();
+const commands = new Map();
+const flags = new Map();
+const bus = new Map();
+
+const identity = (_c, text) => text;
+const theme = new Proxy({}, { get: (_t, key) => (key === "fg" || key === "bg" ? identity : (text) => text) });
+
+const ui = {
+	select: (title, options, opts) => request("ctx.ui.select", { title, options, timeout: opts?.timeout }),
+	confirm: (title, message, opts) => request("ctx.ui.confirm", { title, message, timeout: opts?.timeout }),
+	input: (title, placeholder, opts) => request("ctx.ui.input", { title, placeholder, timeout: opts?.timeout }),
+	editor: (title, prefill) => request("ctx.ui.editor", { title, prefill }),
+	notify: (message, type) => void request("ctx.ui.notify", { message, type }).catch(() => {}),
+	setStatus: (key, text) => void request("ctx.ui.setStatus", { key, text }).catch(() => {}),
+	setWidget: (key, content) => {
+		// Component widgets need a TUI (none over the protocol yet); string arrays cross.
+		if (content === undefined || Array.isArray(content)) {
+			void request("ctx.ui.setWidget", { key, lines: content }).catch(() => {});
+		}
+	},
+	setTitle: (title) => void request("ctx.ui.setTitle", { title }).catch(() => {}),
+	setEditorText: (text) => void request("ctx.ui.setEditorText", { text }).catch(() => {}),
+	pasteToEditor: (text) => void request("ctx.ui.setEditorText", { text }).catch(() => {}),
+	getEditorText: () => "",
+	custom: async () => undefined,
+	setFooter: () => {},
+	setHeader: () => {},
+	setEditorComponent: () => {},
+	setWorkingMessage: () => {},
+	setHiddenThinkingLabel: () => {},
+	setToolsExpanded: () => {},
+	onTerminalInput: () => () => {},
+	theme,
+};
+
+function makeContext() {
+	return {
+		mode,
+		hasUI,
+		cwd: mirror.cwd,
+		ui,
+		sessionManager,
+		get model() {
+			return mirror.model;
+		},
+		thinkingLevel: mirror.thinkingLevel,
+		isIdle: () => mirror.isIdle,
+		hasPendingMessages: () => false,
+		isProjectTrusted: () => true,
+		getContextUsage: () => undefined,
+		getSystemPrompt: () => "",
+		abort: () => void request("ctx.abort", {}).catch(() => {}),
+		shutdown: () => void request("ctx.shutdown", {}).catch(() => {}),
+		compact: (opts) => void request("ctx.compact", { customInstructions: opts?.customInstructions }).catch(() => {}),
+		signal: undefined,
+	};
+}
+
+const fire = (method, params) => void request(method, params).catch((e) => console.error(errorText(e)));
+
+const pi = {
+	on(event, handler) {
+		if (!handlers.has(event)) handlers.set(event, []);
+		handlers.get(event).push(handler);
+	},
+	registerTool(def) {
+		tools.set(def.name, def);
+	},
+	registerCommand(name, options) {
+		commands.set(name, options);
+	},
+	registerFlag(name, options) {
+		flags.set(name, options);
+	},
+	getFlag: (name) => (flags.has(name) ? mirror.flags[name] : undefined),
+	registerShortcut() {},
+	registerMessageRenderer() {},
+	registerEntryRenderer() {},
+	registerMarkdownTransformer() {},
+	registerProvider() {
+		console.error(`pi-rs: registerProvider is not supported for extension processes yet (${extensionPath})`);
+	},
+	unregisterProvider() {},
+	sendMessage: (message, options) => fire("pi.sendMessage", { message, options }),
+	sendUserMessage: (content, options) => fire("pi.sendUserMessage", { content, options }),
+	appendEntry: (customType, data) => fire("pi.appendEntry", { customType, data }),
+	setSessionName: (name) => fire("pi.setSessionName", { name }),
+	getSessionName: () => sessionManager.getSessionName(),
+	setLabel: (entryId, label) => fire("pi.setLabel", { entryId, label }),
+	setActiveTools: (toolNames) => fire("pi.setActiveTools", { toolNames }),
+	getActiveTools: () => mirror.activeTools.slice(),
+	getAllTools: () => mirror.activeTools.map((name) => ({ name })),
+	getCommands: () => [],
+	setThinkingLevel: (level) => fire("pi.setThinkingLevel", { level }),
+	getThinkingLevel: () => mirror.thinkingLevel,
+	setModel: async () => false,
+	exec: (command, args, options) =>
+		request("pi.exec", { command, args, options: { cwd: options?.cwd, timeout: options?.timeout } }),
+	events: {
+		emit(channel, data) {
+			for (const h of bus.get(channel) ?? []) {
+				try {
+					h(data);
+				} catch (e) {
+					console.error(`Event handler error (${channel}): ${errorText(e)}`);
+				}
+			}
+		},
+		on(channel, handler) {
+			if (!bus.has(channel)) bus.set(channel, []);
+			bus.get(channel).push(handler);
+			return () => bus.set(channel, (bus.get(channel) ?? []).filter((h) => h !== handler));
+		},
+	},
+};
+
+// ---- loading ----------------------------------------------------------------------------
+
+async function load() {
+	if (!modulesDir || !fs.existsSync(path.join(modulesDir, "jiti"))) {
+		throw new Error(`jiti is not installed in PI_EXTENSION_NODE_MODULES (${modulesDir || "unset"})`);
+	}
+	const require = createRequire(path.join(modulesDir, "noop.js"));
+	const { createJiti } = await import(pathToFileURL(require.resolve("jiti")).href);
+	const pkg = (name) => path.join(modulesDir, ...name.split("/"));
+	const alias = {};
+	for (const name of ["pi-coding-agent", "pi-ai", "pi-agent-core", "pi-tui"]) {
+		alias[`@earendil-works/${name}`] = pkg(`@earendil-works/${name}`);
+		alias[`@mariozechner/${name}`] = pkg(`@earendil-works/${name}`);
+	}
+	alias.typebox = pkg("typebox");
+	alias["@sinclair/typebox"] = pkg("typebox");
+	const jiti = createJiti(pathToFileURL(extensionPath).href, { moduleCache: false, alias });
+	const mod = await jiti.import(extensionPath, { default: true });
+	const factory = typeof mod === "function" ? mod : mod?.default;
+	if (typeof factory !== "function") throw new Error("the extension has no default export function");
+	await factory(pi);
+}
+
+const plain = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+
+// ---- serving pi-rs ----------------------------------------------------------------------
+
+async function dispatch(type, event) {
+	const ctx = makeContext();
+	let result;
+	let firstError;
+	for (const h of handlers.get(type) ?? []) {
+		try {
+			const r = await h(event, ctx);
+			if (r === undefined || r === null) continue;
+			if (type === "tool_call") {
+				result = r;
+				if (r.block) break;
+			} else if (type === "input") {
+				if (r.action === "handled") return { result: r };
+				if (r.action === "transform") {
+					event.text = r.text;
+					if (r.images) event.images = r.images;
+					result = { action: "transform", text: event.text, images: event.images };
+				}
+			} else if (type === "context") {
+				if (r.messages) event.messages = r.messages;
+				result = { messages: event.messages };
+			} else if (type === "tool_result") {
+				result = { ...(result ?? {}), ...r };
+				for (const k of ["content", "details", "isError"]) if (k in r) event[k] = r[k];
+			} else if (type.startsWith("session_before_")) {
+				result = r;
+				if (r.cancel) break;
+			} else {
+				result = r;
+			}
+		} catch (e) {
+			// pi: a throw in tool_call blocks the tool; elsewhere it is an extension error.
+			if (type === "tool_call") throw e;
+			firstError ??= e;
+		}
+	}
+	if (firstError) throw firstError;
+	const answer = { result: plain(result) ?? null };
+	if (type === "tool_call") answer.input = plain(event.input);
+	if (type === "before_provider_headers") answer.headers = plain(event.headers);
+	return answer;
+}
+
+async function serve(method, p, requestId) {
+	switch (method) {
+		case "initialize": {
+			mode = p.mode ?? mode;
+			hasUI = Boolean(p.hasUI);
+			mirror.cwd = p.cwd ?? mirror.cwd;
+			await load();
+			return {
+				protocolVersion: PROTOCOL_VERSION,
+				tools: [...tools.values()].map((t) => ({
+					name: t.name,
+					label: t.label,
+					description: t.description ?? "",
+					parameters: plain(t.parameters) ?? { type: "object", properties: {} },
+					promptSnippet: t.promptSnippet,
+					promptGuidelines: t.promptGuidelines ?? [],
+					executionMode: t.executionMode,
+				})),
+				commands: [...commands].map(([name, o]) => ({ name, description: o?.description })),
+				flags: [...flags].map(([name, o]) => ({
+					name,
+					type: o?.type ?? "boolean",
+					default: o?.default,
+					description: o?.description,
+				})),
+				events: [...handlers.keys()],
+			};
+		}
+		case "$/ping":
+			return "pong";
+		case "event":
+			return dispatch(p.type, p.event);
+		case "tool/execute": {
+			const def = tools.get(p.toolName);
+			if (!def) throw new Error(`Tool ${p.toolName} not found`);
+			const controller = new AbortController();
+			const id = requestId;
+			controllers.set(id, controller);
+			try {
+				const onUpdate = (partial) =>
+					send({ method: "tool/update", params: { id, content: plain(partial?.content) ?? [], details: plain(partial?.details) } });
+				const r = await def.execute(p.toolCallId, p.params, controller.signal, onUpdate, makeContext());
+				return { content: plain(r?.content) ?? [], details: plain(r?.details), isError: r?.isError };
+			} finally {
+				controllers.delete(id);
+			}
+		}
+		case "command/run": {
+			const c = commands.get(p.name);
+			if (!c) throw new Error(`Command ${p.name} not found`);
+			await c.handler(p.args ?? "", makeContext());
+			return null;
+		}
+		default:
+			throw new Error(`Method not found: ${method}`);
+	}
+}

@@ -1,0 +1,417 @@
+//! Which extensions a run loads, and loading them.
+//!
+//! Mirrors pi-coding-agent 0.85.0's resolution order (`core/package-manager.js`,
+//! `resource-loader.js`): the `-e` paths first, then (unless `-ne`) the settings'
+//! `extensions`, `<cwd>/.pi/extensions` only when the project is trusted, and
+//! `<agent dir>/extensions`. The command line, the user settings and the agent directory
+//! load before project trust is decided ([`pre_trust_sources`]); the project's own sources
+//! load after, only when trusted ([`project_sources`]). A directory contributes its `*.json`
+//! manifests and each subdirectory's `pi-extension.json`; a path seen twice loads once.
+//!
+//! pi-rs loads extension processes described by a manifest (`docs/extension-protocol.md`),
+//! and runs a `.ts`/`.js` extension in its Node host (`extension-host/host.mjs`), which
+//! needs Node and the pi packages installed beside it ([`node_modules_dir`]); without them a
+//! named `.ts`/`.js` extension is a load error and one found in a directory a warning.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::cli::AppMode;
+use crate::cli::args::{FlagValue as CliFlag, unknown_options_message};
+use crate::config::settings::SettingsManager;
+use crate::extensions::ExtensionHooks;
+use crate::extensions::remote::{Manifest, RemoteExtension};
+use crate::extensions::{ExtensionLoadError, FlagValue, Mode};
+use crate::platform::path::lexical_normalize;
+use crate::session::{AgentSession, SessionStartReason, ShutdownReason};
+
+/// Why a `.ts`/`.js` extension does not load: the Node host's packages are missing.
+pub const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions run in pi-rs's Node extension host, which needs Node >= 22.19 and @earendil-works/pi-coding-agent with jiti installed in the host's node_modules (see docs/extensions.md)";
+
+/// The Node host's node_modules: `PI_EXTENSION_NODE_MODULES`, else
+/// `<agent dir>/extension-host/node_modules`.
+pub fn node_modules_dir(agent_dir: &Path) -> PathBuf {
+    match std::env::var_os("PI_EXTENSION_NODE_MODULES").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => agent_dir.join("extension-host").join("node_modules"),
+    }
+}
+
+/// The Node host script: `PI_EXTENSION_HOST`, else `extension-host/host.mjs` of the source
+/// tree this binary was built from.
+pub fn node_host_script() -> PathBuf {
+    match std::env::var_os("PI_EXTENSION_HOST").filter(|v| !v.is_empty()) {
+        Some(p) => PathBuf::from(p),
+        None => lexical_normalize(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("extension-host/host.mjs"),
+        ),
+    }
+}
+
+/// The manifest that runs `script` in the Node host (`PI_NODE`, else `node` on `PATH`), or
+/// why it cannot run.
+fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, String> {
+    let modules = node_modules_dir(agent_dir);
+    let host = node_host_script();
+    if !modules.join("@earendil-works/pi-coding-agent").is_dir() || !modules.join("jiti").is_dir() {
+        return Err(format!(
+            "{NODE_HOST_MISSING} (looked in {})",
+            modules.display()
+        ));
+    }
+    if !host.is_file() {
+        return Err(format!(
+            "{NODE_HOST_MISSING} (no host script at {})",
+            host.display()
+        ));
+    }
+    let node = std::env::var_os("PI_NODE")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    Ok(Manifest {
+        path: script.to_path_buf(),
+        command: node,
+        args: vec![host.display().to_string(), script.display().to_string()],
+        env: vec![(
+            "PI_EXTENSION_NODE_MODULES".to_owned(),
+            modules.display().to_string(),
+        )],
+        event_timeout: crate::extensions::remote::manifest::DEFAULT_EVENT_TIMEOUT,
+        cancel_grace: crate::extensions::remote::manifest::DEFAULT_CANCEL_GRACE,
+    })
+}
+
+/// The manifest file a subdirectory of an extensions directory is loaded from.
+pub const DIRECTORY_MANIFEST: &str = "pi-extension.json";
+
+/// An extension to load: its path, and whether it was named explicitly (`-e`, settings)
+/// rather than found in a directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The absolute path.
+    pub path: PathBuf,
+    /// Named explicitly.
+    pub explicit: bool,
+}
+
+/// The extensions of a run, as loaded so far.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedExtensions {
+    /// The started extensions, in load order.
+    pub remotes: Vec<Arc<RemoteExtension>>,
+    /// Their flags' values from the command line.
+    pub flag_values: Vec<(String, FlagValue)>,
+}
+
+impl LoadedExtensions {
+    /// Ends every extension process (at most `wait` each for a clean exit).
+    pub fn shutdown(&self, wait: std::time::Duration) {
+        for r in &self.remotes {
+            r.shutdown(wait);
+        }
+    }
+}
+
+/// The `ctx.mode` of an app mode.
+pub fn extension_mode(mode: AppMode) -> Mode {
+    match mode {
+        AppMode::Interactive => Mode::Tui,
+        AppMode::Print => Mode::Print,
+        AppMode::Json => Mode::Json,
+        AppMode::Rpc => Mode::Rpc,
+    }
+}
+
+fn push(out: &mut Vec<Source>, path: PathBuf, explicit: bool) {
+    let path = lexical_normalize(&path);
+    if !out.iter().any(|s| s.path == path) {
+        out.push(Source { path, explicit });
+    }
+}
+
+/// A directory's extensions: its `*.json`, `*.ts`, `*.js` files, then each subdirectory's
+/// `pi-extension.json` (or `index.ts`/`index.js`), in name order.
+fn scan_dir(dir: &Path, out: &mut Vec<Source>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut names: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    names.sort();
+    for p in &names {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if p.is_file() && matches!(ext, "json" | "ts" | "js") {
+            push(out, p.clone(), false);
+        }
+    }
+    for p in &names {
+        if !p.is_dir() {
+            continue;
+        }
+        for candidate in [DIRECTORY_MANIFEST, "index.ts", "index.js"] {
+            let c = p.join(candidate);
+            if c.is_file() {
+                push(out, c, false);
+                break;
+            }
+        }
+    }
+}
+
+fn add_explicit(out: &mut Vec<Source>, path: PathBuf) {
+    if path.is_dir() {
+        let manifest = path.join(DIRECTORY_MANIFEST);
+        if manifest.is_file() {
+            push(out, manifest, true);
+        } else {
+            scan_dir(&path, out);
+        }
+    } else {
+        push(out, path, true);
+    }
+}
+
+/// The sources that load before project trust: `-e` paths (relative to `cwd`), then unless
+/// `no_extensions` the user settings' `extensions` and `<agent dir>/extensions`.
+pub fn pre_trust_sources(
+    cli: &[String],
+    no_extensions: bool,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> Vec<Source> {
+    let mut out = Vec::new();
+    for p in cli {
+        add_explicit(&mut out, crate::config::paths::resolve_path(p, cwd));
+    }
+    if no_extensions {
+        return out;
+    }
+    let settings = SettingsManager::load(cwd, agent_dir, false);
+    for p in settings.scoped_resource_paths("extensions").user {
+        add_explicit(&mut out, p);
+    }
+    scan_dir(&agent_dir.join("extensions"), &mut out);
+    out
+}
+
+/// The project's sources, for a trusted project without `-ne`: the project settings'
+/// `extensions` and `<cwd>/.pi/extensions`.
+pub fn project_sources(settings: &SettingsManager, cwd: &Path) -> Vec<Source> {
+    let mut out = Vec::new();
+    for p in settings.scoped_resource_paths("extensions").project {
+        add_explicit(&mut out, p);
+    }
+    scan_dir(&cwd.join(".pi").join("extensions"), &mut out);
+    out
+}
+
+/// Starts `sources` (skipping paths already in `loaded`): manifests directly, `.ts`/`.js`
+/// files in the Node host. Every failure is a load error, except a discovered `.ts`/`.js`
+/// file whose Node host is not installed, which is a warning.
+pub fn load(
+    sources: &[Source],
+    loaded: &mut LoadedExtensions,
+    cwd: &Path,
+    agent_dir: &Path,
+    mode: AppMode,
+    warnings: &mut Vec<String>,
+) -> Vec<ExtensionLoadError> {
+    let mut errors = Vec::new();
+    let ext_mode = extension_mode(mode);
+    let has_ui = matches!(ext_mode, Mode::Rpc | Mode::Tui);
+    for s in sources {
+        let display = s.path.display().to_string();
+        if loaded.remotes.iter().any(|r| r.path() == display) {
+            continue;
+        }
+        let ext = s.path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let started = if matches!(ext, "ts" | "js" | "mjs" | "cjs" | "mts" | "cts") {
+            match node_manifest(&s.path, agent_dir) {
+                Ok(m) => RemoteExtension::start_manifest(m, cwd, ext_mode, has_ui),
+                Err(error) if s.explicit => Err(ExtensionLoadError {
+                    path: display,
+                    error,
+                }),
+                Err(error) => {
+                    warnings.push(format!("Skipping extension \"{display}\": {error}"));
+                    continue;
+                }
+            }
+        } else {
+            RemoteExtension::start(&s.path, cwd, ext_mode, has_ui)
+        };
+        match started {
+            Ok(r) => loaded.remotes.push(r),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors
+}
+
+/// Splits the command line's unknown long options into the values of the loaded
+/// extensions' flags (into `loaded`) and the `Unknown option(s): …` message for the rest.
+pub fn apply_flags(unknown: &[(String, CliFlag)], loaded: &mut LoadedExtensions) -> Option<String> {
+    let registered: Vec<String> = loaded.remotes.iter().flat_map(|r| r.flag_names()).collect();
+    let mut rest = Vec::new();
+    for (name, value) in unknown {
+        if !registered.contains(name) {
+            rest.push((name.clone(), value.clone()));
+            continue;
+        }
+        let v = match value {
+            CliFlag::Present => FlagValue::Bool(true),
+            CliFlag::Value(s) if s == "true" || s == "false" => FlagValue::Bool(s == "true"),
+            CliFlag::Value(s) => FlagValue::String(s.clone()),
+        };
+        loaded.flag_values.retain(|(n, _)| n != name);
+        loaded.flag_values.push((name.clone(), v));
+    }
+    unknown_options_message(&rest)
+}
+
+/// The start of a run with extensions: binds the session to its hooks and awaits
+/// `session_start {reason:"startup"}` (pi's `bindExtensions`). Without hooks, nothing.
+pub async fn bind_startup(hooks: Option<&Arc<ExtensionHooks>>, session: &AgentSession) {
+    if let Some(h) = hooks {
+        h.bind(session, SessionStartReason::Startup, None).await;
+    }
+}
+
+/// The end of a run with extensions: `session_shutdown {reason:"quit"}` when the session has
+/// hooks, then every extension process is ended.
+pub async fn end_run(
+    hooks: Option<&Arc<ExtensionHooks>>,
+    session: &AgentSession,
+    processes: &LoadedExtensions,
+) {
+    if hooks.is_some() {
+        session.shutdown(ShutdownReason::Quit, None).await;
+    }
+    if !processes.remotes.is_empty() {
+        let processes = processes.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            processes.shutdown(super::launch::SHUTDOWN_WAIT);
+        })
+        .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_come_in_pis_order_and_once() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("work");
+        let agent = root.path().join("agent");
+        std::fs::create_dir_all(agent.join("extensions/sub")).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::write(agent.join("extensions/b.json"), "{}").unwrap();
+        std::fs::write(agent.join("extensions/a.ts"), "").unwrap();
+        std::fs::write(agent.join("extensions/notes.txt"), "").unwrap();
+        std::fs::write(agent.join("extensions/sub/pi-extension.json"), "{}").unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            r#"{"extensions":["extensions/b.json","x.json"]}"#,
+        )
+        .unwrap();
+        let cli = vec!["one.json".to_owned()];
+        let got: Vec<(String, bool)> = pre_trust_sources(&cli, false, &cwd, &agent)
+            .into_iter()
+            .map(|s| {
+                let rel = s
+                    .path
+                    .strip_prefix(root.path())
+                    .unwrap()
+                    .display()
+                    .to_string();
+                (rel, s.explicit)
+            })
+            .collect();
+        let want: Vec<(String, bool)> = [
+            ("work/one.json", true),
+            ("agent/extensions/b.json", true),
+            ("agent/x.json", true),
+            ("agent/extensions/a.ts", false),
+            ("agent/extensions/sub/pi-extension.json", false),
+        ]
+        .iter()
+        .map(|(p, e)| ((*p).to_owned(), *e))
+        .collect();
+        assert_eq!(got, want);
+        let only_cli = pre_trust_sources(&cli, true, &cwd, &agent);
+        assert_eq!(only_cli.len(), 1);
+    }
+
+    #[test]
+    fn project_sources_are_its_settings_then_its_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("work");
+        let agent = root.path().join("agent");
+        std::fs::create_dir_all(cwd.join(".pi/extensions")).unwrap();
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(cwd.join(".pi/extensions/p.json"), "{}").unwrap();
+        std::fs::write(
+            cwd.join(".pi/settings.json"),
+            r#"{"extensions":["x.json"]}"#,
+        )
+        .unwrap();
+        let trusted = SettingsManager::load(&cwd, &agent, true);
+        let got: Vec<Source> = project_sources(&trusted, &cwd);
+        assert_eq!(
+            got,
+            vec![
+                Source {
+                    path: cwd.join(".pi/x.json"),
+                    explicit: true
+                },
+                Source {
+                    path: cwd.join(".pi/extensions/p.json"),
+                    explicit: false
+                },
+            ]
+        );
+        // Untrusted settings carry no project entries (the directory is only read when
+        // trusted, by the caller).
+        let untrusted = SettingsManager::load(&cwd, &agent, false);
+        assert!(
+            project_sources(&untrusted, &cwd)
+                .iter()
+                .all(|s| !s.explicit)
+        );
+    }
+
+    #[test]
+    fn explicit_scripts_fail_and_discovered_ones_warn() {
+        let mut loaded = LoadedExtensions::default();
+        let mut warnings = Vec::new();
+        let sources = [
+            Source {
+                path: PathBuf::from("/x/gate.ts"),
+                explicit: true,
+            },
+            Source {
+                path: PathBuf::from("/x/found.js"),
+                explicit: false,
+            },
+        ];
+        let agent = tempfile::tempdir().unwrap();
+        let errors = load(
+            &sources,
+            &mut loaded,
+            Path::new("/"),
+            agent.path(),
+            AppMode::Json,
+            &mut warnings,
+        );
+        assert_eq!(errors.len(), 1);
+        let expected = format!("Failed to load extension \"/x/gate.ts\": {NODE_HOST_MISSING}");
+        assert!(
+            errors[0].to_string().starts_with(&expected),
+            "{}",
+            errors[0]
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("Skipping extension \"/x/found.js\""));
+    }
+}

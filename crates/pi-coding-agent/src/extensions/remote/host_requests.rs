@@ -1,0 +1,277 @@
+//! The extension's requests to pi-rs: `pi.*` actions (queued for the session, as a Rust
+//! extension's are) and `ctx.ui.*` (the mode's UI). Each request is served on its own task,
+//! so the extension may ask while pi-rs waits for its answer to an event.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pi_ai::ModelThinkingLevel;
+use serde_json::{Value, json};
+
+use super::connection::Connection;
+use crate::extensions::api::{DeliverAs, Pi, SendMessageOptions};
+use crate::extensions::context::{DialogOptions, ExtensionContext, NotifyLevel};
+use crate::extensions::events::{CustomMessageSpec, StreamingBehavior};
+use crate::extensions::exec::ExecOptions;
+use crate::extensions::runner::ExtensionRunner;
+use crate::sync::lock;
+
+/// JSON-RPC's `Method not found`.
+const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC's `Invalid params`.
+const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC's `Internal error`.
+const INTERNAL: i64 = -32603;
+
+type Answer = Result<Value, (i64, String)>;
+
+/// The `pi` of the runner the extension is loaded into now (replaced on every load).
+pub type PiSlot = Arc<Mutex<Option<Pi>>>;
+
+/// Serves request `id` on the connection's runtime.
+pub fn serve(conn: Arc<Connection>, pi: PiSlot, id: Value, method: String, params: Value) {
+    let Some(rt) = conn.runtime() else {
+        conn.respond(
+            id,
+            Err((INTERNAL, "no runtime to serve requests".to_owned())),
+        );
+        return;
+    };
+    rt.spawn(async move {
+        let current = lock(&pi).clone();
+        let answer = match current {
+            Some(pi) => handle(&pi, &method, &params).await,
+            None => Err((INTERNAL, "extension not bound to a session yet".to_owned())),
+        };
+        conn.respond(id, answer);
+    });
+}
+
+fn invalid(what: &str) -> (i64, String) {
+    (INVALID_PARAMS, format!("invalid params: {what}"))
+}
+
+fn text(p: &Value, name: &str) -> Result<String, (i64, String)> {
+    p.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| invalid(&format!("\"{name}\" must be a string")))
+}
+
+fn opt_text(p: &Value, name: &str) -> Option<String> {
+    p.get(name).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn stale(e: impl std::fmt::Display) -> (i64, String) {
+    (INTERNAL, e.to_string())
+}
+
+fn context(pi: &Pi) -> Option<ExtensionContext> {
+    pi.runner
+        .get()
+        .and_then(ExtensionRunner::from_weak)
+        .map(|r| r.context())
+}
+
+fn dialog(p: &Value) -> DialogOptions {
+    DialogOptions {
+        timeout_ms: p.get("timeout").and_then(Value::as_u64),
+        signal: None,
+    }
+}
+
+fn ok() -> Answer {
+    Ok(Value::Null)
+}
+
+async fn handle(pi: &Pi, method: &str, p: &Value) -> Answer {
+    if method == "$/ping" {
+        return Ok(json!("pong"));
+    }
+    if let Some(ui_method) = method.strip_prefix("ctx.") {
+        let ctx = context(pi).ok_or_else(|| (INTERNAL, "no runner".to_owned()))?;
+        return handle_ctx(&ctx, ui_method, p).await;
+    }
+    match method {
+        "pi.sendMessage" => {
+            let m = p.get("message").ok_or_else(|| invalid("no message"))?;
+            let message = CustomMessageSpec {
+                custom_type: text(m, "customType")?,
+                content: m.get("content").cloned().unwrap_or(json!("")),
+                display: m.get("display").and_then(Value::as_bool).unwrap_or(true),
+                details: m.get("details").filter(|d| !d.is_null()).cloned(),
+            };
+            let o = p.get("options").cloned().unwrap_or(Value::Null);
+            let options = SendMessageOptions {
+                trigger_turn: o.get("triggerTurn").and_then(Value::as_bool),
+                deliver_as: match o.get("deliverAs").and_then(Value::as_str) {
+                    Some("steer") => Some(DeliverAs::Steer),
+                    Some("followUp") => Some(DeliverAs::FollowUp),
+                    Some("nextTurn") => Some(DeliverAs::NextTurn),
+                    _ => None,
+                },
+            };
+            pi.send_message(message, options).map_err(stale)?;
+            ok()
+        }
+        "pi.sendUserMessage" => {
+            let content = match p.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(blocks)) => blocks
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => return Err(invalid("\"content\" must be a string or blocks")),
+            };
+            let deliver = p
+                .get("options")
+                .and_then(|o| o.get("deliverAs"))
+                .and_then(|d| serde_json::from_value::<StreamingBehavior>(d.clone()).ok());
+            pi.send_user_message(content, Vec::new(), deliver)
+                .map_err(stale)?;
+            ok()
+        }
+        "pi.appendEntry" => {
+            let data = p.get("data").filter(|d| !d.is_null()).cloned();
+            pi.append_entry(text(p, "customType")?, data)
+                .map_err(stale)?;
+            ok()
+        }
+        "pi.setSessionName" => {
+            pi.set_session_name(text(p, "name")?).map_err(stale)?;
+            ok()
+        }
+        "pi.setLabel" => {
+            pi.set_label(text(p, "entryId")?, opt_text(p, "label"))
+                .map_err(stale)?;
+            ok()
+        }
+        "pi.setActiveTools" => {
+            let names = p
+                .get("toolNames")
+                .and_then(Value::as_array)
+                .ok_or_else(|| invalid("\"toolNames\" must be an array"))?
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect();
+            pi.set_active_tools(names).map_err(stale)?;
+            ok()
+        }
+        "pi.setThinkingLevel" => {
+            let level = ModelThinkingLevel::parse(&text(p, "level")?)
+                .ok_or_else(|| invalid("unknown thinking level"))?;
+            pi.set_thinking_level(level).map_err(stale)?;
+            ok()
+        }
+        "pi.exec" => {
+            let command = text(p, "command")?;
+            let args: Vec<String> = p
+                .get("args")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let o = p.get("options").cloned().unwrap_or(Value::Null);
+            let options = ExecOptions {
+                signal: None,
+                timeout: o
+                    .get("timeout")
+                    .and_then(Value::as_u64)
+                    .map(Duration::from_millis),
+                cwd: opt_text(&o, "cwd").map(std::path::PathBuf::from),
+            };
+            let r = pi.exec(&command, &args, options).await.map_err(stale)?;
+            Ok(json!({"stdout": r.stdout, "stderr": r.stderr, "code": r.code, "killed": r.killed}))
+        }
+        "pi.events.emit" => {
+            let data = p.get("data").cloned().unwrap_or(Value::Null);
+            pi.events().emit(&text(p, "channel")?, &data);
+            ok()
+        }
+        other => Err((METHOD_NOT_FOUND, format!("Method not found: {other}"))),
+    }
+}
+
+async fn handle_ctx(ctx: &ExtensionContext, method: &str, p: &Value) -> Answer {
+    let ui = ctx.ui();
+    match method {
+        "ui.notify" => {
+            let level = match p.get("type").and_then(Value::as_str) {
+                Some("warning") => NotifyLevel::Warning,
+                Some("error") => NotifyLevel::Error,
+                _ => NotifyLevel::Info,
+            };
+            ui.notify(&text(p, "message")?, level);
+            ok()
+        }
+        "ui.confirm" => {
+            let answer = ui
+                .confirm_with(&text(p, "title")?, &text(p, "message")?, dialog(p))
+                .await;
+            Ok(Value::Bool(answer))
+        }
+        "ui.select" => {
+            let options: Vec<String> = p
+                .get("options")
+                .and_then(Value::as_array)
+                .ok_or_else(|| invalid("\"options\" must be an array"))?
+                .iter()
+                .filter_map(|o| o.as_str().map(str::to_owned))
+                .collect();
+            let answer = ui
+                .select_with(&text(p, "title")?, &options, dialog(p))
+                .await;
+            Ok(answer.map_or(Value::Null, Value::String))
+        }
+        "ui.input" => {
+            let placeholder = opt_text(p, "placeholder");
+            let answer = ui
+                .input_with(&text(p, "title")?, placeholder.as_deref(), dialog(p))
+                .await;
+            Ok(answer.map_or(Value::Null, Value::String))
+        }
+        "ui.editor" => {
+            let prefill = opt_text(p, "prefill");
+            let answer = ui.editor(&text(p, "title")?, prefill.as_deref()).await;
+            Ok(answer.map_or(Value::Null, Value::String))
+        }
+        "ui.setStatus" => {
+            ui.set_status(&text(p, "key")?, opt_text(p, "text").as_deref());
+            ok()
+        }
+        "ui.setWidget" => {
+            let lines: Option<Vec<String>> = p.get("lines").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(|l| l.as_str().map(str::to_owned))
+                    .collect()
+            });
+            ui.set_widget(&text(p, "key")?, lines.as_deref());
+            ok()
+        }
+        "ui.setTitle" => {
+            ui.set_title(&text(p, "title")?);
+            ok()
+        }
+        "ui.setEditorText" => {
+            ui.set_editor_text(&text(p, "text")?);
+            ok()
+        }
+        "abort" => {
+            ctx.abort();
+            ok()
+        }
+        "shutdown" => {
+            ctx.shutdown();
+            ok()
+        }
+        "compact" => {
+            ctx.compact(opt_text(p, "customInstructions"));
+            ok()
+        }
+        other => Err((METHOD_NOT_FOUND, format!("Method not found: ctx.{other}"))),
+    }
+}
