@@ -209,29 +209,38 @@ impl AgentSessionEvent {
     /// `{type, usage, assistantMessageEvent}` without `partial`; everything else is the full
     /// event.
     pub fn to_json_mode(&self) -> Value {
-        if let AgentSessionEvent::Agent(e) = self
+        serde_json::to_value(JsonMode(self)).unwrap_or(Value::Null)
+    }
+
+    /// [`AgentSessionEvent::to_json_mode`] as one JSON line (numbers spelled as JavaScript
+    /// writes them), without the trailing newline. Written straight from the event: no
+    /// intermediate `Value`, so a line costs one pass over what it holds.
+    pub fn to_json_line(&self) -> String {
+        pi_ai::json::to_string(&JsonMode(self)).unwrap_or_default()
+    }
+}
+
+/// The json-mode projection of an event, serialized in place.
+struct JsonMode<'a>(&'a AgentSessionEvent);
+
+impl Serialize for JsonMode<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let AgentSessionEvent::Agent(e) = self.0
             && let AgentEvent::MessageUpdate {
                 assistant_message_event,
                 message,
             } = &**e
         {
-            let usage = serde_json::to_value(&message.read().usage).unwrap_or(Value::Null);
-            let mut m = serde_json::Map::new();
-            m.insert("type".into(), "message_update".into());
-            m.insert("usage".into(), usage);
-            m.insert(
-                "assistantMessageEvent".into(),
-                assistant_message_event.to_json_projection(),
-            );
-            return Value::Object(m);
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("type", "message_update")?;
+            m.serialize_entry("usage", &message.read().usage)?;
+            m.serialize_entry(
+                "assistantMessageEvent",
+                &assistant_message_event.json_projection(),
+            )?;
+            return m.end();
         }
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    /// [`AgentSessionEvent::to_json_mode`] as one JSON line (numbers spelled as JavaScript
-    /// writes them), without the trailing newline.
-    pub fn to_json_line(&self) -> String {
-        pi_ai::json::to_string(&self.to_json_mode()).unwrap_or_default()
+        self.0.serialize(s)
     }
 }
 
