@@ -68,7 +68,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     run.await??;
 
     for m in agent.messages() {
-        match m.as_llm() {
+        match m.to_llm() {
             Some(Message::ToolResult(r)) => println!("toolResult: {:?}", r.content),
             Some(Message::Assistant(a)) => {
                 println!(

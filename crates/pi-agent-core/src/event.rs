@@ -8,12 +8,14 @@
 //! accumulator and with `Agent::streaming_message`, so delivering a delta costs O(1) however
 //! long the message already is (pi: a shallow copy sharing the content blocks).
 
+use std::sync::Arc;
+
 use pi_ai::{AssistantMessage, AssistantMessageEvent, PartialMessage, ToolResultMessage};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::message::AgentMessage;
+use crate::message::{AgentMessage, serialize_assistant, serialize_tool_result};
 use crate::tool::AgentToolResult;
 
 /// One event of an agent run. Order: `agent_start`, then per turn `turn_start` … `turn_end`,
@@ -34,10 +36,10 @@ pub enum AgentEvent {
     TurnStart,
     /// `{type:"turn_end", message, toolResults}`.
     TurnEnd {
-        /// The turn's assistant message.
-        message: AssistantMessage,
-        /// The tool results of the turn, in tool-call order.
-        tool_results: Vec<ToolResultMessage>,
+        /// The turn's assistant message (shared with the transcript).
+        message: Arc<AssistantMessage>,
+        /// The tool results of the turn, in tool-call order (shared with the transcript).
+        tool_results: Vec<Arc<ToolResultMessage>>,
     },
     /// `{type:"message_start", message}` for any role (assistant: the partial at `start`).
     MessageStart {
@@ -174,7 +176,7 @@ struct AssistantAsMessage<'a>(&'a AssistantMessage);
 
 impl Serialize for AssistantAsMessage<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        with_role("assistant", self.0, s)
+        serialize_assistant(self.0, s)
     }
 }
 
@@ -183,12 +185,12 @@ struct PartialAsMessage<'a>(&'a PartialMessage);
 
 impl Serialize for PartialAsMessage<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        with_role("assistant", &*self.0.read(), s)
+        serialize_assistant(&self.0.read(), s)
     }
 }
 
 /// Serializes tool results with their `role`.
-struct ToolResultsAsMessages<'a>(&'a [ToolResultMessage]);
+struct ToolResultsAsMessages<'a>(&'a [Arc<ToolResultMessage>]);
 
 impl Serialize for ToolResultsAsMessages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -205,19 +207,6 @@ struct ToolResultAsMessage<'a>(&'a ToolResultMessage);
 
 impl Serialize for ToolResultAsMessage<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        with_role("toolResult", self.0, s)
+        serialize_tool_result(self.0, s)
     }
-}
-
-/// Writes `{"role": role, ...fields of value}` (role first, as pi creates its messages).
-fn with_role<S: Serializer, T: Serialize>(role: &str, value: &T, s: S) -> Result<S::Ok, S::Error> {
-    let v = serde_json::to_value(value).map_err(serde::ser::Error::custom)?;
-    let mut m = s.serialize_map(None)?;
-    m.serialize_entry("role", role)?;
-    if let Value::Object(fields) = v {
-        for (k, v) in fields {
-            m.serialize_entry(&k, &v)?;
-        }
-    }
-    m.end()
 }

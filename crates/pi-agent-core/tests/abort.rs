@@ -19,7 +19,7 @@ fn last_assistant(agent: &pi_agent_core::Agent) -> AssistantMessage {
         .messages()
         .into_iter()
         .rev()
-        .find_map(|m| match m.as_llm() {
+        .find_map(|m| match m.to_llm() {
             Some(Message::Assistant(a)) => Some(a.clone()),
             _ => None,
         })

@@ -416,7 +416,7 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         ));
     }
     let messages = agent.messages();
-    let Some(Message::Assistant(last)) = messages.last().and_then(|m| m.as_llm()) else {
+    let Some(last) = messages.last().and_then(|m| m.as_assistant()) else {
         return Err(format!(
             "{scenario}: the transcript does not end with an assistant message"
         ));
@@ -450,7 +450,7 @@ async fn iteration(seed: u64) -> Result<bool, String> {
         .map_err(|e| format!("{scenario}: second prompt failed: {e}"))?;
     let (labels, _) = take_labels(&observed);
     check_pairs(&labels).map_err(|e| format!("{scenario}: second run: {e}"))?;
-    match agent.messages().last().and_then(|m| m.as_llm()) {
+    match agent.messages().last().and_then(|m| m.to_llm()) {
         Some(Message::Assistant(a)) if a.stop_reason == StopReason::Stop => {}
         other => return Err(format!("{scenario}: second run ended with {other:?}")),
     }

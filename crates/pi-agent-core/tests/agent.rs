@@ -94,7 +94,7 @@ async fn a_panicking_stream_function_yields_the_full_failure_lifecycle() {
         ]
     );
     let last = agent.messages().pop().unwrap();
-    let Some(Message::Assistant(a)) = last.as_llm() else {
+    let Some(a) = last.as_assistant() else {
         panic!()
     };
     assert_eq!(a.stop_reason, StopReason::Error);
@@ -219,7 +219,7 @@ async fn continue_from_a_custom_last_message_runs_a_continuation() {
     let mut custom = Map::new();
     custom.insert("role".into(), json!("bashExecution"));
     custom.insert("command".into(), json!("ls"));
-    agent.set_messages(vec![user("hi"), AgentMessage::Custom(custom)]);
+    agent.set_messages(vec![user("hi"), AgentMessage::custom(custom)]);
     let rec = Recorder::attach(&agent);
     agent.continue_run().await.unwrap();
     assert_eq!(rec.labels()[2], "message_start:assistant");
@@ -289,7 +289,7 @@ async fn prompt_with_images_builds_one_user_message() {
         .prompt_with_images("look", vec![img.clone()])
         .await
         .unwrap();
-    let Some(Message::User(u)) = agent.messages()[0].as_llm().cloned() else {
+    let Some(u) = agent.messages()[0].as_user().cloned() else {
         panic!()
     };
     assert_eq!(
@@ -542,7 +542,7 @@ async fn a_message_end_listener_can_replace_the_message_everywhere() {
     let r = Arc::clone(&refused);
     agent.subscribe(move |e, _| {
         if let AgentEvent::MessageEnd { message } = &*e {
-            match message.as_llm() {
+            match message.to_llm() {
                 Some(Message::User(_)) => {
                     // A different role is refused.
                     r.lock()
@@ -587,7 +587,7 @@ async fn a_message_end_listener_can_replace_the_message_everywhere() {
         "agent_end and the transcript agree"
     );
     assert_eq!(user_text(&messages[0]).as_deref(), Some("hi (redacted)"));
-    let Some(Message::Assistant(last)) = messages[3].as_llm() else {
+    let Some(last) = messages[3].as_assistant() else {
         panic!()
     };
     assert_eq!(last.text(), "final (annotated)");

@@ -113,7 +113,7 @@ async fn custom_messages_reach_the_model_only_through_convert_to_llm() {
     notification.insert("role".into(), json!("notification"));
     notification.insert("text".into(), json!("This is a notification"));
     let ctx = AgentContext {
-        messages: vec![AgentMessage::Custom(notification)],
+        messages: vec![AgentMessage::custom(notification)],
         ..Default::default()
     };
     let converted = Arc::new(Mutex::new(0));
@@ -207,7 +207,7 @@ async fn steering_is_injected_after_all_tool_calls_complete() {
         .unwrap()
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::MessageStart { message } => match message.as_llm() {
+            AgentEvent::MessageStart { message } => match message.to_llm() {
                 Some(Message::ToolResult(r)) => Some(format!("tool:{}", r.tool_call_id)),
                 Some(Message::User(_)) => user_text(message),
                 _ => None,
@@ -282,7 +282,7 @@ async fn continue_checks_and_runs_without_prompt_events() {
     let mut custom = Map::new();
     custom.insert("role".into(), json!("custom"));
     let ctx = AgentContext {
-        messages: vec![user("hi"), AgentMessage::Custom(custom)],
+        messages: vec![user("hi"), AgentMessage::custom(custom)],
         ..Default::default()
     };
     check_continue(&ctx).unwrap();

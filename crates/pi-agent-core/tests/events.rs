@@ -142,7 +142,7 @@ async fn lone_error_still_gets_message_start_then_message_end() {
     let AgentEvent::MessageEnd { message } = &*events[5] else {
         panic!()
     };
-    let Some(Message::Assistant(a)) = message.as_llm() else {
+    let Some(a) = message.as_assistant() else {
         panic!()
     };
     assert_eq!(a.stop_reason, StopReason::Error);
@@ -155,7 +155,7 @@ async fn stream_without_terminal_event_finalizes_as_error() {
     let agent = agent_with(&script, vec![]);
     agent.prompt("Hi").await.unwrap();
     let last = agent.messages().pop().unwrap();
-    let Some(Message::Assistant(a)) = last.as_llm() else {
+    let Some(a) = last.as_assistant() else {
         panic!()
     };
     assert_eq!(a.stop_reason, StopReason::Error);
@@ -349,4 +349,103 @@ async fn message_update_shares_one_accumulator_for_the_whole_message() {
         .collect();
     assert_eq!(updates.len(), 3);
     assert!(updates.windows(2).all(|w| w[0].ptr_eq(&w[1])));
+}
+
+/// The finished assistant message and the tool results are one allocation each, shared by
+/// `message_end`, the transcript, `turn_end` and `agent_end` (a long answer is not copied
+/// per holder).
+#[tokio::test]
+async fn finished_messages_are_shared_not_copied() {
+    let script = Scripted::new(vec![
+        tool_reply(&[("c1", "echo", json!({"value": "x"}))]),
+        text_reply("done"),
+    ]);
+    let agent = agent_with(&script, vec![TestTool::new("echo").arc()]);
+    let rec = Recorder::attach(&agent);
+    agent.prompt("go").await.unwrap();
+    let events = rec.events();
+    let ends: Vec<AgentMessage> = events
+        .iter()
+        .filter_map(|e| match &**e {
+            AgentEvent::MessageEnd { message } if message.role() != "user" => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends.iter().map(AgentMessage::role).collect::<Vec<_>>(),
+        ["assistant", "toolResult", "assistant"]
+    );
+    let transcript = agent.messages();
+    assert_eq!(transcript.len(), 4);
+    for (end, kept) in ends.iter().zip(&transcript[1..]) {
+        assert!(
+            end.ptr_eq(kept),
+            "{} copied into the transcript",
+            end.role()
+        );
+    }
+    let Some(AgentEvent::AgentEnd { messages }) = events
+        .iter()
+        .map(|e| &**e)
+        .find(|e| matches!(e, AgentEvent::AgentEnd { .. }))
+    else {
+        panic!("no agent_end")
+    };
+    assert!(messages.iter().zip(&transcript).all(|(a, b)| a.ptr_eq(b)));
+    let turn_ends: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &**e {
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => Some((message.clone(), tool_results.clone())),
+            _ => None,
+        })
+        .collect();
+    let (AgentMessage::Assistant(first), AgentMessage::ToolResult(result)) =
+        (&transcript[1], &transcript[2])
+    else {
+        panic!("unexpected transcript roles")
+    };
+    assert!(Arc::ptr_eq(&turn_ends[0].0, first));
+    assert!(Arc::ptr_eq(&turn_ends[0].1[0], result));
+}
+
+/// A message is written with its `role` first and its fields in pi's order, the same bytes as
+/// the pi-ai `Message` it wraps.
+#[test]
+fn shared_messages_serialize_as_pi_ai_messages() {
+    let mut a = pi_ai::AssistantMessage::empty("anthropic-messages", "p", "m");
+    a.content.push(pi_ai::AssistantContent::text("hi"));
+    a.error_message = Some("boom".into());
+    let as_message = Message::Assistant(a.clone());
+    let shared = AgentMessage::from(a);
+    assert_eq!(
+        pi_ai::json::to_string(&shared).unwrap(),
+        pi_ai::json::to_string(&as_message).unwrap()
+    );
+    let back: AgentMessage =
+        serde_json::from_str(&pi_ai::json::to_string(&shared).unwrap()).unwrap();
+    assert_eq!(back, shared);
+    let user = AgentMessage::from(UserMessage::text("q"));
+    assert!(
+        pi_ai::json::to_string(&user)
+            .unwrap()
+            .starts_with(r#"{"role":"user","#)
+    );
+}
+
+/// Changing a shared message copies it first: the other holders keep what they saw.
+#[test]
+fn changing_a_shared_message_copies_it_first() {
+    let a = AgentMessage::from(pi_ai::AssistantMessage::empty("x", "p", "m"));
+    let mut b = a.clone();
+    assert!(a.ptr_eq(&b));
+    if let Some(m) = b.assistant_mut() {
+        m.model = "other".into();
+    }
+    assert!(!a.ptr_eq(&b));
+    assert_eq!(a.as_assistant().map(|m| m.model.as_str()), Some("m"));
+    assert_eq!(b.as_assistant().map(|m| m.model.as_str()), Some("other"));
+    assert!(b.as_user().is_none() && b.as_custom().is_none());
 }

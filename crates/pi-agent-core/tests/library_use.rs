@@ -148,8 +148,8 @@ fn describe(event: &AgentEvent) -> String {
         ),
         AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
             let id = match message {
-                AgentMessage::Llm(Message::ToolResult(r)) => format!(" {}", r.tool_call_id),
-                AgentMessage::Llm(Message::User(u)) => format!(" {:?}", Some(user_text(u))),
+                AgentMessage::ToolResult(r) => format!(" {}", r.tool_call_id),
+                AgentMessage::User(u) => format!(" {:?}", Some(user_text(u))),
                 _ => String::new(),
             };
             format!("{} {}{id}", event.kind(), message.role())
@@ -399,7 +399,7 @@ async fn a_failing_listener_stops_that_delivery_and_fails_the_run_not_the_proces
         ]
     );
     let messages = agent.messages();
-    let Some(AgentMessage::Llm(Message::Assistant(last))) = messages.last() else {
+    let Some(AgentMessage::Assistant(last)) = messages.last() else {
         panic!("{messages:?}");
     };
     assert_eq!(last.stop_reason, StopReason::Error);
@@ -505,7 +505,7 @@ async fn abort_during_a_tool_cancels_it_and_ends_the_run_aborted() {
     );
     assert!(got.contains(&"returned a".to_owned()), "{got:?}");
     let messages = agent.messages();
-    let Some(AgentMessage::Llm(Message::Assistant(last))) = messages.last() else {
+    let Some(AgentMessage::Assistant(last)) = messages.last() else {
         panic!("{messages:?}");
     };
     assert_eq!(last.stop_reason, StopReason::Aborted, "{got:?}");

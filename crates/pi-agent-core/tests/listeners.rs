@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_agent_core::{AgentError, AgentEvent, HookError, ListenerError};
-use pi_ai::{Message, StopReason};
+use pi_ai::StopReason;
 use support::*;
 use tokio::sync::Notify;
 
@@ -293,7 +293,7 @@ async fn a_failing_listener_stops_delivery_and_fails_the_run_into_the_failure_se
         panic!()
     };
     assert_eq!(messages.len(), 1);
-    let Some(Message::Assistant(f)) = messages[0].as_llm() else {
+    let Some(f) = messages[0].as_assistant() else {
         panic!()
     };
     assert_eq!(f.stop_reason, StopReason::Error);
@@ -347,7 +347,7 @@ async fn an_aborted_run_failure_is_marked_aborted() {
     });
     agent.prompt("hi").await.unwrap();
     let last = agent.messages().pop().unwrap();
-    let Some(Message::Assistant(f)) = last.as_llm() else {
+    let Some(f) = last.as_assistant() else {
         panic!()
     };
     assert_eq!(f.stop_reason, StopReason::Aborted);

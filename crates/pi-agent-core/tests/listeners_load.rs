@@ -218,7 +218,11 @@ async fn failing_run(seed: u64, clean: &[String]) -> Result<(), String> {
             tail(&before)
         ));
     }
-    let Some(Message::Assistant(last)) = agent.messages().last().and_then(|m| m.as_llm()).cloned()
+    let Some(last) = agent
+        .messages()
+        .last()
+        .and_then(|m| m.as_assistant())
+        .cloned()
     else {
         return Err(format!("{how} at {at}: no failure message"));
     };
@@ -242,7 +246,7 @@ async fn failing_run(seed: u64, clean: &[String]) -> Result<(), String> {
         .prompt("again")
         .await
         .map_err(|e| format!("{how} at {at}: next prompt: {e}"))?;
-    match agent.messages().last().and_then(|m| m.as_llm()) {
+    match agent.messages().last().and_then(|m| m.to_llm()) {
         Some(Message::Assistant(a)) if a.stop_reason == StopReason::Stop => Ok(()),
         other => Err(format!("{how} at {at}: next run ended {other:?}")),
     }

@@ -92,7 +92,7 @@ async fn seed_parallel_example_orders_starts_ends_and_results() {
     let ids: Vec<String> = events
         .iter()
         .filter_map(|e| match &**e {
-            AgentEvent::MessageEnd { message } => match message.as_llm() {
+            AgentEvent::MessageEnd { message } => match message.to_llm() {
                 Some(Message::ToolResult(r)) => Some(r.tool_call_id.clone()),
                 _ => None,
             },
@@ -100,11 +100,11 @@ async fn seed_parallel_example_orders_starts_ends_and_results() {
         })
         .collect();
     assert_eq!(ids, ["A", "B", "C"]);
-    let turn_end = events
+    let turn_end: Vec<pi_ai::ToolResultMessage> = events
         .iter()
         .find_map(|e| match &**e {
             AgentEvent::TurnEnd { tool_results, .. } if !tool_results.is_empty() => {
-                Some(tool_results.clone())
+                Some(tool_results.iter().map(|r| (**r).clone()).collect())
             }
             _ => None,
         })
@@ -427,7 +427,7 @@ async fn after_tool_call_overrides_fields_and_its_failure_is_an_error_result() {
         .iter()
         .find_map(|e| match &**e {
             AgentEvent::TurnEnd { tool_results, .. } if !tool_results.is_empty() => {
-                Some(tool_results.clone())
+                Some(tool_results.iter().map(|r| (**r).clone()).collect())
             }
             _ => None,
         })
@@ -514,7 +514,7 @@ async fn empty_added_tool_names_are_not_stored() {
     let tr = agent
         .messages()
         .into_iter()
-        .find_map(|m| match m.as_llm() {
+        .find_map(|m| match m.to_llm() {
             Some(Message::ToolResult(r)) => Some(r.clone()),
             _ => None,
         })

@@ -223,25 +223,44 @@ impl AssistantMessageEvent {
         }
     }
 
-    /// Serializes the event without `partial` (`with_partial = false`), as pi's json mode
-    /// projects `message_update.assistantMessageEvent`; `toolcall_start` then carries the
-    /// call's `id` and `toolName`.
+    /// The event without `partial` (`with_partial = false`), as pi's json mode projects
+    /// `message_update.assistantMessageEvent`; `toolcall_start` then carries the call's `id`
+    /// and `toolName`.
     pub fn to_json_projection(&self) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("type".into(), self.kind().into());
-        if let Some(i) = self.content_index() {
-            m.insert("contentIndex".into(), i.into());
+        serde_json::to_value(self.json_projection()).unwrap_or_default()
+    }
+
+    /// [`AssistantMessageEvent::to_json_projection`] as a borrowed [`Serialize`] value, to
+    /// write the projection without building a `Value` first.
+    pub fn json_projection(&self) -> JsonProjection<'_> {
+        JsonProjection(self)
+    }
+}
+
+/// The json-mode projection of an [`AssistantMessageEvent`] (see
+/// [`AssistantMessageEvent::json_projection`]).
+#[derive(Clone, Copy, Debug)]
+pub struct JsonProjection<'a>(&'a AssistantMessageEvent);
+
+impl Serialize for JsonProjection<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let event = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", event.kind())?;
+        if let Some(i) = event.content_index() {
+            m.serialize_entry("contentIndex", &i)?;
         }
-        match self {
-            Self::TextDelta { delta, .. }
-            | Self::ThinkingDelta { delta, .. }
-            | Self::ToolcallDelta { delta, .. } => {
-                m.insert("delta".into(), delta.clone().into());
+        match event {
+            AssistantMessageEvent::TextDelta { delta, .. }
+            | AssistantMessageEvent::ThinkingDelta { delta, .. }
+            | AssistantMessageEvent::ToolcallDelta { delta, .. } => {
+                m.serialize_entry("delta", delta)?
             }
-            Self::TextEnd { content, .. } | Self::ThinkingEnd { content, .. } => {
-                m.insert("content".into(), content.clone().into());
+            AssistantMessageEvent::TextEnd { content, .. }
+            | AssistantMessageEvent::ThinkingEnd { content, .. } => {
+                m.serialize_entry("content", content)?
             }
-            Self::ToolcallStart {
+            AssistantMessageEvent::ToolcallStart {
                 content_index,
                 partial,
             } => {
@@ -249,37 +268,26 @@ impl AssistantMessageEvent {
                 if let Some(crate::types::AssistantContent::ToolCall(tc)) =
                     p.content.get(*content_index)
                 {
-                    m.insert("id".into(), tc.id.clone().into());
-                    m.insert("toolName".into(), tc.name.clone().into());
+                    m.serialize_entry("id", &tc.id)?;
+                    m.serialize_entry("toolName", &tc.name)?;
                 }
             }
-            Self::ToolcallEnd { tool_call, .. } => {
-                m.insert(
-                    "toolCall".into(),
-                    // The block with its `type: "toolCall"` tag, as pi writes it.
-                    serde_json::to_value(crate::types::AssistantContent::ToolCall(
-                        (**tool_call).clone(),
-                    ))
-                    .unwrap_or_default(),
-                );
+            AssistantMessageEvent::ToolcallEnd { tool_call, .. } => m.serialize_entry(
+                "toolCall",
+                // The block with its `type: "toolCall"` tag, as pi writes it.
+                &crate::types::AssistantContent::ToolCall((**tool_call).clone()),
+            )?,
+            AssistantMessageEvent::Done { reason, message } => {
+                m.serialize_entry("reason", reason.as_str())?;
+                m.serialize_entry("message", &message.with_role())?;
             }
-            Self::Done { reason, message } => {
-                m.insert("reason".into(), reason.as_str().into());
-                m.insert(
-                    "message".into(),
-                    serde_json::to_value(message.with_role()).unwrap_or_default(),
-                );
-            }
-            Self::Error { reason, error } => {
-                m.insert("reason".into(), reason.as_str().into());
-                m.insert(
-                    "error".into(),
-                    serde_json::to_value(error.with_role()).unwrap_or_default(),
-                );
+            AssistantMessageEvent::Error { reason, error } => {
+                m.serialize_entry("reason", reason.as_str())?;
+                m.serialize_entry("error", &error.with_role())?;
             }
             _ => {}
         }
-        serde_json::Value::Object(m)
+        m.end()
     }
 }
 

@@ -41,6 +41,6 @@ pub mod types;
 pub mod validation;
 
 pub use error::{Error, Result};
-pub use event::{AssistantMessageEvent, PartialMessage};
+pub use event::{AssistantMessageEvent, JsonProjection, PartialMessage};
 pub use stream::{AssistantMessageEventStream, EventSink, event_channel};
 pub use types::*;

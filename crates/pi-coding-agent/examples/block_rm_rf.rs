@@ -10,7 +10,7 @@ use pi_agent_core::AgentMessage;
 use pi_ai::providers::faux::{
     FauxMessageOptions, FauxOptions, FauxProvider, faux_assistant_message, faux_tool_call,
 };
-use pi_ai::{Message, StopReason, UserContent};
+use pi_ai::{StopReason, UserContent};
 use pi_coding_agent::extensions::events::{ToolCallEvent, ToolCallResult};
 use pi_coding_agent::extensions::{
     Extension, ExtensionApi, ExtensionHooks, ExtensionRunner, HandlerError,
@@ -91,7 +91,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
 
     for m in session.messages() {
-        if let AgentMessage::Llm(Message::ToolResult(t)) = m {
+        if let AgentMessage::ToolResult(t) = m {
             for c in &t.content {
                 if let UserContent::Text(text) = c {
                     println!("bash → {} (isError: {})", text.text, t.is_error);

@@ -20,8 +20,8 @@ pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
 fn custom(v: Value) -> AgentMessage {
     match v {
-        Value::Object(m) => AgentMessage::Custom(m),
-        _ => AgentMessage::Custom(Map::new()),
+        Value::Object(m) => AgentMessage::custom(m),
+        _ => AgentMessage::custom(Map::new()),
     }
 }
 
@@ -60,7 +60,7 @@ pub fn custom_message(
         m.insert("details".into(), d);
     }
     m.insert("timestamp".into(), timestamp.into());
-    AgentMessage::Custom(m)
+    AgentMessage::custom(m)
 }
 
 /// The user text of a `bashExecution` message: ``Ran `<cmd>`\n`` then the fenced output (or
@@ -103,9 +103,8 @@ fn user_text(text: String, timestamp: Timestamp) -> Message {
 
 /// Converts one transcript message to what the provider sees; `None` drops it.
 pub fn to_llm(message: &AgentMessage) -> Option<Message> {
-    let m = match message {
-        AgentMessage::Llm(m) => return Some(m.clone()),
-        AgentMessage::Custom(m) => m,
+    let Some(m) = message.as_custom() else {
+        return message.to_llm();
     };
     let ts = m.get("timestamp").and_then(Value::as_i64).unwrap_or(0);
     let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("");

@@ -588,7 +588,7 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
 
     // The transcript ends with an assistant message; aborted if the abort came before it.
     let messages = session.messages();
-    let Some(Message::Assistant(last)) = messages.last().and_then(|m| m.as_llm()) else {
+    let Some(last) = messages.last().and_then(|m| m.as_assistant()) else {
         return Err(format!(
             "{scenario}: the transcript does not end with an assistant message"
         ));
@@ -640,7 +640,7 @@ async fn iteration(seed: u64, multi_thread: bool) -> Result<bool, String> {
             "{scenario}: the resumed session lost the transcript"
         ));
     }
-    match after.last().and_then(|m| m.as_llm()) {
+    match after.last().and_then(|m| m.to_llm()) {
         Some(Message::Assistant(a)) if a.stop_reason == StopReason::Stop => {}
         other => return Err(format!("{scenario}: resumed run ended with {other:?}")),
     }

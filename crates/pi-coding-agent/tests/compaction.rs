@@ -285,7 +285,7 @@ async fn failures_carry_the_reference_texts() {
 fn branch_summary_entries_stop_at_the_common_ancestor() {
     let mut s = SessionStore::in_memory("/w");
     let user = |t: &str| EntryKind::Message {
-        message: pi_agent_core::AgentMessage::Llm(pi_ai::Message::User(pi_ai::UserMessage::text(
+        message: pi_agent_core::AgentMessage::from(pi_ai::Message::User(pi_ai::UserMessage::text(
             t,
         ))),
     };

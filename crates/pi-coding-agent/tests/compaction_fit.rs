@@ -220,7 +220,7 @@ fn summarizer(faux: &FauxProvider) -> Summarizer {
 }
 
 fn user(t: String) -> AgentMessage {
-    AgentMessage::Llm(Message::User(UserMessage::text(t)))
+    AgentMessage::from(Message::User(UserMessage::text(t)))
 }
 
 fn preparation(

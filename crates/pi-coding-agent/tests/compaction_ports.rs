@@ -45,7 +45,7 @@ fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
 }
 
 fn user(t: &str) -> AgentMessage {
-    AgentMessage::Llm(Message::User(UserMessage::text(t)))
+    AgentMessage::from(Message::User(UserMessage::text(t)))
 }
 
 fn assistant_with(t: &str, u: Usage) -> AssistantMessage {
@@ -57,7 +57,7 @@ fn assistant_with(t: &str, u: Usage) -> AssistantMessage {
 }
 
 fn assistant(t: &str, u: Usage) -> AgentMessage {
-    AgentMessage::Llm(Message::Assistant(assistant_with(t, u)))
+    AgentMessage::from(Message::Assistant(assistant_with(t, u)))
 }
 
 fn message(m: AgentMessage) -> EntryKind {
@@ -121,7 +121,7 @@ fn the_last_usage_skips_aborted_assistants() {
         user("Hello"),
         assistant("Hi", usage(100, 50, 0, 0)),
         user("How are you?"),
-        AgentMessage::Llm(Message::Assistant(aborted)),
+        AgentMessage::from(aborted),
     ];
     let e = estimate_context_tokens(&msgs);
     assert_eq!(e.last_usage_index, Some(1));
@@ -341,9 +341,8 @@ fn large_session() -> SessionStore {
             ..Default::default()
         }));
         call.stop_reason = StopReason::ToolUse;
-        s.append(message(AgentMessage::Llm(Message::Assistant(call))))
-            .unwrap();
-        s.append(message(AgentMessage::Llm(Message::ToolResult(
+        s.append(message(AgentMessage::from(call))).unwrap();
+        s.append(message(AgentMessage::from(Message::ToolResult(
             ToolResultMessage {
                 tool_call_id: format!("t{i}"),
                 tool_name: "read".into(),
@@ -615,7 +614,7 @@ async fn stale_pre_compaction_usage_is_ignored_before_a_prompt() {
     {
         let mut s = h.store.lock().unwrap();
         let first = s.append(message(user("before compaction"))).unwrap();
-        s.append(message(AgentMessage::Llm(Message::Assistant(
+        s.append(message(AgentMessage::from(Message::Assistant(
             stale.clone(),
         ))))
         .unwrap();
@@ -624,7 +623,7 @@ async fn stale_pre_compaction_usage_is_ignored_before_a_prompt() {
     }
     let compactor = AutoCompactor::new();
     let continued = compactor
-        .check(h.session.clone(), stale, CheckPhase::BeforePrompt)
+        .check(h.session.clone(), Arc::new(stale), CheckPhase::BeforePrompt)
         .await;
     assert!(!continued);
     assert!(compaction_starts(&h).is_empty());
@@ -656,9 +655,9 @@ async fn an_error_message_is_measured_by_the_last_successful_usage() {
     failed.error_message = Some("529 overloaded".into());
     let messages = vec![
         user("hello"),
-        AgentMessage::Llm(Message::Assistant(ok)),
+        AgentMessage::from(ok),
         user("another prompt"),
-        AgentMessage::Llm(Message::Assistant(failed.clone())),
+        AgentMessage::from(Message::Assistant(failed.clone())),
     ];
     {
         let mut s = h.store.lock().unwrap();
@@ -669,7 +668,7 @@ async fn an_error_message_is_measured_by_the_last_successful_usage() {
     h.session.agent().set_messages(messages);
     let compactor = AutoCompactor::new();
     compactor
-        .check(h.session.clone(), failed, CheckPhase::AfterRun)
+        .check(h.session.clone(), Arc::new(failed), CheckPhase::AfterRun)
         .await;
     assert_eq!(compaction_starts(&h), ["Threshold"]);
 }

@@ -308,12 +308,7 @@ async fn fork_and_switch_from_commands_go_through_the_host() {
             .entries()
             .unwrap()
             .iter()
-            .filter(|e| {
-                matches!(
-                    e.message(),
-                    Some(pi_agent_core::AgentMessage::Llm(pi_ai::Message::User(_)))
-                )
-            })
+            .filter(|e| matches!(e.message(), Some(pi_agent_core::AgentMessage::User(_))))
             .map(|e| e.id.clone())
             .collect()
     };

@@ -547,7 +547,7 @@ async fn message_end_replacement_is_chained_and_a_role_change_is_refused() {
                             serde_json::from_value(json!({"role":"custom","customType":"x"}))
                                 .unwrap();
                         Ok(Some(MessageEndResult {
-                            message: AgentMessage::Custom(custom),
+                            message: AgentMessage::custom(custom),
                         }))
                     })
                 });

@@ -206,7 +206,7 @@ async fn tool_call_blocks_fails_closed_and_rewrites_input() {
         .messages()
         .iter()
         .filter_map(|m| match m {
-            AgentMessage::Llm(Message::ToolResult(t)) => Some(t.is_error),
+            AgentMessage::ToolResult(t) => Some(t.is_error),
             _ => None,
         })
         .collect();
@@ -232,15 +232,15 @@ async fn tool_result_patches_the_result_and_message_end_replaces_the_assistant()
             });
             pi.on::<MessageEndEvent, _>(|e, _| {
                 Box::pin(async move {
-                    let AgentMessage::Llm(Message::Assistant(a)) = &e.message else {
+                    let AgentMessage::Assistant(a) = &e.message else {
                         return Ok(None);
                     };
                     if a.content.is_empty()
-                        || message_text(&Message::Assistant(a.clone())).is_empty()
+                        || message_text(&Message::Assistant((**a).clone())).is_empty()
                     {
                         return Ok(None);
                     }
-                    let mut a = a.clone();
+                    let mut a = (**a).clone();
                     a.content = vec![AssistantContent::text("redacted")];
                     Ok(Some(MessageEndResult {
                         message: Message::Assistant(a).into(),
@@ -264,7 +264,7 @@ async fn tool_result_patches_the_result_and_message_end_replaces_the_assistant()
         ]
     );
     let details = r.session.messages().iter().find_map(|m| match m {
-        AgentMessage::Llm(Message::ToolResult(t)) => t.details.clone(),
+        AgentMessage::ToolResult(t) => t.details.clone(),
         _ => None,
     });
     assert_eq!(details, Some(json!({"patched": true})));
@@ -275,8 +275,8 @@ async fn tool_result_patches_the_result_and_message_end_replaces_the_assistant()
         },
         _ => None,
     });
-    match last_end {
-        Some(AgentMessage::Llm(m)) => assert_eq!(message_text(&m), "redacted"),
+    match last_end.as_ref().and_then(AgentMessage::to_llm) {
+        Some(m) => assert_eq!(message_text(&m), "redacted"),
         other => panic!("no assistant message_end: {other:?}"),
     }
 }

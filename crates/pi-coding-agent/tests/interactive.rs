@@ -525,7 +525,7 @@ async fn quiet_startup_leaves_out_the_header_and_fullscreen_uses_the_alternate_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_resumed_session_draws_its_last_messages_and_counts_the_rest() {
     use pi_agent_core::AgentMessage;
-    use pi_ai::{AssistantContent, AssistantMessage, Message, TextContent, UserMessage};
+    use pi_ai::{AssistantContent, AssistantMessage, TextContent, UserMessage};
     use pi_coding_agent::storage::{EntryKind, SessionStore};
     let _slot = slot();
     let srv = server(vec![]).await;
@@ -540,7 +540,7 @@ async fn a_long_resumed_session_draws_its_last_messages_and_counts_the_rest() {
         };
         store
             .append(EntryKind::Message {
-                message: AgentMessage::Llm(Message::User(user)),
+                message: AgentMessage::from(user),
             })
             .unwrap();
         let mut a =
@@ -550,7 +550,7 @@ async fn a_long_resumed_session_draws_its_last_messages_and_counts_the_rest() {
         )))];
         store
             .append(EntryKind::Message {
-                message: AgentMessage::Llm(Message::Assistant(a)),
+                message: AgentMessage::from(a),
             })
             .unwrap();
     }

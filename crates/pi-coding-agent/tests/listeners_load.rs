@@ -131,7 +131,7 @@ const FAILURE: [&str; 5] = [
 ];
 
 fn last_assistant(messages: &[AgentMessage]) -> Option<pi_ai::AssistantMessage> {
-    match messages.last()?.as_llm()? {
+    match messages.last()?.to_llm()? {
         Message::Assistant(a) => Some(a.clone()),
         _ => None,
     }
@@ -233,7 +233,7 @@ fn session_support_stored_assistants(r: &Rig) -> Vec<pi_ai::AssistantMessage> {
         .unwrap()
         .iter()
         .filter_map(|e| match e.message() {
-            Some(AgentMessage::Llm(Message::Assistant(a))) => Some(a.clone()),
+            Some(AgentMessage::Assistant(a)) => Some((**a).clone()),
             _ => None,
         })
         .collect()

@@ -219,7 +219,7 @@ impl Fixture {
             .unwrap()
             .iter()
             .filter_map(|e| match e.message()? {
-                AgentMessage::Llm(pi_ai::Message::User(u)) => Some((
+                AgentMessage::User(u) => Some((
                     e.id.clone(),
                     pi_coding_agent::session::queues::content_text(&u.content),
                 )),
@@ -234,7 +234,7 @@ fn roles_and_texts(session: &AgentSession) -> Vec<String> {
         .messages()
         .iter()
         .map(|m| match m {
-            AgentMessage::Llm(pi_ai::Message::User(u)) => format!(
+            AgentMessage::User(u) => format!(
                 "user:{}",
                 pi_coding_agent::session::queues::content_text(&u.content)
             ),

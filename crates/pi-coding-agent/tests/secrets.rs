@@ -243,12 +243,12 @@ fn check_outputs(events: &[AssistantMessageEvent], dir: &Path) {
     let mut store = SessionStore::create(dir, "/w", None).unwrap();
     store
         .append(EntryKind::Message {
-            message: AgentMessage::Llm(Message::User(UserMessage::text("Say hello"))),
+            message: AgentMessage::from(Message::User(UserMessage::text("Say hello"))),
         })
         .unwrap();
     store
         .append(EntryKind::Message {
-            message: AgentMessage::Llm(Message::Assistant(message)),
+            message: AgentMessage::from(message),
         })
         .unwrap();
     let path = store.path().unwrap().to_owned();

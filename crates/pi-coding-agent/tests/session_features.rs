@@ -460,7 +460,7 @@ async fn skills_and_templates_expand_in_prompts_and_queued_messages() {
         .messages()
         .iter()
         .filter_map(|m| match m {
-            AgentMessage::Llm(Message::User(u)) => {
+            AgentMessage::User(u) => {
                 Some(pi_coding_agent::session::queues::content_text(&u.content))
             }
             _ => None,

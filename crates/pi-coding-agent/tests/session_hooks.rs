@@ -142,8 +142,8 @@ impl SessionHooks for Recording {
             &message,
             self.replace_assistant_text.lock().unwrap().clone(),
         ) {
-            (AgentMessage::Llm(Message::Assistant(a)), Some(t)) => {
-                let mut a: AssistantMessage = a.clone();
+            (AgentMessage::Assistant(a), Some(t)) => {
+                let mut a: AssistantMessage = (**a).clone();
                 a.content = vec![AssistantContent::text(t)];
                 Some(Message::Assistant(a).into())
             }
@@ -179,7 +179,7 @@ impl Compactor for RecordingCompactor {
     fn check(
         &self,
         session: AgentSession,
-        message: AssistantMessage,
+        message: Arc<AssistantMessage>,
         phase: CheckPhase,
     ) -> BoxFuture<'_, bool> {
         self.log.lock().unwrap().push(format!(
@@ -301,7 +301,7 @@ async fn message_end_replacement_reaches_state_listeners_and_file() {
         .unwrap();
     let text_of = |a: &AssistantMessage| a.text();
     assert_eq!(text_of(&h.stored_assistants()[0]), "replaced");
-    let AgentMessage::Llm(Message::Assistant(a)) = h.session.messages().pop().unwrap() else {
+    let AgentMessage::Assistant(a) = h.session.messages().pop().unwrap() else {
         panic!()
     };
     assert_eq!(a.text(), "replaced");
@@ -310,7 +310,7 @@ async fn message_end_replacement_reaches_state_listeners_and_file() {
         .iter()
         .filter_map(|e| match e.core() {
             Some(AgentEvent::MessageEnd {
-                message: AgentMessage::Llm(Message::Assistant(a)),
+                message: AgentMessage::Assistant(a),
             }) => Some(a.text()),
             _ => None,
         })
@@ -324,7 +324,7 @@ async fn message_end_replacement_reaches_state_listeners_and_file() {
             _ => None,
         })
         .unwrap();
-    let AgentMessage::Llm(Message::Assistant(a)) = &agent_end[1] else {
+    let AgentMessage::Assistant(a) = &agent_end[1] else {
         panic!()
     };
     assert_eq!(a.text(), "replaced");
@@ -350,7 +350,7 @@ async fn input_hooks_transform_or_handle_the_prompt() {
         .prompt("original", PromptOptions::default())
         .await
         .unwrap();
-    let AgentMessage::Llm(Message::User(u)) = &h.session.messages()[0] else {
+    let AgentMessage::User(u) = &h.session.messages()[0] else {
         panic!()
     };
     assert_eq!(
@@ -435,7 +435,7 @@ async fn a_blocking_tool_call_hook_yields_an_error_result() {
         .messages()
         .into_iter()
         .find_map(|m| match m {
-            AgentMessage::Llm(Message::ToolResult(r)) => Some(r),
+            AgentMessage::ToolResult(r) => Some(r),
             _ => None,
         })
         .unwrap();

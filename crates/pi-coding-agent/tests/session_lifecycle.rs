@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_agent_core::{AgentMessage, HookError};
-use pi_ai::{Message, StopReason, UserContent};
+use pi_ai::{StopReason, UserContent};
 use pi_coding_agent::session::{
     AgentSession, AgentSessionEvent, CustomMessageOptions, CustomMessageSpec, DeliverAs,
     PromptOptions, SessionError, StreamingBehavior, UserMessageOptions,
@@ -60,7 +60,7 @@ async fn prompt_while_streaming_is_refused_and_queued_with_a_streaming_behavior(
         .messages()
         .iter()
         .map(|m| match m {
-            AgentMessage::Llm(Message::User(u)) => {
+            AgentMessage::User(u) => {
                 format!(
                     "user:{}",
                     pi_coding_agent::session::queues::content_text(&u.content)
@@ -129,7 +129,7 @@ async fn steering_and_follow_up_are_delivered_and_leave_the_display_queues() {
         .messages()
         .iter()
         .filter_map(|m| match m {
-            AgentMessage::Llm(Message::User(u)) => {
+            AgentMessage::User(u) => {
                 Some(pi_coding_agent::session::queues::content_text(&u.content))
             }
             _ => None,
@@ -205,7 +205,7 @@ async fn a_failing_session_listener_fails_the_run() {
     h.session.subscribe(move |e| {
         if let AgentSessionEvent::Agent(ev) = e
             && let pi_agent_core::AgentEvent::MessageStart {
-                message: AgentMessage::Llm(Message::Assistant(_)),
+                message: AgentMessage::Assistant(_),
             } = &**ev
             && !f.swap(true, Ordering::SeqCst)
         {
@@ -218,7 +218,7 @@ async fn a_failing_session_listener_fails_the_run() {
         .await
         .unwrap();
     let last = h.session.messages().pop().unwrap();
-    let AgentMessage::Llm(Message::Assistant(a)) = last else {
+    let AgentMessage::Assistant(a) = last else {
         panic!("assistant expected")
     };
     assert_eq!(a.stop_reason, StopReason::Error);
@@ -310,7 +310,7 @@ async fn send_user_message_joins_text_blocks_and_runs() {
         )
         .await
         .unwrap();
-    let AgentMessage::Llm(Message::User(u)) = &h.session.messages()[0] else {
+    let AgentMessage::User(u) = &h.session.messages()[0] else {
         panic!("user expected")
     };
     assert_eq!(

@@ -114,7 +114,7 @@ async fn context_hook_shapes_the_request_without_touching_history() {
         .unwrap()
         .iter()
         .filter_map(|e| match e.message() {
-            Some(AgentMessage::Llm(Message::User(u))) => {
+            Some(AgentMessage::User(u)) => {
                 Some(pi_coding_agent::session::queues::content_text(&u.content))
             }
             _ => None,

@@ -3,7 +3,7 @@
 use crate::session_support;
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{Message, StopReason};
+use pi_ai::StopReason;
 use pi_coding_agent::session::{AgentSessionEvent, PromptOptions};
 use serde_json::json;
 use session_support::*;
@@ -213,7 +213,7 @@ async fn abort_during_a_tool_waits_for_idle_and_keeps_queued_messages() {
         .messages()
         .into_iter()
         .find_map(|m| match m {
-            AgentMessage::Llm(Message::ToolResult(r)) => Some(r),
+            AgentMessage::ToolResult(r) => Some(r),
             _ => None,
         })
         .unwrap();
@@ -232,7 +232,7 @@ async fn abort_during_a_tool_waits_for_idle_and_keeps_queued_messages() {
         .messages()
         .iter()
         .map(|m| match m {
-            AgentMessage::Llm(Message::User(u)) => {
+            AgentMessage::User(u) => {
                 format!(
                     "user:{}",
                     pi_coding_agent::session::queues::content_text(&u.content)

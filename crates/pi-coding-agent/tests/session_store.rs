@@ -27,7 +27,7 @@ fn roles(msgs: &[AgentMessage]) -> Vec<String> {
 
 fn user(text: &str) -> EntryKind {
     EntryKind::Message {
-        message: AgentMessage::Llm(Message::User(UserMessage::text(text))),
+        message: AgentMessage::from(Message::User(UserMessage::text(text))),
     }
 }
 
@@ -36,7 +36,7 @@ fn assistant(text: &str) -> EntryKind {
     a.content.push(pi_ai::AssistantContent::text(text));
     a.stop_reason = StopReason::Stop;
     EntryKind::Message {
-        message: AgentMessage::Llm(Message::Assistant(a)),
+        message: AgentMessage::from(a),
     }
 }
 
@@ -296,7 +296,7 @@ fn a_ts_setup_error_message_round_trips_byte_for_byte() {
     }
     assert_eq!(rewritten, original);
     let ctx = build_session_context(&s).unwrap();
-    let Some(AgentMessage::Llm(Message::Assistant(a))) = ctx.messages.last() else {
+    let Some(AgentMessage::Assistant(a)) = ctx.messages.last() else {
         panic!("the last message is the failed request's")
     };
     assert!(a.error_before_timestamp);
@@ -413,7 +413,7 @@ fn a_ts_pi_file_nested_1000_levels_deep_loads_intact() {
         }
         let ctx = build_session_context(&s).unwrap();
         assert_eq!(roles(&ctx.messages), ["user", "assistant", "toolResult"]);
-        let Some(AgentMessage::Llm(Message::Assistant(a))) = ctx.messages.get(1) else {
+        let Some(AgentMessage::Assistant(a)) = ctx.messages.get(1) else {
             panic!("no assistant message")
         };
         let [AssistantContent::ToolCall(call)] = a.content.as_slice() else {
@@ -421,7 +421,7 @@ fn a_ts_pi_file_nested_1000_levels_deep_loads_intact() {
         };
         let arguments = serde_json::Value::Object(call.arguments.clone());
         assert_eq!(value_depth(&arguments), MAX_ARGUMENT_DEPTH);
-        let Some(AgentMessage::Llm(Message::ToolResult(r))) = ctx.messages.get(2) else {
+        let Some(AgentMessage::ToolResult(r)) = ctx.messages.get(2) else {
             panic!("no tool result")
         };
         assert!(

@@ -14,7 +14,7 @@ use pi_coding_agent::storage::{
 
 fn user(text: &str) -> EntryKind {
     EntryKind::Message {
-        message: AgentMessage::Llm(Message::User(UserMessage::text(text))),
+        message: AgentMessage::from(Message::User(UserMessage::text(text))),
     }
 }
 
@@ -23,7 +23,7 @@ fn assistant(text: &str) -> EntryKind {
     a.content.push(AssistantContent::text(text));
     a.stop_reason = StopReason::Stop;
     EntryKind::Message {
-        message: AgentMessage::Llm(Message::Assistant(a)),
+        message: AgentMessage::from(a),
     }
 }
 
@@ -133,11 +133,11 @@ fn html_export_is_self_contained_and_shows_everything() {
     }));
     a.stop_reason = StopReason::ToolUse;
     s.append(EntryKind::Message {
-        message: AgentMessage::Llm(Message::Assistant(a)),
+        message: AgentMessage::from(a),
     })
     .unwrap();
     s.append(EntryKind::Message {
-        message: AgentMessage::Llm(Message::ToolResult(pi_ai::ToolResultMessage {
+        message: AgentMessage::from(Message::ToolResult(pi_ai::ToolResultMessage {
             tool_call_id: "t1".into(),
             tool_name: "read".into(),
             content: vec![pi_ai::UserContent::text("file body")],

@@ -1286,9 +1286,9 @@ async fn a_given_store_context_is_used_as_is_and_store_alone_builds_it() {
     let texts = |s: &AgentSession| -> Vec<String> {
         s.messages()
             .iter()
-            .map(|m| match m {
-                AgentMessage::Llm(m) => message_text(m),
-                other => other.role().to_owned(),
+            .map(|m| match m.to_llm() {
+                Some(m) => message_text(&m),
+                None => m.role().to_owned(),
             })
             .collect()
     };
@@ -1301,7 +1301,7 @@ async fn a_given_store_context_is_used_as_is_and_store_alone_builds_it() {
     let mut given = built.clone();
     given
         .messages
-        .push(AgentMessage::Llm(Message::User(pi_ai::UserMessage::text(
+        .push(AgentMessage::from(Message::User(pi_ai::UserMessage::text(
             "given",
         ))));
     let from_context = AgentSession::builder()

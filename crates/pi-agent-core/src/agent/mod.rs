@@ -663,8 +663,8 @@ impl Agent {
         error: String,
     ) -> Result<(), HookError> {
         let model = self.with_state(|s| s.model.clone());
-        let failure = state::failure_message(&model, token.is_cancelled(), error);
-        let as_agent: AgentMessage = Message::Assistant(failure.clone()).into();
+        let failure = Arc::new(state::failure_message(&model, token.is_cancelled(), error));
+        let as_agent = AgentMessage::Assistant(Arc::clone(&failure));
         let deliver = async {
             sink.emit(AgentEvent::MessageStart {
                 message: as_agent.clone(),

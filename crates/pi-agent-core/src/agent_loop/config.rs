@@ -202,10 +202,10 @@ pub struct AfterToolCallResult {
 /// `{message, toolResults, context, newMessages}`: the turn that just ended.
 #[derive(Clone, Debug)]
 pub struct TurnContext {
-    /// The turn's assistant message.
-    pub message: AssistantMessage,
-    /// The turn's tool results.
-    pub tool_results: Vec<ToolResultMessage>,
+    /// The turn's assistant message (shared with the transcript).
+    pub message: Arc<AssistantMessage>,
+    /// The turn's tool results (shared with the transcript).
+    pub tool_results: Vec<Arc<ToolResultMessage>>,
     /// The loop's context after the turn.
     pub context: Arc<AgentContext>,
     /// Messages produced by the run so far.
@@ -286,8 +286,5 @@ impl AgentLoopConfig {
 
 /// pi's default `convertToLlm`: keeps roles `user`, `assistant`, `toolResult`.
 pub fn default_convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
-    messages
-        .iter()
-        .filter_map(|m| m.as_llm().cloned())
-        .collect()
+    messages.iter().filter_map(AgentMessage::to_llm).collect()
 }

@@ -14,7 +14,7 @@ mod updates;
 
 use std::sync::Arc;
 
-use pi_ai::{Message, StopReason, ToolCall};
+use pi_ai::{StopReason, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 pub use config::*;
@@ -185,7 +185,7 @@ async fn run_loop(
                 stream_fn,
             )
             .await?;
-            new_messages.push(Message::Assistant(message.clone()).into());
+            new_messages.push(AgentMessage::Assistant(Arc::clone(&message)));
 
             if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
                 sink.emit(AgentEvent::TurnEnd {
@@ -214,7 +214,7 @@ async fn run_loop(
                 tool_results = batch.messages;
                 let ctx = Arc::make_mut(&mut context);
                 for r in &tool_results {
-                    let m: AgentMessage = Message::ToolResult(r.clone()).into();
+                    let m = AgentMessage::ToolResult(Arc::clone(r));
                     ctx.messages.push(m.clone());
                     new_messages.push(m);
                 }
@@ -223,8 +223,8 @@ async fn run_loop(
             first_turn = false;
             let needs_turn =
                 config.should_stop_after_turn.is_some() || config.prepare_next_turn.is_some();
-            // The turn's message and results go into `turn_end` by value unless a hook needs
-            // them after it (a final message can be megabytes; copy it only when needed).
+            // The message and results are shared; only the lists are copied, and only when a
+            // hook needs the turn after `turn_end`.
             let turn = if needs_turn {
                 sink.emit(AgentEvent::TurnEnd {
                     message: message.clone(),

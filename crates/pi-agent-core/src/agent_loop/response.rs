@@ -9,9 +9,7 @@
 
 use std::sync::Arc;
 
-use pi_ai::{
-    AssistantMessage, AssistantMessageEvent, Context, Message, PartialMessage, StopReason,
-};
+use pi_ai::{AssistantMessage, AssistantMessageEvent, Context, PartialMessage, StopReason};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentContext, AgentLoopConfig, EventSink, StreamFn};
@@ -30,7 +28,7 @@ pub(crate) async fn stream_assistant_response(
     signal: &CancellationToken,
     sink: &dyn EventSink,
     stream_fn: &StreamFn,
-) -> Result<AssistantMessage, HookError> {
+) -> Result<Arc<AssistantMessage>, HookError> {
     let messages = match &config.transform_context {
         Some(transform) => {
             let input = context.messages.clone();
@@ -81,7 +79,7 @@ pub(crate) async fn stream_assistant_response(
             let snapshot = p.snapshot();
             partial = Some(p.clone());
             sink.emit(AgentEvent::MessageStart {
-                message: Message::Assistant(snapshot).into(),
+                message: snapshot.into(),
             })
             .await?;
             continue;
@@ -120,8 +118,11 @@ async fn finish(
     sink: &dyn EventSink,
     message: AssistantMessage,
     started: bool,
-) -> Result<AssistantMessage, HookError> {
-    let agent_message: AgentMessage = Message::Assistant(message.clone()).into();
+) -> Result<Arc<AssistantMessage>, HookError> {
+    // One allocation for the final message: the events, the state, the context and the run's
+    // messages all share it.
+    let message = Arc::new(message);
+    let agent_message = AgentMessage::Assistant(Arc::clone(&message));
     if !started {
         sink.emit(AgentEvent::MessageStart {
             message: agent_message.clone(),
@@ -133,8 +134,8 @@ async fn finish(
     })
     .await?;
     let (agent_message, message) = match sink.take_message_end_replacement() {
-        Some(AgentMessage::Llm(Message::Assistant(replaced))) => {
-            (Message::Assistant(replaced.clone()).into(), replaced)
+        Some(AgentMessage::Assistant(replaced)) => {
+            (AgentMessage::Assistant(Arc::clone(&replaced)), replaced)
         }
         _ => (agent_message, message),
     };

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use futures::future::{BoxFuture, FutureExt, try_join_all};
-use pi_ai::{AssistantMessage, Message, ToolCall, ToolResultMessage};
+use pi_ai::{AssistantMessage, ToolCall, ToolResultMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentContext, AgentLoopConfig, EventSink};
@@ -28,7 +28,7 @@ use crate::tool::ExecutionMode;
 
 /// The results of a batch and whether it asks the loop to stop.
 pub(crate) struct Batch {
-    pub messages: Vec<ToolResultMessage>,
+    pub messages: Vec<Arc<ToolResultMessage>>,
     pub terminate: bool,
 }
 
@@ -50,11 +50,15 @@ async fn emit_start(sink: &Arc<dyn EventSink>, call: &ToolCall) -> Result<(), Ho
 async fn emit_result_message(
     sink: &Arc<dyn EventSink>,
     message: ToolResultMessage,
-) -> Result<ToolResultMessage, HookError> {
-    let emitted =
-        super::emit_message(sink.as_ref(), Message::ToolResult(message.clone()).into()).await?;
+) -> Result<Arc<ToolResultMessage>, HookError> {
+    let message = Arc::new(message);
+    let emitted = super::emit_message(
+        sink.as_ref(),
+        crate::AgentMessage::ToolResult(Arc::clone(&message)),
+    )
+    .await?;
     Ok(match emitted {
-        crate::AgentMessage::Llm(Message::ToolResult(r)) => r,
+        crate::AgentMessage::ToolResult(r) => r,
         _ => message,
     })
 }

@@ -474,7 +474,7 @@ pub fn user(text: &str) -> pi_agent_core::AgentMessage {
 
 /// The text of a user message (first text block).
 pub fn user_text(m: &pi_agent_core::AgentMessage) -> Option<String> {
-    match m.as_llm() {
+    match m.to_llm() {
         Some(pi_ai::Message::User(u)) => u
             .content
             .to_blocks()

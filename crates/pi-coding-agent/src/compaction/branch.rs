@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{Message, Usage};
+use pi_ai::Usage;
 use serde_json::Value;
 
 use super::prepare::{FileOps, format_file_operations};
@@ -77,7 +77,7 @@ fn message_for_branch(e: &SessionEntry) -> Option<AgentMessage> {
     let ts = iso_to_ms(&e.timestamp);
     match &e.kind {
         EntryKind::Message { message } => match message {
-            AgentMessage::Llm(Message::ToolResult(_)) => None,
+            AgentMessage::ToolResult(_) => None,
             m => Some(m.clone()),
         },
         EntryKind::CustomMessage {

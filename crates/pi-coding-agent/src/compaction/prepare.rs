@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message};
+use pi_ai::AssistantContent;
 use serde_json::Value;
 
 use super::tokens::{CompactionSettings, estimate_context_tokens, estimate_tokens};
@@ -30,7 +30,7 @@ pub struct FileOps {
 impl FileOps {
     /// Adds the file operations of an assistant message's tool calls.
     pub fn add_from_message(&mut self, m: &AgentMessage) {
-        let AgentMessage::Llm(Message::Assistant(a)) = m else {
+        let AgentMessage::Assistant(a) = m else {
             return;
         };
         for c in &a.content {

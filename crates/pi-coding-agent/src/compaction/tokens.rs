@@ -6,7 +6,7 @@
 //! JavaScript's `length` counts them.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message, StopReason, Usage, UserContent};
+use pi_ai::{AssistantContent, StopReason, Usage, UserContent};
 use serde_json::Value;
 
 /// Characters an image counts for.
@@ -57,9 +57,9 @@ fn value_content_chars(v: Option<&Value>) -> usize {
 /// `estimateTokens(message)`: `ceil(chars / 4)` of what the model sees of it.
 pub fn estimate_tokens(message: &AgentMessage) -> u64 {
     let chars = match message {
-        AgentMessage::Llm(Message::User(u)) => user_blocks_chars(&u.content.to_blocks()),
-        AgentMessage::Llm(Message::ToolResult(r)) => user_blocks_chars(&r.content),
-        AgentMessage::Llm(Message::Assistant(a)) => a
+        AgentMessage::User(u) => user_blocks_chars(&u.content.to_blocks()),
+        AgentMessage::ToolResult(r) => user_blocks_chars(&r.content),
+        AgentMessage::Assistant(a) => a
             .content
             .iter()
             .map(|c| match c {
@@ -104,7 +104,7 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
         .enumerate()
         .rev()
         .find_map(|(i, m)| match m {
-            AgentMessage::Llm(Message::Assistant(a))
+            AgentMessage::Assistant(a)
                 if !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error)
                     && context_tokens(&a.usage) > 0 =>
             {
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn estimates_round_up_per_message() {
-        let u = AgentMessage::Llm(Message::User(UserMessage::text("abcde")));
+        let u = AgentMessage::from(UserMessage::text("abcde"));
         assert_eq!(estimate_tokens(&u), 2);
         let mut a = AssistantMessage::empty("x", "p", "m");
         let mut args = serde_json::Map::new();
@@ -144,12 +144,9 @@ mod tests {
             ..Default::default()
         }));
         // "read" (4) + {"path":"a"} (12) = 16 chars → 4 tokens.
-        assert_eq!(
-            estimate_tokens(&AgentMessage::Llm(Message::Assistant(a))),
-            4
-        );
+        assert_eq!(estimate_tokens(&AgentMessage::from(a)), 4);
         // UTF-16 units: one astral character counts 2.
-        let e = AgentMessage::Llm(Message::User(UserMessage::text("😀😀")));
+        let e = AgentMessage::from(UserMessage::text("😀😀"));
         assert_eq!(estimate_tokens(&e), 1);
     }
 
@@ -162,9 +159,9 @@ mod tests {
         failed.stop_reason = StopReason::Error;
         failed.usage.total_tokens = 5000.0;
         let msgs = vec![
-            AgentMessage::Llm(Message::Assistant(ok)),
-            AgentMessage::Llm(Message::User(UserMessage::text("12345678"))),
-            AgentMessage::Llm(Message::Assistant(failed)),
+            AgentMessage::from(ok),
+            AgentMessage::from(UserMessage::text("12345678")),
+            AgentMessage::from(failed),
         ];
         let e = estimate_context_tokens(&msgs);
         assert_eq!(e.last_usage_index, Some(0));

@@ -54,8 +54,8 @@ impl ExtensionHooks {
             } => {
                 r.emit(ev::TurnEndEvent {
                     turn_index: turn.turn_index as u64,
-                    message: message.clone(),
-                    tool_results: tool_results.clone(),
+                    message: (**message).clone(),
+                    tool_results: tool_results.iter().map(|r| (**r).clone()).collect(),
                 })
                 .await
             }

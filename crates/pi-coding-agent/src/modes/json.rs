@@ -7,7 +7,7 @@
 //! with the call's `id` and `toolName`; see [`AgentSessionEvent::to_json_mode`]). The exit
 //! status is 0 even when the final assistant message failed.
 
-use super::output::LineSender;
+use super::output::{LineBody, LineSender};
 use crate::session::{AgentSession, AgentSessionEvent};
 
 /// The first stdout line: the session header as stored (`{"type":"session","version":3,…}`).
@@ -16,13 +16,16 @@ pub fn header_line(session: &AgentSession) -> String {
     pi_ai::json::to_string(store.header()).unwrap_or_default()
 }
 
-/// Subscribes a listener sending every event's json line to `lines`. A `message_end` line
+/// Subscribes a listener sending every event to `lines`, to be written by the driver without
+/// an intermediate string (a `message_update` with its partial's usage as at the event). A
+/// `message_end` line
 /// carries the barrier of its entry's append, so the driver prints it once the entry is in
 /// the session file.
 pub fn forward_events(session: &AgentSession, lines: LineSender) {
     let durability = session.durability();
     session.subscribe(move |event: &AgentSessionEvent| {
-        let _ = lines.send((event.to_json_line(), durability.barrier()));
+        let body = LineBody::Event(event.clone(), event.live_usage());
+        let _ = lines.send((body, durability.barrier()));
         Ok(())
     });
 }

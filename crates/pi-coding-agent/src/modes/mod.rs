@@ -26,7 +26,7 @@ use std::io::Write;
 
 use crate::app::InitialMessage;
 use crate::session::{AgentSession, PromptOptions, SessionError};
-use output::{drain, line_channel, write_after, write_line};
+use output::{drain, line_channel, write_batch, write_line};
 use print::{TextOutcome, text_outcome};
 use signals::{Signals, Terminate};
 
@@ -88,7 +88,7 @@ pub async fn run_print_or_json(
                 drain(&mut rx, stdout).await;
                 return on_signal(sig, &session);
             }
-            Some(line) = rx.recv() => write_after(stdout, line).await,
+            Some(line) = rx.recv() => write_batch(stdout, line, &mut rx).await,
             done = &mut prompts => break done,
         }
     };

@@ -7,7 +7,7 @@
 //! writes nothing (exit 0).
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message, StopReason};
+use pi_ai::{AssistantContent, StopReason};
 
 /// What text mode writes once the prompts are done.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub enum TextOutcome {
 
 /// The outcome for the session's final messages.
 pub fn text_outcome(messages: &[AgentMessage]) -> TextOutcome {
-    let Some(AgentMessage::Llm(Message::Assistant(a))) = messages.last() else {
+    let Some(AgentMessage::Assistant(a)) = messages.last() else {
         return TextOutcome::Text(Vec::new());
     };
     let failed = match a.stop_reason {
@@ -60,7 +60,7 @@ mod tests {
             .iter()
             .map(|t| AssistantContent::Text(TextContent::new(*t)))
             .collect();
-        vec![AgentMessage::Llm(Message::Assistant(m))]
+        vec![AgentMessage::from(m)]
     }
 
     #[test]

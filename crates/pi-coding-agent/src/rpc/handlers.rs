@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{Message, Model, ModelThinkingLevel};
+use pi_ai::{Model, ModelThinkingLevel};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -261,7 +261,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             let messages: Vec<Value> = entries
                 .iter()
                 .filter_map(|e| match e.message()? {
-                    AgentMessage::Llm(Message::User(u)) => {
+                    AgentMessage::User(u) => {
                         let text = content_text(&u.content);
                         (!text.is_empty()).then(|| json!({"entryId": e.id, "text": text}))
                     }

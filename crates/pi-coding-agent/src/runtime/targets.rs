@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::AgentMessage;
-use pi_ai::Message;
 use serde_json::Map;
 
 use crate::session::queues::content_text;
@@ -97,7 +96,7 @@ pub fn fork_store(
     let (target, text) = match position {
         ForkPosition::At => (Some(entry.id.clone()), None),
         ForkPosition::Before => match entry.message() {
-            Some(AgentMessage::Llm(Message::User(u))) => {
+            Some(AgentMessage::User(u)) => {
                 (entry.parent_id.clone(), Some(content_text(&u.content)))
             }
             _ => return Err(INVALID_FORK_ENTRY.to_owned()),

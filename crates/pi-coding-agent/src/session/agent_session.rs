@@ -47,7 +47,7 @@ pub(super) struct SessionState {
     pub run_active: bool,
     pub turn_index: usize,
     /// The last assistant message of the current low-level run (for `postRun`).
-    pub last_assistant: Option<AssistantMessage>,
+    pub last_assistant: Option<Arc<AssistantMessage>>,
     pub retry_attempt: u32,
     /// Cancels the retry backoff sleep while one is pending (`isRetrying`).
     pub retry_cancel: Option<CancellationToken>,
@@ -289,7 +289,7 @@ impl AgentSession {
     pub fn last_assistant_text(&self) -> Option<String> {
         self.inner.agent.with_state(|s| {
             let last = s.messages.iter().rev().find_map(|m| match m {
-                AgentMessage::Llm(pi_ai::Message::Assistant(a))
+                AgentMessage::Assistant(a)
                     if !(a.stop_reason == pi_ai::StopReason::Aborted && a.content.is_empty()) =>
                 {
                     Some(a)

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use pi_agent_core::{AgentContext, AgentEvent, AgentMessage};
-use pi_ai::{AssistantMessage, Message, StopReason};
+use pi_ai::{AssistantMessage, StopReason};
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::{BeforeCompactDecision, CheckPhase, Compactor};
@@ -328,7 +328,7 @@ impl AutoCompactor {
         if will_retry
             && matches!(
                 messages.last(),
-                Some(AgentMessage::Llm(Message::Assistant(a)))
+                Some(AgentMessage::Assistant(a))
                     if matches!(a.stop_reason, StopReason::Error | StopReason::Length)
             )
         {
@@ -352,7 +352,7 @@ impl AutoCompactor {
     async fn check_message(
         &self,
         session: AgentSession,
-        message: AssistantMessage,
+        message: Arc<AssistantMessage>,
         phase: CheckPhase,
     ) -> bool {
         let settings = Self::settings(&session);
@@ -400,10 +400,7 @@ impl AutoCompactor {
             }
             // Drop the failed assistant from the context (it stays in the file).
             let mut messages = session.agent().messages();
-            if matches!(
-                messages.last(),
-                Some(AgentMessage::Llm(Message::Assistant(_)))
-            ) {
+            if matches!(messages.last(), Some(AgentMessage::Assistant(_))) {
                 messages.pop();
                 session.agent().set_messages(messages);
             }
@@ -415,11 +412,11 @@ impl AutoCompactor {
                 let estimate = estimate_context_tokens(&session.agent().messages());
                 // An estimate anchored on an assistant older than the latest compaction is stale.
                 let stale = match (estimate.last_usage_index, latest_compaction) {
-                (Some(i), Some(t)) => session.agent().messages().get(i).is_some_and(
-                    |m| matches!(m, AgentMessage::Llm(Message::Assistant(a)) if a.timestamp <= t),
-                ),
-                _ => false,
-            };
+                    (Some(i), Some(t)) => session.agent().messages().get(i).is_some_and(
+                        |m| matches!(m, AgentMessage::Assistant(a) if a.timestamp <= t),
+                    ),
+                    _ => false,
+                };
                 if stale {
                     return false;
                 }
@@ -438,7 +435,7 @@ impl Compactor for AutoCompactor {
     fn check(
         &self,
         session: AgentSession,
-        message: AssistantMessage,
+        message: Arc<AssistantMessage>,
         phase: CheckPhase,
     ) -> BoxFuture<'_, bool> {
         Box::pin(self.check_message(session, message, phase))
@@ -467,12 +464,12 @@ impl Compactor for AutoCompactor {
     fn observe(&self, event: &AgentEvent) {
         match event {
             AgentEvent::MessageStart {
-                message: AgentMessage::Llm(Message::User(_)),
+                message: AgentMessage::User(_),
             } => {
                 self.overflow_attempted.store(false, Ordering::SeqCst);
             }
             AgentEvent::MessageEnd { message } => {
-                if let AgentMessage::Llm(Message::Assistant(a)) = message
+                if let AgentMessage::Assistant(a) = message
                     && !matches!(a.stop_reason, StopReason::Error | StopReason::Length)
                 {
                     self.overflow_attempted.store(false, Ordering::SeqCst);

@@ -52,7 +52,7 @@ pub fn bash_execution_message(
     if let Some(x) = exclude_from_context {
         m.insert("excludeFromContext".into(), Value::Bool(x));
     }
-    AgentMessage::Custom(m)
+    AgentMessage::custom(m)
 }
 
 impl AgentSession {

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use pi_agent_core::{AgentEvent, AgentMessage};
-use pi_ai::ModelThinkingLevel;
+use pi_ai::{ModelThinkingLevel, Usage};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -209,29 +209,73 @@ impl AgentSessionEvent {
     /// `{type, usage, assistantMessageEvent}` without `partial`; everything else is the full
     /// event.
     pub fn to_json_mode(&self) -> Value {
-        if let AgentSessionEvent::Agent(e) = self
+        serde_json::to_value(JsonMode(self, None)).unwrap_or(Value::Null)
+    }
+
+    /// [`AgentSessionEvent::to_json_mode`] as one JSON line (numbers spelled as JavaScript
+    /// writes them), without the trailing newline. Written straight from the event: no
+    /// intermediate `Value`, so a line costs one pass over what it holds.
+    pub fn to_json_line(&self) -> String {
+        pi_ai::json::to_string(&JsonMode(self, None)).unwrap_or_default()
+    }
+
+    /// Writes [`AgentSessionEvent::to_json_line`] to `out` as it is serialized, without the
+    /// line in memory.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write_json_line(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        self.write_json_line_with(out, None)
+    }
+
+    /// [`AgentSessionEvent::write_json_line`] with a `message_update`'s `usage` as taken by
+    /// [`AgentSessionEvent::live_usage`] (`None`: read from the partial now).
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write_json_line_with(
+        &self,
+        out: &mut impl std::io::Write,
+        usage: Option<&Usage>,
+    ) -> std::io::Result<()> {
+        pi_ai::json::to_writer(out, &JsonMode(self, usage)).map_err(std::io::Error::from)
+    }
+
+    /// For a `message_update`: the live partial's usage now, the one part of its json line
+    /// that changes after the event (the block event itself does not).
+    pub fn live_usage(&self) -> Option<Usage> {
+        match self.core() {
+            Some(AgentEvent::MessageUpdate { message, .. }) => Some(message.read().usage),
+            _ => None,
+        }
+    }
+}
+
+/// The json-mode projection of an event, serialized in place; a `message_update` with the
+/// usage given, or else its partial's usage as it is now.
+struct JsonMode<'a>(&'a AgentSessionEvent, Option<&'a Usage>);
+
+impl Serialize for JsonMode<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let AgentSessionEvent::Agent(e) = self.0
             && let AgentEvent::MessageUpdate {
                 assistant_message_event,
                 message,
             } = &**e
         {
-            let usage = serde_json::to_value(&message.read().usage).unwrap_or(Value::Null);
-            let mut m = serde_json::Map::new();
-            m.insert("type".into(), "message_update".into());
-            m.insert("usage".into(), usage);
-            m.insert(
-                "assistantMessageEvent".into(),
-                assistant_message_event.to_json_projection(),
-            );
-            return Value::Object(m);
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("type", "message_update")?;
+            match self.1 {
+                Some(usage) => m.serialize_entry("usage", usage)?,
+                None => m.serialize_entry("usage", &message.read().usage)?,
+            }
+            m.serialize_entry(
+                "assistantMessageEvent",
+                &assistant_message_event.json_projection(),
+            )?;
+            return m.end();
         }
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    /// [`AgentSessionEvent::to_json_mode`] as one JSON line (numbers spelled as JavaScript
-    /// writes them), without the trailing newline.
-    pub fn to_json_line(&self) -> String {
-        pi_ai::json::to_string(&self.to_json_mode()).unwrap_or_default()
+        self.0.serialize(s)
     }
 }
 

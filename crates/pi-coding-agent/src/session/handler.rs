@@ -25,7 +25,7 @@ use pi_agent_core::{
     AfterToolCallContext, AgentEvent, AgentMessage, AgentOptions, BeforeToolCallContext, HookError,
     ListenerError, TurnContext, TurnUpdate,
 };
-use pi_ai::{Message, StopReason, now_ms};
+use pi_ai::{StopReason, now_ms};
 use serde_json::Value;
 
 use super::agent_session::{AgentSession, lock};
@@ -57,7 +57,7 @@ impl AgentSession {
     async fn handle_agent_event(&self, event: Arc<AgentEvent>) -> Result<(), ListenerError> {
         // 1. Queue bookkeeping on a delivered user message.
         if let AgentEvent::MessageStart {
-            message: AgentMessage::Llm(Message::User(u)),
+            message: AgentMessage::User(u),
         } = &*event
         {
             let text = content_text(&u.content);
@@ -130,7 +130,7 @@ impl AgentSession {
             let persisted = self.persist_message(message);
             drop(pending_write);
             persisted?;
-            if let AgentMessage::Llm(Message::Assistant(a)) = message {
+            if let AgentMessage::Assistant(a) = message {
                 let retry_done = {
                     let mut st = self.state();
                     st.last_assistant = Some(a.clone());
@@ -165,11 +165,11 @@ impl AgentSession {
     /// adds them).
     fn persist_message(&self, message: &AgentMessage) -> Result<(), ListenerError> {
         let kind = match message {
-            AgentMessage::Llm(_) => EntryKind::Message {
-                message: message.clone(),
-            },
             AgentMessage::Custom(m) if persists(message) => custom_entry(m),
             AgentMessage::Custom(_) => return Ok(()),
+            _ => EntryKind::Message {
+                message: message.clone(),
+            },
         };
         lock(&self.inner.store)
             .append(kind)
@@ -355,8 +355,8 @@ impl AgentSession {
 /// Whether the session appends `message` at its `message_end` (`persist_message`).
 fn persists(message: &AgentMessage) -> bool {
     match message {
-        AgentMessage::Llm(_) => true,
         AgentMessage::Custom(_) => message.role() == "custom",
+        _ => true,
     }
 }
 
@@ -383,7 +383,7 @@ fn normalize_null_content(message: AgentMessage) -> AgentMessage {
     match message {
         AgentMessage::Custom(mut m) if m.get("role").and_then(Value::as_str) == Some("custom") => {
             if m.get("content").is_none_or(Value::is_null) {
-                m.insert("content".into(), Value::Array(Vec::new()));
+                Arc::make_mut(&mut m).insert("content".into(), Value::Array(Vec::new()));
             }
             AgentMessage::Custom(m)
         }

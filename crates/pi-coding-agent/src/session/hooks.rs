@@ -512,7 +512,7 @@ pub trait Compactor: Send + Sync {
     fn check(
         &self,
         _session: AgentSession,
-        _message: AssistantMessage,
+        _message: Arc<AssistantMessage>,
         _phase: CheckPhase,
     ) -> BoxFuture<'_, bool> {
         Box::pin(async { false })

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use pi_agent_core::{AgentMessage, ListenerError};
-use pi_ai::{AssistantMessage, Message};
+use pi_ai::AssistantMessage;
 use tokio_util::sync::CancellationToken;
 
 use super::agent_session::{AgentSession, lock};
@@ -48,7 +48,7 @@ impl AgentSession {
             .iter()
             .rev()
             .find_map(|m| match m {
-                AgentMessage::Llm(Message::Assistant(a)) => Some(a),
+                AgentMessage::Assistant(a) => Some(a),
                 _ => None,
             })
             .is_some_and(|a| self.is_retryable(a))
@@ -112,10 +112,7 @@ impl AgentSession {
     /// session file keeps it).
     pub(super) fn drop_trailing_assistant(&self) {
         let mut messages = self.inner.agent.messages();
-        if matches!(
-            messages.last(),
-            Some(AgentMessage::Llm(Message::Assistant(_)))
-        ) {
+        if matches!(messages.last(), Some(AgentMessage::Assistant(_))) {
             messages.pop();
             self.inner.agent.set_messages(messages);
         }

@@ -4,6 +4,8 @@
 //! `_handlePostAgentRun`, `steer`, `followUp`, `clearQueue`, `sendCustomMessage` and
 //! `sendUserMessage`.
 
+use std::sync::Arc;
+
 use pi_agent_core::{AgentMessage, ListenerError, PromptInput};
 use pi_ai::{AssistantMessage, now_ms};
 use pi_ai::{ImageContent, Message, StopReason, UserContent, UserMessage, UserMessageContent};
@@ -261,10 +263,10 @@ impl AgentSession {
         expand_prompt_template(&expanded, &self.inner.templates)
     }
 
-    fn last_assistant_in_state(&self) -> Option<AssistantMessage> {
+    fn last_assistant_in_state(&self) -> Option<Arc<AssistantMessage>> {
         self.inner.agent.with_state(|s| {
             s.messages.iter().rev().find_map(|m| match m {
-                AgentMessage::Llm(Message::Assistant(a)) => Some(a.clone()),
+                AgentMessage::Assistant(a) => Some(a.clone()),
                 _ => None,
             })
         })

@@ -6,7 +6,7 @@
 //! unknown (`tokens: null`) after a compaction until an assistant answered with real usage.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{Message, StopReason, Usage};
+use pi_ai::{StopReason, Usage};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -130,7 +130,7 @@ impl AgentSession {
                 Some(c) => !path[c + 1..].iter().rev().any(|&i| {
                     *store.kind_at(i) == EntryType::Message
                         && store.entry_at(i).ok().is_some_and(|e| {
-                            matches!(e.message(), Some(AgentMessage::Llm(Message::Assistant(a)))
+                            matches!(e.message(), Some(AgentMessage::Assistant(a))
                                 if !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error)
                                     && context_tokens(&a.usage) > 0)
                         })

@@ -19,7 +19,7 @@
 //! [`AgentSession::abort_branch_summary`] (or [`AgentSession::abort`]) cancels it.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{Message, Model, Usage};
+use pi_ai::{Model, Usage};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -353,7 +353,7 @@ impl AgentSession {
 fn new_leaf_for(target: &SessionEntry) -> (Option<String>, Option<String>) {
     match &target.kind {
         EntryKind::Message {
-            message: AgentMessage::Llm(Message::User(u)),
+            message: AgentMessage::User(u),
         } => (
             target.parent_id.clone(),
             Some(super::queues::content_text(&u.content)),
@@ -397,7 +397,7 @@ mod tests {
     fn user_and_custom_targets_are_re_edited_from_their_parent() {
         let user = entry(
             EntryKind::Message {
-                message: Message::User(pi_ai::UserMessage::text("hello")).into(),
+                message: pi_ai::UserMessage::text("hello").into(),
             },
             Some("p0"),
         );

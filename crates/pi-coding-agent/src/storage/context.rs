@@ -13,7 +13,6 @@
 use std::collections::HashSet;
 
 use pi_agent_core::AgentMessage;
-use pi_ai::Message;
 
 use super::entry::{EntryKind, EntryType, SessionEntry};
 use super::store::{SessionStore, StoreError};
@@ -182,7 +181,7 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
         };
         match &e.kind {
             EntryKind::Message { message } => {
-                if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                if let AgentMessage::Assistant(a) = message {
                     model = Some((a.provider.clone(), a.model.clone()));
                 }
                 messages.push(message.clone());
@@ -321,11 +320,11 @@ pub(crate) fn readable(
 fn drop_orphan_tool_results(messages: &mut Vec<AgentMessage>) {
     let mut calls: HashSet<String> = HashSet::new();
     messages.retain(|m| match m {
-        AgentMessage::Llm(Message::Assistant(a)) => {
+        AgentMessage::Assistant(a) => {
             calls.extend(a.tool_calls().map(|c| c.id.clone()));
             true
         }
-        AgentMessage::Llm(Message::ToolResult(r)) => {
+        AgentMessage::ToolResult(r) => {
             let keep = calls.contains(&r.tool_call_id);
             if !keep {
                 tracing::warn!(

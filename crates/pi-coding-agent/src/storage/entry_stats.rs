@@ -3,7 +3,7 @@
 //! show. Kept in the session index for the entries before a resumed window.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message, Usage};
+use pi_ai::{AssistantContent, Usage};
 use serde_json::Value;
 
 use super::entry::{EntryKind, SessionEntry};
@@ -64,14 +64,14 @@ impl EntryStats {
             EntryKind::Message { message } => {
                 self.total_messages += 1;
                 match message {
-                    AgentMessage::Llm(Message::User(_)) => self.user_messages += 1,
-                    AgentMessage::Llm(Message::ToolResult(r)) => {
+                    AgentMessage::User(_) => self.user_messages += 1,
+                    AgentMessage::ToolResult(r) => {
                         self.tool_results += 1;
                         if let Some(u) = &r.usage {
                             self.add_usage(u);
                         }
                     }
-                    AgentMessage::Llm(Message::Assistant(a)) => {
+                    AgentMessage::Assistant(a) => {
                         self.assistant_messages += 1;
                         self.tool_calls += a
                             .content

@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message, UserContent};
+use pi_ai::{AssistantContent, UserContent};
 use serde_json::Value;
 
 use super::context::path_to_leaf;
@@ -106,12 +106,12 @@ fn user_blocks(html: &mut String, blocks: &[UserContent]) {
 
 fn message_html(html: &mut String, m: &AgentMessage) {
     match m {
-        AgentMessage::Llm(Message::User(u)) => {
+        AgentMessage::User(u) => {
             html.push_str("<section class=\"msg user\"><h3>User</h3>");
             user_blocks(html, &u.content.to_blocks());
             html.push_str("</section>");
         }
-        AgentMessage::Llm(Message::Assistant(a)) => {
+        AgentMessage::Assistant(a) => {
             let _ = write!(
                 html,
                 "<section class=\"msg assistant\"><h3>Assistant <small>{}/{} · {}</small></h3>",
@@ -147,7 +147,7 @@ fn message_html(html: &mut String, m: &AgentMessage) {
             }
             html.push_str("</section>");
         }
-        AgentMessage::Llm(Message::ToolResult(r)) => {
+        AgentMessage::ToolResult(r) => {
             let _ = write!(
                 html,
                 "<section class=\"msg toolresult{}\"><h3>Tool result <small>{} · {}</small></h3>",
@@ -164,7 +164,7 @@ fn message_html(html: &mut String, m: &AgentMessage) {
                 html,
                 "<section class=\"msg custom\"><h3>{}</h3><pre>{}</pre></section>",
                 esc(role),
-                esc(&pretty(&Value::Object(map.clone())))
+                esc(&pretty(&Value::Object((**map).clone())))
             );
         }
     }

@@ -840,10 +840,7 @@ impl SessionStore {
 
     /// Appends a fully formed entry (id and parent chosen by the caller).
     pub fn append_entry(&mut self, entry: SessionEntry) -> Result<(), StoreError> {
-        let is_assistant = matches!(
-            entry.message(),
-            Some(AgentMessage::Llm(pi_ai::Message::Assistant(_)))
-        );
+        let is_assistant = matches!(entry.message(), Some(AgentMessage::Assistant(_)));
         let is_checkpoint = is_assistant || matches!(entry.kind, EntryKind::Compaction { .. });
         let line = entry.to_line();
         let entry = Arc::new(entry);
@@ -1027,12 +1024,9 @@ impl SessionStore {
             Backing::InMemory
         };
         let mut store = Self::empty(header, path, backing);
-        let has_assistant = entries.iter().any(|e| {
-            matches!(
-                e.message(),
-                Some(AgentMessage::Llm(pi_ai::Message::Assistant(_)))
-            )
-        });
+        let has_assistant = entries
+            .iter()
+            .any(|e| matches!(e.message(), Some(AgentMessage::Assistant(_))));
         store.replace_all(entries);
         if has_assistant && matches!(store.backing, Backing::Deferred) {
             store.materialize()?;

@@ -161,8 +161,10 @@ pub fn stored(r: &Rig) -> Vec<String> {
         .unwrap()
         .iter()
         .filter_map(|e| match e.message() {
-            Some(AgentMessage::Llm(m)) => Some(format!("{}:{}", m.role(), message_text(m))),
             Some(AgentMessage::Custom(c)) => Some(format!("custom:{}", c["customType"])),
+            Some(m) => m
+                .to_llm()
+                .map(|m| format!("{}:{}", m.role(), message_text(&m))),
             None => match e.kind.type_name() {
                 "custom_message" => Some("custom_message".into()),
                 "custom" => Some("custom".into()),

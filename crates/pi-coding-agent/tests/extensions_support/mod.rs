@@ -52,7 +52,7 @@ pub fn user(text: &str) -> AgentMessage {
 
 pub fn text_of(m: &AgentMessage) -> String {
     match m {
-        AgentMessage::Llm(Message::User(u)) => match &u.content {
+        AgentMessage::User(u) => match &u.content {
             UserMessageContent::Text(t) => t.clone(),
             UserMessageContent::Blocks(b) => b
                 .iter()

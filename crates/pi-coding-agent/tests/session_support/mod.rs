@@ -155,9 +155,7 @@ impl Harness {
             .unwrap()
             .iter()
             .filter_map(|e| match e.message() {
-                Some(pi_agent_core::AgentMessage::Llm(pi_ai::Message::Assistant(a))) => {
-                    Some(a.clone())
-                }
+                Some(pi_agent_core::AgentMessage::Assistant(a)) => Some((**a).clone()),
                 _ => None,
             })
             .collect()

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::AgentMessage;
-use pi_ai::Message;
 use pi_tui::components::autocomplete::{CombinedAutocompleteProvider, SlashCommand};
 use pi_tui::components::select_list::SelectItem;
 
@@ -338,7 +337,7 @@ impl App {
         let items: Vec<PickItem> = entries
             .iter()
             .filter_map(|e| match e.message()? {
-                AgentMessage::Llm(Message::User(u)) => {
+                AgentMessage::User(u) => {
                     let text = content_text(&u.content);
                     (!text.is_empty()).then(|| PickItem::new(e.id.clone(), text))
                 }

@@ -44,7 +44,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use pi_agent_core::{AgentEvent, AgentMessage};
-use pi_ai::{AssistantContent, AssistantMessageEvent, Message};
+use pi_ai::{AssistantContent, AssistantMessageEvent};
 use pi_tui::capabilities::Capabilities;
 use pi_tui::components::StatusLine;
 use pi_tui::components::editor::{Editor, EditorEvent, EditorStyle};
@@ -479,7 +479,7 @@ impl App {
             );
         }
         for (i, m) in messages.iter().enumerate() {
-            if let AgentMessage::Llm(Message::User(u)) = m {
+            if let AgentMessage::User(u) = m {
                 self.editor.add_to_history(&content_text(&u.content));
             }
             if i >= skip {
@@ -488,7 +488,7 @@ impl App {
         }
         self.transcript.settle();
         self.last_usage = messages.iter().rev().find_map(|m| match m {
-            AgentMessage::Llm(Message::Assistant(a)) => Some(a.usage),
+            AgentMessage::Assistant(a) => Some(a.usage),
             _ => None,
         });
         // The totals of the stored entries come from the session index, but the first resume
@@ -563,7 +563,7 @@ impl App {
                 d.context_percent = Some(0.0);
             }
         }
-        if let Some(AgentMessage::Llm(Message::Assistant(a))) =
+        if let Some(AgentMessage::Assistant(a)) =
             s.messages().iter().rev().find(|m| m.role() == "assistant")
         {
             let prompt = a.usage.input + a.usage.cache_read + a.usage.cache_write;
@@ -1167,11 +1167,11 @@ impl App {
                 let _ = self.term.set_progress(true);
             }
             AgentEvent::MessageStart { message } => match message {
-                AgentMessage::Llm(Message::User(u)) => {
+                AgentMessage::User(u) => {
                     self.transcript.user(&content_text(&u.content));
                 }
-                AgentMessage::Llm(Message::Assistant(_)) => self.transcript.assistant_start(),
-                AgentMessage::Llm(Message::ToolResult(_)) => {}
+                AgentMessage::Assistant(_) => self.transcript.assistant_start(),
+                AgentMessage::ToolResult(_) => {}
                 AgentMessage::Custom(m) => {
                     // A `!` command's record is drawn by its own box.
                     if m.get("role").and_then(serde_json::Value::as_str) != Some("bashExecution") {
@@ -1218,12 +1218,12 @@ impl App {
                 _ => {}
             },
             AgentEvent::MessageEnd { message } => {
-                if let AgentMessage::Llm(Message::ToolResult(r)) = message
+                if let AgentMessage::ToolResult(r) = message
                     && let Some(u) = &r.usage
                 {
                     self.totals.add(u);
                 }
-                if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                if let AgentMessage::Assistant(a) = message {
                     self.totals.add(&a.usage);
                     self.last_usage = Some(a.usage);
                     self.transcript.retry_attempt = self.session.retry_attempt();

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use pi_agent_core::{AgentMessage, AgentToolResult};
-use pi_ai::{AssistantContent, AssistantMessage, Message, StopReason};
+use pi_ai::{AssistantContent, AssistantMessage, StopReason};
 use pi_tui::Component;
 use pi_tui::ansi::{escape_control, wrap};
 use pi_tui::components::StreamingMarkdown;
@@ -439,9 +439,9 @@ impl Transcript {
     /// A message of a resumed session (or one the session added outside a stream).
     pub fn replay_message(&mut self, message: &AgentMessage) {
         match message {
-            AgentMessage::Llm(Message::User(u)) => self.user(&content_text(&u.content)),
-            AgentMessage::Llm(Message::Assistant(a)) => self.assistant_end(a),
-            AgentMessage::Llm(Message::ToolResult(r)) => {
+            AgentMessage::User(u) => self.user(&content_text(&u.content)),
+            AgentMessage::Assistant(a) => self.assistant_end(a),
+            AgentMessage::ToolResult(r) => {
                 let result = AgentToolResult {
                     content: r.content.clone(),
                     details: r.details.clone(),
@@ -631,11 +631,8 @@ mod tests {
         let mut t = transcript();
         let mut m = assistant(vec![], StopReason::Error);
         m.error_message = Some("overloaded".into());
-        t.replay_message(&AgentMessage::Llm(Message::Assistant(m)));
-        t.replay_message(&AgentMessage::Llm(Message::Assistant(assistant(
-            vec![],
-            StopReason::Aborted,
-        ))));
+        t.replay_message(&AgentMessage::from(m));
+        t.replay_message(&AgentMessage::from(assistant(vec![], StopReason::Aborted)));
         assert_eq!(
             lines(t.take_commits(), 40),
             ["", " Error: overloaded", "", " Operation aborted"]

@@ -4,7 +4,7 @@
 //! entries hidden, assistant messages without text hidden unless they are the leaf or failed).
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, Message, StopReason, UserContent};
+use pi_ai::{AssistantContent, StopReason, UserContent};
 
 use super::picker::PickItem;
 use crate::storage::entry::EntryKind;
@@ -19,13 +19,13 @@ fn display(node: &TreeNode, is_leaf: bool) -> Option<String> {
     let e = &node.entry;
     Some(match &e.kind {
         EntryKind::Message { message } => match message {
-            AgentMessage::Llm(Message::User(u)) => {
+            AgentMessage::User(u) => {
                 format!(
                     "user: {}",
                     one_line(&crate::session::queues::content_text(&u.content))
                 )
             }
-            AgentMessage::Llm(Message::Assistant(a)) => {
+            AgentMessage::Assistant(a) => {
                 let text: String = a
                     .content
                     .iter()
@@ -50,7 +50,7 @@ fn display(node: &TreeNode, is_leaf: bool) -> Option<String> {
                     "assistant: (no content)".into()
                 }
             }
-            AgentMessage::Llm(Message::ToolResult(t)) => {
+            AgentMessage::ToolResult(t) => {
                 let text: String = t
                     .content
                     .iter()
