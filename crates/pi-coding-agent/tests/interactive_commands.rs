@@ -453,3 +453,83 @@ async fn resume_flag_starts_with_the_session_picker() {
     assert!(!all.contains("To resume this session"), "{all}");
     assert_eq!(root.session_files().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_confirm_is_answered_in_the_terminal() {
+    use crate::support::anthropic_sse::anthropic_tools;
+    let _slot = slot();
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(std::env::var_os("CI").is_none(), "python3 is missing in CI");
+        eprintln!("skipped: no python3 for the example extension");
+        return;
+    }
+    let srv = server(vec![
+        anthropic_tools(&[("toolu_1", "bash", json!({"command": "rm -rf junk"}))]),
+        anthropic_text("Stopped as asked."),
+        anthropic_tools(&[("toolu_2", "bash", json!({"command": "rm -rf junk"}))]),
+        anthropic_text("Removed it."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    std::fs::create_dir_all(root.path("work/junk")).unwrap();
+    let guard = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/extensions/python/guard.json");
+    let dir = root.sessions();
+    let guard = guard.display().to_string();
+    let mut s = root.spawn(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--session-dir",
+            &dir,
+            "-e",
+            &guard,
+        ],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    // The extension's command is in the / menu.
+    ok(s.send(b"/hel"));
+    wait_text(&mut s, "Say hello in the session");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the menu closed", WAIT, |m| {
+        !m.screen_text().contains("Say hello in the session")
+    }));
+    ok(s.send(b"\x03"));
+    // No: the tool is blocked with the extension's reason.
+    type_line(&mut s, "clean up");
+    wait_text(&mut s, "Allow `rm -rf junk`?");
+    ok(s.send(b"\x1b[B"));
+    ok(s.wait_for("No selected", WAIT, |m| selected(m, "No")));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Stopped as asked.");
+    assert!(root.path("work/junk").exists());
+    ok(s.settle(Duration::from_millis(300)));
+    // Yes: it runs.
+    type_line(&mut s, "really clean up");
+    wait_text(&mut s, "Allow `rm -rf junk`?");
+    ok(s.wait_for("Yes selected", WAIT, |m| selected(m, "Yes")));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Removed it.");
+    assert!(!root.path("work/junk").exists());
+    quit(&mut s);
+    let results: Vec<String> = records_of_type(&root.session_files()[0], "message")
+        .iter()
+        .filter(|r| r["message"]["role"] == "toolResult")
+        .map(|r| {
+            r["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].contains("Blocked by user"), "{results:?}");
+}

@@ -25,6 +25,8 @@ pub(super) enum Pick {
     Tree,
     /// Whether to summarize the branch left for this target entry.
     Summarize(String),
+    /// An extension's dialog (the open `dialog`).
+    Extension,
 }
 
 /// A session replacement started from the UI and what to say when it lands.
@@ -98,6 +100,19 @@ impl App {
                 c = c.with_argument_hint(h.clone());
             }
             commands.push(c);
+        }
+        // Extension commands, except those named like a built-in (pi leaves them out of the
+        // menu and warns at start-up).
+        if let Some(ext) = self.running.host.extensions() {
+            for c in ext.runner().commands() {
+                if slash::BUILTINS.iter().any(|b| b.name == c.spec.name) {
+                    continue;
+                }
+                commands.push(SlashCommand::new(
+                    c.invocation_name.clone(),
+                    c.spec.description.clone().unwrap_or_default(),
+                ));
+            }
         }
         let skills_on = crate::sync::lock(self.session.settings()).enable_skill_commands();
         if skills_on {
@@ -467,6 +482,7 @@ impl App {
             self.editor.set_text(&text);
         }
         self.install_autocomplete();
+        self.bind_extension_ui();
         self.refresh_footer();
         let title = match self.session.session_name() {
             Some(name) => format!("pi - {name}"),
@@ -741,6 +757,13 @@ impl App {
             return;
         };
         self.picker = None;
+        if kind == Pick::Extension {
+            self.answer_dialog(match event {
+                PickerEvent::Cancelled => None,
+                PickerEvent::Chosen(k) | PickerEvent::ChosenAsDefault(k) => Some(k),
+            });
+            return;
+        }
         let (key, as_default) = match event {
             PickerEvent::Cancelled if kind == Pick::StartupSession => {
                 self.no_session_selected = true;
@@ -793,6 +816,117 @@ impl App {
                 }
             }
             Pick::Summarize(target) => self.navigate(target, key == "yes"),
+            Pick::Extension => {}
         }
+    }
+}
+
+/// Extension UI: `ctx.ui` requests from [`super::ext_ui::TuiUi`].
+impl App {
+    /// Gives the current session's extensions the terminal UI (`ctx.hasUI` true).
+    pub(super) fn bind_extension_ui(&mut self) {
+        if let Some(ext) = self.running.host.extensions() {
+            let ui = super::ext_ui::TuiUi::new(self.tx.clone(), self.waker.clone());
+            ext.runner().set_ui(std::sync::Arc::new(ui));
+        }
+    }
+
+    pub(super) fn extension_request(&mut self, r: super::ext_ui::ExtRequest) {
+        use super::ext_ui::ExtRequest;
+        use crate::extensions::context::NotifyLevel;
+        match r {
+            ExtRequest::Notify(text, NotifyLevel::Info) => self.status_notice(text),
+            ExtRequest::Notify(text, NotifyLevel::Warning) => self
+                .transcript
+                .notice(format!("Warning: {text}"), "warning"),
+            ExtRequest::Notify(text, NotifyLevel::Error) => self.error_notice(text),
+            ExtRequest::Status(key, Some(text)) => {
+                self.ext_statuses.insert(key, text);
+                self.refresh_footer();
+            }
+            ExtRequest::Status(key, None) => {
+                self.ext_statuses.remove(&key);
+                self.refresh_footer();
+            }
+            ExtRequest::Title(title) => {
+                let _ = self.term.set_title(&title);
+            }
+            ExtRequest::EditorText(text) => self.editor.set_text(&text),
+            ExtRequest::Dialog(d) => {
+                self.dialogs.push_back(d);
+                self.open_next_dialog();
+            }
+        }
+    }
+
+    /// Shows the next waiting dialog when nothing else holds the editor's place.
+    fn open_next_dialog(&mut self) {
+        use super::ext_ui::Dialog;
+        if self.dialog.is_some() || self.picker.is_some() || self.settings_view.is_some() {
+            return;
+        }
+        let Some(d) = self.dialogs.pop_front() else {
+            return;
+        };
+        if d.abandoned() {
+            return self.open_next_dialog();
+        }
+        let (theme, keys) = (self.theme.clone(), self.keys.clone());
+        let picker = match &d {
+            Dialog::Confirm { title, message, .. } => {
+                let items = vec![PickItem::new("yes", "Yes"), PickItem::new("no", "No")];
+                let mut p = Picker::new(title.clone(), items, theme, keys);
+                for line in message.lines() {
+                    p = p.with_note(line.to_owned(), "text");
+                }
+                p
+            }
+            Dialog::Select { title, options, .. } => {
+                let items = options
+                    .iter()
+                    .map(|o| PickItem::new(o.clone(), o.clone()))
+                    .collect();
+                Picker::new(title.clone(), items, theme, keys)
+            }
+            Dialog::Input { title, prefill, .. } => {
+                Picker::new(title.clone(), Vec::new(), theme, keys)
+                    .text_input(prefill)
+                    .with_hint("Enter to submit · Esc to cancel")
+            }
+        };
+        self.dialog = Some(d);
+        self.open_picker(Pick::Extension, picker);
+    }
+
+    /// The open dialog's answer (`None`: cancelled).
+    fn answer_dialog(&mut self, answer: Option<String>) {
+        use super::ext_ui::Dialog;
+        match self.dialog.take() {
+            Some(Dialog::Confirm { reply, .. }) => {
+                let _ = reply.send(answer.as_deref() == Some("yes"));
+            }
+            Some(Dialog::Select { reply, .. }) | Some(Dialog::Input { reply, .. }) => {
+                let _ = reply.send(answer);
+            }
+            None => {}
+        }
+        self.open_next_dialog();
+    }
+
+    /// A dialog whose asker stopped waiting (timeout, signal) closes.
+    pub(super) fn drop_abandoned_dialog(&mut self) {
+        if self
+            .dialog
+            .as_ref()
+            .is_some_and(super::ext_ui::Dialog::abandoned)
+        {
+            self.dialog = None;
+            if matches!(self.picker, Some((Pick::Extension, _))) {
+                self.picker = None;
+            }
+            self.force = true;
+        }
+        // A dialog that arrived while another selector was open shows once it closed.
+        self.open_next_dialog();
     }
 }

@@ -88,6 +88,8 @@ pub struct FooterData {
     pub thinking: String,
     /// How many providers have models available.
     pub provider_count: usize,
+    /// Extension statuses (`ctx.ui.setStatus`), sorted by key: one line under the rest.
+    pub statuses: Vec<String>,
 }
 
 /// The footer's lines for `width` cells.
@@ -184,10 +186,15 @@ pub fn render(d: &FooterData, width: usize, theme: &Theme) -> Vec<String> {
         }
         _ => theme.fg("dim", &left_text),
     };
-    vec![
+    let mut lines = vec![
         truncate(&theme.fg("dim", &pwd), width, &theme.fg("dim", "...")),
         format!("{left}{}", theme.fg("dim", &padding_and_right)),
-    ]
+    ];
+    if !d.statuses.is_empty() {
+        let line = pi_tui::ansi::escape_control(&d.statuses.join(" ").replace('\n', " "));
+        lines.push(truncate(&line, width, &theme.fg("dim", "...")));
+    }
+    lines
 }
 
 #[cfg(test)]

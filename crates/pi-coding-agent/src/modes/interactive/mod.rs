@@ -26,6 +26,7 @@
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
 mod commands;
+mod ext_ui;
 pub mod footer;
 pub mod picker;
 pub mod session_list;
@@ -100,6 +101,8 @@ enum UiMsg {
     Status(String),
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
     Replaced(commands::Replaced),
+    /// An extension's `ctx.ui` call.
+    Extension(Box<ext_ui::ExtRequest>),
     /// `/tree` navigation ended.
     Navigated(Box<Result<crate::session::NavigateTreeResult, String>>),
 }
@@ -243,6 +246,12 @@ struct App {
     picker: Option<(commands::Pick, picker::Picker)>,
     /// `/settings`, when open (in the editor's place too).
     settings_view: Option<settings_view::SettingsView>,
+    /// Extension dialogs waiting for the open one to close.
+    dialogs: std::collections::VecDeque<ext_ui::Dialog>,
+    /// The extension dialog shown now (its selector is `picker`).
+    dialog: Option<ext_ui::Dialog>,
+    /// `ctx.ui.setStatus` texts by key.
+    ext_statuses: std::collections::BTreeMap<String, String>,
     /// The UI's listener on the host's sessions (it follows replacements).
     subscription: Option<crate::runtime::HostSubscription>,
 }
@@ -394,6 +403,9 @@ impl App {
             force: true,
             picker: None,
             settings_view: None,
+            dialogs: std::collections::VecDeque::new(),
+            dialog: None,
+            ext_statuses: std::collections::BTreeMap::new(),
             subscription: None,
         }
     }
@@ -447,6 +459,7 @@ impl App {
             Ok(())
         }));
         self.install_autocomplete();
+        self.bind_extension_ui();
         self.refresh_footer();
         if let Some(name) = self.session.session_name() {
             let _ = self.term.set_title(&format!("pi - {name}"));
@@ -585,6 +598,7 @@ impl App {
         if !self.editor.text().starts_with('!') {
             self.editor.set_border(border);
         }
+        d.statuses = self.ext_statuses.values().cloned().collect();
         self.footer = d;
         self.dirty = true;
     }
@@ -1310,6 +1324,7 @@ impl App {
             }
             UiMsg::Replaced(r) => self.adopt_session(r),
             UiMsg::Navigated(r) => self.navigated(*r),
+            UiMsg::Extension(r) => self.extension_request(*r),
             UiMsg::StoredTotals(t) => {
                 self.stored_totals = t;
                 self.refresh_footer();
@@ -1323,6 +1338,7 @@ impl App {
     }
 
     fn draw(&mut self) {
+        self.drop_abandoned_dialog();
         for b in self.transcript.take_commits() {
             self.tui.commit(b);
         }

@@ -58,6 +58,8 @@ pub struct Picker {
     title: String,
     notes: Vec<(String, &'static str)>,
     searchable: bool,
+    /// A text question: Enter answers the typed line, there is no list.
+    text_input: bool,
     query: String,
     items: Vec<PickItem>,
     filtered: Vec<usize>,
@@ -82,6 +84,7 @@ impl Picker {
             title: title.into(),
             notes: Vec::new(),
             searchable: false,
+            text_input: false,
             query: String::new(),
             items,
             filtered,
@@ -100,6 +103,14 @@ impl Picker {
         if !initial.is_empty() {
             self.refilter();
         }
+        self
+    }
+
+    /// A one-line text question (no list): Enter answers what was typed, from `initial`.
+    pub fn text_input(mut self, initial: &str) -> Self {
+        self.searchable = true;
+        self.text_input = true;
+        self.query = initial.to_owned();
         self
     }
 
@@ -129,6 +140,9 @@ impl Picker {
     }
 
     fn refilter(&mut self) {
+        if self.text_input {
+            return;
+        }
         self.filtered = if self.query.trim().is_empty() {
             (0..self.items.len()).collect()
         } else {
@@ -167,6 +181,9 @@ impl Picker {
                 self.selected = (self.selected + 1) % n;
             }
         } else if is("tui.select.confirm") {
+            if self.text_input {
+                return Some(PickerEvent::Chosen(self.query.clone()));
+            }
             return self.selected_key().map(PickerEvent::Chosen);
         } else if k.code == KeyCode::Char('s') && k.modifiers == Modifiers::CTRL {
             return self.selected_key().map(PickerEvent::ChosenAsDefault);
@@ -219,6 +236,11 @@ impl Component for Picker {
             )));
         }
         out.push(String::new());
+        if self.text_input {
+            out.push(fit(&t.fg("dim", &format!("  {}", self.hint))));
+            out.push(rule);
+            return out;
+        }
         let n = self.filtered.len();
         let start = self
             .selected
