@@ -42,105 +42,6 @@ pub fn format_token_count(count: u64) -> String {
     }
 }
 
-fn is_boundary(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '-' | '_' | '.' | '/' | ':')
-}
-
-fn match_query(query: &[char], text: &[char]) -> Option<f64> {
-    if query.is_empty() {
-        return Some(0.0);
-    }
-    if query.len() > text.len() {
-        return None;
-    }
-    let mut qi = 0;
-    let mut score = 0.0;
-    let mut last: Option<usize> = None;
-    let mut consecutive = 0u32;
-    for (i, &c) in text.iter().enumerate() {
-        if qi >= query.len() {
-            break;
-        }
-        if c != query[qi] {
-            continue;
-        }
-        if last.is_some_and(|l| l + 1 == i) {
-            consecutive += 1;
-            score -= f64::from(consecutive) * 5.0;
-        } else {
-            consecutive = 0;
-            if let Some(l) = last {
-                score += ((i - l - 1) * 2) as f64;
-            }
-        }
-        if i == 0 || is_boundary(text[i - 1]) {
-            score -= 10.0;
-        }
-        score += i as f64 * 0.1;
-        last = Some(i);
-        qi += 1;
-    }
-    if qi < query.len() {
-        return None;
-    }
-    if query == text {
-        score -= 100.0;
-    }
-    Some(score)
-}
-
-/// pi-tui `fuzzyMatch`: all query characters in order (case-insensitive); lower score is
-/// better; `abc12` also tries `12abc` (and vice versa) with a +5 penalty.
-pub fn fuzzy_match(query: &str, text: &str) -> Option<f64> {
-    let q: Vec<char> = query.to_lowercase().chars().collect();
-    let t: Vec<char> = text.to_lowercase().chars().collect();
-    if let Some(s) = match_query(&q, &t) {
-        return Some(s);
-    }
-    let letters = q.iter().take_while(|c| c.is_ascii_lowercase()).count();
-    let digits = q.iter().take_while(|c| c.is_ascii_digit()).count();
-    let swapped: Vec<char> =
-        if letters > 0 && q[letters..].iter().all(char::is_ascii_digit) && letters < q.len() {
-            q[letters..].iter().chain(&q[..letters]).copied().collect()
-        } else if digits > 0 && q[digits..].iter().all(char::is_ascii_lowercase) && digits < q.len()
-        {
-            q[digits..].iter().chain(&q[..digits]).copied().collect()
-        } else {
-            return None;
-        };
-    match_query(&swapped, &t).map(|s| s + 5.0)
-}
-
-/// pi-tui `fuzzyFilter`: every whitespace/slash-separated token must match; best total first
-/// (stable for ties); a blank query keeps everything in order.
-pub fn fuzzy_filter<'a, T>(
-    items: Vec<&'a T>,
-    query: &str,
-    text: impl Fn(&T) -> String,
-) -> Vec<&'a T> {
-    let tokens: Vec<&str> = query
-        .trim()
-        .split(|c: char| c.is_whitespace() || c == '/')
-        .filter(|t| !t.is_empty())
-        .collect();
-    if tokens.is_empty() {
-        return items;
-    }
-    let mut scored: Vec<(&T, f64)> = items
-        .into_iter()
-        .filter_map(|item| {
-            let t = text(item);
-            let mut total = 0.0;
-            for token in &tokens {
-                total += fuzzy_match(token, &t)?;
-            }
-            Some((item, total))
-        })
-        .collect();
-    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
-    scored.into_iter().map(|(i, _)| i).collect()
-}
-
 /// Renders `--list-models [search]` for the registry's available models.
 pub fn list_models(
     registry: &ModelRegistry,
@@ -157,7 +58,16 @@ pub fn list_models(
         return out;
     }
     let mut filtered = match search {
-        Some(q) => fuzzy_filter(models, q, |m: &Model| format!("{} {}", m.provider, m.id)),
+        Some(q) => {
+            let texts: Vec<(String, &Model)> = models
+                .into_iter()
+                .map(|m| (format!("{} {}", m.provider, m.id), m))
+                .collect();
+            pi_tui::fuzzy::fuzzy_filter(texts, q, |(t, _)| t.as_str())
+                .into_iter()
+                .map(|(_, m)| m)
+                .collect()
+        }
         None => models,
     };
     if filtered.is_empty() {
@@ -303,16 +213,5 @@ mod tests {
             out.stderr
                 .starts_with("Warning: errors loading models.json:\nFailed to parse models.json")
         );
-    }
-
-    #[test]
-    fn fuzzy_rules() {
-        assert!(fuzzy_match("gpt", "openai gpt-4o").is_some());
-        assert!(fuzzy_match("xyz", "openai gpt-4o").is_none());
-        // Swapped letters/digits.
-        assert!(fuzzy_match("o4", "openai gpt-4o").is_some());
-        let exact = fuzzy_match("abc", "abc").unwrap();
-        let loose = fuzzy_match("abc", "a-b-c").unwrap();
-        assert!(exact < loose);
     }
 }
