@@ -203,6 +203,8 @@ async fn new_and_resume_switch_between_session_files() {
     ask(&mut s, "first topic", "Reply one.");
     type_line(&mut s, "/new");
     wait_text(&mut s, "✓ New session started");
+    // As in pi, the chat starts over: the old conversation is gone from the screen.
+    assert!(!s.model().screen_text().contains("Reply one."));
     ask(&mut s, "second topic", "Reply two.");
     // The second request did not carry the first session's messages.
     assert_eq!(request_user_texts(&srv, 1), ["second topic"]);
@@ -217,6 +219,11 @@ async fn new_and_resume_switch_between_session_files() {
     ok(s.wait_for("the filtered list", WAIT, |m| selected(m, "first topic")));
     ok(s.send(b"\r"));
     wait_text(&mut s, "Resumed session");
+    let screen = s.model().screen_text();
+    assert!(
+        screen.contains("Reply one.") && !screen.contains("Reply two."),
+        "{screen}"
+    );
     ask(&mut s, "back again", "Reply three.");
     assert_eq!(request_user_texts(&srv, 2), ["first topic", "back again"]);
     quit(&mut s);
@@ -300,6 +307,20 @@ async fn at_completion_inserts_a_project_path_and_export_writes_a_file() {
     let out = root.path("tmp/out.jsonl");
     type_line(&mut s, &format!("/export {}", out.display()));
     wait_text(&mut s, "Session exported to:");
+    let exported_text = std::fs::read_to_string(&out).unwrap();
+    // Importing asks first; No leaves everything as it was.
+    type_line(&mut s, &format!("/import {}", out.display()));
+    wait_text(&mut s, "Replace current session with");
+    ok(s.send(b"\x1b[B\r"));
+    wait_text(&mut s, "Import cancelled");
+    // Yes copies the file beside the sessions and resumes the copy.
+    type_line(&mut s, &format!("/import {}", out.display()));
+    wait_text(&mut s, "Replace current session with");
+    ok(s.wait_for("Yes selected", WAIT, |m| selected(m, "Yes")));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Session imported from:");
+    assert_eq!(root.session_files().len(), 2);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), exported_text);
     quit(&mut s);
     let exported = file_records(&out);
     assert_eq!(exported[0]["type"], "session");

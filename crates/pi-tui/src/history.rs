@@ -29,6 +29,13 @@ impl History {
         }
     }
 
+    /// Forgets every block (a new conversation starts).
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.lines.clear();
+        self.starts.clear();
+    }
+
     /// Appends a block; returns its lines at the current width (each clipped to the width:
     /// a component that draws too wide is cut, not wrapped by the terminal).
     pub fn push(&mut self, mut block: Block) -> &[String] {

@@ -251,9 +251,17 @@ impl Tui {
         }
     }
 
+    /// Forgets the history and clears the screen and scrollback (inline) or the view
+    /// (fullscreen): pi's `chatContainer.clear()` when the conversation changes (a new,
+    /// resumed or forked session, a move in the tree).
+    pub fn clear_history(&mut self) -> String {
+        self.history.clear();
+        self.replay()
+    }
+
     /// Replays the history at the current size: an explicit display toggle (pi's tool
     /// output expansion, thinking visibility, a theme change). The only clear of the
-    /// scrollback besides a width change.
+    /// scrollback besides a width change and [`Tui::clear_history`].
     pub fn replay(&mut self) -> String {
         self.history.rerender();
         if self.mode == Mode::Fullscreen {

@@ -27,6 +27,10 @@ pub(super) enum Pick {
     Summarize(String),
     /// An extension's dialog (the open `dialog`).
     Extension,
+    /// `/import`'s question for this path.
+    Import(String),
+    /// The custom summary instructions for this target entry.
+    SummaryPrompt(String),
 }
 
 /// A session replacement started from the UI and what to say when it lands.
@@ -296,17 +300,7 @@ impl App {
 
     /// `/resume`: the sessions of the current session's directory, newest first.
     pub(super) fn resume_command(&mut self) {
-        let dir = {
-            let store = crate::sync::lock(self.session.store());
-            store.path().and_then(|f| f.parent().map(Path::to_path_buf))
-        }
-        .or_else(|| self.options.session_dir.as_deref().map(PathBuf::from))
-        .unwrap_or_else(|| {
-            crate::storage::paths::default_session_dir(
-                &self.options.agent_dir,
-                &self.running.host.cwd().display().to_string(),
-            )
-        });
+        let dir = self.session_dir();
         let mut sessions = crate::storage::discovery::list_sessions(&dir);
         sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
         let current = self.session.session_file();
@@ -337,6 +331,22 @@ impl App {
         .searchable("")
         .with_empty_text("No matching sessions");
         self.open_picker(Pick::Session, p);
+    }
+
+    /// The directory of this run's sessions: the current file's, else `--session-dir`, else
+    /// the project's default one.
+    fn session_dir(&self) -> PathBuf {
+        {
+            let store = crate::sync::lock(self.session.store());
+            store.path().and_then(|f| f.parent().map(Path::to_path_buf))
+        }
+        .or_else(|| self.options.session_dir.as_deref().map(PathBuf::from))
+        .unwrap_or_else(|| {
+            crate::storage::paths::default_session_dir(
+                &self.options.agent_dir,
+                &self.running.host.cwd().display().to_string(),
+            )
+        })
     }
 
     /// `/fork`: the user messages to fork from, the latest selected.
@@ -471,13 +481,13 @@ impl App {
         self.stored_totals = Default::default();
         self.steering.clear();
         self.follow_up.clear();
-        self.transcript.settle();
+        self.clear_chat();
+        self.show_history(false);
         if r.notice.starts_with('✓') {
             self.transcript.notice(r.notice, "accent");
         } else {
             self.status_notice(r.notice);
         }
-        self.show_history(false);
         if let Some(text) = r.editor_text {
             self.editor.set_text(&text);
         }
@@ -514,7 +524,7 @@ impl App {
         self.open_picker(Pick::Tree, p);
     }
 
-    fn navigate(&mut self, target: String, summarize: bool) {
+    fn navigate(&mut self, target: String, summarize: bool, instructions: Option<String>) {
         if self.busy() {
             self.transcript.notice(
                 "Warning: Wait for the current response to finish (or press Esc) first.",
@@ -531,6 +541,7 @@ impl App {
         self.handle.spawn(async move {
             let options = crate::session::NavigateTreeOptions {
                 summarize,
+                custom_instructions: instructions,
                 ..Default::default()
             };
             let r = session
@@ -559,7 +570,7 @@ impl App {
         }
         self.totals = Default::default();
         self.stored_totals = Default::default();
-        self.transcript.settle();
+        self.clear_chat();
         self.show_history(false);
         if let Some(text) = r.editor_text
             && self.editor.text().trim().is_empty()
@@ -662,28 +673,50 @@ impl App {
         }
     }
 
-    /// `/import <path>`: resumes the file (pi asks to confirm first; here the command is
-    /// the confirmation, and a file that is not a session is refused with pi's error).
+    /// `/import <path>`: pi's question first, then the file is copied into the session
+    /// directory (`name-1.jsonl`, … when taken; a file already there is used in place) and
+    /// resumed from there, so the original is never written to.
     pub(super) fn import_command(&mut self, path: Option<String>) {
         let Some(path) = path else {
             self.error_notice("Usage: /import <path.jsonl>");
             return;
         };
-        let p = PathBuf::from(&path);
-        if !p.is_file() {
+        let items = vec![PickItem::new("yes", "Yes"), PickItem::new("no", "No")];
+        let p = Picker::new(
+            "Import session",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .with_note(format!("Replace current session with {path}?"), "text");
+        self.open_picker(Pick::Import(path), p);
+    }
+
+    fn import_confirmed(&mut self, input: String) {
+        let source = self.running.host.cwd().join(&input);
+        if !source.is_file() {
             self.error_notice(format!(
-                "Failed to import session: Session file not found: {path}"
+                "Failed to import session: File not found: {}",
+                source.display()
             ));
             return;
         }
+        let dir = self.session_dir();
+        let dest = match copy_into(&source, &dir) {
+            Ok(d) => d,
+            Err(e) => {
+                self.error_notice(format!("Failed to import session: {e}"));
+                return;
+            }
+        };
         self.replace_with(
             move |host| {
                 Box::pin(async move {
-                    let cancelled = host.switch_session(&p).await?;
+                    let cancelled = host.switch_session(&dest).await?;
                     Ok((cancelled, None))
                 })
             },
-            format!("Session imported from: {path}"),
+            format!("Session imported from: {input}"),
         );
     }
 
@@ -770,6 +803,10 @@ impl App {
                 self.quit = true;
                 return;
             }
+            PickerEvent::Cancelled if matches!(kind, Pick::Import(_)) => {
+                self.status_notice("Import cancelled");
+                return;
+            }
             PickerEvent::Cancelled => return,
             PickerEvent::Chosen(key) => (key, false),
             PickerEvent::ChosenAsDefault(key) => (key, true),
@@ -800,11 +837,12 @@ impl App {
                     .branch_summary()
                     .skip_prompt;
                 if skip {
-                    self.navigate(key, false);
+                    self.navigate(key, false, None);
                 } else {
                     let items = vec![
                         PickItem::new("no", "No summary"),
                         PickItem::new("yes", "Summarize"),
+                        PickItem::new("custom", "Summarize with custom prompt"),
                     ];
                     let p = Picker::new(
                         "Summarize branch?",
@@ -815,8 +853,30 @@ impl App {
                     self.open_picker(Pick::Summarize(key), p);
                 }
             }
-            Pick::Summarize(target) => self.navigate(target, key == "yes"),
+            Pick::Summarize(target) if key == "custom" => {
+                let p = Picker::new(
+                    "Custom summarization instructions",
+                    Vec::new(),
+                    self.theme.clone(),
+                    self.keys.clone(),
+                )
+                .text_input("")
+                .with_hint("Enter to summarize · Esc to go back");
+                self.open_picker(Pick::SummaryPrompt(target), p);
+            }
+            Pick::Summarize(target) => self.navigate(target, key == "yes", None),
+            Pick::SummaryPrompt(target) => {
+                let text = key.trim().to_owned();
+                self.navigate(target, true, (!text.is_empty()).then_some(text));
+            }
             Pick::Extension => {}
+            Pick::Import(path) => {
+                if key == "yes" {
+                    self.import_confirmed(path);
+                } else {
+                    self.status_notice("Import cancelled");
+                }
+            }
         }
     }
 }
@@ -928,5 +988,74 @@ impl App {
         }
         // A dialog that arrived while another selector was open shows once it closed.
         self.open_next_dialog();
+    }
+}
+
+/// Copies `source` into `dir` under its own name, or `name-1.ext`, `name-2.ext`, … when that
+/// is taken (never over an existing file); a source already in `dir` is used as it is.
+fn copy_into(source: &Path, dir: &Path) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let name = source
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let first = dir.join(name);
+    if std::fs::canonicalize(&first).ok() == std::fs::canonicalize(source).ok() && first.exists() {
+        return Ok(first);
+    }
+    let stem = Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = Path::new(name)
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    let mut suffix = 0u32;
+    loop {
+        let dest = if suffix == 0 {
+            first.clone()
+        } else {
+            dir.join(format!("{stem}-{suffix}{ext}"))
+        };
+        // `create_new` refuses an existing file, as pi's COPYFILE_EXCL does.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&dest)
+        {
+            Ok(mut out) => {
+                let mut input = std::fs::File::open(source)?;
+                std::io::copy(&mut input, &mut out)?;
+                return Ok(dest);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                suffix = suffix
+                    .checked_add(1)
+                    .ok_or_else(|| std::io::Error::other("no free file name"))?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imports_are_copied_beside_the_sessions_without_overwriting() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("x.jsonl");
+        std::fs::write(&src, "one\n").unwrap();
+        let dir = d.path().join("sessions");
+        assert_eq!(copy_into(&src, &dir).unwrap(), dir.join("x.jsonl"));
+        assert_eq!(copy_into(&src, &dir).unwrap(), dir.join("x-1.jsonl"));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("x-1.jsonl")).unwrap(),
+            "one\n"
+        );
+        // A file already in the directory is resumed in place.
+        let stored = dir.join("x.jsonl");
+        assert_eq!(copy_into(&stored, &dir).unwrap(), stored);
     }
 }

@@ -424,31 +424,7 @@ impl App {
             let bytes = self.tui.set_mode(Mode::Fullscreen);
             let _ = self.term.write(&bytes);
         }
-        let t = self.theme.clone();
-        let hint =
-            |key: String, what: &str| format!("{}{}", t.fg("dim", &key), t.fg("muted", what));
-        let header = format!(
-            " {}{}\n {}{}{}{}{}",
-            t.fg("accent", "\x1b[1mpi\x1b[22m"),
-            t.fg("dim", &format!(" v{}", crate::VERSION)),
-            hint(self.key_hint("app.interrupt"), " interrupt · "),
-            hint(
-                format!(
-                    "{}/{}",
-                    self.key_hint("app.clear"),
-                    self.key_hint("app.exit")
-                ),
-                " clear/exit · "
-            ),
-            hint("!".into(), " bash · "),
-            hint(self.key_hint("app.tools.expand"), " expand tools · "),
-            hint(self.key_hint("app.thinking.cycle"), " thinking"),
-        );
-        let quiet = crate::sync::lock(self.session.settings()).quiet_startup();
-        if !quiet {
-            self.tui
-                .commit(Box::new(pi_tui::components::Text::new(header)));
-        }
+        self.commit_header();
         let prompt_now =
             initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
         self.show_history(prompt_now);
@@ -477,6 +453,46 @@ impl App {
         for m in initial.rest {
             self.spawn_prompt(m, Vec::new(), Some(StreamingBehavior::FollowUp));
         }
+    }
+
+    /// pi's header (unless `quietStartup`): name, version and the main keys.
+    fn commit_header(&mut self) {
+        let t = self.theme.clone();
+        let hint =
+            |key: String, what: &str| format!("{}{}", t.fg("dim", &key), t.fg("muted", what));
+        let header = format!(
+            " {}{}\n {}{}{}{}{}",
+            t.fg("accent", "\x1b[1mpi\x1b[22m"),
+            t.fg("dim", &format!(" v{}", crate::VERSION)),
+            hint(self.key_hint("app.interrupt"), " interrupt · "),
+            hint(
+                format!(
+                    "{}/{}",
+                    self.key_hint("app.clear"),
+                    self.key_hint("app.exit")
+                ),
+                " clear/exit · "
+            ),
+            hint("!".into(), " bash · "),
+            hint(self.key_hint("app.tools.expand"), " expand tools · "),
+            hint(self.key_hint("app.thinking.cycle"), " thinking"),
+        );
+        let quiet = crate::sync::lock(self.session.settings()).quiet_startup();
+        if !quiet {
+            self.tui
+                .commit(Box::new(pi_tui::components::Text::new(header)));
+        }
+    }
+
+    /// A new conversation on screen (pi's `chatContainer.clear()`): what was drawn is
+    /// dropped, the screen and scrollback cleared, the header drawn again.
+    fn clear_chat(&mut self) {
+        self.transcript.settle();
+        drop(self.transcript.take_commits());
+        let bytes = self.tui.clear_history();
+        let _ = self.term.write(&bytes);
+        self.commit_header();
+        self.force = true;
     }
 
     /// The session's messages (the last [`RESUME_MESSAGES`]) into the transcript and the

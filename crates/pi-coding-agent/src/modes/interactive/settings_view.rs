@@ -296,10 +296,15 @@ impl Component for SettingsView {
             } else {
                 "  ".into()
             };
-            let label = format!("{:<label_w$}", r.label);
+            // Narrow terminals: no column padding, so the value stays in view.
+            let (label, gap) = if w < label_w + 4 + r.value.len() {
+                (format!("{}:", r.label), " ")
+            } else {
+                (format!("{:<label_w$}", r.label), "  ")
+            };
             let label = if sel { t.fg("accent", &label) } else { label };
             out.push(fit(&format!(
-                "{cursor}{label}  {}",
+                "{cursor}{label}{gap}{}",
                 t.fg("muted", &r.value)
             )));
         }
@@ -316,6 +321,31 @@ impl Component for SettingsView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_narrow_terminal_still_shows_the_values() {
+        use pi_tui::keybindings::Platform;
+        use pi_tui::terminal_colors::ColorScheme;
+        use pi_tui::theme::ColorMode;
+        let theme = Arc::new(Theme::builtin(ColorScheme::Dark, ColorMode::None));
+        let keys = Arc::new(Keybindings::with_user(
+            Platform::current(),
+            &Default::default(),
+        ));
+        let settings = SettingsManager::in_memory(serde_json::Map::new());
+        let mut v = SettingsView::new(&settings, theme, keys);
+        let lines = v.render(22);
+        assert!(
+            lines.iter().any(|l| l.contains("Auto-compact: true")),
+            "{lines:?}"
+        );
+        let wide = v.render(80);
+        assert!(
+            wide.iter()
+                .any(|l| l.contains("Auto-compact          true")),
+            "{wide:?}"
+        );
+    }
 
     #[test]
     fn values_are_typed_as_pi_writes_them() {
