@@ -412,6 +412,17 @@ async fn settings_rows_cycle_their_values_and_are_written_to_settings_json() {
     ok(s.wait_for("the editor back", WAIT, |m| {
         !m.screen_text().contains("Auto-compact")
     }));
+    // /trust saves a decision for the next runs.
+    type_line(&mut s, "/trust");
+    wait_text(&mut s, "Project trust");
+    ok(s.send(b"\x1b[A"));
+    ok(s.wait_for("Do not trust selected", WAIT, |m| {
+        selected(m, "Do not trust")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Saved trust decision: untrusted.");
+    let trust = std::fs::read_to_string(root.path("agent/trust.json")).unwrap();
+    assert!(trust.contains("false"), "{trust}");
     quit(&mut s);
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(root.path("agent/settings.json")).unwrap())

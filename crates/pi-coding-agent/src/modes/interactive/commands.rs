@@ -31,6 +31,8 @@ pub(super) enum Pick {
     Import(String),
     /// The custom summary instructions for this target entry.
     SummaryPrompt(String),
+    /// `/trust`'s choice.
+    Trust,
 }
 
 /// A session replacement started from the UI and what to say when it lands.
@@ -656,6 +658,56 @@ impl App {
         self.refresh_footer();
     }
 
+    /// `/trust`: pi's trust choices for this project (without the session-only ones), the
+    /// saved decision ticked; the choice is written to `trust.json` for later runs.
+    pub(super) fn trust_command(&mut self) {
+        let cwd = self.running.host.cwd();
+        let store = crate::config::trust::TrustStore::new(&self.options.agent_dir);
+        let saved = store.get(&cwd).ok().flatten();
+        let options = crate::config::trust::project_trust_options(&cwd, false);
+        let items = options
+            .iter()
+            .map(|o| {
+                let mut item = PickItem::new(o.label.clone(), o.label.clone());
+                item.current = saved == Some(o.trusted)
+                    && o.updates.len() == 1
+                    && o.updates[0].decision.is_some();
+                item
+            })
+            .collect();
+        let mut p = Picker::new(
+            "Project trust",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        );
+        for line in crate::config::trust::format_project_trust_prompt(&cwd)
+            .lines()
+            .skip(1)
+        {
+            p = p.with_note(line.to_owned(), "text");
+        }
+        self.open_picker(Pick::Trust, p);
+    }
+
+    fn trust_chosen(&mut self, label: &str) {
+        let cwd = self.running.host.cwd();
+        let options = crate::config::trust::project_trust_options(&cwd, false);
+        let Some(o) = options.iter().find(|o| o.label == label) else {
+            return;
+        };
+        let store = crate::config::trust::TrustStore::new(&self.options.agent_dir);
+        match store.set_many(&o.updates) {
+            Ok(()) => {
+                let state = if o.trusted { "trusted" } else { "untrusted" };
+                self.status_notice(format!(
+                    "Saved trust decision: {state}. Restart pi for this to take effect."
+                ));
+            }
+            Err(e) => self.error_notice(e),
+        }
+    }
+
     /// `/export [path]`: `.jsonl` by the name, else HTML; pi's texts.
     pub(super) fn export_command(&mut self, path: Option<String>) {
         let out = path.as_deref().map(Path::new);
@@ -870,6 +922,7 @@ impl App {
                 self.navigate(target, true, (!text.is_empty()).then_some(text));
             }
             Pick::Extension => {}
+            Pick::Trust => self.trust_chosen(&key),
             Pick::Import(path) => {
                 if key == "yes" {
                     self.import_confirmed(path);

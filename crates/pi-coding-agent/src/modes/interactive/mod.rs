@@ -712,6 +712,7 @@ impl App {
             slash::Slash::Resume => self.resume_command(),
             slash::Slash::Tree => self.tree_command(),
             slash::Slash::Settings => self.settings_command(),
+            slash::Slash::Trust => self.trust_command(),
             slash::Slash::NotYet(name) => self.transcript.notice(
                 format!("Warning: /{name} is not available in pi-rs yet"),
                 "warning",

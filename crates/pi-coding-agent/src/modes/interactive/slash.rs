@@ -101,6 +101,8 @@ pub enum Slash {
     Tree,
     /// `/settings`.
     Settings,
+    /// `/trust`.
+    Trust,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
@@ -110,7 +112,6 @@ const NOT_YET: &[&str] = &[
     "scoped-models",
     "share",
     "changelog",
-    "trust",
     "login",
     "logout",
     "reload",
@@ -140,6 +141,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/resume", Slash::Resume),
         ("/tree", Slash::Tree),
         ("/settings", Slash::Settings),
+        ("/trust", Slash::Trust),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
