@@ -37,22 +37,42 @@ pub fn node_modules_dir(agent_dir: &Path) -> PathBuf {
     }
 }
 
-/// The Node host script: `PI_EXTENSION_HOST`, else `extension-host/host.mjs` of the source
-/// tree this binary was built from.
-pub fn node_host_script() -> PathBuf {
-    match std::env::var_os("PI_EXTENSION_HOST").filter(|v| !v.is_empty()) {
-        Some(p) => PathBuf::from(p),
-        None => lexical_normalize(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("extension-host/host.mjs"),
-        ),
+/// The Node host, built into the binary so that a `pi` copied anywhere can run TS extensions.
+const NODE_HOST: &str = include_str!("../../extension-host/host.mjs");
+
+/// The Node host script: `PI_EXTENSION_HOST`, else the built-in host written (once per
+/// version of its text) to `<agent dir>/extension-host/pi-rs-host-<hash>.mjs`.
+///
+/// # Errors
+/// The write's I/O error.
+pub fn node_host_script(agent_dir: &Path) -> std::io::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("PI_EXTENSION_HOST").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
     }
+    // FNV-1a of the text: a new host text gets a new file, an old one is never half-replaced.
+    let hash = NODE_HOST.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let dir = agent_dir.join("extension-host");
+    let path = dir.join(format!("pi-rs-host-{hash:016x}.mjs"));
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == NODE_HOST) {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!(
+        ".pi-rs-host-{hash:016x}.{}.tmp",
+        std::process::id()
+    ));
+    std::fs::write(&tmp, NODE_HOST)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
 }
 
 /// The manifest that runs `script` in the Node host (`PI_NODE`, else `node` on `PATH`), or
 /// why it cannot run.
 fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, String> {
     let modules = node_modules_dir(agent_dir);
-    let host = node_host_script();
+    let host = node_host_script(agent_dir).map_err(|e| format!("{NODE_HOST_MISSING} ({e})"))?;
     if !modules.join("@earendil-works/pi-coding-agent").is_dir() || !modules.join("jiti").is_dir() {
         return Err(format!(
             "{NODE_HOST_MISSING} (looked in {})",
