@@ -100,6 +100,14 @@ async fn the_slash_menu_lists_every_command_and_filters_as_you_type() {
     // A built-in not there yet says so rather than reaching the model.
     type_line(&mut s, "/reload");
     wait_text(&mut s, "Warning: /reload is not available in pi-rs yet");
+    type_line(&mut s, "/debug");
+    wait_text(&mut s, "✓ Debug log written");
+    let log = std::fs::read_to_string(root.path("agent/pi-debug.log")).unwrap();
+    assert!(
+        log.contains("=== All rendered lines with visible widths ==="),
+        "{log}"
+    );
+    assert!(log.contains("Keyboard shortcuts"), "{log}");
     assert!(srv.requests().is_empty());
     quit(&mut s);
 }

@@ -708,6 +708,44 @@ impl App {
         }
     }
 
+    /// `/debug`: pi's debug log at `<agent dir>/pi-debug.log` (the rendered lines with their
+    /// widths, then the session's messages as JSON lines).
+    pub(super) fn debug_command(&mut self) {
+        let (width, height) = self.tui.size();
+        let mut lines: Vec<String> = self.tui.history().lines().to_vec();
+        lines.extend(pi_tui::Component::render(&mut self.editor, width));
+        lines.extend(super::footer::render(
+            &self.footer,
+            usize::from(width),
+            &self.theme,
+        ));
+        let mut out = format!(
+            "Debug output at {}\nTerminal: {width}x{height}\nTotal lines: {}\n\n\
+             === All rendered lines with visible widths ===\n",
+            crate::storage::paths::iso_now(),
+            lines.len()
+        );
+        for (i, l) in lines.iter().enumerate() {
+            let w = pi_tui::ansi::visible_width(l);
+            let escaped = serde_json::Value::from(l.as_str()).to_string();
+            out.push_str(&format!("[{i}] (w={w}) {escaped}\n"));
+        }
+        out.push_str("\n=== Agent messages (JSONL) ===\n");
+        for m in self.session.messages() {
+            out.push_str(&serde_json::to_string(&m).unwrap_or_default());
+            out.push('\n');
+        }
+        let path = self.options.agent_dir.join("pi-debug.log");
+        let written = std::fs::create_dir_all(&self.options.agent_dir)
+            .and_then(|()| std::fs::write(&path, out));
+        match written {
+            Ok(()) => self
+                .transcript
+                .notice(format!("✓ Debug log written\n{}", path.display()), "accent"),
+            Err(e) => self.error_notice(format!("{}: {e}", path.display())),
+        }
+    }
+
     /// `/export [path]`: `.jsonl` by the name, else HTML; pi's texts.
     pub(super) fn export_command(&mut self, path: Option<String>) {
         let out = path.as_deref().map(Path::new);

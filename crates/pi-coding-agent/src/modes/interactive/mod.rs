@@ -713,6 +713,7 @@ impl App {
             slash::Slash::Tree => self.tree_command(),
             slash::Slash::Settings => self.settings_command(),
             slash::Slash::Trust => self.trust_command(),
+            slash::Slash::Debug => self.debug_command(),
             slash::Slash::NotYet(name) => self.transcript.notice(
                 format!("Warning: /{name} is not available in pi-rs yet"),
                 "warning",

@@ -103,6 +103,8 @@ pub enum Slash {
     Settings,
     /// `/trust`.
     Trust,
+    /// `/debug`.
+    Debug,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
@@ -115,7 +117,6 @@ const NOT_YET: &[&str] = &[
     "login",
     "logout",
     "reload",
-    "debug",
 ];
 
 /// `text` as a built-in command, if it is one.
@@ -142,6 +143,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/tree", Slash::Tree),
         ("/settings", Slash::Settings),
         ("/trust", Slash::Trust),
+        ("/debug", Slash::Debug),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
