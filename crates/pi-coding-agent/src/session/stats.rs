@@ -6,9 +6,8 @@
 //! unknown (`tokens: null`) after a compaction until an assistant answered with real usage.
 
 use pi_agent_core::AgentMessage;
-use pi_ai::{StopReason, Usage};
+use pi_ai::StopReason;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::agent_session::{AgentSession, lock};
 use crate::compaction::tokens::{context_tokens, estimate_context_tokens};
@@ -77,40 +76,8 @@ pub struct SessionStats {
     pub context_usage: Option<ContextUsage>,
 }
 
-/// Usage and cost summed as pi sums them (JavaScript doubles); shared with the interactive
-/// mode's footer, which keeps its totals up to date as messages end.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Totals {
-    pub(crate) input: f64,
-    pub(crate) output: f64,
-    pub(crate) cache_read: f64,
-    pub(crate) cache_write: f64,
-    pub(crate) cost: f64,
-}
-
-impl Totals {
-    pub(crate) fn add(&mut self, u: &Usage) {
-        self.input += u.input;
-        self.output += u.output;
-        self.cache_read += u.cache_read;
-        self.cache_write += u.cache_write;
-        self.cost += u.cost.total;
-    }
-
-    /// A stored `usage` object (compaction / branch summary): missing fields count 0.
-    pub(crate) fn add_json(&mut self, v: &Value) {
-        let n = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-        self.input += n("input");
-        self.output += n("output");
-        self.cache_read += n("cacheRead");
-        self.cache_write += n("cacheWrite");
-        self.cost += v
-            .get("cost")
-            .and_then(|c| c.get("total"))
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-    }
-}
+/// Usage and cost summed as pi sums them; the interactive footer keeps its totals with it.
+pub(crate) use crate::storage::entry_stats::UsageTotals as Totals;
 
 impl AgentSession {
     /// `getContextUsage()`: `None` without a model or with a window ≤ 0.
@@ -178,13 +145,7 @@ impl AgentSession {
         stats.tool_calls = counted.tool_calls;
         stats.tool_results = counted.tool_results;
         stats.total_messages = counted.total_messages;
-        let totals = Totals {
-            input: counted.input,
-            output: counted.output,
-            cache_read: counted.cache_read,
-            cache_write: counted.cache_write,
-            cost: counted.cost,
-        };
+        let totals = counted.usage;
         stats.tokens = TokenTotals {
             input: totals.input,
             output: totals.output,

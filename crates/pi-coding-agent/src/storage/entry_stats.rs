@@ -21,6 +21,14 @@ pub struct EntryStats {
     pub tool_results: u64,
     /// All `message` entries.
     pub total_messages: u64,
+    /// The usage summed.
+    pub usage: UsageTotals,
+}
+
+/// Usage and cost summed as pi sums them (JavaScript doubles, in file order); also the
+/// interactive footer's running totals.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UsageTotals {
     /// Input tokens.
     pub input: f64,
     /// Output tokens.
@@ -33,8 +41,9 @@ pub struct EntryStats {
     pub cost: f64,
 }
 
-impl EntryStats {
-    fn add_usage(&mut self, u: &Usage) {
+impl UsageTotals {
+    /// Adds a message's usage.
+    pub fn add(&mut self, u: &Usage) {
         self.input += u.input;
         self.output += u.output;
         self.cache_read += u.cache_read;
@@ -42,8 +51,8 @@ impl EntryStats {
         self.cost += u.cost.total;
     }
 
-    /// A stored `usage` object (compaction / branch summary): missing fields count 0.
-    fn add_json(&mut self, v: &Value) {
+    /// Adds a stored `usage` object (compaction / branch summary): missing fields count 0.
+    pub fn add_json(&mut self, v: &Value) {
         let n = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         self.input += n("input");
         self.output += n("output");
@@ -55,12 +64,14 @@ impl EntryStats {
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
     }
+}
 
+impl EntryStats {
     /// Counts one entry (the next one in file order).
     pub fn add(&mut self, entry: &SessionEntry) {
         match &entry.kind {
             EntryKind::Compaction { usage: Some(u), .. }
-            | EntryKind::BranchSummary { usage: Some(u), .. } => self.add_json(u),
+            | EntryKind::BranchSummary { usage: Some(u), .. } => self.usage.add_json(u),
             EntryKind::Message { message } => {
                 self.total_messages += 1;
                 match message {
@@ -68,7 +79,7 @@ impl EntryStats {
                     AgentMessage::ToolResult(r) => {
                         self.tool_results += 1;
                         if let Some(u) = &r.usage {
-                            self.add_usage(u);
+                            self.usage.add(u);
                         }
                     }
                     AgentMessage::Assistant(a) => {
@@ -78,7 +89,7 @@ impl EntryStats {
                             .iter()
                             .filter(|c| matches!(c, AssistantContent::ToolCall(_)))
                             .count() as u64;
-                        self.add_usage(&a.usage);
+                        self.usage.add(&a.usage);
                     }
                     AgentMessage::Custom(_) => {}
                 }

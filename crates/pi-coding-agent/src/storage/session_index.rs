@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use super::context::context_path;
 use super::entry::EntryType;
-use super::entry_stats::EntryStats;
+use super::entry_stats::{EntryStats, UsageTotals};
 use super::index::{ProbedLine, probe_line};
 use super::slots::Loc;
 use super::store::SessionStore;
@@ -318,7 +318,8 @@ impl IndexData {
                 ] {
                     w.u64(v);
                 }
-                for v in [s.input, s.output, s.cache_read, s.cache_write, s.cost] {
+                let u = &s.usage;
+                for v in [u.input, u.output, u.cache_read, u.cache_write, u.cost] {
                     w.f64(v);
                 }
             }
@@ -406,11 +407,13 @@ impl IndexData {
                 tool_calls: r.u64()?,
                 tool_results: r.u64()?,
                 total_messages: r.u64()?,
-                input: r.f64()?,
-                output: r.f64()?,
-                cache_read: r.f64()?,
-                cache_write: r.f64()?,
-                cost: r.f64()?,
+                usage: UsageTotals {
+                    input: r.f64()?,
+                    output: r.f64()?,
+                    cache_read: r.f64()?,
+                    cache_write: r.f64()?,
+                    cost: r.f64()?,
+                },
             }),
             _ => return None,
         };
@@ -794,7 +797,10 @@ mod tests {
             bloom,
             stats: Some(EntryStats {
                 user_messages: 1,
-                cost: 0.25,
+                usage: UsageTotals {
+                    cost: 0.25,
+                    ..UsageTotals::default()
+                },
                 ..EntryStats::default()
             }),
         };
