@@ -145,6 +145,17 @@ impl App {
         }
     }
 
+    /// While a run is going, session switches and tree moves wait (said in the transcript).
+    fn refuse_while_busy(&mut self) -> bool {
+        if self.busy() {
+            self.transcript.notice(
+                "Warning: Wait for the current response to finish (or press Esc) first.",
+                "warning",
+            );
+        }
+        self.busy()
+    }
+
     /// pi's `showStatus`: a dim line in the transcript.
     pub(super) fn status_notice(&mut self, text: impl Into<String>) {
         self.transcript.notice(text, "dim");
@@ -451,11 +462,7 @@ impl App {
             + Send
             + 'static,
     {
-        if self.busy() {
-            self.transcript.notice(
-                "Warning: Wait for the current response to finish (or press Esc) first.",
-                "warning",
-            );
+        if self.refuse_while_busy() {
             return;
         }
         let notice = notice.into();
@@ -527,11 +534,7 @@ impl App {
     }
 
     fn navigate(&mut self, target: String, summarize: bool, instructions: Option<String>) {
-        if self.busy() {
-            self.transcript.notice(
-                "Warning: Wait for the current response to finish (or press Esc) first.",
-                "warning",
-            );
+        if self.refuse_while_busy() {
             return;
         }
         if summarize {
@@ -771,14 +774,12 @@ impl App {
             self.error_notice("Usage: /import <path.jsonl>");
             return;
         };
-        let items = vec![PickItem::new("yes", "Yes"), PickItem::new("no", "No")];
-        let p = Picker::new(
+        let p = Picker::yes_no(
             "Import session",
-            items,
+            &format!("Replace current session with {path}?"),
             self.theme.clone(),
             self.keys.clone(),
-        )
-        .with_note(format!("Replace current session with {path}?"), "text");
+        );
         self.open_picker(Pick::Import(path), p);
     }
 
@@ -1025,12 +1026,7 @@ impl App {
         let (theme, keys) = (self.theme.clone(), self.keys.clone());
         let picker = match &d {
             Dialog::Confirm { title, message, .. } => {
-                let items = vec![PickItem::new("yes", "Yes"), PickItem::new("no", "No")];
-                let mut p = Picker::new(title.clone(), items, theme, keys);
-                for line in message.lines() {
-                    p = p.with_note(line.to_owned(), "text");
-                }
-                p
+                Picker::yes_no(title.clone(), message, theme, keys)
             }
             Dialog::Select { title, options, .. } => {
                 let items = options

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use pi_tui::components::select_list::SelectItem;
 use pi_tui::keybindings::Keybindings;
 use pi_tui::theme::Theme;
 use pi_tui::{Component, KeyCode, KeyEvent, Modifiers};
@@ -94,6 +93,21 @@ impl Picker {
             theme,
             keys,
         }
+    }
+
+    /// A Yes/No question (`yes`/`no` keys), `message` as its notes.
+    pub fn yes_no(
+        title: impl Into<String>,
+        message: &str,
+        theme: Arc<Theme>,
+        keys: Arc<Keybindings>,
+    ) -> Self {
+        let items = vec![PickItem::new("yes", "Yes"), PickItem::new("no", "No")];
+        let mut p = Self::new(title, items, theme, keys);
+        for line in message.lines() {
+            p = p.with_note(line.to_owned(), "text");
+        }
+        p
     }
 
     /// With a search line, filled with `initial`.
@@ -284,14 +298,6 @@ impl Component for Picker {
         out.push(rule);
         out
     }
-}
-
-/// `items` as the editor menu's [`SelectItem`]s would show them (for tests and completions).
-pub fn to_select_items(items: &[PickItem]) -> Vec<SelectItem> {
-    items
-        .iter()
-        .map(|i| SelectItem::new(i.key.clone()).with_label(i.label.clone()))
-        .collect()
 }
 
 #[cfg(test)]
