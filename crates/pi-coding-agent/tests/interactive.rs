@@ -17,17 +17,7 @@ async fn both_terminals_start_the_interactive_mode_with_the_first_message() {
     let _slot = slot();
     let srv = server(vec![anthropic_text("Hi there, user.")]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "hello pi",
-        ],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&["hello pi"], 30, 100);
     wait_text(&mut s, "Hi there, user.");
     wait_ready(&mut s);
     let screen = s.model().screen_text();
@@ -55,18 +45,7 @@ async fn a_tool_round_trip_streams_to_the_screen_and_the_session_file() {
     .await;
     let root = Root::new(&srv.base_url(), json!({}));
     let dir = root.sessions();
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "--session-dir",
-            &dir,
-        ],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&["--session-dir", &dir], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "What does hello.txt say?");
     wait_text(&mut s, "The file says:");
@@ -126,18 +105,7 @@ async fn a_bang_command_runs_in_the_shell_and_is_recorded() {
     let srv = server(vec![anthropic_text("I saw it.")]).await;
     let root = Root::new(&srv.base_url(), json!({}));
     let dir = root.sessions();
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "--session-dir",
-            &dir,
-        ],
-        30,
-        80,
-    );
+    let mut s = root.spawn_replay(&["--session-dir", &dir], 30, 80);
     wait_ready(&mut s);
     type_line(&mut s, "!echo from-the-shell; seq 1 24");
     wait_text(&mut s, "... 5 more lines (ctrl+o to expand)");
@@ -183,11 +151,7 @@ async fn shift_tab_and_ctrl_p_change_the_footer() {
         "models": [model("replay-model"), model("replay-other")]
     }}});
     std::fs::write(root.path("agent/models.json"), models.to_string()).unwrap();
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        24,
-        120,
-    );
+    let mut s = root.spawn_replay(&[], 24, 120);
     wait_ready(&mut s);
     let footer = |m: &mut ScreenModel| {
         m.screen_lines()
@@ -228,11 +192,7 @@ async fn a_line_submitted_while_streaming_steers() {
     ])
     .await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "start slowly");
     wait_text(&mut s, "Working");
@@ -260,11 +220,7 @@ async fn escape_aborts_a_running_tool_and_resize_keeps_the_screen_whole() {
     ])
     .await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "run something long");
     wait_text(&mut s, "Elapsed");
@@ -321,11 +277,7 @@ async fn alt_enter_queues_a_follow_up_shown_until_delivered() {
         .event_delay(Duration::from_millis(60));
     let srv = server(vec![slow, anthropic_text("Followed up.")]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "first task");
     wait_text(&mut s, "Working");
@@ -345,11 +297,7 @@ async fn ctrl_c_clears_the_editor_and_twice_exits() {
     let _slot = slot();
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        24,
-        80,
-    );
+    let mut s = root.spawn_replay(&[], 24, 80);
     wait_ready(&mut s);
     ok(s.send(b"draft text"));
     wait_text(&mut s, "draft text");
@@ -420,11 +368,7 @@ async fn thinking_is_shown_and_ctrl_t_collapses_it() {
         .build();
     let srv = server(vec![Reply::sse(sse)]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "think first");
     wait_text(&mut s, "The answer is 42.");
@@ -456,11 +400,7 @@ async fn sigterm_kills_the_running_tool_restores_the_terminal_and_exits_0() {
     )])])
     .await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "run it");
     wait_text(&mut s, "Elapsed");
@@ -498,18 +438,7 @@ async fn quiet_startup_leaves_out_the_header_and_fullscreen_uses_the_alternate_s
     let _slot = slot();
     let srv = server(vec![anthropic_text("Shown in fullscreen.")]).await;
     let root = Root::new(&srv.base_url(), json!({"quietStartup": true}));
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "--tui-mode",
-            "fullscreen",
-        ],
-        24,
-        90,
-    );
+    let mut s = root.spawn_replay(&["--tui-mode", "fullscreen"], 24, 90);
     wait_ready(&mut s);
     assert!(s.model().alternate_screen());
     assert!(
@@ -587,11 +516,7 @@ async fn ctrl_x_copies_the_last_reply_through_osc_52() {
     let _slot = slot();
     let srv = server(vec![anthropic_text("Copy me, please.")]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        24,
-        90,
-    );
+    let mut s = root.spawn_replay(&[], 24, 90);
     wait_ready(&mut s);
     ok(s.send(b"\x18"));
     wait_text(&mut s, "No agent messages to copy yet.");
@@ -624,11 +549,7 @@ async fn ctrl_g_edits_the_prompt_in_the_external_editor() {
     let settings =
         json!({"retry": {"enabled": false}, "externalEditor": script.display().to_string()});
     std::fs::write(root.path("agent/settings.json"), settings.to_string()).unwrap();
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        24,
-        90,
-    );
+    let mut s = root.spawn_replay(&[], 24, 90);
     wait_ready(&mut s);
     ok(s.send(b"first draft"));
     wait_text(&mut s, "first draft");
@@ -660,9 +581,8 @@ async fn a_project_with_pi_resources_asks_for_trust_first() {
     let root = Root::new(&srv.base_url(), json!({}));
     std::fs::create_dir_all(root.path("work/.pi")).unwrap();
     std::fs::write(root.path("work/.pi/settings.json"), "{}").unwrap();
-    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
     // Declined (Esc): nothing is recorded, the session starts untrusted.
-    let mut s = root.spawn(&args, 30, 100);
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_text(&mut s, "Trust project folder?");
     wait_text(&mut s, "Do not trust");
     ok(s.send(b"\x1b"));
@@ -670,7 +590,7 @@ async fn a_project_with_pi_resources_asks_for_trust_first() {
     quit(&mut s);
     assert!(!root.path("agent/trust.json").exists());
     // Asked again; Enter takes the first option, "Trust", which is written to trust.json.
-    let mut s = root.spawn(&args, 30, 100);
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_text(&mut s, "Trust project folder?");
     ok(s.send(b"\r"));
     wait_ready(&mut s);
@@ -681,7 +601,7 @@ async fn a_project_with_pi_resources_asks_for_trust_first() {
     let cwd = root.path("work").canonicalize().unwrap();
     assert_eq!(trust[cwd.display().to_string()], true, "{trust}");
     // Decided: no question the third time.
-    let mut s = root.spawn(&args, 30, 100);
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     assert!(
         !s.model()
@@ -701,11 +621,7 @@ async fn escape_returns_queued_messages_to_the_editor() {
         .event_delay(Duration::from_millis(80));
     let srv = server(vec![slow, anthropic_text("unused")]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&[], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "long task");
     wait_text(&mut s, "Working");
@@ -735,18 +651,7 @@ async fn slash_commands_name_session_and_quit() {
     let srv = server(vec![anthropic_text("Noted.")]).await;
     let root = Root::new(&srv.base_url(), json!({}));
     let dir = root.sessions();
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "--session-dir",
-            &dir,
-        ],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&["--session-dir", &dir], 30, 100);
     wait_ready(&mut s);
     type_line(&mut s, "/name");
     wait_text(&mut s, "Warning: Usage: /name <name>");
@@ -797,11 +702,7 @@ async fn the_footer_stays_on_the_last_row_once_the_screen_is_full() {
     .await;
     let root = Root::new(&srv.base_url(), json!({}));
     let rows = 18;
-    let mut s = root.spawn(
-        &["--provider", "replay-anthropic", "--model", "replay-model"],
-        rows,
-        80,
-    );
+    let mut s = root.spawn_replay(&[], rows, 80);
     wait_ready(&mut s);
     for (prompt, last) in [
         ("first run", "Answer line 12."),

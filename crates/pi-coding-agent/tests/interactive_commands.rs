@@ -26,18 +26,7 @@ fn selected(m: &mut ScreenModel, text: &str) -> bool {
 
 fn spawn_in(root: &Root, rows: u16, cols: u16) -> PtySession {
     let dir = root.sessions();
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "--session-dir",
-            &dir,
-        ],
-        rows,
-        cols,
-    );
+    let mut s = root.spawn_replay(&["--session-dir", &dir], rows, cols);
     wait_ready(&mut s);
     s
 }
@@ -459,19 +448,7 @@ async fn resume_flag_starts_with_the_session_picker() {
     quit(&mut s);
     let dir = root.sessions();
     let picker = |root: &Root| {
-        let mut s = root.spawn(
-            &[
-                "--provider",
-                "replay-anthropic",
-                "--model",
-                "replay-model",
-                "--session-dir",
-                &dir,
-                "-r",
-            ],
-            30,
-            100,
-        );
+        let mut s = root.spawn_replay(&["--session-dir", &dir, "-r"], 30, 100);
         wait_text(&mut s, "Resume session");
         ok(s.wait_for("the stored session", WAIT, |m| selected(m, "stored topic")));
         s
@@ -520,20 +497,7 @@ async fn an_extension_confirm_is_answered_in_the_terminal() {
         .join("../../examples/extensions/python/guard.json");
     let dir = root.sessions();
     let guard = guard.display().to_string();
-    let mut s = root.spawn(
-        &[
-            "--provider",
-            "replay-anthropic",
-            "--model",
-            "replay-model",
-            "--session-dir",
-            &dir,
-            "-e",
-            &guard,
-        ],
-        30,
-        100,
-    );
+    let mut s = root.spawn_replay(&["--session-dir", &dir, "-e", &guard], 30, 100);
     wait_ready(&mut s);
     // The extension's command is in the / menu.
     ok(s.send(b"/hel"));

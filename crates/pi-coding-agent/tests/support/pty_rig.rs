@@ -47,6 +47,14 @@ impl Root {
         self.path("sessions").display().to_string()
     }
 
+    /// `pi --provider replay-anthropic --model replay-model` and `args` in a `rows`×`cols`
+    /// pty: the replay server's model.
+    pub fn spawn_replay(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
+        let mut all = vec!["--provider", "replay-anthropic", "--model", "replay-model"];
+        all.extend_from_slice(args);
+        self.spawn(&all, rows, cols)
+    }
+
     /// `pi` with `args` in a `rows`×`cols` pty.
     pub fn spawn(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
         let mut cmd = CommandBuilder::new(pi_bin());
