@@ -200,10 +200,13 @@ fn compare_names(a: &str, b: &str) -> std::cmp::Ordering {
         .then_with(|| a.cmp(b))
 }
 
-/// One walked entry: its path relative to the walk's root, `/`-separated.
+/// One walked entry: its path relative to the walk's root, `/`-separated, and the
+/// lower-case forms the ranking compares (made once per walk, not per keystroke).
 #[derive(Clone, Debug)]
 struct Entry {
     path: String,
+    lower_path: String,
+    lower_name: String,
     is_dir: bool,
 }
 
@@ -247,11 +250,7 @@ impl FileIndex {
             .entries(&root)
             .iter()
             .filter_map(|e| {
-                let score = if q.is_empty() {
-                    1
-                } else {
-                    score_entry(&e.path, &q, e.is_dir)
-                };
+                let score = if q.is_empty() { 1 } else { score_entry(e, &q) };
                 (score > 0).then_some((score, e))
             })
             .collect();
@@ -286,20 +285,20 @@ fn depth(path: &str) -> usize {
 
 /// pi's `scoreEntry`: 100 exact name, 80 name prefix, 50 name substring, 30 path substring,
 /// +10 for a directory that matched; 0 when nothing matched. `query` is lower-case.
-fn score_entry(path: &str, query: &str, is_dir: bool) -> u32 {
-    let name = basename(path).to_lowercase();
+fn score_entry(e: &Entry, query: &str) -> u32 {
+    let name = e.lower_name.as_str();
     let score = if name == query {
         100
     } else if name.starts_with(query) {
         80
     } else if name.contains(query) {
         50
-    } else if path.to_lowercase().contains(query) {
+    } else if e.lower_path.contains(query) {
         30
     } else {
         0
     };
-    if is_dir && score > 0 {
+    if e.is_dir && score > 0 {
         score + 10
     } else {
         score
@@ -343,7 +342,14 @@ fn walk(root: &Path) -> Vec<Entry> {
         };
         let path = rel.to_string_lossy().replace('\\', "/");
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        out.push(Entry { path, is_dir });
+        let lower_path = path.to_lowercase();
+        let lower_name = basename(&lower_path).to_owned();
+        out.push(Entry {
+            path,
+            lower_path,
+            lower_name,
+            is_dir,
+        });
         if out.len() >= INDEX_CAP {
             break;
         }
