@@ -50,6 +50,7 @@ mod extensions_session;
 mod fault_injection;
 mod grep_find;
 mod hostile_input;
+mod html_viewer;
 mod interactive;
 mod interactive_commands;
 mod kill_durability;

@@ -539,6 +539,9 @@ async fn export_html_writes_the_file() {
     assert_eq!(r, json!({"path": out.to_str().unwrap()}));
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("hello"));
+    // A live session's export carries the agent's system prompt (pi's `exportSessionToHtml`
+    // passes its state); an export of a file has none.
+    assert!(html.contains(r#""systemPrompt":""#), "{html}");
     assert_eq!(c.finish().await, 0);
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use pi_agent_core::AgentMessage;
 use pi_ai::{AssistantContent, AssistantMessage, Message, StopReason, ToolCall, UserMessage};
 use pi_coding_agent::storage::discovery::{find_by_id, looks_like_path, most_recent};
-use pi_coding_agent::storage::export::{export_html, export_jsonl};
+use pi_coding_agent::storage::export::{ExportedTool, HtmlExtras, export_html, export_jsonl};
 use pi_coding_agent::storage::fork::{create_branched_session, fork_from};
 use pi_coding_agent::storage::{
     EntryKind, SessionStore, build_session_context, get_tree, session_name,
@@ -145,10 +145,45 @@ fn html_export_is_self_contained_and_shows_everything() {
         })),
     })
     .unwrap();
-    let out = export_html(&s, Some(&dir.path().join("out.html"))).unwrap();
+    s.append(user("</script><script>window.pwned=1</script><!--"))
+        .unwrap();
+    let extras = HtmlExtras {
+        system_prompt: Some("You are <helpful>.".into()),
+        tools: vec![ExportedTool {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+    };
+    let out = export_html(&s, Some(&dir.path().join("out.html")), &extras).unwrap();
     let html = fs::read_to_string(out).unwrap();
+    // The session travels as JSON inside one script element; no `<` of it is raw, so a message
+    // cannot close that element (two closing tags: the data's and the viewer's).
+    assert_eq!(html.matches("</script>").count(), 2, "{html}");
+    assert!(!html.contains("<b>") && !html.contains("<helpful>"));
+    let start = html.find("id=\"pi-session-data\">").unwrap() + "id=\"pi-session-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    assert_eq!(data["header"]["id"], s.session_id());
+    assert_eq!(data["leafId"], s.leaf_id().unwrap());
+    assert_eq!(data["systemPrompt"], "You are <helpful>.");
+    assert_eq!(data["tools"][0]["name"], "read");
+    let ids: Vec<&str> = data["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    let stored: Vec<String> = s.entries().unwrap().iter().map(|e| e.id.clone()).collect();
+    assert_eq!(ids, stored);
+    assert!(
+        data["entries"][0]["message"]["content"]
+            .to_string()
+            .contains("question <b>"),
+        "entries are the file's lines, unchanged"
+    );
     for needle in [
-        "question &lt;b&gt;",
+        "question \\u003cb>",
         "pondering",
         "hello.txt",
         "read",

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::config::paths::{expand_tilde, resolve_path};
 use crate::platform::path::lexical_normalize;
 use crate::storage::SessionStore;
-use crate::storage::export::export_html;
+use crate::storage::export::{HtmlExtras, export_html};
 
 /// Exports `input` as HTML and returns the output path as pi prints it; the error is the text
 /// after `Error: `.
@@ -45,7 +45,7 @@ pub fn export_from_file(input: &str, output: Option<&str>, cwd: &Path) -> Result
             output.display()
         ));
     }
-    export_html(&store, Some(&target)).map_err(|e| e.to_string())?;
+    export_html(&store, Some(&target), &HtmlExtras::default()).map_err(|e| e.to_string())?;
     Ok(output)
 }
 

@@ -249,10 +249,14 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             data(&stats)
         }
         RpcCommand::ExportHtml { output_path } => {
+            let extras = session.html_extras();
             let store = store_of(&session);
-            let path =
-                crate::storage::export::export_html(&store, output_path.as_deref().map(Path::new))
-                    .map_err(|e| e.to_string())?;
+            let path = crate::storage::export::export_html(
+                &store,
+                output_path.as_deref().map(Path::new),
+                &extras,
+            )
+            .map_err(|e| e.to_string())?;
             data(&json!({"path": path.display().to_string()}))
         }
         RpcCommand::GetForkMessages => {

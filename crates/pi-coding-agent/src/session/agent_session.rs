@@ -324,6 +324,25 @@ impl AgentSession {
         self.inner.agent.with_state(|s| s.system_prompt.clone())
     }
 
+    /// What the HTML export shows beside the session file: the effective system prompt and
+    /// the active tools (pi 0.85.0 `exportSessionToHtml` passes the agent's state the same way).
+    pub fn html_extras(&self) -> crate::storage::export::HtmlExtras {
+        self.inner
+            .agent
+            .with_state(|s| crate::storage::export::HtmlExtras {
+                system_prompt: Some(s.system_prompt.clone()),
+                tools: s
+                    .tools
+                    .iter()
+                    .map(|t| crate::storage::export::ExportedTool {
+                        name: t.name().to_owned(),
+                        description: t.description().to_owned(),
+                        parameters: t.parameters().clone(),
+                    })
+                    .collect(),
+            })
+    }
+
     /// Makes `tools` the active tools, in that order (pi 0.85.0 `setActiveToolsByName`). The
     /// same list again (the same tools, by identity, in the same order) changes nothing;
     /// otherwise the agent's tools are replaced and, when the session was built with

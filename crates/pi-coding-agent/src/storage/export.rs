@@ -2,19 +2,17 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `session-export` and `export-html`: default names
 //! `session-<ISO time with : and . as ->.jsonl` and `pi-session-<file stem>.html` in the
-//! process's working directory. The HTML page embeds everything (no network assets) and shows
-//! every message, thinking block, tool call and tool result of the session.
+//! process's working directory. The HTML page is our own viewer (not pi's template): it embeds
+//! everything (no network assets) and shows every entry of the session's tree.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantContent, UserContent};
 use serde_json::Value;
 
 use super::context::path_to_leaf;
-use super::entry::{EntryKind, SessionEntry, SessionHeader};
+use super::entry::{SessionEntry, SessionHeader};
 use super::paths::iso_now;
 use super::store::{SessionStore, StoreError};
 use crate::platform::fs_error::node_message;
@@ -82,163 +80,83 @@ fn esc(s: &str) -> String {
     o
 }
 
-fn pretty(v: &Value) -> String {
-    pi_ai::json::to_string_pretty(v).unwrap_or_default()
+/// What a live session adds to the file's entries in the viewer, as pi's `/export` passes the
+/// agent's system prompt and tools (`--export` of a file has neither).
+#[derive(Clone, Debug, Default)]
+pub struct HtmlExtras {
+    /// The effective system prompt.
+    pub system_prompt: Option<String>,
+    /// The active tools: name, description and JSON-Schema parameters.
+    pub tools: Vec<ExportedTool>,
 }
 
-fn user_blocks(html: &mut String, blocks: &[UserContent]) {
-    for b in blocks {
-        match b {
-            UserContent::Text(t) => {
-                let _ = write!(html, "<pre class=\"text\">{}</pre>", esc(&t.text));
-            }
-            UserContent::Image(i) => {
-                let _ = write!(
-                    html,
-                    "<img alt=\"image\" src=\"data:{};base64,{}\">",
-                    esc(&i.mime_type),
-                    esc(&i.data)
-                );
-            }
+/// One tool as the viewer lists it (pi's `{name, description, parameters}`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExportedTool {
+    /// Tool name.
+    pub name: String,
+    /// Tool description.
+    pub description: String,
+    /// JSON Schema of the parameters.
+    pub parameters: Value,
+}
+
+const VIEWER_JS: &str = include_str!("export/viewer.js");
+const VIEWER_CSS: &str = include_str!("export/viewer.css");
+
+/// The session as the viewer reads it: `{"header", "entries", "leafId", "systemPrompt",
+/// "tools"}` (pi's session data, with the entries exactly as their lines in the file). Every
+/// `<` is written `\u003c`, which JSON reads back unchanged, so no text of the session can end
+/// the `<script>` element that holds it.
+fn session_data(store: &SessionStore, extras: &HtmlExtras) -> Result<String, StoreError> {
+    let mut data = String::with_capacity(16 * 1024);
+    data.push_str("{\"header\":");
+    data.push_str(&pi_ai::json::to_string(store.header()).unwrap_or_else(|_| "null".into()));
+    data.push_str(",\"entries\":[");
+    for (i, e) in store.entries()?.iter().enumerate() {
+        if i > 0 {
+            data.push(',');
         }
+        data.push_str(&e.to_line());
     }
-}
-
-fn message_html(html: &mut String, m: &AgentMessage) {
-    match m {
-        AgentMessage::User(u) => {
-            html.push_str("<section class=\"msg user\"><h3>User</h3>");
-            user_blocks(html, &u.content.to_blocks());
-            html.push_str("</section>");
-        }
-        AgentMessage::Assistant(a) => {
-            let _ = write!(
-                html,
-                "<section class=\"msg assistant\"><h3>Assistant <small>{}/{} · {}</small></h3>",
-                esc(&a.provider),
-                esc(&a.model),
-                esc(a.stop_reason.as_str())
-            );
-            for c in &a.content {
-                match c {
-                    AssistantContent::Text(t) => {
-                        let _ = write!(html, "<pre class=\"text\">{}</pre>", esc(&t.text));
-                    }
-                    AssistantContent::Thinking(t) => {
-                        let _ = write!(
-                            html,
-                            "<details class=\"thinking\" open><summary>Thinking</summary><pre>{}</pre></details>",
-                            esc(&t.thinking)
-                        );
-                    }
-                    AssistantContent::ToolCall(tc) => {
-                        let _ = write!(
-                            html,
-                            "<div class=\"toolcall\"><b>{}</b> <code>{}</code><pre>{}</pre></div>",
-                            esc(&tc.name),
-                            esc(&tc.id),
-                            esc(&pretty(&Value::Object(tc.arguments.clone())))
-                        );
-                    }
-                }
-            }
-            if let Some(e) = &a.error_message {
-                let _ = write!(html, "<pre class=\"error\">{}</pre>", esc(e));
-            }
-            html.push_str("</section>");
-        }
-        AgentMessage::ToolResult(r) => {
-            let _ = write!(
-                html,
-                "<section class=\"msg toolresult{}\"><h3>Tool result <small>{} · {}</small></h3>",
-                if r.is_error { " error" } else { "" },
-                esc(&r.tool_name),
-                esc(&r.tool_call_id)
-            );
-            user_blocks(html, &r.content);
-            html.push_str("</section>");
-        }
-        AgentMessage::Custom(map) => {
-            let role = map.get("role").and_then(Value::as_str).unwrap_or("custom");
-            let _ = write!(
-                html,
-                "<section class=\"msg custom\"><h3>{}</h3><pre>{}</pre></section>",
-                esc(role),
-                esc(&pretty(&Value::Object((**map).clone())))
-            );
-        }
+    data.push_str("],\"leafId\":");
+    data.push_str(&pi_ai::json::to_string(&store.leaf_id()).unwrap_or_else(|_| "null".into()));
+    data.push_str(",\"systemPrompt\":");
+    data.push_str(&pi_ai::json::to_string(&extras.system_prompt).unwrap_or_else(|_| "null".into()));
+    data.push_str(",\"tools\":");
+    if extras.tools.is_empty() {
+        data.push_str("null");
+    } else {
+        data.push_str(&pi_ai::json::to_string(&extras.tools).unwrap_or_else(|_| "null".into()));
     }
+    data.push('}');
+    Ok(data.replace('<', "\\u003c"))
 }
 
-/// Renders every entry of the session (all branches, file order) as one HTML page.
-pub fn render_html(store: &SessionStore) -> Result<String, StoreError> {
-    let h = store.header();
-    let mut html = String::with_capacity(16 * 1024);
+/// Renders the session as one self-contained HTML page: the session's data, our viewer's
+/// script and style, nothing fetched from the network. The viewer shows the tree of every
+/// entry and one branch at a time (the current leaf first; `#leaf=<id>` in the URL picks
+/// another), with search, thinking and tool-output toggles, images, the system prompt and tools.
+pub fn render_html(store: &SessionStore, extras: &HtmlExtras) -> Result<String, StoreError> {
+    let data = session_data(store, extras)?;
+    let mut html = String::with_capacity(data.len() + VIEWER_JS.len() + VIEWER_CSS.len() + 1024);
     let _ = write!(
         html,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pi session {}</title><style>{}</style></head><body><header><h1>pi session</h1><p>id <code>{}</code> · cwd <code>{}</code> · {}</p></header><main>",
-        esc(&h.id),
-        STYLE,
-        esc(&h.id),
-        esc(&h.cwd),
-        esc(&h.timestamp)
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"generator\" content=\"pi-rs {}\">\
+         <title>pi session {}</title><style>{}</style></head>\n<body>\
+         <div id=\"app\"><header id=\"top\"></header><nav id=\"tree\"></nav><main id=\"chat\"></main></div>\
+         <noscript>This session viewer needs JavaScript.</noscript>\n\
+         <script type=\"application/json\" id=\"pi-session-data\">{}</script>\n<script>{}</script>\n</body></html>\n",
+        env!("CARGO_PKG_VERSION"),
+        esc(store.session_id()),
+        VIEWER_CSS,
+        data,
+        VIEWER_JS,
     );
-    for e in store.entries()? {
-        match &e.kind {
-            EntryKind::Message { message } => message_html(&mut html, message),
-            EntryKind::Compaction { summary, .. } => {
-                let _ = write!(
-                    html,
-                    "<section class=\"msg summary\"><h3>Compaction summary</h3><pre>{}</pre></section>",
-                    esc(summary)
-                );
-            }
-            EntryKind::BranchSummary { summary, .. } => {
-                let _ = write!(
-                    html,
-                    "<section class=\"msg summary\"><h3>Branch summary</h3><pre>{}</pre></section>",
-                    esc(summary)
-                );
-            }
-            EntryKind::CustomMessage {
-                custom_type,
-                content,
-                ..
-            } => {
-                let text = match content {
-                    Value::String(s) => s.clone(),
-                    other => pretty(other),
-                };
-                let _ = write!(
-                    html,
-                    "<section class=\"msg custom\"><h3>{}</h3><pre>{}</pre></section>",
-                    esc(custom_type),
-                    esc(&text)
-                );
-            }
-            EntryKind::ModelChange { provider, model_id } => {
-                let _ = write!(
-                    html,
-                    "<p class=\"meta\">model → {}/{}</p>",
-                    esc(provider),
-                    esc(model_id)
-                );
-            }
-            EntryKind::ThinkingLevelChange { thinking_level } => {
-                let _ = write!(
-                    html,
-                    "<p class=\"meta\">thinking → {}</p>",
-                    esc(thinking_level)
-                );
-            }
-            _ => {}
-        }
-    }
-    html.push_str("</main></body></html>\n");
     Ok(html)
 }
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;background:#fafafa;color:#222}pre{white-space:pre-wrap;word-break:break-word;margin:.3rem 0}.msg{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:.8rem 0;background:#fff}.user{border-left:4px solid #36c}.assistant{border-left:4px solid #3a3}.toolresult{border-left:4px solid #999}.error{color:#b00}.thinking{color:#666}.meta{color:#888;font-size:.85em}img{max-width:100%}";
 
 /// Writes the HTML export; default `pi-session-<file stem>.html` in the working directory.
 /// Returns the path as pi reports it: `output` as given, else the default's relative name.
@@ -247,7 +165,11 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margi
 /// in-memory store, [`StoreError::NothingToExport`] while the session file is not on disk yet
 /// (before the first assistant message); I/O errors are Node's (`ENOENT: no such file or
 /// directory, open '<output as given>'`).
-pub fn export_html(store: &SessionStore, output: Option<&Path>) -> Result<PathBuf, StoreError> {
+pub fn export_html(
+    store: &SessionStore,
+    output: Option<&Path>,
+    extras: &HtmlExtras,
+) -> Result<PathBuf, StoreError> {
     let file = store.path().ok_or(StoreError::InMemoryExport)?;
     if !store.is_persisted() && !file.exists() {
         return Err(StoreError::NothingToExport);
@@ -259,7 +181,7 @@ pub fn export_html(store: &SessionStore, output: Option<&Path>) -> Result<PathBu
     let default_name = format!("pi-session-{stem}.html");
     let shown = output.map_or_else(|| PathBuf::from(&default_name), Path::to_path_buf);
     let path = resolve_output(output, default_name);
-    let html = render_html(store)?;
+    let html = render_html(store, extras)?;
     // pi's writeFileSync: a failed open names the path as given, a failed write no path.
     let mut file = std::fs::File::create(&path)
         .map_err(|e| StoreError::Fs(node_message(&e, "open", Some(&shown))))?;

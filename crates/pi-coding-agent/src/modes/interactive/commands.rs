@@ -752,13 +752,15 @@ impl App {
     /// `/export [path]`: `.jsonl` by the name, else HTML; pi's texts.
     pub(super) fn export_command(&mut self, path: Option<String>) {
         let out = path.as_deref().map(Path::new);
-        let result = {
-            let store = crate::sync::lock(self.session.store());
-            if path.as_deref().is_some_and(|p| p.ends_with(".jsonl")) {
-                crate::storage::export::export_jsonl(&store, out)
-            } else {
-                crate::storage::export::export_html(&store, out)
-            }
+        let result = if path.as_deref().is_some_and(|p| p.ends_with(".jsonl")) {
+            crate::storage::export::export_jsonl(&crate::sync::lock(self.session.store()), out)
+        } else {
+            let extras = self.session.html_extras();
+            crate::storage::export::export_html(
+                &crate::sync::lock(self.session.store()),
+                out,
+                &extras,
+            )
         };
         match result {
             Ok(p) => self.status_notice(format!("Session exported to: {}", p.display())),
