@@ -537,3 +537,59 @@ async fn an_extension_confirm_is_answered_in_the_terminal() {
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[0].contains("Blocked by user"), "{results:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scoped_models_choose_what_ctrl_p_cycles_and_ctrl_s_saves_them() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 34, 150);
+    type_line(&mut s, "/scoped-models");
+    wait_text(&mut s, "Model Configuration");
+    wait_text(&mut s, "all enabled");
+    // Ctrl+X clears every model, then two are enabled back through the search, in order.
+    ok(s.send(b"\x18"));
+    wait_text(&mut s, "0/4 enabled");
+    for name in ["openai", "anthropic"] {
+        ok(s.send(name.as_bytes()));
+        ok(s.wait_for("the filtered row", WAIT, |m| {
+            selected(m, &format!("[replay-{name}]"))
+        }));
+        ok(s.send(b"\r"));
+        ok(s.send(&b"\x7f".repeat(name.len())));
+    }
+    wait_text(&mut s, "2/4 enabled");
+    wait_text(&mut s, "(unsaved)");
+    ok(s.send(b"\x13"));
+    wait_text(&mut s, "Model selection saved to settings");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the editor back", WAIT, |m| {
+        !m.screen_text().contains("Model Configuration")
+    }));
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path("agent/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        written["enabledModels"],
+        json!([
+            "replay-openai/replay-model",
+            "replay-anthropic/replay-model"
+        ]),
+        "{written}"
+    );
+    // Ctrl+P now cycles between the two only.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let before = footer(s.model());
+        ok(s.send(b"\x10"));
+        ok(s.wait_for("the footer changed", WAIT, |m| footer(m) != before));
+        let f = footer(s.model());
+        let provider = ["anthropic", "openai", "google", "responses"]
+            .into_iter()
+            .find(|p| f.contains(&format!("(replay-{p})")))
+            .unwrap_or("?");
+        seen.push(provider);
+    }
+    assert_eq!(seen, ["openai", "anthropic", "openai"]);
+    quit(&mut s);
+}

@@ -1016,7 +1016,11 @@ impl App {
     /// Shows the next waiting dialog when nothing else holds the editor's place.
     fn open_next_dialog(&mut self) {
         use super::ext_ui::Dialog;
-        if self.dialog.is_some() || self.picker.is_some() || self.settings_view.is_some() {
+        if self.dialog.is_some()
+            || self.picker.is_some()
+            || self.settings_view.is_some()
+            || self.scoped_view.is_some()
+        {
             return;
         }
         let Some(d) = self.dialogs.pop_front() else {

@@ -13,10 +13,12 @@
 //! | [`footer`] | the footer lines |
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
 //! | `commands` | what those commands and their selectors do |
+//! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | [`picker`] | the selectors that take the editor's place |
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
 //! | [`settings_view`] | `/settings` |
+//! | [`scoped_models`] | `/scoped-models` |
 //! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
 //!
@@ -29,6 +31,8 @@ mod commands;
 mod ext_ui;
 pub mod footer;
 pub mod picker;
+mod scoped_commands;
+pub mod scoped_models;
 pub mod session_list;
 pub mod settings_view;
 pub mod slash;
@@ -246,6 +250,8 @@ struct App {
     picker: Option<(commands::Pick, picker::Picker)>,
     /// `/settings`, when open (in the editor's place too).
     settings_view: Option<settings_view::SettingsView>,
+    /// `/scoped-models`, when open (in the editor's place too).
+    scoped_view: Option<scoped_models::ScopedModelsView>,
     /// Extension dialogs waiting for the open one to close.
     dialogs: std::collections::VecDeque<ext_ui::Dialog>,
     /// The extension dialog shown now (its selector is `picker`).
@@ -403,6 +409,7 @@ impl App {
             force: true,
             picker: None,
             settings_view: None,
+            scoped_view: None,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),
@@ -714,6 +721,7 @@ impl App {
             slash::Slash::Settings => self.settings_command(),
             slash::Slash::Trust => self.trust_command(),
             slash::Slash::Debug => self.debug_command(),
+            slash::Slash::ScopedModels => self.scoped_models_command(),
             slash::Slash::NotYet(name) => self.transcript.notice(
                 format!("Warning: /{name} is not available in pi-rs yet"),
                 "warning",
@@ -888,6 +896,11 @@ impl App {
         }
         if self.settings_view.is_some() {
             self.settings_key(k);
+            self.force = true;
+            return;
+        }
+        if self.scoped_view.is_some() {
+            self.scoped_models_key(k);
             self.force = true;
             return;
         }
@@ -1080,6 +1093,11 @@ impl App {
             InputEvent::Paste(text) if self.picker.is_some() => {
                 if let Some((_, p)) = self.picker.as_mut() {
                     p.paste(text);
+                }
+            }
+            InputEvent::Paste(text) if self.scoped_view.is_some() => {
+                if let Some(v) = self.scoped_view.as_mut() {
+                    v.paste(text);
                 }
             }
             InputEvent::Paste(_) => {
@@ -1377,10 +1395,15 @@ impl App {
         };
         let mut dock = DockView {
             editor: &mut self.editor,
-            panel: match (self.picker.as_mut(), self.settings_view.as_mut()) {
-                (Some((_, p)), _) => Some(p as &mut dyn Component),
-                (None, Some(v)) => Some(v as &mut dyn Component),
-                (None, None) => None,
+            panel: match (
+                self.picker.as_mut(),
+                self.settings_view.as_mut(),
+                self.scoped_view.as_mut(),
+            ) {
+                (Some((_, p)), _, _) => Some(p as &mut dyn Component),
+                (None, Some(v), _) => Some(v as &mut dyn Component),
+                (None, None, Some(v)) => Some(v as &mut dyn Component),
+                (None, None, None) => None,
             },
             footer: &self.footer,
             theme: &self.theme,

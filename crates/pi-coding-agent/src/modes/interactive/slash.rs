@@ -105,19 +105,14 @@ pub enum Slash {
     Trust,
     /// `/debug`.
     Debug,
+    /// `/scoped-models`.
+    ScopedModels,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
 
 /// Commands recognised but not built yet: they say so instead of reaching the model.
-const NOT_YET: &[&str] = &[
-    "scoped-models",
-    "share",
-    "changelog",
-    "login",
-    "logout",
-    "reload",
-];
+const NOT_YET: &[&str] = &["share", "changelog", "login", "logout", "reload"];
 
 /// `text` as a built-in command, if it is one.
 pub fn parse(text: &str) -> Option<Slash> {
@@ -144,6 +139,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/settings", Slash::Settings),
         ("/trust", Slash::Trust),
         ("/debug", Slash::Debug),
+        ("/scoped-models", Slash::ScopedModels),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
