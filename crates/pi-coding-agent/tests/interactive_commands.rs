@@ -593,3 +593,21 @@ async fn scoped_models_choose_what_ctrl_p_cycles_and_ctrl_s_saves_them() {
     assert_eq!(seen, ["openai", "anthropic", "openai"]);
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changelog_shows_pi_rs_own_changelog() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 40, 100);
+    type_line(&mut s, "/changelog");
+    wait_text(&mut s, "What's New");
+    // The first entry of crates/pi-coding-agent/CHANGELOG.md, rendered as markdown.
+    wait_text(
+        &mut s,
+        "The first version: the TypeScript pi 0.85.0 re-implemented in Rust",
+    );
+    assert!(!s.model().screen_text().contains("not available in pi-rs"));
+    assert!(srv.requests().is_empty(), "nothing reached the model");
+    quit(&mut s);
+}

@@ -12,6 +12,7 @@
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
+//! | [`changelog`] | `/changelog`'s entries |
 //! | `commands` | what those commands and their selectors do |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | [`picker`] | the selectors that take the editor's place |
@@ -27,6 +28,7 @@
 //! channel and wakes the UI ([`pi_tui::terminal::Waker`]); the UI starts prompts, aborts
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
+pub mod changelog;
 mod commands;
 mod ext_ui;
 pub mod footer;
@@ -722,6 +724,10 @@ impl App {
             slash::Slash::Trust => self.trust_command(),
             slash::Slash::Debug => self.debug_command(),
             slash::Slash::ScopedModels => self.scoped_models_command(),
+            slash::Slash::Changelog => {
+                let md = changelog::markdown(changelog::CHANGELOG);
+                self.transcript.document("What's New", &md);
+            }
             slash::Slash::NotYet(name) => self.transcript.notice(
                 format!("Warning: /{name} is not available in pi-rs yet"),
                 "warning",

@@ -107,12 +107,14 @@ pub enum Slash {
     Debug,
     /// `/scoped-models`.
     ScopedModels,
+    /// `/changelog`.
+    Changelog,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
 
 /// Commands recognised but not built yet: they say so instead of reaching the model.
-const NOT_YET: &[&str] = &["share", "changelog", "login", "logout", "reload"];
+const NOT_YET: &[&str] = &["share", "login", "logout", "reload"];
 
 /// `text` as a built-in command, if it is one.
 pub fn parse(text: &str) -> Option<Slash> {
@@ -140,6 +142,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/trust", Slash::Trust),
         ("/debug", Slash::Debug),
         ("/scoped-models", Slash::ScopedModels),
+        ("/changelog", Slash::Changelog),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);

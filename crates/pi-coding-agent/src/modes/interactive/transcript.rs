@@ -44,6 +44,18 @@ impl Component for Blank {
     }
 }
 
+/// Lines drawn as they are (already styled, cut to the width).
+struct Lines(Vec<String>);
+
+impl Component for Lines {
+    fn render(&mut self, width: u16) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|l| pi_tui::ansi::truncate(l, usize::from(width), "…"))
+            .collect()
+    }
+}
+
 /// A child drawn one cell in from the left (pi's padding of message text).
 struct Padded(Box<dyn Component + Send>);
 
@@ -222,6 +234,18 @@ impl Transcript {
     pub fn notice(&mut self, text: impl Into<String>, token: &'static str) {
         let n = Notice::new(text, token, self.theme.clone());
         self.commits.push(Box::new(n));
+    }
+
+    /// Commits a titled markdown document (`/changelog`): a blank line, the title, the text.
+    pub fn document(&mut self, title: &str, markdown: &str) {
+        let line = self.theme.fg(
+            "accent",
+            &format!("\x1b[1m{}\x1b[22m", escape_control(title)),
+        );
+        self.commits
+            .push(Box::new(Lines(vec![String::new(), format!(" {line}")])));
+        let md = pi_tui::components::Markdown::new(markdown, self.style.clone());
+        self.commits.push(Box::new(Padded(Box::new(md))));
     }
 
     /// A user message (live or from a resumed session).
