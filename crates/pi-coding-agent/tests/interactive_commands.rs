@@ -611,3 +611,113 @@ async fn changelog_shows_pi_rs_own_changelog() {
     assert!(srv.requests().is_empty(), "nothing reached the model");
     quit(&mut s);
 }
+
+/// A fake `gh` in `root/bin` running `script` (sh), and the `PATH` that finds it first.
+fn fake_gh(root: &Root, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = bin.join("gh");
+    std::fs::write(&gh, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_uploads_the_viewer_as_a_secret_gist_with_pi_gh_messages() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    // No gh at all.
+    let empty = root.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut s = root.spawn_with_path(&args, &empty.display().to_string(), 30, 120);
+    wait_ready(&mut s);
+    type_line(&mut s, "/share");
+    wait_text(
+        &mut s,
+        "Error: GitHub CLI (gh) is not installed. Install it from https://cli.github.com/",
+    );
+    quit(&mut s);
+    // gh, not logged in.
+    let path = fake_gh(&root, "[ \"$1\" = auth ] && exit 1\nexit 0");
+    let mut s = root.spawn_with_path(&args, &path, 30, 120);
+    wait_ready(&mut s);
+    type_line(&mut s, "/share");
+    wait_text(
+        &mut s,
+        "Error: GitHub CLI is not logged in. Run 'gh auth login' first.",
+    );
+    quit(&mut s);
+    // Logged in: the page is handed to `gh gist create --public=false <file>`.
+    let seen = root.path("uploaded.html");
+    let args_seen = root.path("gh-args");
+    let path = fake_gh(
+        &root,
+        &format!(
+            "[ \"$1\" = auth ] && exit 0\necho \"$@\" > '{}'\ncp \"$4\" '{}'\necho https://gist.github.com/tester/abc123",
+            args_seen.display(),
+            seen.display()
+        ),
+    );
+    let mut s = root.spawn_with_path(&args, &path, 30, 120);
+    wait_ready(&mut s);
+    type_line(&mut s, "/share");
+    wait_text(&mut s, "Share URL: https://pi.dev/session/#abc123");
+    wait_text(&mut s, "Gist: https://gist.github.com/tester/abc123");
+    quit(&mut s);
+    let gh_args = std::fs::read_to_string(&args_seen).unwrap();
+    assert!(
+        gh_args.starts_with("gist create --public=false ")
+            && gh_args.trim_end().ends_with("/session.html"),
+        "{gh_args}"
+    );
+    let page = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        page.contains("id=\"pi-session-data\""),
+        "the viewer was uploaded"
+    );
+    // gh failing: its stderr is the message; Esc while it runs cancels and kills it.
+    let pid_file = root.path("gh.pid");
+    let path = fake_gh(
+        &root,
+        &format!(
+            "[ \"$1\" = auth ] && exit 0\necho $$ > '{}'\nexec sleep 30",
+            pid_file.display()
+        ),
+    );
+    let mut s = root.spawn_with_path(&args, &path, 30, 120);
+    wait_ready(&mut s);
+    type_line(&mut s, "/share");
+    wait_text(&mut s, "Creating gist...");
+    ok(s.wait_for("gh running", WAIT, |_| pid_file.exists()));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Share cancelled");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = (0..100).any(|_| {
+        // SAFETY: signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "));
+        if alive {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        !alive
+    });
+    assert!(gone, "gh was killed");
+    quit(&mut s);
+    let path = fake_gh(
+        &root,
+        "[ \"$1\" = auth ] && exit 0\necho 'HTTP 422: quota' >&2\nexit 1",
+    );
+    let mut s = root.spawn_with_path(&args, &path, 30, 120);
+    wait_ready(&mut s);
+    type_line(&mut s, "/share");
+    wait_text(&mut s, "Error: Failed to create gist: HTTP 422: quota");
+    quit(&mut s);
+}

@@ -57,12 +57,17 @@ impl Root {
 
     /// `pi` with `args` in a `rows`×`cols` pty.
     pub fn spawn(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
+        self.spawn_with_path(args, "/usr/local/bin:/usr/bin:/bin", rows, cols)
+    }
+
+    /// [`Root::spawn`] with `path` as `PATH` (fake tools first, or none at all).
+    pub fn spawn_with_path(&self, args: &[&str], path: &str, rows: u16, cols: u16) -> PtySession {
         let mut cmd = CommandBuilder::new(pi_bin());
         cmd.args(args);
         cmd.cwd(self.path("work"));
         cmd.env_clear();
         for (k, v) in [
-            ("PATH", "/usr/local/bin:/usr/bin:/bin".to_owned()),
+            ("PATH", path.to_owned()),
             ("HOME", self.path("home").display().to_string()),
             ("TMPDIR", self.path("tmp").display().to_string()),
             (

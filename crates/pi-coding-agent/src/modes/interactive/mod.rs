@@ -15,6 +15,7 @@
 //! | [`changelog`] | `/changelog`'s entries |
 //! | `commands` | what those commands and their selectors do |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
+//! | `share` | `/share` (a secret gist through the GitHub CLI) |
 //! | [`picker`] | the selectors that take the editor's place |
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
@@ -37,6 +38,7 @@ mod scoped_commands;
 pub mod scoped_models;
 pub mod session_list;
 pub mod settings_view;
+mod share;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
@@ -111,6 +113,8 @@ enum UiMsg {
     Extension(Box<ext_ui::ExtRequest>),
     /// `/tree` navigation ended.
     Navigated(Box<Result<crate::session::NavigateTreeResult, String>>),
+    /// `/share` ended.
+    Shared(share::ShareOutcome),
 }
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
@@ -254,6 +258,8 @@ struct App {
     settings_view: Option<settings_view::SettingsView>,
     /// `/scoped-models`, when open (in the editor's place too).
     scoped_view: Option<scoped_models::ScopedModelsView>,
+    /// The `/share` task, while it runs (Esc cancels it).
+    share: Option<tokio::task::AbortHandle>,
     /// Extension dialogs waiting for the open one to close.
     dialogs: std::collections::VecDeque<ext_ui::Dialog>,
     /// The extension dialog shown now (its selector is `picker`).
@@ -412,6 +418,7 @@ impl App {
             picker: None,
             settings_view: None,
             scoped_view: None,
+            share: None,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),
@@ -724,6 +731,7 @@ impl App {
             slash::Slash::Trust => self.trust_command(),
             slash::Slash::Debug => self.debug_command(),
             slash::Slash::ScopedModels => self.scoped_models_command(),
+            slash::Slash::Share => self.share_command(),
             slash::Slash::Changelog => {
                 let md = changelog::markdown(changelog::CHANGELOG);
                 self.transcript.document("What's New", &md);
@@ -916,7 +924,8 @@ impl App {
             self.after_editor();
             return;
         }
-        if is("app.interrupt") {
+        if is("app.interrupt") && self.cancel_share() {
+        } else if is("app.interrupt") {
             self.abort();
         } else if is("app.clear") {
             let now = Instant::now();
@@ -1365,6 +1374,7 @@ impl App {
                 self.refresh_footer();
             }
             UiMsg::Replaced(r) => self.adopt_session(r),
+            UiMsg::Shared(outcome) => self.shared(outcome),
             UiMsg::Navigated(r) => self.navigated(*r),
             UiMsg::Extension(r) => self.extension_request(*r),
             UiMsg::StoredTotals(t) => {

@@ -109,12 +109,14 @@ pub enum Slash {
     ScopedModels,
     /// `/changelog`.
     Changelog,
+    /// `/share`.
+    Share,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
 
 /// Commands recognised but not built yet: they say so instead of reaching the model.
-const NOT_YET: &[&str] = &["share", "login", "logout", "reload"];
+const NOT_YET: &[&str] = &["login", "logout", "reload"];
 
 /// `text` as a built-in command, if it is one.
 pub fn parse(text: &str) -> Option<Slash> {
@@ -143,6 +145,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/debug", Slash::Debug),
         ("/scoped-models", Slash::ScopedModels),
         ("/changelog", Slash::Changelog),
+        ("/share", Slash::Share),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
