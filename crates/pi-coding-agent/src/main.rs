@@ -178,7 +178,12 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
                 stderr,
             )
             .await;
-            app::extensions::end_run(hooks.as_ref(), &session, &setup.extension_processes).await;
+            app::extensions::end_run(
+                hooks.as_ref(),
+                &session,
+                &setup.extension_processes.snapshot(),
+            )
+            .await;
             code
         }
         Err(e) => {

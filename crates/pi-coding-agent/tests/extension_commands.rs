@@ -202,6 +202,7 @@ async fn fixture() -> Fixture {
         SessionTarget {
             store,
             cwd: dir.path().to_path_buf(),
+            reload: false,
         },
     )
     .await
@@ -380,6 +381,7 @@ async fn without_a_host_only_the_tree_and_idle_actions_act() {
     let built = factory(&faux, &log, &cancel)(SessionTarget {
         store: SessionStore::in_memory(&cwd),
         cwd: dir.path().to_path_buf(),
+        reload: false,
     })
     .unwrap();
     let session = built.session;

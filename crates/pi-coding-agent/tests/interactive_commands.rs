@@ -87,8 +87,8 @@ async fn the_slash_menu_lists_every_command_and_filters_as_you_type() {
         "{all}"
     );
     // A built-in not there yet says so rather than reaching the model.
-    type_line(&mut s, "/reload");
-    wait_text(&mut s, "Warning: /reload is not available in pi-rs yet");
+    type_line(&mut s, "/logout");
+    wait_text(&mut s, "Warning: /logout is not available in pi-rs yet");
     type_line(&mut s, "/debug");
     wait_text(&mut s, "✓ Debug log written");
     let log = std::fs::read_to_string(root.path("agent/pi-debug.log")).unwrap();
@@ -612,6 +612,14 @@ async fn changelog_shows_pi_rs_own_changelog() {
     quit(&mut s);
 }
 
+/// Esc closes the `/` menu showing `text`; Ctrl+U clears the line (Ctrl+C twice within
+/// half a second would exit).
+fn close_menu(s: &mut PtySession, text: &str) {
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the menu closed", WAIT, |m| !m.screen_text().contains(text)));
+    ok(s.send(b"\x15"));
+}
+
 /// A fake `gh` in `root/bin` running `script` (sh), and the `PATH` that finds it first.
 fn fake_gh(root: &Root, script: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
@@ -720,4 +728,136 @@ async fn share_uploads_the_viewer_as_a_secret_gist_with_pi_gh_messages() {
     type_line(&mut s, "/share");
     wait_text(&mut s, "Error: Failed to create gist: HTTP 422: quota");
     quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_restarts_extensions_and_reads_prompts_and_keybindings_again() {
+    let _slot = slot();
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(std::env::var_os("CI").is_none(), "python3 is missing in CI");
+        eprintln!("skipped: no python3 for the extension");
+        return;
+    }
+    let srv = server(vec![anthropic_text("Still the same session.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    // An extension whose command description is read from a file when it starts, and that
+    // logs its session events with its pid.
+    let lib =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/extensions/python");
+    let log = root.path("events.log");
+    let desc = root.path("desc.txt");
+    std::fs::write(&desc, "First description").unwrap();
+    let script = root.path("reloadable.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import os, sys
+sys.path.insert(0, {lib:?})
+from pi_extension import Extension
+ext = Extension()
+def log(line):
+    with open({log:?}, "a") as f:
+        f.write("%s %d\n" % (line, os.getpid()))
+@ext.on("session_start")
+def start(event, ctx):
+    log("start:" + event.get("reason", "?"))
+@ext.on("session_shutdown")
+def stop(event, ctx):
+    log("shutdown:" + event.get("reason", "?"))
+@ext.command("reloadable", open({desc:?}).read())
+def run(args, ctx):
+    return None
+ext.run()
+"#,
+            lib = lib.display().to_string(),
+            log = log.display().to_string(),
+            desc = desc.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let manifest = root.path("reloadable.json");
+    std::fs::write(
+        &manifest,
+        json!({"command": "python3", "args": [script.display().to_string()]}).to_string(),
+    )
+    .unwrap();
+    let dir = root.sessions();
+    let manifest = manifest.display().to_string();
+    let mut s = root.spawn_replay(&["--session-dir", &dir, "-e", &manifest], 30, 110);
+    wait_ready(&mut s);
+    ask(&mut s, "hello", "Still the same session.");
+    ok(s.send(b"/reloada"));
+    wait_text(&mut s, "First description");
+    close_menu(&mut s, "First description");
+    // Changed on disk while pi runs: the extension's source, a new prompt template, and
+    // Ctrl+T rebound to Ctrl+Y.
+    std::fs::write(&desc, "Second description").unwrap();
+    std::fs::create_dir_all(root.path("agent/prompts")).unwrap();
+    std::fs::write(
+        root.path("agent/prompts/fresh-template.md"),
+        "---\ndescription: Added after the start\n---\nDo it.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.path("agent/keybindings.json"),
+        json!({"app.thinking.toggle": "ctrl+y"}).to_string(),
+    )
+    .unwrap();
+    ok(s.send(b"/reload"));
+    wait_text(&mut s, "Reload keybindings");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the menu closed", WAIT, |m| {
+        !m.screen_text().contains("Reload keybindings")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Reloaded keybindings, extensions, skills, prompts, themes, and context files",
+    );
+    // The history is drawn again from the same session.
+    wait_text(&mut s, "Still the same session.");
+    ok(s.send(b"/reloada"));
+    wait_text(&mut s, "Second description");
+    close_menu(&mut s, "Second description");
+    ok(s.send(b"/fresh-t"));
+    wait_text(&mut s, "Added after the start");
+    close_menu(&mut s, "Added after the start");
+    type_line(&mut s, "/hotkeys");
+    ok(s.wait_for("the new binding", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .any(|l| l.contains("ctrl+y") && l.contains("thinking blocks"))
+    }));
+    quit(&mut s);
+    let events = std::fs::read_to_string(&log).unwrap();
+    let events: Vec<(&str, &str)> = events.lines().filter_map(|l| l.split_once(' ')).collect();
+    let kinds: Vec<&str> = events.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        kinds,
+        [
+            "start:startup",
+            "shutdown:reload",
+            "start:reload",
+            "shutdown:quit"
+        ],
+        "{events:?}"
+    );
+    assert_eq!(
+        events[0].1, events[1].1,
+        "the first process ends at the reload"
+    );
+    assert_ne!(events[1].1, events[2].1, "a new process starts");
+    // One session file, and the reload wrote nothing into it.
+    let files = root.session_files();
+    assert_eq!(files.len(), 1);
+    let records = file_records(&files[0]);
+    assert_eq!(
+        records.iter().filter(|r| r["type"] == "message").count(),
+        2,
+        "{records:?}"
+    );
 }

@@ -72,6 +72,7 @@ async fn a_command_replaces_the_rpc_session_and_bash_asks_user_bash_first() {
         SessionTarget {
             store: SessionStore::in_memory(&dir.path().display().to_string()),
             cwd: dir.path().to_path_buf(),
+            reload: false,
         },
     )
     .await

@@ -81,6 +81,7 @@ async fn replacement_sessions_get_the_rpc_ui_errors_and_commands_before_session_
         SessionTarget {
             store: SessionStore::in_memory(&dir.path().display().to_string()),
             cwd: dir.path().to_path_buf(),
+            reload: false,
         },
     )
     .await

@@ -174,6 +174,7 @@ async fn fixture(in_memory: bool) -> Fixture {
         SessionTarget {
             store,
             cwd: dir.path().to_path_buf(),
+            reload: false,
         },
     )
     .await

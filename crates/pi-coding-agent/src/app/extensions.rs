@@ -132,6 +132,33 @@ impl LoadedExtensions {
     }
 }
 
+/// The run's extension processes, shared by the session factory (which starts them anew on
+/// `/reload`) and the mode that ends them when the run ends.
+#[derive(Clone, Debug, Default)]
+pub struct ExtensionProcesses(Arc<std::sync::Mutex<LoadedExtensions>>);
+
+impl ExtensionProcesses {
+    /// Shares `loaded`.
+    pub fn new(loaded: LoadedExtensions) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(loaded)))
+    }
+
+    /// The processes now.
+    pub fn snapshot(&self) -> LoadedExtensions {
+        crate::sync::lock(&self.0).clone()
+    }
+
+    /// Puts `next` in place; returns the processes it replaces (still running).
+    pub fn replace(&self, next: LoadedExtensions) -> LoadedExtensions {
+        std::mem::replace(&mut *crate::sync::lock(&self.0), next)
+    }
+
+    /// Ends every process there is now ([`LoadedExtensions::shutdown`]).
+    pub fn shutdown(&self, wait: std::time::Duration) {
+        self.snapshot().shutdown(wait);
+    }
+}
+
 /// The `ctx.mode` of an app mode.
 pub fn extension_mode(mode: AppMode) -> Mode {
     match mode {

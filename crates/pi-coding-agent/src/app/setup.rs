@@ -32,7 +32,10 @@ use pi_agent_core::AgentTool;
 use pi_ai::{InputKind, Model, ModelThinkingLevel};
 
 use super::docs_dir;
-use super::extensions::{LoadedExtensions, apply_flags, extension_mode, load, project_sources};
+use super::extensions::{
+    ExtensionProcesses, LoadedExtensions, apply_flags, extension_mode, load, pre_trust_sources,
+    project_sources,
+};
 use super::launch::{Launch, SHUTDOWN_WAIT};
 use super::session_select::open_store;
 use crate::cli::LaunchConfig;
@@ -113,8 +116,8 @@ pub struct SessionSetup {
     /// The extension hooks of the session (`None` without extensions); bind them
     /// ([`ExtensionHooks::bind`]) before the first prompt.
     pub extensions: Option<Arc<ExtensionHooks>>,
-    /// Every extension process of the run (ended with [`LoadedExtensions::shutdown`]).
-    pub extension_processes: LoadedExtensions,
+    /// Every extension process of the run (ended with [`ExtensionProcesses::shutdown`]).
+    pub extension_processes: ExtensionProcesses,
 }
 
 fn warn(stderr: &mut dyn Write, message: &str) {
@@ -185,8 +188,8 @@ pub struct Running {
     pub skills: Vec<Skill>,
     /// pi's `modelRuntime.getAvailableSnapshot()`.
     pub available_models: AvailableModels,
-    /// Every extension process of the run (ended with [`LoadedExtensions::shutdown`]).
-    pub extension_processes: LoadedExtensions,
+    /// Every extension process of the run (ended with [`ExtensionProcesses::shutdown`]).
+    pub extension_processes: ExtensionProcesses,
 }
 
 /// Builds the session for `launch` ([`build_session`]) and the runtime host around it.
@@ -240,8 +243,10 @@ struct SessionConfig {
     scoped_start: Option<ScopedModel>,
     trusted: bool,
     home: PathBuf,
-    /// The run's extension processes and their flag values.
-    extensions: LoadedExtensions,
+    /// The run's extension processes and their flag values (started anew by `/reload`).
+    extensions: ExtensionProcesses,
+    /// The launch's working directory (where `-e` paths and project extensions resolve).
+    launch_cwd: PathBuf,
 }
 
 /// A session built for one store, with the resources it was built with.
@@ -379,7 +384,8 @@ fn prepare(
         cli_level: cli_thinking.or(cli.thinking_level),
         trusted: trust.trusted,
         home,
-        extensions,
+        extensions: ExtensionProcesses::new(extensions),
+        launch_cwd: launch.cwd.clone(),
     };
     Ok((Arc::new(config), store))
 }
@@ -389,6 +395,9 @@ impl SessionConfig {
     /// warnings go to the process's stderr.
     fn factory(self: Arc<Self>) -> SessionFactory {
         Arc::new(move |target: SessionTarget| {
+            if target.reload {
+                self.reload_inputs(&mut std::io::stderr());
+            }
             let store = Arc::new(Mutex::new(target.store));
             self.build_for_store(store, &target.cwd, &mut std::io::stderr())
                 .map(|b| BuiltSession {
@@ -399,18 +408,69 @@ impl SessionConfig {
         })
     }
 
+    /// `/reload`'s first half (pi's `AgentSession.reload` before the runtime is rebuilt): the
+    /// settings files are read again, and the extension processes end and start again from
+    /// the same sources (`-e`, the agent and, when trusted, the project directories and
+    /// settings), with the command line's flag values. An extension that fails to load is
+    /// reported (`Error: …`) and left out; the others run.
+    fn reload_inputs(&self, stderr: &mut dyn Write) {
+        let project = {
+            let mut settings = crate::sync::lock(&self.settings);
+            settings.reload();
+            for e in settings.drain_errors() {
+                warn(stderr, &e.diagnostic());
+            }
+            if self.trusted && !self.flags.no_extensions {
+                project_sources(&settings, &self.launch_cwd)
+            } else {
+                Vec::new()
+            }
+        };
+        let old = self.extensions.replace(LoadedExtensions::default());
+        old.shutdown(SHUTDOWN_WAIT);
+        let mut next = LoadedExtensions::default();
+        let mut warnings = Vec::new();
+        let cwd = &self.launch_cwd;
+        let mut sources = pre_trust_sources(
+            &self.flags.extensions,
+            self.flags.no_extensions,
+            cwd,
+            &self.agent_dir,
+        );
+        sources.extend(project);
+        let errors = load(
+            &sources,
+            &mut next,
+            cwd,
+            &self.agent_dir,
+            self.flags.mode,
+            &mut warnings,
+        );
+        for w in &warnings {
+            warn(stderr, w);
+        }
+        if let Some(unknown) = apply_flags(&self.flags.unknown_flags, &mut next) {
+            let _ = writeln!(stderr, "Error: {unknown}");
+        }
+        for e in &errors {
+            let _ = writeln!(stderr, "Error: {e}");
+        }
+        self.extensions.replace(next);
+    }
+
     /// A fresh runner over the run's extension processes (pi loads the extensions anew for
     /// every session), with their command-line flag values; `None` without extensions.
     fn extension_hooks(&self, cwd: &Path) -> Option<Arc<ExtensionHooks>> {
-        if self.extensions.remotes.is_empty() {
+        let loaded = self.extensions.snapshot();
+        if loaded.remotes.is_empty() {
             return None;
         }
         let mode = extension_mode(self.flags.mode);
         let mut builder = ExtensionRunner::builder(cwd).mode(mode);
-        for r in &self.extensions.remotes {
+        for r in &loaded.remotes {
             builder = builder.extension(Arc::clone(r));
         }
-        for (name, value) in &self.extensions.flag_values {
+        for (name, value) in &loaded.flag_values {
             builder = builder.flag_value(name.clone(), value.clone());
         }
         let runner = builder.build();

@@ -4,7 +4,8 @@
 //! Mirrors pi-coding-agent 0.85.0 `CreateAgentSessionRuntimeFactory`
 //! (`core/agent-session-runtime.ts`): the factory closes over the fixed inputs (command line,
 //! settings, auth, resources) and is called once at start-up and again for every session
-//! replacement with the new store and its working directory.
+//! replacement with the new store and its working directory (and for `/reload`, with the
+//! same store, asked to read its inputs again).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,6 +22,10 @@ pub struct SessionTarget {
     pub store: SessionStore,
     /// The working directory (tools, context files, system prompt).
     pub cwd: PathBuf,
+    /// The build is `/reload`'s ([`super::RuntimeHost::reload`]): settings, extensions and
+    /// resources are read again before the session is built, as pi's `AgentSession.reload`
+    /// does; `false` for a new, resumed or forked session.
+    pub reload: bool,
 }
 
 /// A built, not yet bound session.

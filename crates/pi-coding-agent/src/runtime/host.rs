@@ -310,6 +310,28 @@ impl RuntimeHost {
         Ok(self.fork(&leaf, ForkPosition::At).await?.cancelled)
     }
 
+    /// pi's `reload()` (`/reload`): `session_shutdown {reason:"reload"}`, then the same
+    /// store built again with [`SessionTarget::reload`] set (the factory reads settings,
+    /// extensions and resources anew), the session's model scope carried over, and
+    /// `session_start {reason:"reload"}`. The session file is not written.
+    ///
+    /// # Errors
+    /// The factory's error (the old session is shut down by then, as in pi).
+    pub async fn reload(&self) -> Result<(), String> {
+        let _guard = self.inner.replacing.lock().await;
+        let (current, cwd) = self.current();
+        let scoped = current.scoped_models();
+        current.shutdown(ShutdownReason::Reload, None).await;
+        let store = {
+            let placeholder = SessionStore::in_memory(&cwd.display().to_string());
+            std::mem::replace(&mut *lock(current.store()), placeholder)
+        };
+        self.install(ReplaceReason::Reload, store, cwd, None, true)
+            .await?;
+        self.session().set_scoped_models(scoped);
+        Ok(())
+    }
+
     /// pi's `dispose()`: `session_shutdown {reason:"quit"}` and teardown of the current
     /// session.
     pub async fn dispose(&self) {
@@ -333,9 +355,22 @@ impl RuntimeHost {
         let previous = current.session_file().map(|p| p.display().to_string());
         let target_file = store.path().map(|p| p.display().to_string());
         current.shutdown(reason.into(), target_file).await;
+        self.install(reason, store, cwd, previous, false).await
+    }
+
+    /// Builds the session for `store`, makes it current (listeners, rebind) and binds it.
+    async fn install(
+        &self,
+        reason: ReplaceReason,
+        store: SessionStore,
+        cwd: PathBuf,
+        previous: Option<String>,
+        reload: bool,
+    ) -> Result<(), String> {
         let built = (self.inner.factory)(SessionTarget {
             store,
             cwd: cwd.clone(),
+            reload,
         })?;
         if let Some(ext) = &built.extensions {
             ext.set_command_actions(Arc::new(HostActions(self.downgrade())));

@@ -453,7 +453,7 @@ impl App {
 
     /// Runs a session replacement on the host; the UI adopts the host's new session when
     /// it reports back.
-    fn replace_with<F>(&mut self, run: F, notice: impl Into<String>)
+    pub(super) fn replace_with<F>(&mut self, run: F, notice: impl Into<String>)
     where
         F: FnOnce(
                 std::sync::Arc<crate::runtime::RuntimeHost>,
@@ -485,6 +485,7 @@ impl App {
     /// Takes the host's current session into the UI: the old transcript stays in the
     /// scrollback, the new session's history follows it.
     pub(super) fn adopt_session(&mut self, r: Replaced) {
+        let reloaded = r.notice == super::reload::RELOADED;
         self.session = self.running.host.session();
         self.totals = Default::default();
         self.stored_totals = Default::default();
@@ -499,6 +500,9 @@ impl App {
         }
         if let Some(text) = r.editor_text {
             self.editor.set_text(&text);
+        }
+        if reloaded {
+            self.reload_keybindings();
         }
         self.install_autocomplete();
         self.bind_extension_ui();

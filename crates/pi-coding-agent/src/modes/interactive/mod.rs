@@ -14,6 +14,7 @@
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
 //! | [`changelog`] | `/changelog`'s entries |
 //! | `commands` | what those commands and their selectors do |
+//! | `reload` | `/reload` |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | `share` | `/share` (a secret gist through the GitHub CLI) |
 //! | [`picker`] | the selectors that take the editor's place |
@@ -34,6 +35,7 @@ mod commands;
 mod ext_ui;
 pub mod footer;
 pub mod picker;
+mod reload;
 mod scoped_commands;
 pub mod scoped_models;
 pub mod session_list;
@@ -732,6 +734,7 @@ impl App {
             slash::Slash::Debug => self.debug_command(),
             slash::Slash::ScopedModels => self.scoped_models_command(),
             slash::Slash::Share => self.share_command(),
+            slash::Slash::Reload => self.reload_command(),
             slash::Slash::Changelog => {
                 let md = changelog::markdown(changelog::CHANGELOG);
                 self.transcript.document("What's New", &md);

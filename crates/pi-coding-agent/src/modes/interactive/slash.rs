@@ -111,12 +111,14 @@ pub enum Slash {
     Changelog,
     /// `/share`.
     Share,
+    /// `/reload`.
+    Reload,
     /// A built-in pi-rs does not have yet (its name).
     NotYet(&'static str),
 }
 
 /// Commands recognised but not built yet: they say so instead of reaching the model.
-const NOT_YET: &[&str] = &["login", "logout", "reload"];
+const NOT_YET: &[&str] = &["login", "logout"];
 
 /// `text` as a built-in command, if it is one.
 pub fn parse(text: &str) -> Option<Slash> {
@@ -146,6 +148,7 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/scoped-models", Slash::ScopedModels),
         ("/changelog", Slash::Changelog),
         ("/share", Slash::Share),
+        ("/reload", Slash::Reload),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
@@ -248,7 +251,7 @@ mod tests {
         assert_eq!(parse("/new thing"), None);
         assert_eq!(parse("/tree"), Some(Slash::Tree));
         assert_eq!(parse("/settings"), Some(Slash::Settings));
-        assert_eq!(parse("/reload"), Some(Slash::NotYet("reload")));
+        assert_eq!(parse("/reload"), Some(Slash::Reload));
         assert_eq!(parse("/login anthropic"), Some(Slash::NotYet("login")));
         assert_eq!(parse("/export"), Some(Slash::Export(None)));
         assert_eq!(
