@@ -652,3 +652,40 @@ async fn the_outgoing_run_settles_before_the_replacement() {
     let result = serde_json::to_value(messages[2]).unwrap();
     assert_eq!(result["content"][0]["text"], "tool aborted");
 }
+
+#[tokio::test]
+async fn reload_rebuilds_on_the_same_store_and_keeps_the_scope() {
+    for in_memory in [false, true] {
+        let f = fixture(in_memory).await;
+        f.prompt("hello", "hi there").await;
+        f.take_log();
+        let file = f.file();
+        let before = *f.builds.lock().unwrap();
+        let old = f.host.session();
+        let model = old.model().unwrap();
+        old.set_scoped_models(vec![pi_coding_agent::config::model_resolver::ScopedModel {
+            model,
+            thinking_level: None,
+        }]);
+        f.host.reload().await.unwrap();
+        assert_eq!(*f.builds.lock().unwrap(), before + 1, "built again");
+        assert_eq!(
+            f.take_log(),
+            vec![
+                json!({"type":"session_shutdown","reason":"reload"}),
+                json!({"type":"session_start","reason":"reload"}),
+            ]
+        );
+        let new = f.host.session();
+        assert!(old.is_idle());
+        assert_eq!(f.file(), file, "the same file (in memory: none)");
+        assert_eq!(roles_and_texts(&new), vec!["user:hello", "assistant"]);
+        assert_eq!(new.scoped_models().len(), 1);
+        // The next prompt lands in the same session.
+        f.prompt("again", "still here").await;
+        assert_eq!(
+            roles_and_texts(&f.host.session()),
+            vec!["user:hello", "assistant", "user:again", "assistant"]
+        );
+    }
+}
