@@ -118,6 +118,8 @@ pub struct SessionSetup {
     pub extensions: Option<Arc<ExtensionHooks>>,
     /// Every extension process of the run (ended with [`ExtensionProcesses::shutdown`]).
     pub extension_processes: ExtensionProcesses,
+    /// The run's model registry (models, `auth.json`), shared by every session of the run.
+    pub registry: Arc<RwLock<ModelRegistry>>,
 }
 
 fn warn(stderr: &mut dyn Write, message: &str) {
@@ -168,6 +170,7 @@ pub fn build_session_asking(
         skills: built.skills,
         extensions: built.extensions,
         extension_processes: config.extensions.clone(),
+        registry: Arc::clone(&config.registry),
         factory: config.factory(),
     })
 }
@@ -190,6 +193,9 @@ pub struct Running {
     pub available_models: AvailableModels,
     /// Every extension process of the run (ended with [`ExtensionProcesses::shutdown`]).
     pub extension_processes: ExtensionProcesses,
+    /// The run's model registry, shared with its sessions: a credential saved through it
+    /// (`/login`) is used by the next request.
+    pub registry: Arc<RwLock<ModelRegistry>>,
 }
 
 /// Builds the session for `launch` ([`build_session`]) and the runtime host around it.
@@ -218,14 +224,22 @@ pub fn build_running_asking(
         },
         launch.cwd.clone(),
     );
-    let registry = ModelRegistry::load(&AgentPaths::new(launch.agent_dir.clone()));
+    let registry = Arc::clone(&setup.registry);
+    let shared = Arc::clone(&setup.registry);
     Ok(Running {
         session: setup.session,
         host: Arc::new(host),
         templates: setup.templates,
         skills: setup.skills,
-        available_models: Arc::new(move || registry.available().into_iter().cloned().collect()),
+        available_models: Arc::new(move || {
+            crate::sync::read(&registry)
+                .available()
+                .into_iter()
+                .cloned()
+                .collect()
+        }),
         extension_processes: setup.extension_processes,
+        registry: shared,
     })
 }
 

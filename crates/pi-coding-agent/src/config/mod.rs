@@ -13,6 +13,7 @@
 //! | [`models_json`] | custom providers/models/overrides and the schema texts (`model-config.js`) |
 //! | [`registry`] | catalog + `models.json`, availability by auth, request auth |
 //! | [`model_resolver`] | patterns, scope, CLI model, start-up choice, cycling, no-key texts |
+//! | [`login_providers`] | the providers `/login` offers, pi's names and key prompts (`providers/*.js`) |
 //! | [`list_models`] | `--list-models [search]` (`cli/list-models.js`, pi-tui fuzzy) |
 //! | [`trust`] | `trust.json`, trust decision, the `project_trust` seam |
 //! | [`context_files`] | `AGENTS.md` / `CLAUDE.md` discovery |
@@ -31,6 +32,7 @@ pub mod ignore_rules;
 pub mod js_json;
 pub mod list_models;
 pub mod lock;
+pub mod login_providers;
 pub mod migrations;
 pub mod model_resolver;
 pub mod models_json;

@@ -33,6 +33,8 @@ pub(super) enum Pick {
     SummaryPrompt(String),
     /// `/trust`'s choice.
     Trust,
+    /// A step of `/login` or `/logout`.
+    Login(super::login::LoginStep),
 }
 
 /// A session replacement started from the UI and what to say when it lands.
@@ -968,6 +970,7 @@ impl App {
             }
             Pick::Extension => {}
             Pick::Trust => self.trust_chosen(&key),
+            Pick::Login(step) => self.login_chosen(step, key),
             Pick::Import(path) => {
                 if key == "yes" {
                     self.import_confirmed(path);

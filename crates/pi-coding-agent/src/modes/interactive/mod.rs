@@ -14,6 +14,7 @@
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
 //! | [`changelog`] | `/changelog`'s entries |
 //! | `commands` | what those commands and their selectors do |
+//! | `login` | `/login` (API keys) and `/logout` |
 //! | `reload` | `/reload` |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | `share` | `/share` (a secret gist through the GitHub CLI) |
@@ -34,6 +35,7 @@ pub mod changelog;
 mod commands;
 mod ext_ui;
 pub mod footer;
+mod login;
 pub mod picker;
 mod reload;
 mod scoped_commands;
@@ -735,14 +737,12 @@ impl App {
             slash::Slash::ScopedModels => self.scoped_models_command(),
             slash::Slash::Share => self.share_command(),
             slash::Slash::Reload => self.reload_command(),
+            slash::Slash::Login(provider) => self.login_command(provider),
+            slash::Slash::Logout => self.logout_command(),
             slash::Slash::Changelog => {
                 let md = changelog::markdown(changelog::CHANGELOG);
                 self.transcript.document("What's New", &md);
             }
-            slash::Slash::NotYet(name) => self.transcript.notice(
-                format!("Warning: /{name} is not available in pi-rs yet"),
-                "warning",
-            ),
             slash::Slash::Compact(instructions) => {
                 let session = self.session.clone();
                 let (tx, waker) = (self.tx.clone(), self.waker.clone());

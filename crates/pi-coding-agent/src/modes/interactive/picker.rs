@@ -59,6 +59,8 @@ pub struct Picker {
     searchable: bool,
     /// A text question: Enter answers the typed line, there is no list.
     text_input: bool,
+    /// The typed text is a secret: drawn as `•`s.
+    secret: bool,
     query: String,
     items: Vec<PickItem>,
     filtered: Vec<usize>,
@@ -84,6 +86,7 @@ impl Picker {
             notes: Vec::new(),
             searchable: false,
             text_input: false,
+            secret: false,
             query: String::new(),
             items,
             filtered,
@@ -125,6 +128,12 @@ impl Picker {
         self.searchable = true;
         self.text_input = true;
         self.query = initial.to_owned();
+        self
+    }
+
+    /// The text typed into a [`Picker::text_input`] is drawn masked (an API key).
+    pub fn secret(mut self) -> Self {
+        self.secret = true;
         self
     }
 
@@ -242,7 +251,11 @@ impl Component for Picker {
         }
         if self.searchable {
             out.push(String::new());
-            let q = pi_tui::ansi::escape_control(&self.query);
+            let q = if self.secret {
+                "•".repeat(self.query.chars().count())
+            } else {
+                pi_tui::ansi::escape_control(&self.query)
+            };
             out.push(fit(&format!(
                 "{} {q}{}",
                 t.fg("accent", ">"),

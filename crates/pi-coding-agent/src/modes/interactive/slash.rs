@@ -113,12 +113,11 @@ pub enum Slash {
     Share,
     /// `/reload`.
     Reload,
-    /// A built-in pi-rs does not have yet (its name).
-    NotYet(&'static str),
+    /// `/login [provider]`.
+    Login(Option<String>),
+    /// `/logout`.
+    Logout,
 }
-
-/// Commands recognised but not built yet: they say so instead of reaching the model.
-const NOT_YET: &[&str] = &["login", "logout"];
 
 /// `text` as a built-in command, if it is one.
 pub fn parse(text: &str) -> Option<Slash> {
@@ -149,15 +148,13 @@ pub fn parse(text: &str) -> Option<Slash> {
         ("/changelog", Slash::Changelog),
         ("/share", Slash::Share),
         ("/reload", Slash::Reload),
+        ("/logout", Slash::Logout),
     ];
     if let Some((_, cmd)) = exact.into_iter().find(|(w, _)| *w == text) {
         return Some(cmd);
     }
-    if let Some(name) = NOT_YET.iter().find(|n| text.strip_prefix('/') == Some(**n)) {
-        return Some(Slash::NotYet(name));
-    }
-    if text.starts_with("/login ") {
-        return Some(Slash::NotYet("login"));
+    if let Some(a) = arg("/login") {
+        return Some(Slash::Login(nonempty(a)));
     }
     if let Some(a) = arg("/compact") {
         return Some(Slash::Compact(nonempty(a)));
@@ -252,7 +249,12 @@ mod tests {
         assert_eq!(parse("/tree"), Some(Slash::Tree));
         assert_eq!(parse("/settings"), Some(Slash::Settings));
         assert_eq!(parse("/reload"), Some(Slash::Reload));
-        assert_eq!(parse("/login anthropic"), Some(Slash::NotYet("login")));
+        assert_eq!(
+            parse("/login anthropic"),
+            Some(Slash::Login(Some("anthropic".into())))
+        );
+        assert_eq!(parse("/login"), Some(Slash::Login(None)));
+        assert_eq!(parse("/logout"), Some(Slash::Logout));
         assert_eq!(parse("/export"), Some(Slash::Export(None)));
         assert_eq!(
             parse("/export out.jsonl more"),

@@ -1,0 +1,308 @@
+//! `/login` and `/logout` (pi's `handleLoginCommand`, `showLoginAuthTypeSelector`,
+//! `showLoginProviderSelector`, `showApiKeyLoginDialog`, `showOAuthSelector("logout")`).
+//!
+//! `/login` asks how to sign in ("Sign in with an account" / "Sign in with an API key"), then
+//! which provider (`Select provider to configure:`, searchable, each with its status), then the
+//! key (masked); the key is written to `auth.json` as pi writes it (`{"type":"api_key",
+//! "key":…}`, under pi's lock) and used by the next request. `/login <provider>` goes straight to
+//! the provider (by id or name). Subscription (OAuth) logins are not in the interactive mode
+//! yet: choosing one says so. `/logout` lists the stored credentials and removes the chosen
+//! one.
+
+use super::App;
+use super::commands::Pick;
+use super::picker::{PickItem, Picker};
+use crate::config::collate::locale_compare;
+use crate::config::login_providers::{
+    LOGIN_PROVIDERS, LoginProvider, login_provider, provider_name,
+};
+
+/// pi's labels of the two ways to sign in.
+const ACCOUNT: &str = "Sign in with an account";
+const API_KEY: &str = "Sign in with an API key";
+
+/// Where `/login` and `/logout` are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum LoginStep {
+    /// How to sign in, for every provider (`None`) or one.
+    Method(Option<String>),
+    /// Which provider to set an API key for.
+    Provider,
+    /// The API key for this provider.
+    Key(String),
+    /// Which stored credential to remove.
+    Logout,
+}
+
+impl App {
+    /// `/login [provider]`.
+    pub(super) fn login_command(&mut self, provider_ref: Option<String>) {
+        let Some(reference) = provider_ref.filter(|r| !r.trim().is_empty()) else {
+            self.login_method_selector(None);
+            return;
+        };
+        let r = reference.trim().to_lowercase();
+        let found = LOGIN_PROVIDERS
+            .iter()
+            .find(|p| p.id.to_lowercase() == r || p.name.to_lowercase() == r);
+        match found {
+            Some(p) if p.oauth && p.api_key_prompt.is_some() => {
+                self.login_method_selector(Some(p.id.to_owned()));
+            }
+            Some(p) if p.api_key_prompt.is_some() => self.key_prompt(p),
+            Some(p) if p.oauth => self.oauth_not_yet(p.name),
+            _ => self.provider_selector(&reference),
+        }
+    }
+
+    fn login_method_selector(&mut self, provider: Option<String>) {
+        let title = match provider.as_deref() {
+            Some(id) => format!("Select authentication method for {}:", provider_name(id)),
+            None => "Select authentication method:".to_owned(),
+        };
+        let items = vec![
+            PickItem::new("oauth", ACCOUNT),
+            PickItem::new("api_key", API_KEY),
+        ];
+        let p = Picker::new(title, items, self.theme.clone(), self.keys.clone());
+        self.open_picker(Pick::Login(LoginStep::Method(provider)), p);
+    }
+
+    fn provider_selector(&mut self, search: &str) {
+        let mut providers: Vec<&LoginProvider> = LOGIN_PROVIDERS
+            .iter()
+            .filter(|p| p.api_key_prompt.is_some())
+            .collect();
+        // pi sorts by `localeCompare` of the names.
+        providers.sort_by(|a, b| locale_compare(a.name, b.name));
+        let registry = crate::sync::read(&self.running.registry);
+        let items = providers
+            .into_iter()
+            .map(|p| {
+                let mut item = PickItem::new(p.id, p.name);
+                let status = match registry.auth().credential(p.id) {
+                    Some(crate::config::auth::Credential::OAuth(_)) => "• subscription configured",
+                    Some(_) => "✓ configured",
+                    None if registry.has_configured_auth(p.id) => "✓ configured",
+                    None => "• unconfigured",
+                };
+                item.badge = Some(status.to_owned());
+                item.search = format!("{} {}", p.id, p.name);
+                item
+            })
+            .collect();
+        drop(registry);
+        let p = Picker::new(
+            "Select provider to configure:",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .searchable(search)
+        .with_empty_text("No matching providers");
+        self.open_picker(Pick::Login(LoginStep::Provider), p);
+    }
+
+    fn key_prompt(&mut self, provider: &LoginProvider) {
+        let prompt = provider.api_key_prompt.unwrap_or("Enter API key");
+        let p = Picker::new(
+            format!("{} setup", provider.name),
+            Vec::new(),
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .text_input("")
+        .secret()
+        .with_note(prompt, "text")
+        .with_hint("Enter to save · Esc to cancel");
+        self.open_picker(Pick::Login(LoginStep::Key(provider.id.to_owned())), p);
+    }
+
+    fn oauth_not_yet(&mut self, name: &str) {
+        self.transcript.notice(
+            format!(
+                "Warning: Signing in to {name} with an account is not available in pi-rs yet; use an API key, or log in with the TypeScript pi (pi-rs uses and refreshes its auth.json entries)"
+            ),
+            "warning",
+        );
+    }
+
+    /// `/logout`: the stored credentials, by provider name.
+    pub(super) fn logout_command(&mut self) {
+        let mut stored: Vec<(String, bool)> = {
+            let registry = crate::sync::read(&self.running.registry);
+            let auth = registry.auth();
+            if let Some(e) = auth.error() {
+                let e = e.to_owned();
+                drop(registry);
+                self.error_notice(format!("Could not read stored credentials: {e}"));
+                return;
+            }
+            auth.stored_providers()
+                .into_iter()
+                .map(|id| {
+                    let oauth = matches!(
+                        auth.credential(&id),
+                        Some(crate::config::auth::Credential::OAuth(_))
+                    );
+                    (id, oauth)
+                })
+                .collect()
+        };
+        if stored.is_empty() {
+            self.status_notice(
+                "No stored credentials to remove. /logout only removes credentials saved by /login; environment variables and models.json config are unchanged.",
+            );
+            return;
+        }
+        stored.sort_by(|a, b| locale_compare(provider_name(&a.0), provider_name(&b.0)));
+        let both = stored.iter().any(|s| s.1) && stored.iter().any(|s| !s.1);
+        let items = stored
+            .iter()
+            .map(|(id, oauth)| {
+                let mut item = PickItem::new(id.clone(), provider_name(id));
+                if both {
+                    item.badge = Some(
+                        if *oauth {
+                            "[subscription]"
+                        } else {
+                            "[API key]"
+                        }
+                        .into(),
+                    );
+                }
+                item.search = format!("{id} {}", provider_name(id));
+                item
+            })
+            .collect();
+        let p = Picker::new(
+            "Select provider to logout:",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .searchable("")
+        .with_empty_text("No matching providers");
+        self.open_picker(Pick::Login(LoginStep::Logout), p);
+    }
+
+    /// An answer of one of the login selectors.
+    pub(super) fn login_chosen(&mut self, step: LoginStep, key: String) {
+        match step {
+            LoginStep::Method(provider) => match (key.as_str(), provider) {
+                ("oauth", Some(id)) => self.oauth_not_yet(provider_name(&id)),
+                ("oauth", None) => self.transcript.notice(
+                    "Warning: Signing in with an account is not available in pi-rs yet; use an API key, or log in with the TypeScript pi (pi-rs uses and refreshes its auth.json entries)",
+                    "warning",
+                ),
+                (_, Some(id)) => {
+                    if let Some(p) = login_provider(&id) {
+                        self.key_prompt(p);
+                    }
+                }
+                (_, None) => self.provider_selector(""),
+            },
+            LoginStep::Provider => {
+                if let Some(p) = login_provider(&key) {
+                    self.key_prompt(p);
+                }
+            }
+            LoginStep::Key(id) => self.save_api_key(&id, key.trim()),
+            LoginStep::Logout => self.logout(&key),
+        }
+    }
+
+    fn save_api_key(&mut self, id: &str, key: &str) {
+        let name = provider_name(id).to_owned();
+        if key.is_empty() {
+            return;
+        }
+        let saved = crate::sync::write(&self.running.registry)
+            .auth_mut()
+            .set_api_key(id, key);
+        if let Err(e) = saved {
+            self.error_notice(format!("Failed to save API key for {name}: {e}"));
+            return;
+        }
+        self.after_login(id, &format!("Saved API key for {name}"));
+    }
+
+    /// pi's `completeProviderAuthentication`: without a model, the provider's default model
+    /// is selected (and made the default).
+    fn after_login(&mut self, id: &str, action: &str) {
+        let path = self.options.agent_dir.join("auth.json");
+        let shown = path.display();
+        if self.session.model().is_none() {
+            let default = crate::config::model_resolver::DEFAULT_MODEL_PER_PROVIDER
+                .iter()
+                .find(|(p, _)| *p == id)
+                .map(|(_, m)| *m);
+            let available = (self.running.available_models)();
+            let chosen = default.and_then(|d| {
+                available
+                    .iter()
+                    .find(|m| m.provider == id && m.id == d)
+                    .cloned()
+            });
+            match (default, chosen) {
+                (None, _) => {
+                    self.status_notice(format!("{action}. Credentials saved to {shown}"));
+                    self.error_notice(format!(
+                        "{action}, but no default model is configured for provider \"{id}\". Use /model to select a model."
+                    ));
+                }
+                (Some(d), None) => {
+                    self.status_notice(format!("{action}. Credentials saved to {shown}"));
+                    self.error_notice(format!(
+                        "{action}, but its default model \"{d}\" is not available. Use /model to select a model."
+                    ));
+                }
+                (Some(_), Some(model)) => {
+                    self.status_notice(format!(
+                        "{action}. Selected {}. Credentials saved to {shown}",
+                        model.id
+                    ));
+                    self.select_model_after_login(model);
+                }
+            }
+        } else {
+            self.status_notice(format!("{action}. Credentials saved to {shown}"));
+        }
+        self.install_autocomplete();
+        self.refresh_footer();
+    }
+
+    fn select_model_after_login(&mut self, model: pi_ai::Model) {
+        let session = self.session.clone();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn(async move {
+            let msg = match session.set_model(model, true).await {
+                Ok(()) => super::UiMsg::Status(String::new()),
+                Err(e) => super::UiMsg::Failed(e.to_string()),
+            };
+            let _ = tx.send(msg);
+            waker.wake();
+        });
+    }
+
+    fn logout(&mut self, id: &str) {
+        let name = provider_name(id).to_owned();
+        let result = {
+            let mut registry = crate::sync::write(&self.running.registry);
+            let oauth = matches!(
+                registry.auth().credential(id),
+                Some(crate::config::auth::Credential::OAuth(_))
+            );
+            registry.auth_mut().remove(id).map(|()| oauth)
+        };
+        match result {
+            Ok(true) => self.status_notice(format!("Logged out of {name}")),
+            Ok(false) => self.status_notice(format!(
+                "Removed stored API key for {name}. Environment variables and models.json config are unchanged."
+            )),
+            Err(e) => self.error_notice(format!("Logout failed: {e}")),
+        }
+        self.install_autocomplete();
+        self.refresh_footer();
+    }
+}
