@@ -932,3 +932,104 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     wait_text(&mut s, "No stored credentials to remove.");
     quit(&mut s);
 }
+
+/// A GET of `path_and_query` on 127.0.0.1:`port` (the browser following the redirect); the
+/// status line.
+fn browser_get(port: u16, path_and_query: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        c,
+        "GET {path_and_query} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = c.read_to_string(&mut reply);
+    reply.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_with_an_account_runs_the_browser_login_and_stores_the_entry() {
+    let _slot = slot();
+    // The fake authorization server's token reply, and the replay model's server.
+    let auth_srv = server(vec![pi_ai::testkit::Reply::json(
+        200,
+        &json!({"access_token": "sk-ant-oat01-new", "refresh_token": "sk-ant-ort01-new", "expires_in": 28800}),
+    )])
+    .await;
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    // The "browser": a fake xdg-open that writes down the URL it was asked to open.
+    let opened = root.path("opened-url");
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let f = bin.join("xdg-open");
+        std::fs::write(
+            &f,
+            format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    let env = [("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url())];
+    let mut s = root.spawn_with_env(&args, &path, &env, 34, 200);
+    wait_ready(&mut s);
+    type_line(&mut s, "/login anthropic");
+    wait_text(&mut s, "Select authentication method for Anthropic:");
+    ok(s.wait_for("account selected", WAIT, |m| {
+        selected(m, "Sign in with an account")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Waiting for authentication...");
+    ok(s.wait_for("the browser opened", WAIT, |_| opened.exists()));
+    let url = std::fs::read_to_string(&opened).unwrap();
+    assert!(
+        url.starts_with("https://claude.ai/oauth/authorize?"),
+        "{url}"
+    );
+    let state = url
+        .trim()
+        .split(['?', '&'])
+        .find_map(|kv| kv.strip_prefix("state="))
+        .unwrap()
+        .to_owned();
+    let status = tokio::task::spawn_blocking(move || {
+        browser_get(53692, &format!("/callback?code=the-code&state={state}"))
+    })
+    .await
+    .unwrap();
+    assert!(status.contains("200"), "{status}");
+    let auth_path = root.path("agent/auth.json");
+    wait_text(
+        &mut s,
+        &format!(
+            "Logged in to Anthropic. Credentials saved to {}",
+            auth_path.display()
+        ),
+    );
+    let auth: Value = serde_json::from_str(&std::fs::read_to_string(&auth_path).unwrap()).unwrap();
+    assert_eq!(auth["anthropic"]["type"], "oauth", "{auth}");
+    assert_eq!(auth["anthropic"]["access"], "sk-ant-oat01-new");
+    assert_eq!(auth["anthropic"]["refresh"], "sk-ant-ort01-new");
+    let body = auth_srv.requests()[0].body_json().unwrap();
+    assert_eq!(body["code"], "the-code");
+    // Esc cancels a login nobody completes; the port is free again for the next one.
+    type_line(&mut s, "/login anthropic");
+    wait_text(&mut s, "Select authentication method for Anthropic:");
+    ok(s.send(b"\r"));
+    ok(s.wait_for("waiting again", WAIT, |m| {
+        m.screen_text()
+            .matches("Waiting for authentication...")
+            .count()
+            >= 1
+            && m.screen_text().contains("Logged in to Anthropic")
+    }));
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Login cancelled");
+    quit(&mut s);
+}

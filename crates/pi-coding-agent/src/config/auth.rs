@@ -367,6 +367,16 @@ impl AuthStorage {
         self.modify(provider, Some(Value::Object(cred)))
     }
 
+    /// Stores an OAuth entry as a login produced it (`{"type":"oauth","refresh","access",
+    /// "expires",…}`). Errors: as [`AuthStorage::set_api_key`].
+    pub fn set_oauth(
+        &mut self,
+        provider: &str,
+        entry: Map<String, Value>,
+    ) -> Result<(), AuthFileError> {
+        self.modify(provider, Some(Value::Object(entry)))
+    }
+
     /// Removes a provider's stored credential.
     pub fn remove(&mut self, provider: &str) -> Result<(), AuthFileError> {
         self.modify(provider, None)

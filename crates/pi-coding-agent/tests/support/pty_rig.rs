@@ -62,11 +62,23 @@ impl Root {
 
     /// [`Root::spawn`] with `path` as `PATH` (fake tools first, or none at all).
     pub fn spawn_with_path(&self, args: &[&str], path: &str, rows: u16, cols: u16) -> PtySession {
+        self.spawn_with_env(args, path, &[], rows, cols)
+    }
+
+    /// [`Root::spawn_with_path`] with more environment variables (`extra` wins).
+    pub fn spawn_with_env(
+        &self,
+        args: &[&str],
+        path: &str,
+        extra: &[(&str, String)],
+        rows: u16,
+        cols: u16,
+    ) -> PtySession {
         let mut cmd = CommandBuilder::new(pi_bin());
         cmd.args(args);
         cmd.cwd(self.path("work"));
         cmd.env_clear();
-        for (k, v) in [
+        let base = [
             ("PATH", path.to_owned()),
             ("HOME", self.path("home").display().to_string()),
             ("TMPDIR", self.path("tmp").display().to_string()),
@@ -77,7 +89,8 @@ impl Root {
             ("PI_OFFLINE", "1".to_owned()),
             ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
             ("COLORTERM", "truecolor".to_owned()),
-        ] {
+        ];
+        for (k, v) in base.iter().chain(extra) {
             cmd.env(k, v);
         }
         PtySession::spawn(cmd, rows, cols, Answers::default()).unwrap_or_else(|e| panic!("{e}"))

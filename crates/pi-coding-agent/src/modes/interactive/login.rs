@@ -5,9 +5,12 @@
 //! which provider (`Select provider to configure:`, searchable, each with its status), then the
 //! key (masked); the key is written to `auth.json` as pi writes it (`{"type":"api_key",
 //! "key":…}`, under pi's lock) and used by the next request. `/login <provider>` goes straight to
-//! the provider (by id or name). Subscription (OAuth) logins are not in the interactive mode
-//! yet: choosing one says so. `/logout` lists the stored credentials and removes the chosen
-//! one.
+//! the provider (by id or name). "Sign in with an account" runs pi's browser login for
+//! Anthropic (Claude Pro/Max) and OpenAI Codex (ChatGPT Plus/Pro): the authorization URL is
+//! shown (and opened with `xdg-open`/`open` when there is one), the callback arrives on pi's
+//! fixed local port, and the entry is written as pi writes it; Esc cancels. The other
+//! subscription logins (GitHub Copilot, xAI, Kimi, OpenRouter) are not here yet: choosing one
+//! says so. `/logout` lists the stored credentials and removes the chosen one.
 
 use super::App;
 use super::commands::Pick;
@@ -16,6 +19,27 @@ use crate::config::collate::locale_compare;
 use crate::config::login_providers::{
     LOGIN_PROVIDERS, LoginProvider, login_provider, provider_name,
 };
+
+/// How a browser login ended: the `auth.json` entry, or pi's error text.
+pub(super) type LoginOutcome = Result<serde_json::Map<String, serde_json::Value>, String>;
+
+/// Opens `url` in the desktop's browser when a launcher is on `PATH` (pi opens it too);
+/// without one the URL on screen is the way.
+fn open_browser(url: &str) {
+    for launcher in ["xdg-open", "open"] {
+        let started = std::process::Command::new(launcher)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if let Ok(mut child) = started {
+            // Reaped in the background: the launcher returns at once.
+            std::thread::spawn(move || child.wait());
+            return;
+        }
+    }
+}
 
 /// pi's labels of the two ways to sign in.
 const ACCOUNT: &str = "Sign in with an account";
@@ -28,6 +52,8 @@ pub(super) enum LoginStep {
     Method(Option<String>),
     /// Which provider to set an API key for.
     Provider,
+    /// Which provider to sign in to with an account.
+    Subscription,
     /// The API key for this provider.
     Key(String),
     /// Which stored credential to remove.
@@ -50,7 +76,7 @@ impl App {
                 self.login_method_selector(Some(p.id.to_owned()));
             }
             Some(p) if p.api_key_prompt.is_some() => self.key_prompt(p),
-            Some(p) if p.oauth => self.oauth_not_yet(p.name),
+            Some(p) if p.oauth => self.oauth_login(p),
             _ => self.provider_selector(&reference),
         }
     }
@@ -69,9 +95,21 @@ impl App {
     }
 
     fn provider_selector(&mut self, search: &str) {
+        self.provider_selector_for(false, search);
+    }
+
+    /// `Select provider to configure:` over the providers with a subscription login
+    /// (`oauth`) or with an API-key login.
+    fn provider_selector_for(&mut self, oauth: bool, search: &str) {
         let mut providers: Vec<&LoginProvider> = LOGIN_PROVIDERS
             .iter()
-            .filter(|p| p.api_key_prompt.is_some())
+            .filter(|p| {
+                if oauth {
+                    p.oauth
+                } else {
+                    p.api_key_prompt.is_some()
+                }
+            })
             .collect();
         // pi sorts by `localeCompare` of the names.
         providers.sort_by(|a, b| locale_compare(a.name, b.name));
@@ -80,10 +118,17 @@ impl App {
             .into_iter()
             .map(|p| {
                 let mut item = PickItem::new(p.id, p.name);
-                let status = match registry.auth().credential(p.id) {
-                    Some(crate::config::auth::Credential::OAuth(_)) => "• subscription configured",
+                let stored_oauth = match registry.auth().credential(p.id) {
+                    Some(crate::config::auth::Credential::OAuth(_)) => Some(true),
+                    Some(_) => Some(false),
+                    None => None,
+                };
+                // pi: a credential of the other kind is named, the same kind is configured.
+                let status = match stored_oauth {
+                    Some(o) if o != oauth && o => "• subscription configured",
+                    Some(o) if o != oauth => "• API key configured",
                     Some(_) => "✓ configured",
-                    None if registry.has_configured_auth(p.id) => "✓ configured",
+                    None if !oauth && registry.has_configured_auth(p.id) => "✓ configured",
                     None => "• unconfigured",
                 };
                 item.badge = Some(status.to_owned());
@@ -100,7 +145,12 @@ impl App {
         )
         .searchable(search)
         .with_empty_text("No matching providers");
-        self.open_picker(Pick::Login(LoginStep::Provider), p);
+        let step = if oauth {
+            LoginStep::Subscription
+        } else {
+            LoginStep::Provider
+        };
+        self.open_picker(Pick::Login(step), p);
     }
 
     fn key_prompt(&mut self, provider: &LoginProvider) {
@@ -116,6 +166,75 @@ impl App {
         .with_note(prompt, "text")
         .with_hint("Enter to save · Esc to cancel");
         self.open_picker(Pick::Login(LoginStep::Key(provider.id.to_owned())), p);
+    }
+
+    /// The browser login of `provider`, on the runtime; its end arrives as
+    /// [`super::UiMsg::LoggedIn`].
+    fn oauth_login(&mut self, provider: &LoginProvider) {
+        use pi_ai::auth::oauth::login::{LOGIN_TIMEOUT, login_anthropic, login_openai_codex};
+        let (id, name) = (provider.id, provider.name);
+        if !matches!(id, "anthropic" | "openai-codex") {
+            self.oauth_not_yet(name);
+            return;
+        }
+        if self.login.is_some() {
+            self.transcript
+                .notice("Warning: A login is already in progress", "warning");
+            return;
+        }
+        let flow = pi_ai::auth::oauth::oauth_name(id)
+            .unwrap_or(name)
+            .to_owned();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        let task = self.handle.spawn(async move {
+            let (tx2, waker2) = (tx.clone(), waker.clone());
+            let on_url = move |url: &str| {
+                open_browser(url);
+                let _ = tx2.send(super::UiMsg::Status(format!(
+                    "Sign in to {flow} in your browser (Esc cancels):\n{url}\nWaiting for authentication..."
+                )));
+                waker2.wake();
+            };
+            let entry = if id == "anthropic" {
+                login_anthropic(on_url, LOGIN_TIMEOUT).await
+            } else {
+                login_openai_codex(on_url, LOGIN_TIMEOUT).await
+            };
+            let _ = tx.send(super::UiMsg::LoggedIn(
+                id,
+                entry.map_err(|e| e.message().to_owned()),
+            ));
+            waker.wake();
+        });
+        self.login = Some(task.abort_handle());
+    }
+
+    /// Esc during a browser login: it is cancelled (pi's "Login cancelled" says nothing).
+    pub(super) fn cancel_login(&mut self) -> bool {
+        let Some(task) = self.login.take() else {
+            return false;
+        };
+        task.abort();
+        self.status_notice("Login cancelled");
+        true
+    }
+
+    /// A browser login ended with the entry to store, or pi's error text.
+    pub(super) fn logged_in(&mut self, id: &'static str, entry: LoginOutcome) {
+        if self.login.take().is_none() {
+            return;
+        }
+        let name = provider_name(id).to_owned();
+        let saved = entry.and_then(|entry| {
+            crate::sync::write(&self.running.registry)
+                .auth_mut()
+                .set_oauth(id, entry)
+                .map_err(|e| e.to_string())
+        });
+        match saved {
+            Ok(()) => self.after_login(id, &format!("Logged in to {name}")),
+            Err(e) => self.error_notice(format!("Failed to login to {name}: {e}")),
+        }
     }
 
     fn oauth_not_yet(&mut self, name: &str) {
@@ -190,11 +309,12 @@ impl App {
     pub(super) fn login_chosen(&mut self, step: LoginStep, key: String) {
         match step {
             LoginStep::Method(provider) => match (key.as_str(), provider) {
-                ("oauth", Some(id)) => self.oauth_not_yet(provider_name(&id)),
-                ("oauth", None) => self.transcript.notice(
-                    "Warning: Signing in with an account is not available in pi-rs yet; use an API key, or log in with the TypeScript pi (pi-rs uses and refreshes its auth.json entries)",
-                    "warning",
-                ),
+                ("oauth", Some(id)) => {
+                    if let Some(p) = login_provider(&id) {
+                        self.oauth_login(p);
+                    }
+                }
+                ("oauth", None) => self.provider_selector_for(true, ""),
                 (_, Some(id)) => {
                     if let Some(p) = login_provider(&id) {
                         self.key_prompt(p);
@@ -205,6 +325,11 @@ impl App {
             LoginStep::Provider => {
                 if let Some(p) = login_provider(&key) {
                     self.key_prompt(p);
+                }
+            }
+            LoginStep::Subscription => {
+                if let Some(p) = login_provider(&key) {
+                    self.oauth_login(p);
                 }
             }
             LoginStep::Key(id) => self.save_api_key(&id, key.trim()),

@@ -119,6 +119,8 @@ enum UiMsg {
     Navigated(Box<Result<crate::session::NavigateTreeResult, String>>),
     /// `/share` ended.
     Shared(share::ShareOutcome),
+    /// A `/login` browser login ended (the provider id).
+    LoggedIn(&'static str, login::LoginOutcome),
 }
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
@@ -264,6 +266,8 @@ struct App {
     scoped_view: Option<scoped_models::ScopedModelsView>,
     /// The `/share` task, while it runs (Esc cancels it).
     share: Option<tokio::task::AbortHandle>,
+    /// A `/login` browser login, while it waits (Esc cancels it).
+    login: Option<tokio::task::AbortHandle>,
     /// Extension dialogs waiting for the open one to close.
     dialogs: std::collections::VecDeque<ext_ui::Dialog>,
     /// The extension dialog shown now (its selector is `picker`).
@@ -423,6 +427,7 @@ impl App {
             settings_view: None,
             scoped_view: None,
             share: None,
+            login: None,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),
@@ -927,7 +932,7 @@ impl App {
             self.after_editor();
             return;
         }
-        if is("app.interrupt") && self.cancel_share() {
+        if is("app.interrupt") && (self.cancel_share() || self.cancel_login()) {
         } else if is("app.interrupt") {
             self.abort();
         } else if is("app.clear") {
@@ -1378,6 +1383,7 @@ impl App {
             }
             UiMsg::Replaced(r) => self.adopt_session(r),
             UiMsg::Shared(outcome) => self.shared(outcome),
+            UiMsg::LoggedIn(id, outcome) => self.logged_in(id, outcome),
             UiMsg::Navigated(r) => self.navigated(*r),
             UiMsg::Extension(r) => self.extension_request(*r),
             UiMsg::StoredTotals(t) => {
