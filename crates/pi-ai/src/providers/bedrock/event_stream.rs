@@ -8,7 +8,8 @@
 //!   invalid sequences replaced as `TextDecoder` does) in `data`;
 //! - `:message-type: exception` → the stream fails with the modeled exception's text
 //!   (`Throttling error: <message>`, …) or, for a code Bedrock does not model, the payload;
-//! - `:message-type: error` → fails with `:error-message` (else `UnknownError`);
+//! - `:message-type: error` → fails with `:error-message` (else `UnknownError`) under its
+//!   `:error-code`;
 //! - any other message type → `Unrecognizable event type: <event-type>`.
 //!
 //! Failures carry the SDK's texts: a bad checksum (`The message checksum (<computed>) did not
@@ -21,7 +22,7 @@ use aws_smithy_eventstream::frame::read_message_from;
 use aws_smithy_types::event_stream::{HeaderValue, Message};
 use bytes::{Buf, BytesMut};
 
-use super::errors::exception_text;
+use super::errors::stream_exception;
 use crate::providers::{BodyDecoder, StreamError};
 use crate::sse::SseEvent;
 
@@ -125,13 +126,16 @@ fn to_event(message: &Message) -> Result<Option<SseEvent>, StreamError> {
         })),
         Some("exception") => {
             let code = header(message, ":exception-type").unwrap_or("undefined");
-            Err(StreamError::Provider(exception_text(code, &payload)))
+            Err(stream_exception(code, &payload))
         }
         Some("error") => {
             let text = header(message, ":error-message")
                 .filter(|m| !m.is_empty())
                 .unwrap_or("UnknownError");
-            Err(StreamError::Provider(text.to_owned()))
+            Err(StreamError::ProviderException {
+                code: header(message, ":error-code").unwrap_or("").to_owned(),
+                message: text.to_owned(),
+            })
         }
         _ => Err(StreamError::Protocol(format!(
             "Unrecognizable event type: {}",

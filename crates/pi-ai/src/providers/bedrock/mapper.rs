@@ -429,6 +429,14 @@ impl StreamMapper for BedrockMapper {
         }
         Ok(())
     }
+
+    /// pi's `catch` finalizes every block before its `error` event: encrypted reasoning
+    /// received so far is stored as base64, as a finished block would have it.
+    fn on_failure(&mut self) {
+        for index in 0..self.slots.len() {
+            self.flush_redacted(index);
+        }
+    }
 }
 
 #[cfg(test)]
