@@ -248,6 +248,7 @@ pub trait WireApi: Send + Sync + 'static {
 pub mod anthropic;
 pub mod azure_openai_responses;
 pub mod bedrock;
+mod block_events;
 mod constrained;
 pub mod google;
 pub mod google_vertex;
