@@ -2,7 +2,7 @@
 // crates/pi-ai/tests/bedrock_failures.rs: each case's response (an HTTP error, or an
 // event-stream body with an exception, a bad frame, …) is served to pi-ai's own `stream`
 // from a loopback server, and the terminal event's stopReason, errorMessage, diagnostics
-// (timestamps zeroed) and content are written next to the case.
+// (timestamps zeroed), content and key order are written next to the case.
 //
 // Run (from the repository root):
 //   PI_AI=~/.cache/pi-reference/node_modules/@earendil-works/pi-ai \
@@ -152,7 +152,7 @@ for (const c of cases) {
   const diagnostics = (m.diagnostics ?? []).map((d) => ({ ...d, timestamp: 0 }));
   out.push({
     ...c,
-    pi: { type: last.type, stopReason: m.stopReason, errorMessage: m.errorMessage ?? null, diagnostics, content: m.content },
+    pi: { type: last.type, stopReason: m.stopReason, errorMessage: m.errorMessage ?? null, diagnostics, content: m.content, keys: Object.keys(m).filter((k) => k !== "role") },
   });
   console.log(`${c.name}: ${m.errorMessage ?? m.stopReason}`);
 }

@@ -3,7 +3,8 @@
 //! bad frame, an error stop reason, …) with the terminal message pi-ai's own `stream` gave
 //! for it (captured by `xtask/reference/capture-bedrock-failures.mjs`). The same response,
 //! served whole and in 1- and 7-byte reads, must end in one terminal event with pi's
-//! stopReason, `errorMessage`, `bedrock_response_failure` diagnostic and content — except
+//! stopReason, `errorMessage`, `bedrock_response_failure` diagnostic, content and key order
+//! (the diagnostic after `errorMessage`) — except
 //! where pi loses the body of an HTTP error, listed in [`PI_RS_TEXT`] and docs/providers.md.
 
 use std::sync::Arc;
@@ -149,7 +150,9 @@ async fn outcome(reply: Reply) -> Value {
         d.timestamp = 0;
     }
     let m = serde_json::to_value(&message).unwrap();
+    let keys: Vec<&String> = m.as_object().unwrap().keys().collect();
     json!({
+        "keys": keys,
         "type": kind,
         "stopReason": m["stopReason"],
         "errorMessage": m.get("errorMessage").cloned().unwrap_or(Value::Null),

@@ -207,6 +207,8 @@ impl Run {
             m.stop_reason = reason;
             m.error_message = Some(error.to_string());
             if let Some(diagnostic) = diagnostic {
+                // pi appends it after `errorMessage`: a new `diagnostics` key comes last.
+                m.diagnostics_last |= m.diagnostics.is_none();
                 m.diagnostics.get_or_insert_with(Vec::new).push(diagnostic);
             }
             m.clone()
