@@ -51,6 +51,14 @@ pub struct BedrockConverseStream {
 }
 
 impl BedrockConverseStream {
+    /// The wire API reading the process environment (what [`bedrock_converse_stream`]
+    /// returns), usable in constants.
+    pub const fn new() -> Self {
+        BedrockConverseStream {
+            env: ProviderEnv::Process,
+        }
+    }
+
     /// The wire API with settings (credentials, region, cache flags) from `env`.
     pub fn with_env(env: ProviderEnv) -> Self {
         BedrockConverseStream { env }

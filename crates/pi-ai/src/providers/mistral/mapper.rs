@@ -340,15 +340,20 @@ impl StreamMapper for MistralMapper {
         self.on_chunk(&chunk, out)
     }
 
-    /// Closes the open block, then every tool call; a stream without a finish reason fails
-    /// with `Mistral stream ended without a finish reason`.
+    /// Closes the open block, then every tool call (its final arguments, with the reason it
+    /// must not run when they are not one JSON object); a stream without a finish reason
+    /// fails with `Mistral stream ended without a finish reason`.
     fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.close_open(out);
         for mut tool in std::mem::take(&mut self.tools) {
             let index = tool.content_index;
             let call = self.partial.update(|m| match m.content.get_mut(index) {
                 Some(AssistantContent::ToolCall(tc)) => {
-                    tc.arguments = tool.args.lenient(std::mem::take(&mut tc.arguments));
+                    // pi's lenient value stays in the message; text that is not exactly one
+                    // JSON object (or nests too deep) is refused, never run in another shape.
+                    let (arguments, error) = tool.args.finish(std::mem::take(&mut tc.arguments));
+                    tc.arguments = arguments;
+                    tc.arguments_error = error;
                     Some(tc.clone())
                 }
                 _ => None,
