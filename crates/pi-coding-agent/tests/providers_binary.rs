@@ -584,3 +584,53 @@ async fn recorded_tool_call_streams_through_the_binary() {
     assert_eq!(call["arguments"]["value"], "Sparkle Day");
     assert_eq!(tokens(&got), json!([125, 45, 0, 0, 170]));
 }
+
+/// A Bedrock throttling error through the binary: the failed assistant message carries pi's
+/// text and, as its last key, the `bedrock_response_failure` diagnostic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_failure_diagnostic_through_the_binary() {
+    let reply = Reply::json(
+        429,
+        &json!({"message": "Too many requests, please wait before trying again."}),
+    )
+    .header("x-amzn-errortype", "ThrottlingException")
+    .header("x-amzn-requestid", "req-429");
+    let (_, server) = ReplayServer::start(vec![reply]).await.unwrap();
+    let models = json!({"providers": {"amazon-bedrock": {"baseUrl": server.base_url()}}});
+    let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
+    rig.env
+        .push(("AWS_BEARER_TOKEN_BEDROCK".into(), "bedrock-key".into()));
+    let args = [
+        "--no-session",
+        "--provider",
+        "amazon-bedrock",
+        "--model",
+        "us.anthropic.claude-opus-4-6-v1",
+        "--mode",
+        "json",
+        "-p",
+        "go",
+    ];
+    let run = rig.run(&args).await;
+    let end = run
+        .records()
+        .into_iter()
+        .find(|r| r["type"] == "message_end" && r["message"]["role"] == "assistant")
+        .unwrap_or_else(|| panic!("no assistant message: {}", run.stdout));
+    let message = &end["message"];
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "Throttling error: Too many requests, please wait before trying again."
+    );
+    assert_eq!(
+        message["diagnostics"][0]["details"],
+        json!({"status": 429, "errorCode": "ThrottlingException", "requestId": "req-429"})
+    );
+    let keys: Vec<&String> = message.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys.last().map(|k| k.as_str()),
+        Some("diagnostics"),
+        "{keys:?}"
+    );
+}
