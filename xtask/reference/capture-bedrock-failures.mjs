@@ -77,6 +77,8 @@ const cases = [
   { name: "unknown message type", frames: [start, { messageType: "surprise" }] },
   { name: "truncated frame", cut: 3, frames: [start, text("Hel")] },
   { name: "crc mismatch", flip: -1, frames: [start, text("Hel")] },
+  { name: "prelude crc mismatch", flipAt: 9, frames: [start, text("Hel")] },
+  { name: "message length below the minimum", raw: "AAAACAAAAAA=", frames: [start] },
   { name: "unknown event type", frames: [start, { event: "fancyNewEvent", payload: { x: 1 } }, text("ok"), stop("end_turn")] },
   { name: "error stop reason", frames: [start, stop("guardrail_intervened")] },
   { name: "no stop reason", frames: [start] },
@@ -130,6 +132,14 @@ const server = http.createServer((req, res) => {
     let body = Buffer.concat(c.frames.map(encode));
     if (c.cut) body = body.subarray(0, body.length - c.cut);
     if (c.flip !== undefined) body[body.length + c.flip] ^= 1;
+    if (c.flipAt !== undefined) body[c.flipAt] ^= 1;
+    if (c.raw !== undefined) {
+      // A prelude (total length, headers length) given in base64, with its CRC32.
+      const prelude = Buffer.from(c.raw, "base64");
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(zlib.crc32(prelude) >>> 0);
+      body = Buffer.concat([body, prelude, crc, Buffer.alloc(8)]);
+    }
     res.end(body);
   });
 });

@@ -5,7 +5,7 @@
 //! served whole and in 1- and 7-byte reads, must end in one terminal event with pi's
 //! stopReason, `errorMessage`, `bedrock_response_failure` diagnostic, content and key order
 //! (the diagnostic after `errorMessage`) — except
-//! where pi loses the body of an HTTP error, listed in [`PI_RS_TEXT`] and docs/providers.md.
+//! where pi-rs differs on purpose, listed in [`PI_RS`] and docs/providers.md.
 
 use std::sync::Arc;
 
@@ -16,24 +16,33 @@ use pi_ai::testkit::{EventStreamBuilder, ReplayServer, Reply};
 use pi_ai::types::{Context, Message, Model, StreamOptions, UserMessage, UserMessageContent};
 use serde_json::{Value, json};
 
-/// The cases where pi's SDK drops the body of a failed response (a JSON parse error of its
-/// own, or `Unknown: UnknownError`) and pi-rs shows `<status>: <body>` instead, and the
-/// error code the response named (which pi's parse error hides) is kept in the diagnostic.
-const PI_RS_TEXT: &[(&str, &str, Option<&str>)] = &[
+/// Where pi-rs differs (docs/providers.md): the `errorMessage` and diagnostic details it gives.
+/// - pi's SDK drops the body of a failed response (a JSON parse error of its own, or
+///   `Unknown: UnknownError`); pi-rs shows `<status>: <body>` and keeps the error code the
+///   response named.
+/// - A frame that fails before the first event reaches pi fails inside the SDK's request
+///   step, which appends its JavaScript hint (`Deserialization error: … {error}.$response …`)
+///   and reports the 200 status; pi-rs gives the framing text alone, as for any later frame.
+const PI_RS: &[(&str, &str, &str)] = &[
     (
         "http 502 html page",
         "Unknown: 502: <html>bad gateway</html>",
-        None,
+        r#"{"status":502}"#,
     ),
     (
         "http 403 gateway json",
         r#"Unknown: 403: {"error":"forbidden by gateway"}"#,
-        None,
+        r#"{"status":403}"#,
     ),
     (
         "http 400 typed, text body",
         "Validation error: 400: oops",
-        Some("ValidationException"),
+        r#"{"status":400,"errorCode":"ValidationException"}"#,
+    ),
+    (
+        "prelude crc mismatch",
+        "The prelude checksum specified in the message (2530540254) does not match the calculated CRC32 checksum (2530605790)",
+        r#"{"requestId":"req-stream-1"}"#,
     ),
 ];
 
@@ -94,6 +103,19 @@ fn body(case: &Value) -> Vec<u8> {
     if let Some(flip) = case["flip"].as_i64() {
         let at = bytes.len() - flip.unsigned_abs() as usize;
         bytes[at] ^= 1;
+    }
+    if let Some(at) = case["flipAt"].as_u64() {
+        bytes[at as usize] ^= 1;
+    }
+    if let Some(raw) = case["raw"].as_str() {
+        // A prelude (total length, headers length) with its CRC32, then eight zero bytes.
+        use base64::Engine as _;
+        let prelude = base64::engine::general_purpose::STANDARD
+            .decode(raw)
+            .unwrap();
+        bytes.extend_from_slice(&prelude);
+        bytes.extend_from_slice(&crc32fast::hash(&prelude).to_be_bytes());
+        bytes.extend_from_slice(&[0; 8]);
     }
     bytes
 }
@@ -168,11 +190,9 @@ async fn failures_read_as_pi_reports_them() {
     for case in &cases {
         let name = case["name"].as_str().unwrap();
         let mut want = case["pi"].clone();
-        if let Some((_, text, code)) = PI_RS_TEXT.iter().find(|(n, ..)| *n == name) {
+        if let Some((_, text, details)) = PI_RS.iter().find(|(n, ..)| *n == name) {
             want["errorMessage"] = json!(text);
-            if let Some(code) = code {
-                want["diagnostics"][0]["details"]["errorCode"] = json!(code);
-            }
+            want["diagnostics"][0]["details"] = serde_json::from_str(details).unwrap();
         }
         for chunk in [None, Some(1), Some(7)] {
             let got = outcome(reply(case, chunk)).await;

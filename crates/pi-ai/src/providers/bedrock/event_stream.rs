@@ -12,9 +12,10 @@
 //!   `:error-code`;
 //! - any other message type → `Unrecognizable event type: <event-type>`.
 //!
-//! Failures carry the SDK's texts: a bad checksum (`The message checksum (<computed>) did not
-//! match the expected value of <sent>`, the prelude's likewise) and a body ending inside a
-//! message (`Truncated event message received.`). Difference from the SDK: a body ending
+//! Failures carry the SDK's texts: a length below the framing's minimum (`Provided message
+//! too short to accommodate event stream message overhead`), a bad checksum (`The message
+//! checksum (<computed>) did not match the expected value of <sent>`, the prelude's likewise)
+//! and a body ending inside a message (`Truncated event message received.`). Difference from the SDK: a body ending
 //! with one to three stray bytes (less than a length prefix) is reported as truncated too,
 //! where the SDK drops them.
 
@@ -54,6 +55,12 @@ impl EventStreamDecoder {
         let total = prelude.get_u32();
         let headers_len = prelude.get_u32();
         let prelude_crc = prelude.get_u32();
+        // The SDK's first check, before the checksums.
+        if (total as usize) < PRELUDE_BYTES + 4 {
+            return Err(StreamError::Protocol(
+                "Provided message too short to accommodate event stream message overhead".into(),
+            ));
+        }
         let computed = crc32fast::hash(&self.buffer[..8]);
         if computed != prelude_crc {
             return Err(StreamError::Protocol(format!(
@@ -61,7 +68,6 @@ impl EventStreamDecoder {
             )));
         }
         if total > MAX_MESSAGE_BYTES
-            || (total as usize) < PRELUDE_BYTES + 4
             || headers_len as usize > (total as usize).saturating_sub(PRELUDE_BYTES + 4)
         {
             return Err(StreamError::Protocol(
