@@ -70,6 +70,7 @@ const cases = [
   { name: "http 403 gateway json", status: 403, headers: json({}), body: '{"error":"forbidden by gateway"}' },
   { name: "http 400 typed, text body", status: 400, headers: { "x-amzn-errortype": "ValidationException" }, body: "oops" },
   { name: "exception mid-stream", frames: [start, text("Hel"), { exception: "throttlingException", payload: '{"message":"Too many tokens"}' }] },
+  { name: "exception as the first message", frames: [{ exception: "throttlingException", payload: '{"message":"Too many tokens"}' }] },
   { name: "unmodeled exception mid-stream", frames: [start, { exception: "newFancyException", payload: '{"message":"x"}' }] },
   { name: "data retention exception", frames: [start, { exception: "validationException", payload: "{\"message\":\"data retention mode 'default' is not available\"}" }] },
   { name: "error message mid-stream", frames: [start, { error: "InternalFailure", message: "An internal error occurred" }] },

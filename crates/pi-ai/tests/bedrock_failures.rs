@@ -23,7 +23,13 @@ use serde_json::{Value, json};
 /// - A frame that fails before the first event reaches pi fails inside the SDK's request
 ///   step, which appends its JavaScript hint (`Deserialization error: … {error}.$response …`)
 ///   and reports the 200 status; pi-rs gives the framing text alone, as for any later frame.
+/// - The request id of a stream whose first message fails: pi loses it, pi-rs keeps it.
 const PI_RS: &[(&str, &str, &str)] = &[
+    (
+        "exception as the first message",
+        "Throttling error: Too many tokens",
+        r#"{"errorCode":"ThrottlingException","requestId":"req-stream-1"}"#,
+    ),
     (
         "http 502 html page",
         "Unknown: 502: <html>bad gateway</html>",
