@@ -438,21 +438,21 @@ fn recording(rel: &str) -> std::path::PathBuf {
         .join(rel)
 }
 
-/// Runs `first` (a recorded tool-call stream) then `second` (text) through
-/// `pi --provider <p> --model <m> -p --mode json`; the first assistant `message_end`.
-async fn first_answer(
+/// Runs `replies` through `pi --provider <p> --model <m> -p --mode json` (exit 0); the
+/// json records.
+async fn run_records(
     provider: &str,
     model: &str,
     env: &[(&str, &str)],
-    first: Reply,
-    second: Reply,
-) -> Value {
-    let (_, server) = ReplayServer::start(vec![first, second]).await.unwrap();
+    replies: Vec<Reply>,
+) -> Vec<Value> {
+    let (_, server) = ReplayServer::start(replies).await.unwrap();
     let models = json!({"providers": {provider: {"baseUrl": server.base_url()}}});
     let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
     for (k, v) in env {
         rig.env.push(((*k).into(), (*v).into()));
     }
+    std::fs::write(rig.path("work/hello.txt"), FILE_TEXT).unwrap();
     let args = [
         "--no-session",
         "--provider",
@@ -467,10 +467,23 @@ async fn first_answer(
     let run = rig.run(&args).await;
     assert_eq!(run.code, 0, "{provider}: {run:?}");
     run.records()
+}
+
+/// Runs `first` (a recorded tool-call stream) then `second` (text) through the binary; the
+/// first assistant `message_end`.
+async fn first_answer(
+    provider: &str,
+    model: &str,
+    env: &[(&str, &str)],
+    first: Reply,
+    second: Reply,
+) -> Value {
+    run_records(provider, model, env, vec![first, second])
+        .await
         .into_iter()
         .find(|r| r["type"] == "message_end" && r["message"]["role"] == "assistant")
         .map(|r| r["message"].clone())
-        .unwrap_or_else(|| panic!("{provider}: no assistant message: {}", run.stdout))
+        .unwrap_or_else(|| panic!("{provider}: no assistant message"))
 }
 
 /// Token counts of a message's usage (cost and reasoning left out).
@@ -633,4 +646,80 @@ async fn bedrock_failure_diagnostic_through_the_binary() {
         Some("diagnostics"),
         "{keys:?}"
     );
+}
+
+/// Mistral and Bedrock tool calls whose arguments are not exactly one JSON object are not run:
+/// the tool result is the error the model can act on, and the turn goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_one_object_are_refused_on_mistral_and_bedrock() {
+    use pi_ai::testkit::EventStreamBuilder;
+    for args in [
+        r#"{"path":"hello.txt"}{"path":"x.txt"}"#,
+        r#"{"path":"hello.txt"#,
+    ] {
+        let call = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "abcDEF123", "function": {"name": "read", "arguments": args}}]});
+        let mistral = Reply::sse(
+            SseBuilder::new()
+                .data(&mistral_chunk(call, Some("tool_calls")))
+                .data_raw("[DONE]")
+                .build_bytes(),
+        );
+        let bedrock = bedrock_turn(
+            EventStreamBuilder::new()
+                .event("messageStart", &json!({"role": "assistant"}))
+                .event(
+                    "contentBlockStart",
+                    &json!({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "read"}}}),
+                )
+                .event(
+                    "contentBlockDelta",
+                    &json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": args}}}),
+                )
+                .event("contentBlockStop", &json!({"contentBlockIndex": 0})),
+            "tool_use",
+        );
+        let bedrock_done = bedrock_turn(
+            EventStreamBuilder::new()
+                .event("messageStart", &json!({"role": "assistant"}))
+                .event(
+                    "contentBlockDelta",
+                    &json!({"contentBlockIndex": 0, "delta": {"text": "Done."}}),
+                ),
+            "end_turn",
+        );
+        let cases = [
+            (
+                "mistral",
+                "devstral-latest",
+                ("MISTRAL_API_KEY", "k"),
+                vec![mistral, mistral_text("Done.")],
+            ),
+            (
+                "amazon-bedrock",
+                "us.anthropic.claude-opus-4-6-v1",
+                ("AWS_BEARER_TOKEN_BEDROCK", "k"),
+                vec![bedrock, bedrock_done],
+            ),
+        ];
+        for (provider, model, env, replies) in cases {
+            let records = run_records(provider, model, &[env], replies).await;
+            let end = records
+                .iter()
+                .find(|r| r["type"] == "tool_execution_end")
+                .unwrap_or_else(|| panic!("{provider}: no tool execution"));
+            assert_eq!(end["isError"], true, "{provider} {args}");
+            assert_eq!(
+                end["result"]["content"][0]["text"],
+                "Tool call \"read\" was not executed: its arguments are not exactly one valid JSON object. Re-issue the tool call with its arguments as one complete JSON object.",
+                "{provider} {args}"
+            );
+            let last = records
+                .iter()
+                .rev()
+                .find(|r| r["type"] == "message_end" && r["message"]["role"] == "assistant")
+                .unwrap();
+            assert_eq!(last["message"]["content"][0]["text"], "Done.", "{provider}");
+        }
+    }
 }
