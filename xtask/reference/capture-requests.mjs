@@ -216,6 +216,16 @@ const cases = [
     env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", AWS_SESSION_TOKEN: "session-token", AWS_BEDROCK_FORCE_HTTP1: "1" },
     options: { reasoning: "high", cacheRetention: "long", toolChoice: "any" },
   },
+  // pi's `stream` (not `streamSimple`, which drops it) takes `requestMetadata`.
+  {
+    name: "bedrock-request-metadata",
+    module: "api/bedrock-converse-stream.js",
+    model: mkModel("bedrock-converse-stream", "amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", `${base}`, { name: "Claude Sonnet 4.5" }),
+    callId: "tooluse_ghi",
+    sig: "c2lnbmF0dXJl",
+    env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", AWS_BEDROCK_FORCE_HTTP1: "1" },
+    options: { maxTokens: 1000, requestMetadata: { project: "pi-rs", "cost-center": "42", "": "empty key" } },
+  },
   {
     name: "bedrock-nova",
     module: "api/bedrock-converse-stream.js",

@@ -437,3 +437,37 @@ async fn recorded_exception_frame() {
     };
     assert_eq!(t.text, "Hel");
 }
+
+/// Without keys in the environment or the shared files, the request fails unsent with the
+/// SDK's text; the instance-metadata and container credential endpoints the SDK would ask
+/// (pointed at a local server here) get no request.
+#[tokio::test]
+async fn credentials_never_come_from_a_metadata_service() {
+    let (_, metadata) = ReplayServer::start(vec![Reply::json(200, &json!({"Code": "Success"}))])
+        .await
+        .unwrap();
+    let (_, bedrock) = ReplayServer::start(vec![Reply::event_stream(tool_turn())])
+        .await
+        .unwrap();
+    let missing = std::env::temp_dir().join(format!("pi-no-aws-file-{}", std::process::id()));
+    let api = BedrockConverseStream::with_env(ProviderEnv::fixed([
+        ("AWS_EC2_METADATA_SERVICE_ENDPOINT", metadata.base_url()),
+        (
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            format!("{}/creds", metadata.base_url()),
+        ),
+        (
+            "AWS_SHARED_CREDENTIALS_FILE",
+            missing.to_str().unwrap().to_owned(),
+        ),
+        ("AWS_CONFIG_FILE", missing.to_str().unwrap().to_owned()),
+    ]));
+    let (kinds, message) = run(api, &model(&bedrock.base_url()), Some("<authenticated>")).await;
+    assert_eq!(kinds, ["error"]);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Could not load credentials from any providers")
+    );
+    assert_eq!(metadata.request_count(), 0);
+    assert_eq!(bedrock.request_count(), 0);
+}

@@ -1,4 +1,5 @@
-//! Provider replies built to break the mappers, per wire API: token counts past 2^53 and 2^64
+//! Provider replies built to break the mappers, per wire API (Mistral's and Bedrock's
+//! included, the latter over its binary event stream): token counts past 2^53 and 2^64
 //! (summed in doubles as pi does, written as JavaScript writes them, never wrapping or
 //! panicking), and tool-call arguments that are not exactly one JSON value or nest deeper than
 //! the documented limit (refused with a tool error the model can read, never executed in
@@ -10,7 +11,9 @@ use crate::anthropic_google_support as common;
 use common::{CHUNKINGS, Chunking, Outcome, model, replay};
 use pi_ai::providers::openai_completions::OpenAiCompletions;
 use pi_ai::providers::openai_responses::OpenAiResponses;
-use pi_ai::providers::{AnthropicMessages, GoogleGenerativeAi, WireApi};
+use pi_ai::providers::{
+    AnthropicMessages, BedrockConverseStream, GoogleGenerativeAi, MistralConversations, WireApi,
+};
 use pi_ai::{AssistantContent, ToolCall};
 use serde_json::{Value, json};
 
@@ -73,16 +76,61 @@ fn usage_body(api: &str, n: &str) -> Vec<u8> {
                 "usageMetadata": {"promptTokenCount": num, "candidatesTokenCount": num,
                 "totalTokenCount": num}}),
         )]),
+        "mistral-conversations" => mistral_body(&[mistral_chunk(
+            json!({"role": "assistant", "content": "x"}),
+            Some("stop"),
+            Some(json!({"prompt_tokens": num, "completion_tokens": num, "total_tokens": num})),
+        )]),
+        "bedrock-converse-stream" => bedrock_body(&[
+            (
+                "contentBlockDelta",
+                json!({"contentBlockIndex": 0, "delta": {"text": "x"}}),
+            ),
+            ("messageStop", json!({"stopReason": "end_turn"})),
+            (
+                "metadata",
+                json!({"usage": {"inputTokens": num, "outputTokens": num, "totalTokens": num}}),
+            ),
+        ]),
         _ => unreachable!(),
     }
 }
 
-const APIS: [(&str, &dyn WireApi); 4] = [
+const APIS: [(&str, &dyn WireApi); 6] = [
     ("anthropic-messages", &AnthropicMessages),
     ("openai-completions", &OpenAiCompletions),
     ("openai-responses", &OpenAiResponses),
     ("google-generative-ai", &GoogleGenerativeAi),
+    ("mistral-conversations", &MistralConversations),
+    ("bedrock-converse-stream", &BedrockConverseStream::new()),
 ];
+
+/// A Mistral chunk with `delta`, `finish` and `usage`.
+fn mistral_chunk(delta: Value, finish: Option<&str>, usage: Option<Value>) -> Value {
+    let mut chunk = json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    if let Some(u) = usage {
+        chunk["usage"] = u;
+    }
+    chunk
+}
+
+fn mistral_body(chunks: &[Value]) -> Vec<u8> {
+    let events: Vec<(&str, Value)> = chunks.iter().map(|c| ("", c.clone())).collect();
+    let mut body = sse(&events);
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    body
+}
+
+/// A Bedrock event stream of `(event type, payload)` messages.
+fn bedrock_body(events: &[(&str, Value)]) -> Vec<u8> {
+    let mut b = pi_ai::testkit::EventStreamBuilder::new()
+        .event("messageStart", &json!({"role": "assistant"}));
+    for (name, payload) in events {
+        b = b.event(name, payload);
+    }
+    b.build()
+}
 
 fn run(api: &str, wire: &dyn WireApi, body: &[u8], chunking: Chunking) -> Outcome {
     let mut m = model(api, "p", "m");
@@ -253,6 +301,24 @@ fn tool_body(api: &str, args: &str) -> Vec<u8> {
             let tail = r#"}}]},"finishReason":"STOP"}]}"#;
             format!("data: {head}{args}{tail}\n\n").into_bytes()
         }
+        "mistral-conversations" => mistral_body(&[mistral_chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "abcDEF123", "index": 0, "function": {"name": "t", "arguments": args}}]}),
+            Some("tool_calls"),
+            None,
+        )]),
+        "bedrock-converse-stream" => bedrock_body(&[
+            (
+                "contentBlockStart",
+                json!({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "t"}}}),
+            ),
+            (
+                "contentBlockDelta",
+                json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": args}}}),
+            ),
+            ("contentBlockStop", json!({"contentBlockIndex": 0})),
+            ("messageStop", json!({"stopReason": "tool_use"})),
+        ]),
         _ => unreachable!(),
     }
 }

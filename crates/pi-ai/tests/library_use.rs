@@ -389,7 +389,8 @@ fn a_stream_started_outside_a_tokio_runtime_is_an_error_not_a_panic() {
     );
 }
 
-/// Every catalog model reaches a registered wire API; `is_implemented_api` says the same.
+/// Every catalog model reaches a registered wire API (the 7 Codex models included);
+/// `is_implemented_api` says the same.
 #[test]
 fn catalog_models_reach_a_registered_wire_api() {
     use std::collections::BTreeMap;
@@ -417,4 +418,16 @@ fn catalog_models_reach_a_registered_wire_api() {
         .filter(|m| m.api == "bedrock-converse-stream")
         .count();
     assert_eq!(bedrock, 121);
+    let per_api = |api: &str| models.iter().filter(|m| m.api == api).count();
+    // The four APIs and the seven Codex (ChatGPT-login) models all reach theirs.
+    assert_eq!(
+        [
+            "azure-openai-responses",
+            "mistral-conversations",
+            "google-vertex",
+            "openai-codex-responses"
+        ]
+        .map(per_api),
+        [38, 32, 14, 7]
+    );
 }

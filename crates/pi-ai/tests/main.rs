@@ -9,6 +9,7 @@ mod openai_support;
 mod anthropic_bugs;
 mod anthropic_conformance;
 mod bedrock;
+mod bedrock_failures;
 mod google_conformance;
 mod hostile;
 mod library_use;

@@ -678,3 +678,54 @@ fn completions_typed_content_chunks_are_text_and_thinking() {
     assert!(!o.message.text().contains("[object"));
     assert_eq!(o.message.stop_reason, StopReason::Stop);
 }
+
+/// Compatible servers send a tool call's id as `""`, or repeat it on every chunk: pi's result
+/// is kept — the empty id stays the empty string, and a repeated id (same index) continues
+/// the same call.
+#[test]
+fn completions_empty_and_repeated_tool_call_ids() {
+    let o = completions(
+        &[
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "", "function": {"name": "f", "arguments": "{\"x\":"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "", "function": {"arguments": "1}"}}]}),
+                Some("tool_calls"),
+            ),
+        ],
+        true,
+    );
+    let calls: Vec<_> = o
+        .message
+        .tool_calls()
+        .map(|t| (t.id.clone(), Value::Object(t.arguments.clone())))
+        .collect();
+    assert_eq!(calls, [(String::new(), json!({"x": 1}))]);
+    let o = completions(
+        &[
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{\"x\":"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "2}"}}]}),
+                Some("tool_calls"),
+            ),
+        ],
+        true,
+    );
+    let calls: Vec<_> = o
+        .message
+        .tool_calls()
+        .map(|t| {
+            (
+                t.id.clone(),
+                t.name.clone(),
+                Value::Object(t.arguments.clone()),
+            )
+        })
+        .collect();
+    assert_eq!(calls, [("call_1".into(), "f".into(), json!({"x": 2}))]);
+}

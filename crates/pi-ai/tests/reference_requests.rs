@@ -57,6 +57,11 @@ fn load(name: &str) -> Case {
         cache_retention: o
             .get("cacheRetention")
             .map(|v| serde_json::from_value(v.clone()).unwrap()),
+        request_metadata: o["requestMetadata"].as_object().map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .collect()
+        }),
         ..Default::default()
     };
     let env = ProviderEnv::fixed(
@@ -173,7 +178,8 @@ fn amz_date(text: &str) -> std::time::SystemTime {
 }
 
 /// Bedrock: the body byte for byte (its SHA-256 is the signed `x-amz-content-sha256`), the
-/// path, and the SigV4 signature pi's SDK computed, re-made from the same headers and time.
+/// path, and the SigV4 signature pi's SDK computed, re-made from the same headers and time;
+/// `requestMetadata` (pi's `stream` option) as the last member, its pairs in order.
 #[test]
 fn bedrock_converse_stream_request_matches_pi() {
     use pi_ai::providers::bedrock::{BedrockAuth, resolve_auth, sign_request};
@@ -184,6 +190,7 @@ fn bedrock_converse_stream_request_matches_pi() {
         "bedrock-claude-budget",
         "bedrock-claude-adaptive",
         "bedrock-nova",
+        "bedrock-request-metadata",
     ] {
         let mut case = load(name);
         // The capture ran `streamSimple`, which caps the output as `stream_simple` does.

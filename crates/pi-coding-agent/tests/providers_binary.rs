@@ -430,3 +430,296 @@ async fn bedrock_converse_stream_through_the_binary() {
     assert_eq!(result["toolUseId"], "tooluse_1");
     assert_eq!(result["status"], "success");
 }
+
+/// pi-ai's vendored recordings.
+fn recording(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../pi-ai/tests/data/streams")
+        .join(rel)
+}
+
+/// Runs `replies` through `pi --provider <p> --model <m> -p --mode json` (exit 0); the
+/// json records.
+async fn run_records(
+    provider: &str,
+    model: &str,
+    env: &[(&str, &str)],
+    replies: Vec<Reply>,
+) -> Vec<Value> {
+    let (_, server) = ReplayServer::start(replies).await.unwrap();
+    let models = json!({"providers": {provider: {"baseUrl": server.base_url()}}});
+    let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
+    for (k, v) in env {
+        rig.env.push(((*k).into(), (*v).into()));
+    }
+    std::fs::write(rig.path("work/hello.txt"), FILE_TEXT).unwrap();
+    let args = [
+        "--no-session",
+        "--provider",
+        provider,
+        "--model",
+        model,
+        "--mode",
+        "json",
+        "-p",
+        "go",
+    ];
+    let run = rig.run(&args).await;
+    assert_eq!(run.code, 0, "{provider}: {run:?}");
+    run.records()
+}
+
+/// Runs `first` (a recorded tool-call stream) then `second` (text) through the binary; the
+/// first assistant `message_end`.
+async fn first_answer(
+    provider: &str,
+    model: &str,
+    env: &[(&str, &str)],
+    first: Reply,
+    second: Reply,
+) -> Value {
+    run_records(provider, model, env, vec![first, second])
+        .await
+        .into_iter()
+        .find(|r| r["type"] == "message_end" && r["message"]["role"] == "assistant")
+        .map(|r| r["message"].clone())
+        .unwrap_or_else(|| panic!("{provider}: no assistant message"))
+}
+
+/// Token counts of a message's usage (cost and reasoning left out).
+fn tokens(message: &Value) -> Value {
+    let u = &message["usage"];
+    json!([
+        u["input"],
+        u["output"],
+        u["cacheRead"],
+        u["cacheWrite"],
+        u["totalTokens"]
+    ])
+}
+
+/// One recorded tool-call stream of each new API as the binary's first reply: the
+/// `message_end` carries the content, stopReason, usage and response id pi-ai 0.85.1 gives
+/// for it (`<api>/tool-call.expected.json`; Bedrock's recording has the values pi-ai's
+/// test asserts), so the binary path maps recordings as the library does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_tool_call_streams_through_the_binary() {
+    let sse = |rel: &str| Reply::sse(std::fs::read(recording(rel)).unwrap());
+    let gemini_text = Reply::sse(
+        SseBuilder::new()
+            .data(&gemini_chunk(json!([{"text": "ok"}])))
+            .build_bytes(),
+    );
+    let cases = [
+        (
+            "mistral",
+            "mistral-small-latest",
+            ("MISTRAL_API_KEY", "k"),
+            "mistral-conversations",
+            mistral_text("ok"),
+        ),
+        (
+            "azure-openai-responses",
+            "gpt-5.1",
+            ("AZURE_OPENAI_API_KEY", "k"),
+            "azure-openai-responses",
+            responses_text(),
+        ),
+        (
+            "google-vertex",
+            "gemini-2.5-flash",
+            ("GOOGLE_CLOUD_API_KEY", "k"),
+            "google-vertex",
+            gemini_text,
+        ),
+    ];
+    for (provider, model, env, dir, second) in cases {
+        let expected: Value = serde_json::from_slice(
+            &std::fs::read(recording(&format!("{dir}/tool-call.expected.json"))).unwrap(),
+        )
+        .unwrap();
+        let want = &expected["message"];
+        let first = sse(&format!("{dir}/tool-call.sse"));
+        let mut got = first_answer(provider, model, &[env], first, second).await;
+        for (block, want_block) in got["content"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .zip(want["content"].as_array().unwrap())
+        {
+            if want_block["id"] == "<generated>" {
+                block["id"] = json!("<generated>");
+            }
+        }
+        assert_eq!(got["content"], want["content"], "{provider}");
+        assert_eq!(got["stopReason"], want["stopReason"], "{provider}");
+        assert_eq!(got["responseId"], want["responseId"], "{provider}");
+        assert_eq!(tokens(&got), tokens(want), "{provider}");
+    }
+
+    // Bedrock: vercel/ai's decoded events, one `{"<event type>": payload}` per line, framed.
+    let text = std::fs::read_to_string(recording("amazon-bedrock/bedrock-tool-call.1.chunks.txt"))
+        .unwrap();
+    let mut body = pi_ai::testkit::EventStreamBuilder::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let event: Value = serde_json::from_str(line).unwrap();
+        let (name, payload) = event.as_object().unwrap().iter().next().unwrap();
+        body = body.event(name, payload);
+    }
+    let second = bedrock_turn(
+        pi_ai::testkit::EventStreamBuilder::new()
+            .event("messageStart", &json!({"role": "assistant"}))
+            .event(
+                "contentBlockDelta",
+                &json!({"contentBlockIndex": 0, "delta": {"text": "ok"}}),
+            ),
+        "end_turn",
+    );
+    let got = first_answer(
+        "amazon-bedrock",
+        "us.anthropic.claude-opus-4-6-v1",
+        &[("AWS_BEARER_TOKEN_BEDROCK", "bedrock-key")],
+        Reply::event_stream(body.build()).chunk_size(7),
+        second,
+    )
+    .await;
+    assert_eq!(got["stopReason"], "toolUse");
+    let call = got["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "toolCall")
+        .unwrap();
+    assert_eq!(
+        (&call["id"], &call["name"]),
+        (&json!("tool-use-id"), &json!("test-tool"))
+    );
+    assert_eq!(call["arguments"]["value"], "Sparkle Day");
+    assert_eq!(tokens(&got), json!([125, 45, 0, 0, 170]));
+}
+
+/// A Bedrock throttling error through the binary: the failed assistant message carries pi's
+/// text and, as its last key, the `bedrock_response_failure` diagnostic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_failure_diagnostic_through_the_binary() {
+    let reply = Reply::json(
+        429,
+        &json!({"message": "Too many requests, please wait before trying again."}),
+    )
+    .header("x-amzn-errortype", "ThrottlingException")
+    .header("x-amzn-requestid", "req-429");
+    let (_, server) = ReplayServer::start(vec![reply]).await.unwrap();
+    let models = json!({"providers": {"amazon-bedrock": {"baseUrl": server.base_url()}}});
+    let mut rig = Rig::with_models(&models, &json!({"retry": {"enabled": false}}));
+    rig.env
+        .push(("AWS_BEARER_TOKEN_BEDROCK".into(), "bedrock-key".into()));
+    let args = [
+        "--no-session",
+        "--provider",
+        "amazon-bedrock",
+        "--model",
+        "us.anthropic.claude-opus-4-6-v1",
+        "--mode",
+        "json",
+        "-p",
+        "go",
+    ];
+    let run = rig.run(&args).await;
+    let end = run
+        .records()
+        .into_iter()
+        .find(|r| r["type"] == "message_end" && r["message"]["role"] == "assistant")
+        .unwrap_or_else(|| panic!("no assistant message: {}", run.stdout));
+    let message = &end["message"];
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(
+        message["errorMessage"],
+        "Throttling error: Too many requests, please wait before trying again."
+    );
+    assert_eq!(
+        message["diagnostics"][0]["details"],
+        json!({"status": 429, "errorCode": "ThrottlingException", "requestId": "req-429"})
+    );
+    let keys: Vec<&String> = message.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys.last().map(|k| k.as_str()),
+        Some("diagnostics"),
+        "{keys:?}"
+    );
+}
+
+/// Mistral and Bedrock tool calls whose arguments are not exactly one JSON object are not run:
+/// the tool result is the error the model can act on, and the turn goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_one_object_are_refused_on_mistral_and_bedrock() {
+    use pi_ai::testkit::EventStreamBuilder;
+    for args in [
+        r#"{"path":"hello.txt"}{"path":"x.txt"}"#,
+        r#"{"path":"hello.txt"#,
+    ] {
+        let call = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "abcDEF123", "function": {"name": "read", "arguments": args}}]});
+        let mistral = Reply::sse(
+            SseBuilder::new()
+                .data(&mistral_chunk(call, Some("tool_calls")))
+                .data_raw("[DONE]")
+                .build_bytes(),
+        );
+        let bedrock = bedrock_turn(
+            EventStreamBuilder::new()
+                .event("messageStart", &json!({"role": "assistant"}))
+                .event(
+                    "contentBlockStart",
+                    &json!({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "read"}}}),
+                )
+                .event(
+                    "contentBlockDelta",
+                    &json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": args}}}),
+                )
+                .event("contentBlockStop", &json!({"contentBlockIndex": 0})),
+            "tool_use",
+        );
+        let bedrock_done = bedrock_turn(
+            EventStreamBuilder::new()
+                .event("messageStart", &json!({"role": "assistant"}))
+                .event(
+                    "contentBlockDelta",
+                    &json!({"contentBlockIndex": 0, "delta": {"text": "Done."}}),
+                ),
+            "end_turn",
+        );
+        let cases = [
+            (
+                "mistral",
+                "devstral-latest",
+                ("MISTRAL_API_KEY", "k"),
+                vec![mistral, mistral_text("Done.")],
+            ),
+            (
+                "amazon-bedrock",
+                "us.anthropic.claude-opus-4-6-v1",
+                ("AWS_BEARER_TOKEN_BEDROCK", "k"),
+                vec![bedrock, bedrock_done],
+            ),
+        ];
+        for (provider, model, env, replies) in cases {
+            let records = run_records(provider, model, &[env], replies).await;
+            let end = records
+                .iter()
+                .find(|r| r["type"] == "tool_execution_end")
+                .unwrap_or_else(|| panic!("{provider}: no tool execution"));
+            assert_eq!(end["isError"], true, "{provider} {args}");
+            assert_eq!(
+                end["result"]["content"][0]["text"],
+                "Tool call \"read\" was not executed: its arguments are not exactly one valid JSON object. Re-issue the tool call with its arguments as one complete JSON object.",
+                "{provider} {args}"
+            );
+            let last = records
+                .iter()
+                .rev()
+                .find(|r| r["type"] == "message_end" && r["message"]["role"] == "assistant")
+                .unwrap();
+            assert_eq!(last["message"]["content"][0]["text"], "Done.", "{provider}");
+        }
+    }
+}

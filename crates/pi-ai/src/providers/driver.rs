@@ -25,7 +25,9 @@
 //!    has one (Google).
 //! 7. Any failure → `error` with the partial content, usage so far and `errorMessage`;
 //!    stopReason `aborted` when the caller's token is cancelled, else `error`. Failures
-//!    before `start` yield a lone `error`.
+//!    before `start` yield a lone `error`. A failure mid-stream first lets the mapper settle
+//!    its scratch state ([`StreamMapper::on_failure`]); an `error` (not `aborted`) gets the
+//!    API's [`WireApi::failure_diagnostic`], from the failed or streaming response.
 //!
 //! Dropping the returned stream cancels the task and with it the HTTP request.
 //!
@@ -46,7 +48,10 @@ use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::{OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest};
+use super::{
+    FailedResponse, OutgoingRequest, RequestFailure, StreamError, StreamMapper, WireApi,
+    WireRequest,
+};
 use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::sse::SseEvent;
 use crate::stream::{AssistantMessageEventStream, EventSink, event_channel};
@@ -129,6 +134,7 @@ pub fn stream_wire(
         token,
         sink,
         partial,
+        response: None,
     };
     runtime.spawn(run.run(built));
     stream
@@ -147,6 +153,16 @@ struct Run {
     token: CancellationToken,
     sink: EventSink,
     partial: PartialMessage,
+    /// The last response: the non-2xx one that ended the request, or the one streaming.
+    response: Option<ResponseMeta>,
+}
+
+/// Status, headers and (for a non-2xx status) body text of a response, kept for
+/// [`WireApi::failure_diagnostic`].
+struct ResponseMeta {
+    status: u16,
+    headers: HeaderMap,
+    error_body: Option<String>,
 }
 
 /// The outcome of reading one body chunk.
@@ -174,9 +190,27 @@ impl Run {
         } else {
             StopReason::Error
         };
+        let diagnostic = if reason == StopReason::Error {
+            let response = self.response.as_ref().map(|r| FailedResponse {
+                status: r.status,
+                headers: &r.headers,
+                error_body: r.error_body.as_deref(),
+            });
+            self.api.failure_diagnostic(&RequestFailure {
+                error: &error,
+                response,
+            })
+        } else {
+            None
+        };
         let error = self.partial.update(|m| {
             m.stop_reason = reason;
             m.error_message = Some(error.to_string());
+            if let Some(diagnostic) = diagnostic {
+                // pi appends it after `errorMessage`: a new `diagnostics` key comes last.
+                m.diagnostics_last |= m.diagnostics.is_none();
+                m.diagnostics.get_or_insert_with(Vec::new).push(diagnostic);
+            }
             m.clone()
         });
         self.sink
@@ -214,6 +248,11 @@ impl Run {
         let OutgoingRequest { url, headers, body } = outgoing;
         let headers = header_map(&headers)?;
         let response = self.send_with_retries(&url, &headers, &body).await?;
+        self.response = Some(ResponseMeta {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            error_body: None,
+        });
         if let Some(on_response) = self.options.on_response.clone() {
             on_response(response_info(&response), self.model.clone()).await?;
         }
@@ -229,12 +268,16 @@ impl Run {
         if !self.sink.push(start).await {
             return Ok(());
         }
-        self.read_body(response, mapper.as_mut()).await
+        let read = self.read_body(response, mapper.as_mut()).await;
+        if read.is_err() {
+            mapper.on_failure();
+        }
+        read
     }
 
     /// pi's retry wrapper around [`Run::attempt`].
     async fn send_with_retries(
-        &self,
+        &mut self,
         url: &str,
         headers: &HeaderMap,
         body: &Bytes,
@@ -270,6 +313,7 @@ impl Run {
                 return Err(StreamError::RequestAborted);
             }
             if remaining == 0 || !failure.is_retryable() {
+                self.remember_failure(&failure);
                 return Err(failure.into_error());
             }
             let index = max_retries - remaining;
@@ -280,12 +324,30 @@ impl Run {
                 self.options.max_retry_delay_ms,
                 now_ms(),
                 random_unit(),
-            )?;
+            );
+            let delay = match delay {
+                Ok(delay) => delay,
+                Err(error) => {
+                    self.remember_failure(&failure);
+                    return Err(error);
+                }
+            };
             tokio::select! {
                 biased;
                 _ = self.token.cancelled() => return Err(StreamError::RequestAborted),
                 _ = tokio::time::sleep(delay) => {}
             }
+        }
+    }
+
+    /// Keeps the status failure that ends the request for [`WireApi::failure_diagnostic`].
+    fn remember_failure(&mut self, failure: &AttemptFailure) {
+        if let (Some(status), Some(headers)) = (failure.status, &failure.headers) {
+            self.response = Some(ResponseMeta {
+                status,
+                headers: headers.clone(),
+                error_body: failure.body.clone(),
+            });
         }
     }
 
@@ -333,6 +395,7 @@ impl Run {
             status: Some(status.as_u16()),
             headers: Some(headers),
             message,
+            body: text,
         })
     }
 

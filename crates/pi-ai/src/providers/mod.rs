@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::event::{AssistantMessageEvent, PartialMessage};
 use crate::sse::SseEvent;
-use crate::types::{Context, Model, StreamOptions};
+use crate::types::{Context, Diagnostic, Model, StreamOptions};
 
 /// An HTTP request a wire API wants sent.
 ///
@@ -97,6 +97,33 @@ pub trait StreamMapper: Send {
     /// post-checks. `Ok(())` = the message in `partial` is final (its `stop_reason` is set);
     /// `Err(error)` = fail with `error`'s text.
     fn on_end(&mut self, out: &mut Vec<AssistantMessageEvent>) -> Result<(), StreamError>;
+
+    /// The stream failed after the response started (a bad frame, an exception, a cut body,
+    /// cancellation): settle scratch state into the message as pi's `catch` does before its
+    /// `error` event (e.g. Bedrock's encrypted reasoning as base64), pushing no events.
+    /// Default: nothing to settle.
+    fn on_failure(&mut self) {}
+}
+
+/// A failed request as [`WireApi::failure_diagnostic`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestFailure<'a> {
+    /// Why it failed (its `Display` is the `errorMessage`).
+    pub error: &'a StreamError,
+    /// The response that ended it (a non-2xx status) or that was streaming when it failed;
+    /// `None` when no response arrived.
+    pub response: Option<FailedResponse<'a>>,
+}
+
+/// The response of a [`RequestFailure`].
+#[derive(Clone, Copy, Debug)]
+pub struct FailedResponse<'a> {
+    /// The HTTP status (2xx when the failure came mid-stream).
+    pub status: u16,
+    /// The response headers (lower-case names).
+    pub headers: &'a reqwest::header::HeaderMap,
+    /// The body text of a non-2xx response; `None` for a streamed one.
+    pub error_body: Option<&'a str>,
 }
 
 /// Splits a response body into the events a [`StreamMapper`] reads.
@@ -180,6 +207,13 @@ pub trait WireApi: Send + Sync + 'static {
         Box::pin(async { Ok(Vec::new()) })
     }
 
+    /// A diagnostic to append to the message of a request that failed with stopReason
+    /// `error` (not `aborted`), beside its `errorMessage`: pi's structured failure details
+    /// (Bedrock's `bedrock_response_failure`). Default: none.
+    fn failure_diagnostic(&self, _failure: &RequestFailure<'_>) -> Option<Diagnostic> {
+        None
+    }
+
     /// The `errorMessage` for a non-2xx response with its body text.
     fn format_http_error(&self, status: u16, body: &str) -> String;
 
@@ -214,6 +248,7 @@ pub trait WireApi: Send + Sync + 'static {
 pub mod anthropic;
 pub mod azure_openai_responses;
 pub mod bedrock;
+mod block_events;
 mod constrained;
 pub mod google;
 pub mod google_vertex;

@@ -119,6 +119,16 @@ pub enum StreamError {
     /// stop reason): its text, as pi builds it.
     #[error("{0}")]
     Provider(String),
+    /// The provider reported the failure under an error code of its own (Bedrock's exception
+    /// names, e.g. `ThrottlingException`): `Display` is `message`, pi's text; the code is
+    /// for [`super::WireApi::failure_diagnostic`].
+    #[error("{message}")]
+    ProviderException {
+        /// The provider's error code, as the stream named it.
+        code: String,
+        /// pi's `errorMessage`.
+        message: String,
+    },
     /// The stream ended before the API's terminal event, e.g. `Anthropic stream ended before
     /// message_stop`.
     #[error("{0}")]

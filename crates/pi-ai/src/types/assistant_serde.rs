@@ -61,7 +61,8 @@ impl Serialize for AssistantMessage {
         if let Some(v) = &self.provider_thinking_level {
             s.serialize_field("providerThinkingLevel", v)?;
         }
-        if let Some(v) = &self.diagnostics {
+        let diagnostics_last = self.diagnostics_last && !self.error_before_timestamp;
+        if let (false, Some(v)) = (diagnostics_last, &self.diagnostics) {
             s.serialize_field("diagnostics", v)?;
         }
         if let Some(v) = &self.raw_stop_reason {
@@ -75,6 +76,9 @@ impl Serialize for AssistantMessage {
         }
         if let (false, Some(v)) = (ids_before, &self.deferred) {
             s.serialize_field("deferred", v)?;
+        }
+        if let (true, Some(v)) = (diagnostics_last, &self.diagnostics) {
+            s.serialize_field("diagnostics", v)?;
         }
         s.end()
     }
@@ -154,6 +158,7 @@ impl<'de> Visitor<'de> for AssistantVisitor {
         let mut deferred: Option<Option<Value>> = None;
         let mut error_before_timestamp = false;
         let mut ids_before_timestamp = false;
+        let mut diagnostics_after_error = false;
         while let Some(key) = map.next_key::<Field>()? {
             match key {
                 Field::Content => read_once!(map, content, "content"),
@@ -171,7 +176,10 @@ impl<'de> Visitor<'de> for AssistantVisitor {
                 Field::ProviderThinkingLevel => {
                     read_once!(map, provider_thinking_level, "providerThinkingLevel")
                 }
-                Field::Diagnostics => read_once!(map, diagnostics, "diagnostics"),
+                Field::Diagnostics => {
+                    read_once!(map, diagnostics, "diagnostics");
+                    diagnostics_after_error = error_message.is_some() && timestamp.is_some();
+                }
                 Field::RawStopReason => read_once!(map, raw_stop_reason, "rawStopReason"),
                 Field::ErrorMessage => {
                     read_once!(map, error_message, "errorMessage");
@@ -208,6 +216,10 @@ impl<'de> Visitor<'de> for AssistantVisitor {
             response_id,
             response_model: response_model.flatten(),
             provider_thinking_level: provider_thinking_level.flatten(),
+            diagnostics_last: diagnostics_after_error
+                && !error_before_timestamp
+                && error_message.is_some()
+                && diagnostics.as_ref().is_some_and(Option::is_some),
             diagnostics: diagnostics.flatten(),
             raw_stop_reason: raw_stop_reason.flatten(),
             error_message,

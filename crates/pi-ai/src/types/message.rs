@@ -157,6 +157,11 @@ pub struct AssistantMessage {
     /// timestamp`), as pi-ai's faux provider builds its messages; a streamed message has them
     /// after `timestamp`. Recorded on read like [`Self::error_before_timestamp`].
     pub ids_before_timestamp: bool,
+    /// Not a field of its own either: whether `diagnostics` is the last key, as pi writes it
+    /// when a provider's failure handler appends the first diagnostic after `errorMessage`
+    /// (Bedrock's `bedrock_response_failure`); otherwise it sits before `rawStopReason`.
+    /// Recorded on read (a `diagnostics` key after a streamed `errorMessage`).
+    pub diagnostics_last: bool,
 }
 
 impl AssistantMessage {

@@ -149,6 +149,10 @@ pub struct StreamOptions {
     pub thinking_budgets: Option<ThinkingBudgets>,
     /// `auto` / `none` / a provider-specific value.
     pub tool_choice: Option<Value>,
+    /// Bedrock's `requestMetadata` (pi-ai's Bedrock `stream` option): string pairs sent as
+    /// the request's `requestMetadata` map, in this order (a repeated key keeps its first
+    /// place and takes the last value), for filtering invocation logs. Other APIs ignore it.
+    pub request_metadata: Option<Vec<(String, String)>>,
 }
 
 impl fmt::Debug for StreamOptions {

@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use pi_ai::providers::WireApi;
-use pi_ai::sse::SseParser;
 use pi_ai::{AssistantMessage, AssistantMessageEvent, Message, Model, PartialMessage, StopReason};
 use serde_json::Value;
 
@@ -50,29 +49,40 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
     let mut events = vec![AssistantMessageEvent::Start {
         partial: partial.clone(),
     }];
-    let mut parser = SseParser::new();
+    // The API's own body decoder (SSE, or Bedrock's event stream), as the driver uses it.
+    let mut parser = api.new_decoder();
     let mut sse = Vec::new();
     let mut result = Ok(());
     'read: for chunk in chunks(body, chunking) {
-        parser.feed(chunk, &mut sse).unwrap();
+        let fed = parser.feed(chunk, &mut sse);
         for e in sse.drain(..) {
             result = mapper.on_event(&e, &mut events);
             if result.is_err() {
                 break 'read;
             }
         }
+        if let Err(e) = fed {
+            result = Err(e);
+            break;
+        }
     }
     if result.is_ok() {
-        parser.finish(&mut sse).unwrap();
+        let finished = parser.finish(&mut sse);
         for e in sse.drain(..) {
             result = mapper.on_event(&e, &mut events);
             if result.is_err() {
                 break;
             }
         }
+        if result.is_ok() {
+            result = finished;
+        }
     }
     if result.is_ok() {
         result = mapper.on_end(&mut events);
+    }
+    if result.is_err() {
+        mapper.on_failure();
     }
     let message = match result {
         Ok(()) => {

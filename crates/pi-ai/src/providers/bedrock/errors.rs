@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::providers::StreamError;
+
 /// pi's `BEDROCK_DATA_RETENTION_DOCS_URL`.
 const DATA_RETENTION_DOCS_URL: &str =
     "https://docs.aws.amazon.com/bedrock/latest/userguide/data-retention.html";
@@ -56,23 +58,30 @@ fn exception_message(body: Option<&Value>) -> String {
     .to_owned()
 }
 
-/// The text of an exception message in the stream (`:exception-type` `code`, JSON payload).
-pub(crate) fn exception_text(code: &str, payload: &str) -> String {
+/// The failure an exception message in the stream reports (`:exception-type` `code`, JSON
+/// payload): a modeled exception as `<prefix>: <message>` under its exception name; an
+/// unmodeled one (the SDK throws a plain `Error`) as its payload, under `code`.
+pub(crate) fn stream_exception(code: &str, payload: &str) -> StreamError {
     match modeled_stream_exception(code) {
         Some(name) => {
             let body: Option<Value> = serde_json::from_str(payload).ok();
             let message = exception_message(body.as_ref());
             let hint = data_retention_hint(&message);
-            format!("{}: {message}{hint}", prefix(name))
+            StreamError::ProviderException {
+                code: name.to_owned(),
+                message: format!("{}: {message}{hint}", prefix(name)),
+            }
         }
-        // Not modeled: the SDK throws a plain `Error` with the payload as its message.
-        None => format!("{payload}{}", data_retention_hint(payload)),
+        None => StreamError::ProviderException {
+            code: code.to_owned(),
+            message: format!("{payload}{}", data_retention_hint(payload)),
+        },
     }
 }
 
 /// The error code the SDK reads from a failed response: `x-amzn-errortype`, else the body's
 /// `code` or `__type`, without a `:…` suffix or a `…#` namespace.
-fn error_code(header: Option<&str>, body: Option<&Value>) -> Option<String> {
+pub(crate) fn error_code(header: Option<&str>, body: Option<&Value>) -> Option<String> {
     let raw = header
         .filter(|h| !h.is_empty())
         .map(str::to_owned)
@@ -90,38 +99,88 @@ fn error_code(header: Option<&str>, body: Option<&Value>) -> Option<String> {
     (!name.is_empty()).then(|| name.to_owned())
 }
 
-/// The text of a non-2xx response: the exception named by its error code (else the status),
-/// with the body's message.
+/// The body of a failed response as an object, when it is one.
+pub(crate) fn error_body(body: &str) -> Option<Value> {
+    serde_json::from_str::<Value>(body.trim())
+        .ok()
+        .filter(Value::is_object)
+}
+
+/// pi's cap on a raw error body shown in a message (`MAX_PROVIDER_ERROR_BODY_CHARS`).
+const MAX_BODY_CHARS: usize = 4000;
+
+/// `text` cut to [`MAX_BODY_CHARS`] characters with `... [truncated <n> chars]`.
+fn truncate_body(text: &str) -> String {
+    let total = text.chars().count();
+    match text.char_indices().nth(MAX_BODY_CHARS) {
+        Some((end, _)) => format!(
+            "{}... [truncated {} chars]",
+            &text[..end],
+            total.saturating_sub(MAX_BODY_CHARS)
+        ),
+        None => text.to_owned(),
+    }
+}
+
+/// The text of a non-2xx response: `<prefix>: <message>` for the exception its error code
+/// names (`Unknown` without one), the message taken from the JSON body (`UnknownError`
+/// without one), as pi's SDK builds it. Where the SDK loses the body — a body that is not
+/// JSON (a proxy's HTML page), or JSON with neither an error code nor a message (a gateway's
+/// `{"error": …}`) — the message is `<status>: <body>` (trimmed, at most 4 000 characters),
+/// the text pi's `formatBedrockError` means to show.
 pub(crate) fn http_error_text(status: u16, error_type: Option<&str>, body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body.trim()).ok();
-    let parsed = parsed.filter(Value::is_object);
-    let name = error_code(error_type, parsed.as_ref()).unwrap_or_else(|| status.to_string());
-    let message = exception_message(parsed.as_ref());
-    let hint = data_retention_hint(&message);
-    format!("{}: {message}{hint}", prefix(&name))
+    let trimmed = body.trim();
+    let parsed = error_body(body);
+    let code = error_code(error_type, parsed.as_ref());
+    let has_message = parsed.as_ref().is_some_and(|b| {
+        ["message", "Message"].iter().any(|k| {
+            b.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|m| !m.is_empty())
+        })
+    });
+    let body_lost = !trimmed.is_empty()
+        && match &parsed {
+            None => true,
+            Some(_) => code.is_none() && !has_message,
+        };
+    let core = if body_lost {
+        format!("{status}: {}", truncate_body(trimmed))
+    } else {
+        exception_message(parsed.as_ref())
+    };
+    let hint = data_retention_hint(&core);
+    format!(
+        "{}: {core}{hint}",
+        prefix(code.as_deref().unwrap_or("Unknown"))
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn exception_text_of(code: &str, payload: &str) -> String {
+        stream_exception(code, payload).to_string()
+    }
+
     #[test]
     fn stream_exceptions_get_pi_prefixes() {
         assert_eq!(
-            exception_text("throttlingException", r#"{"message":"Too many tokens"}"#),
+            exception_text_of("throttlingException", r#"{"message":"Too many tokens"}"#),
             "Throttling error: Too many tokens"
         );
         assert_eq!(
-            exception_text("modelStreamErrorException", r#"{"Message":"boom"}"#),
+            exception_text_of("modelStreamErrorException", r#"{"Message":"boom"}"#),
             "Model stream error: boom"
         );
         assert_eq!(
-            exception_text("serviceUnavailableException", "not json"),
+            exception_text_of("serviceUnavailableException", "not json"),
             "Service unavailable: UnknownError"
         );
-        assert_eq!(exception_text("newException", "raw text"), "raw text");
+        assert_eq!(exception_text_of("newException", "raw text"), "raw text");
         assert_eq!(
-            exception_text(
+            exception_text_of(
                 "validationException",
                 r#"{"message":"data retention mode 'default' is not available"}"#
             ),
@@ -151,7 +210,17 @@ mod tests {
         );
         assert_eq!(
             http_error_text(502, None, "<html>bad gateway</html>"),
-            "502: UnknownError"
+            "Unknown: 502: <html>bad gateway</html>"
+        );
+        assert_eq!(
+            http_error_text(403, None, r#"{"message":"Forbidden"}"#),
+            "Unknown: Forbidden"
+        );
+        assert_eq!(http_error_text(500, None, " "), "Unknown: UnknownError");
+        let long = "x".repeat(4005);
+        assert_eq!(
+            http_error_text(502, None, &long),
+            format!("Unknown: 502: {}... [truncated 5 chars]", &long[..4000])
         );
         assert_eq!(
             http_error_text(429, Some("ThrottlingException"), ""),
@@ -163,11 +232,11 @@ mod tests {
     #[test]
     fn retry_classification_reads_the_prefixes() {
         use crate::retry::is_transient_error_message as transient;
-        assert!(transient(&exception_text(
+        assert!(transient(&exception_text_of(
             "serviceUnavailableException",
             r#"{"message":"Bedrock is unable to process your request."}"#
         )));
-        assert!(transient(&exception_text(
+        assert!(transient(&exception_text_of(
             "internalServerException",
             r#"{"message":"boom"}"#
         )));

@@ -8,12 +8,14 @@
 //!   invalid sequences replaced as `TextDecoder` does) in `data`;
 //! - `:message-type: exception` → the stream fails with the modeled exception's text
 //!   (`Throttling error: <message>`, …) or, for a code Bedrock does not model, the payload;
-//! - `:message-type: error` → fails with `:error-message` (else `UnknownError`);
+//! - `:message-type: error` → fails with `:error-message` (else `UnknownError`) under its
+//!   `:error-code`;
 //! - any other message type → `Unrecognizable event type: <event-type>`.
 //!
-//! Failures carry the SDK's texts: a bad checksum (`The message checksum (<computed>) did not
-//! match the expected value of <sent>`, the prelude's likewise) and a body ending inside a
-//! message (`Truncated event message received.`). Difference from the SDK: a body ending
+//! Failures carry the SDK's texts: a length below the framing's minimum (`Provided message
+//! too short to accommodate event stream message overhead`), a bad checksum (`The message
+//! checksum (<computed>) did not match the expected value of <sent>`, the prelude's likewise)
+//! and a body ending inside a message (`Truncated event message received.`). Difference from the SDK: a body ending
 //! with one to three stray bytes (less than a length prefix) is reported as truncated too,
 //! where the SDK drops them.
 
@@ -21,7 +23,7 @@ use aws_smithy_eventstream::frame::read_message_from;
 use aws_smithy_types::event_stream::{HeaderValue, Message};
 use bytes::{Buf, BytesMut};
 
-use super::errors::exception_text;
+use super::errors::stream_exception;
 use crate::providers::{BodyDecoder, StreamError};
 use crate::sse::SseEvent;
 
@@ -53,6 +55,12 @@ impl EventStreamDecoder {
         let total = prelude.get_u32();
         let headers_len = prelude.get_u32();
         let prelude_crc = prelude.get_u32();
+        // The SDK's first check, before the checksums.
+        if (total as usize) < PRELUDE_BYTES + 4 {
+            return Err(StreamError::Protocol(
+                "Provided message too short to accommodate event stream message overhead".into(),
+            ));
+        }
         let computed = crc32fast::hash(&self.buffer[..8]);
         if computed != prelude_crc {
             return Err(StreamError::Protocol(format!(
@@ -60,7 +68,6 @@ impl EventStreamDecoder {
             )));
         }
         if total > MAX_MESSAGE_BYTES
-            || (total as usize) < PRELUDE_BYTES + 4
             || headers_len as usize > (total as usize).saturating_sub(PRELUDE_BYTES + 4)
         {
             return Err(StreamError::Protocol(
@@ -125,13 +132,16 @@ fn to_event(message: &Message) -> Result<Option<SseEvent>, StreamError> {
         })),
         Some("exception") => {
             let code = header(message, ":exception-type").unwrap_or("undefined");
-            Err(StreamError::Provider(exception_text(code, &payload)))
+            Err(stream_exception(code, &payload))
         }
         Some("error") => {
             let text = header(message, ":error-message")
                 .filter(|m| !m.is_empty())
                 .unwrap_or("UnknownError");
-            Err(StreamError::Provider(text.to_owned()))
+            Err(StreamError::ProviderException {
+                code: header(message, ":error-code").unwrap_or("").to_owned(),
+                message: text.to_owned(),
+            })
         }
         _ => Err(StreamError::Protocol(format!(
             "Unrecognizable event type: {}",

@@ -20,6 +20,9 @@ use serde_json::Value;
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::js_json_error::json_parse_message;
 use crate::partial_json::PartialJsonParser;
+use crate::providers::block_events::{
+    append_text, append_thinking, end_event, start_block, tool_call_delta,
+};
 use crate::providers::openai_completions::sdk::{tokens, truthy};
 use crate::providers::{StreamError, StreamMapper};
 use crate::sse::SseEvent;
@@ -84,12 +87,10 @@ impl BedrockMapper {
         self.slots.iter().position(|s| &s.key == key)
     }
 
-    fn push_block(&mut self, block: AssistantContent, slot: Slot) -> usize {
+    /// Adds `block` with its scratch `slot` and pushes its `*_start`.
+    fn start_block(&mut self, block: AssistantContent, slot: Slot, out: &mut Vec<Ev>) -> usize {
         self.slots.push(slot);
-        self.partial.update(|m| {
-            m.content.push(block);
-            m.content.len() - 1
-        })
+        start_block(&self.partial, block, out)
     }
 
     fn block_start(&mut self, payload: &Value, out: &mut Vec<Ev>) {
@@ -112,11 +113,7 @@ impl BedrockMapper {
             args: Some(PartialJsonParser::new()),
             redacted: None,
         };
-        let content_index = self.push_block(AssistantContent::ToolCall(call), slot);
-        out.push(Ev::ToolcallStart {
-            content_index,
-            partial: self.partial.clone(),
-        });
+        self.start_block(AssistantContent::ToolCall(call), slot, out);
     }
 
     fn kind(&self, index: usize) -> Option<&'static str> {
@@ -135,28 +132,10 @@ impl BedrockMapper {
                     key,
                     ..Default::default()
                 };
-                let i = self.push_block(AssistantContent::Text(TextContent::default()), slot);
-                out.push(Ev::TextStart {
-                    content_index: i,
-                    partial: self.partial.clone(),
-                });
-                i
+                self.start_block(AssistantContent::Text(TextContent::default()), slot, out)
             }
         };
-        let appended = self.partial.update(|m| match m.content.get_mut(index) {
-            Some(AssistantContent::Text(t)) => {
-                t.text.push_str(text);
-                true
-            }
-            _ => false,
-        });
-        if appended {
-            out.push(Ev::TextDelta {
-                content_index: index,
-                delta: text.to_owned(),
-                partial: self.partial.clone(),
-            });
-        }
+        append_text(&self.partial, index, text, out);
     }
 
     fn tool_delta(&mut self, index: usize, tool: &Value, out: &mut Vec<Ev>) {
@@ -170,16 +149,7 @@ impl BedrockMapper {
         };
         args.push(&delta);
         let arguments = args.value();
-        self.partial.update(|m| {
-            if let Some(AssistantContent::ToolCall(tc)) = m.content.get_mut(index) {
-                tc.arguments = arguments;
-            }
-        });
-        out.push(Ev::ToolcallDelta {
-            content_index: index,
-            delta,
-            partial: self.partial.clone(),
-        });
+        tool_call_delta(&self.partial, index, delta, out, |_, a| *a = arguments);
     }
 
     fn reasoning_delta(
@@ -199,12 +169,7 @@ impl BedrockMapper {
                     key,
                     ..Default::default()
                 };
-                let i = self.push_block(AssistantContent::Thinking(block), slot);
-                out.push(Ev::ThinkingStart {
-                    content_index: i,
-                    partial: self.partial.clone(),
-                });
-                i
+                self.start_block(AssistantContent::Thinking(block), slot, out)
             }
         };
         if self.kind(index) != Some("thinking") {
@@ -215,16 +180,7 @@ impl BedrockMapper {
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
         {
-            self.partial.update(|m| {
-                if let Some(AssistantContent::Thinking(t)) = m.content.get_mut(index) {
-                    t.thinking.push_str(text);
-                }
-            });
-            out.push(Ev::ThinkingDelta {
-                content_index: index,
-                delta: text.to_owned(),
-                partial: self.partial.clone(),
-            });
+            append_thinking(&self.partial, index, text, out);
         }
         if let Some(signature) = reasoning
             .get("signature")
@@ -313,18 +269,12 @@ impl BedrockMapper {
         }
         self.flush_redacted(index);
         let args = self.slots.get_mut(index).and_then(|s| s.args.take());
+        if self.kind(index) != Some("toolCall") {
+            out.extend(end_event(&self.partial, index));
+            return;
+        }
         let partial = self.partial.clone();
         let event = self.partial.update(|m| match m.content.get_mut(index) {
-            Some(AssistantContent::Text(t)) => Some(Ev::TextEnd {
-                content_index: index,
-                content: t.text.clone(),
-                partial,
-            }),
-            Some(AssistantContent::Thinking(t)) => Some(Ev::ThinkingEnd {
-                content_index: index,
-                content: t.thinking.clone(),
-                partial,
-            }),
             Some(AssistantContent::ToolCall(tc)) => {
                 let (arguments, error) = args
                     .map(|a| a.final_arguments())
@@ -428,6 +378,14 @@ impl StreamMapper for BedrockMapper {
             ));
         }
         Ok(())
+    }
+
+    /// pi's `catch` finalizes every block before its `error` event: encrypted reasoning
+    /// received so far is stored as base64, as a finished block would have it.
+    fn on_failure(&mut self) {
+        for index in 0..self.slots.len() {
+            self.flush_redacted(index);
+        }
     }
 }
 

@@ -54,6 +54,9 @@ fn run(body: &[u8], chunk: usize) -> (Vec<&'static str>, AssistantMessage, Optio
             failure = Some(e.to_string());
         }
     }
+    if failure.is_some() {
+        mapper.on_failure();
+    }
     let kinds = out.iter().map(Ev::kind).collect();
     (kinds, partial.snapshot(), failure)
 }
@@ -282,6 +285,33 @@ fn redacted_reasoning_is_kept_as_base64() {
     assert_eq!(t.thinking, REDACTED_THINKING_PLACEHOLDER);
     assert_eq!(t.redacted, Some(true));
     assert_eq!(t.thinking_signature, Some(BASE64.encode(b"abcdef")));
+}
+
+/// A failure before `contentBlockStop` keeps the encrypted reasoning received so far as the
+/// same base64 a stopped block gets.
+#[test]
+fn redacted_reasoning_is_base64_on_failure_too() {
+    let body = EventStreamBuilder::new()
+        .event("messageStart", &json!({"role": "assistant"}))
+        .event(
+            "contentBlockDelta",
+            &json!({"contentBlockIndex": 0, "delta": {"reasoningContent": {"redactedContent": BASE64.encode(b"abc")}}}),
+        )
+        .event(
+            "contentBlockDelta",
+            &json!({"contentBlockIndex": 0, "delta": {"reasoningContent": {"redactedContent": BASE64.encode(b"def")}}}),
+        )
+        .exception("throttlingException", &json!({"message": "slow"}))
+        .build();
+    for chunk in [1, 7, body.len()] {
+        let (kinds, message, err) = run(&body, chunk);
+        assert_eq!(err.as_deref(), Some("Throttling error: slow"));
+        assert_eq!(kinds, ["thinking_start", "thinking_delta"]);
+        let AssistantContent::Thinking(t) = &message.content[0] else {
+            panic!("thinking");
+        };
+        assert_eq!(t.thinking_signature, Some(BASE64.encode(b"abcdef")));
+    }
 }
 
 #[test]

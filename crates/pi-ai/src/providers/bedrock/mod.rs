@@ -15,6 +15,7 @@
 //! or container service, SSO or `credential_process` (see `credentials`).
 
 mod credentials;
+mod diagnostics;
 mod errors;
 pub mod event_stream;
 pub mod mapper;
@@ -37,10 +38,11 @@ pub use sign::{SIGNING_NAME, sign_request};
 use super::provider_env::ProviderEnv;
 use super::request_headers::pi_user_agent;
 use super::{
-    AuthFuture, BodyDecoder, OutgoingRequest, StreamError, StreamMapper, WireApi, WireRequest,
+    AuthFuture, BodyDecoder, OutgoingRequest, RequestFailure, StreamError, StreamMapper, WireApi,
+    WireRequest,
 };
 use crate::event::PartialMessage;
-use crate::types::{Context, Model, StreamOptions, api};
+use crate::types::{Context, Diagnostic, Model, StreamOptions, api};
 
 /// The `bedrock-converse-stream` [`WireApi`], reading its settings from `env`.
 #[derive(Clone, Debug, Default)]
@@ -49,6 +51,14 @@ pub struct BedrockConverseStream {
 }
 
 impl BedrockConverseStream {
+    /// The wire API reading the process environment (what [`bedrock_converse_stream`]
+    /// returns), usable in constants.
+    pub const fn new() -> Self {
+        BedrockConverseStream {
+            env: ProviderEnv::Process,
+        }
+    }
+
     /// The wire API with settings (credentials, region, cache flags) from `env`.
     pub fn with_env(env: ProviderEnv) -> Self {
         BedrockConverseStream { env }
@@ -201,6 +211,13 @@ impl WireApi for BedrockConverseStream {
 
     fn format_http_error(&self, status: u16, body: &str) -> String {
         errors::http_error_text(status, None, body)
+    }
+
+    /// pi's `bedrock_response_failure`: the status of a failed response, the error code
+    /// (an exception name ending in `Exception`) and the request id (`x-amzn-requestid`, of
+    /// the failed response or the one streaming), each only when known.
+    fn failure_diagnostic(&self, failure: &RequestFailure<'_>) -> Option<Diagnostic> {
+        diagnostics::response_failure(failure)
     }
 
     /// pi's check after the stream loop.

@@ -4,7 +4,7 @@
 //! `buildSystemPrompt`, `convertToolConfig`, `buildAdditionalModelRequestFields`,
 //! `streamSimple`'s thinking budget) as the AWS SDK serializes it: members in the service
 //! model's order (request: `messages`, `system`, `inferenceConfig`, `toolConfig`,
-//! `additionalModelRequestFields`; `toolSpec`: `name`, `inputSchema`, `description`;
+//! `additionalModelRequestFields`, `requestMetadata`; `toolSpec`: `name`, `inputSchema`, `description`;
 //! images `{format, source: {bytes}}` with the bytes base64), absent members left out.
 //! Prompt-cache points go after the system prompt and on the last user message of the Claude
 //! models that take them (or any model with `AWS_BEDROCK_FORCE_CACHE=1`), with
@@ -503,6 +503,13 @@ pub(crate) fn build_body(
     }
     if let Some(fields) = additional_fields(model, options, budget, env) {
         body.insert("additionalModelRequestFields".into(), fields);
+    }
+    if let Some(pairs) = &options.request_metadata {
+        let metadata: Map<String, Value> = pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        body.insert("requestMetadata".into(), Value::Object(metadata));
     }
     Ok(body)
 }

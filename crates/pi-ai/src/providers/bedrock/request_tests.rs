@@ -279,3 +279,28 @@ fn images_tool_choice_and_ids() {
     assert_eq!(normalize_tool_call_id("call|a.b"), "call_a_b");
     assert_eq!(normalize_tool_call_id(&"x".repeat(70)).len(), 64);
 }
+
+/// `requestMetadata` is the body's last member, its pairs in order; a repeated key keeps its
+/// first place with the last value (as assigning into a JavaScript object does).
+#[test]
+fn request_metadata_is_the_last_member() {
+    let ctx = Context {
+        messages: vec![user("hi")],
+        ..Default::default()
+    };
+    let claude = model("anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude");
+    let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+    let options = StreamOptions {
+        request_metadata: Some(vec![pair("b", "1"), pair("a", "2"), pair("b", "3")]),
+        ..Default::default()
+    };
+    let b = body(&claude, &ctx, &options, &[]);
+    let keys: Vec<&String> = b.as_object().unwrap().keys().collect();
+    assert_eq!(keys.last().map(|k| k.as_str()), Some("requestMetadata"));
+    assert_eq!(
+        crate::json::to_string(&b["requestMetadata"]).unwrap(),
+        r#"{"b":"3","a":"2"}"#
+    );
+    let b = body(&claude, &ctx, &StreamOptions::default(), &[]);
+    assert!(b.get("requestMetadata").is_none());
+}

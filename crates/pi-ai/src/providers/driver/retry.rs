@@ -26,6 +26,8 @@ pub(crate) struct AttemptFailure {
     pub headers: Option<HeaderMap>,
     /// The error text (`errorMessage` when not retried).
     pub message: String,
+    /// The body text of a status failure.
+    pub body: Option<String>,
 }
 
 impl AttemptFailure {
@@ -44,6 +46,7 @@ impl AttemptFailure {
             status: None,
             headers: None,
             message: message.to_owned(),
+            body: None,
         }
     }
 
@@ -231,6 +234,7 @@ mod tests {
             status,
             headers: Some(map),
             message: "429: slow down".into(),
+            body: None,
         }
     }
 

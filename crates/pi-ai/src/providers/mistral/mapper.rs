@@ -14,11 +14,14 @@
 //! - usage: `prompt_tokens` minus the cached tokens (`prompt_tokens_details.cached_tokens` or
 //!   one of Mistral's other spellings) is `input`, the cached part `cacheRead`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::request::derive_tool_call_id;
 use crate::event::{AssistantMessageEvent as Ev, PartialMessage};
 use crate::js_json_error::json_parse_message;
+use crate::providers::block_events::{
+    append_text, append_thinking, end_event, start_block, tool_call_delta,
+};
 use crate::providers::json_args::ArgumentBuffer;
 use crate::providers::openai_completions::sdk::{js_json, js_string, tokens, truthy};
 use crate::providers::{StreamError, StreamMapper};
@@ -71,32 +74,12 @@ impl MistralMapper {
         }
     }
 
-    fn push_block(&mut self, block: AssistantContent) -> usize {
-        self.partial.update(|m| {
-            m.content.push(block);
-            m.content.len() - 1
-        })
-    }
-
     fn close_open(&mut self, out: &mut Vec<Ev>) {
-        let Some(open) = self.open.take() else {
-            return;
+        let index = match self.open.take() {
+            Some(Open::Text(i) | Open::Thinking(i)) => i,
+            None => return,
         };
-        let partial = self.partial.clone();
-        let event = self.partial.update(|m| match (open, m.content.last()) {
-            (Open::Text(i), Some(AssistantContent::Text(t))) => Some(Ev::TextEnd {
-                content_index: i,
-                content: t.text.clone(),
-                partial,
-            }),
-            (Open::Thinking(i), Some(AssistantContent::Thinking(t))) => Some(Ev::ThinkingEnd {
-                content_index: i,
-                content: t.thinking.clone(),
-                partial,
-            }),
-            _ => None,
-        });
-        out.extend(event);
+        out.extend(end_event(&self.partial, index));
     }
 
     fn text(&mut self, text: &str, out: &mut Vec<Ev>) {
@@ -104,25 +87,13 @@ impl MistralMapper {
             Some(Open::Text(i)) => i,
             _ => {
                 self.close_open(out);
-                let i = self.push_block(AssistantContent::Text(TextContent::default()));
+                let block = AssistantContent::Text(TextContent::default());
+                let i = start_block(&self.partial, block, out);
                 self.open = Some(Open::Text(i));
-                out.push(Ev::TextStart {
-                    content_index: i,
-                    partial: self.partial.clone(),
-                });
                 i
             }
         };
-        self.partial.update(|m| {
-            if let Some(AssistantContent::Text(t)) = m.content.get_mut(index) {
-                t.text.push_str(text);
-            }
-        });
-        out.push(Ev::TextDelta {
-            content_index: index,
-            delta: text.to_owned(),
-            partial: self.partial.clone(),
-        });
+        append_text(&self.partial, index, text, out);
     }
 
     fn thinking(&mut self, text: &str, out: &mut Vec<Ev>) {
@@ -130,25 +101,13 @@ impl MistralMapper {
             Some(Open::Thinking(i)) => i,
             _ => {
                 self.close_open(out);
-                let i = self.push_block(AssistantContent::Thinking(ThinkingContent::default()));
+                let block = AssistantContent::Thinking(ThinkingContent::default());
+                let i = start_block(&self.partial, block, out);
                 self.open = Some(Open::Thinking(i));
-                out.push(Ev::ThinkingStart {
-                    content_index: i,
-                    partial: self.partial.clone(),
-                });
                 i
             }
         };
-        self.partial.update(|m| {
-            if let Some(AssistantContent::Thinking(t)) = m.content.get_mut(index) {
-                t.thinking.push_str(text);
-            }
-        });
-        out.push(Ev::ThinkingDelta {
-            content_index: index,
-            delta: text.to_owned(),
-            partial: self.partial.clone(),
-        });
+        append_thinking(&self.partial, index, text, out);
     }
 
     fn content_item(&mut self, item: &Value, out: &mut Vec<Ev>) {
@@ -216,19 +175,16 @@ impl MistralMapper {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
-                let content_index = self.push_block(AssistantContent::ToolCall(ToolCall {
+                let call = AssistantContent::ToolCall(ToolCall {
                     id,
                     name,
                     ..Default::default()
-                }));
+                });
+                let content_index = start_block(&self.partial, call, out);
                 self.tools.push(ToolSlot {
                     key,
                     content_index,
                     args: ArgumentBuffer::default(),
-                });
-                out.push(Ev::ToolcallStart {
-                    content_index,
-                    partial: self.partial.clone(),
                 });
                 self.tools.len() - 1
             }
@@ -239,16 +195,8 @@ impl MistralMapper {
             _ => "{}".to_owned(),
         };
         let tool = &mut self.tools[slot];
-        let content_index = tool.content_index;
-        self.partial
-            .update(|m| match m.content.get_mut(content_index) {
-                Some(AssistantContent::ToolCall(tc)) => tool.args.push(&delta, &mut tc.arguments),
-                _ => tool.args.push(&delta, &mut Map::new()),
-            });
-        out.push(Ev::ToolcallDelta {
-            content_index,
-            delta,
-            partial: self.partial.clone(),
+        tool_call_delta(&self.partial, tool.content_index, delta, out, |d, a| {
+            tool.args.push(d, a)
         });
         Ok(())
     }
@@ -392,15 +340,20 @@ impl StreamMapper for MistralMapper {
         self.on_chunk(&chunk, out)
     }
 
-    /// Closes the open block, then every tool call; a stream without a finish reason fails
-    /// with `Mistral stream ended without a finish reason`.
+    /// Closes the open block, then every tool call (its final arguments, with the reason it
+    /// must not run when they are not one JSON object); a stream without a finish reason
+    /// fails with `Mistral stream ended without a finish reason`.
     fn on_end(&mut self, out: &mut Vec<Ev>) -> Result<(), StreamError> {
         self.close_open(out);
         for mut tool in std::mem::take(&mut self.tools) {
             let index = tool.content_index;
             let call = self.partial.update(|m| match m.content.get_mut(index) {
                 Some(AssistantContent::ToolCall(tc)) => {
-                    tc.arguments = tool.args.lenient(std::mem::take(&mut tc.arguments));
+                    // pi's lenient value stays in the message; text that is not exactly one
+                    // JSON object (or nests too deep) is refused, never run in another shape.
+                    let (arguments, error) = tool.args.finish(std::mem::take(&mut tc.arguments));
+                    tc.arguments = arguments;
+                    tc.arguments_error = error;
                     Some(tc.clone())
                 }
                 _ => None,

@@ -32,6 +32,27 @@ fn a_setup_error_is_written_as_pi_writes_it() {
 /// providers add it to the message being streamed).
 const STREAMED: &str = r#"{"content":[{"type":"text","text":"hi"}],"api":"openai-responses","provider":"openai","model":"gpt","usage":USAGE,"stopReason":"error","timestamp":5,"responseId":"resp_1","responseModel":"gpt-x","providerThinkingLevel":"high","diagnostics":[{"type":"retry","timestamp":4}],"rawStopReason":"failed","errorMessage":"boom","endTurn":true,"deferred":{"id":"d"}}"#;
 
+/// A Bedrock failure: pi appends its `bedrock_response_failure` diagnostic after
+/// `errorMessage`, and the message keeps it there through a read and a write.
+#[test]
+fn diagnostics_appended_after_the_error_stay_last() {
+    let json = format!(
+        r#"{{"content":[],"api":"bedrock-converse-stream","provider":"amazon-bedrock","model":"m","usage":{USAGE},"stopReason":"error","timestamp":5,"rawStopReason":"guardrail_intervened","errorMessage":"Provider stopped with: guardrail_intervened","diagnostics":[{{"type":"bedrock_response_failure","timestamp":6,"details":{{"requestId":"r"}}}}]}}"#
+    );
+    let m = parse(&json);
+    assert!(m.diagnostics_last);
+    assert_eq!(crate::json::to_string(&m).unwrap(), json);
+    let mut fixed = m.clone();
+    fixed.diagnostics_last = false;
+    let written = crate::json::to_string(&fixed).unwrap();
+    assert!(
+        written.contains(r#""timestamp":5,"diagnostics":"#),
+        "{written}"
+    );
+    // In the usual place it is read as not last.
+    assert!(!parse(&written).diagnostics_last);
+}
+
 #[test]
 fn both_key_orders_are_read_and_written_back_unchanged() {
     let streamed = STREAMED.replace("USAGE", USAGE);
