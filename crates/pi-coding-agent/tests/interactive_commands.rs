@@ -204,7 +204,7 @@ async fn new_and_resume_switch_between_session_files() {
     assert_eq!(request_user_texts(&srv, 1), ["second topic"]);
     assert_eq!(root.session_files().len(), 2);
     type_line(&mut s, "/resume");
-    wait_text(&mut s, "Resume session");
+    wait_text(&mut s, "Resume Session (Current Folder)");
     ok(s.wait_for("both sessions listed", WAIT, |m| {
         let t = m.screen_text();
         t.contains("first topic") && t.contains("second topic")
@@ -446,7 +446,7 @@ async fn resume_flag_starts_with_the_session_picker() {
     let dir = root.sessions();
     let picker = |root: &Root| {
         let mut s = root.spawn_replay(&["--session-dir", &dir, "-r"], 30, 100);
-        wait_text(&mut s, "Resume session");
+        wait_text(&mut s, "Resume Session (Current Folder)");
         ok(s.wait_for("the stored session", WAIT, |m| selected(m, "stored topic")));
         s
     };
@@ -1032,4 +1032,94 @@ async fn login_with_an_account_runs_the_browser_login_and_stores_the_entry() {
     ok(s.send(b"\x1b"));
     wait_text(&mut s, "Login cancelled");
     quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_selector_switches_scope_renames_and_deletes() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_text("Reply one."),
+        anthropic_text("Reply two."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, 34, 140);
+    ask(&mut s, "first topic", "Reply one.");
+    type_line(&mut s, "/new");
+    wait_text(&mut s, "✓ New session started");
+    ask(&mut s, "second topic", "Reply two.");
+    // Another project's session under the agent directory.
+    let other = root.path("agent/sessions/--elsewhere--");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("2026-01-01T00-00-00-000Z_0193e0a0-0000-7000-8000-000000000001.jsonl"),
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"0193e0a0-0000-7000-8000-000000000001\",",
+            "\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/elsewhere\"}\n",
+            "{\"type\":\"message\",\"id\":\"a1b2c3d4\",\"parentId\":null,",
+            "\"timestamp\":\"2026-01-01T00:00:01.000Z\",",
+            "\"message\":{\"role\":\"user\",\"content\":\"other project topic\",\"timestamp\":1}}\n"
+        ),
+    )
+    .unwrap();
+    type_line(&mut s, "/resume");
+    wait_text(&mut s, "Resume Session (Current Folder)");
+    ok(s.wait_for("this folder's sessions", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("first topic") && t.contains("second topic")
+    }));
+    assert!(!s.model().screen_text().contains("other project topic"));
+    ok(s.send(b"\t"));
+    wait_text(&mut s, "Resume Session (All)");
+    ok(s.wait_for("every project's sessions", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("other project topic") && t.contains("/elsewhere") && t.contains("first topic")
+    }));
+    ok(s.send(b"\t"));
+    wait_text(&mut s, "Resume Session (Current Folder)");
+    // Rename the first session.
+    ok(s.send(b"first"));
+    ok(s.wait_for("first selected", WAIT, |m| selected(m, "first topic")));
+    ok(s.send(b"\x12"));
+    wait_text(&mut s, "Rename Session");
+    ok(s.send(b"Renamed one\r"));
+    wait_text(&mut s, "Resume Session (Current Folder)");
+    ok(s.wait_for("the new name", WAIT, |m| {
+        m.screen_text().contains("Renamed one")
+    }));
+    let first_file = root
+        .session_files()
+        .into_iter()
+        .find(|f| {
+            records_of_type(f, "session_info")
+                .iter()
+                .any(|r| r["name"] == "Renamed one")
+        })
+        .expect("the name is written into the first session's file");
+    // The active session cannot be deleted.
+    ok(s.send(b"second"));
+    ok(s.wait_for("second selected", WAIT, |m| selected(m, "second topic")));
+    ok(s.send(b"\x04"));
+    wait_text(&mut s, "Cannot delete the currently active session");
+    // The other one can, after the question.
+    ok(s.send(b"Renamed"));
+    ok(s.wait_for("renamed selected", WAIT, |m| selected(m, "Renamed one")));
+    ok(s.send(b"\x04"));
+    wait_text(&mut s, "Delete session?");
+    ok(s.send(b"\r"));
+    ok(s.wait_for("deleted", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("Session deleted") || t.contains("Session moved to trash")
+    }));
+    assert!(!first_file.exists());
+    // Settled first: a frame half-read can look like a closed selector.
+    ok(s.settle(Duration::from_millis(200)));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the selector closed", WAIT, |m| {
+        !m.screen_text().contains("Resume Session")
+    }));
+    ok(s.settle(Duration::from_millis(200)));
+    assert!(!s.model().screen_text().contains("Resume Session"));
+    quit(&mut s);
+    assert_eq!(root.session_files().len(), 1);
 }

@@ -35,6 +35,10 @@ pub(super) enum Pick {
     Trust,
     /// A step of `/login` or `/logout`.
     Login(super::login::LoginStep),
+    /// The new name of this session file, then back to the selector of this kind.
+    RenameSession(String, Box<Pick>),
+    /// Whether to delete this session file, then back to the selector of this kind.
+    DeleteSession(String, Box<Pick>),
 }
 
 /// A session replacement started from the UI and what to say when it lands.
@@ -313,44 +317,14 @@ impl App {
         }
     }
 
-    /// `/resume`: the sessions of the current session's directory, newest first.
+    /// `/resume`: the session selector over this folder's sessions.
     pub(super) fn resume_command(&mut self) {
-        let dir = self.session_dir();
-        let mut sessions = crate::storage::discovery::list_sessions(&dir);
-        sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
-        let current = self.session.session_file();
-        let now = std::time::SystemTime::now();
-        let items: Vec<PickItem> = sessions
-            .iter()
-            .map(|s| {
-                let (name, first) = super::session_list::summary(&s.path);
-                let label = name.or(first).unwrap_or_else(|| "(no messages)".into());
-                let mut item = PickItem::new(s.path.display().to_string(), label.clone());
-                let age = now.duration_since(s.modified).unwrap_or_default();
-                item.badge = Some(super::session_list::age(age));
-                item.search = format!("{label} {}", s.header.id);
-                item.current = current.as_deref() == Some(s.path.as_path());
-                item
-            })
-            .collect();
-        if items.is_empty() {
-            self.status_notice("No sessions found");
-            return;
-        }
-        let p = Picker::new(
-            "Resume session",
-            items,
-            self.theme.clone(),
-            self.keys.clone(),
-        )
-        .searchable("")
-        .with_empty_text("No matching sessions");
-        self.open_picker(Pick::Session, p);
+        self.open_sessions(super::session_picker::Scope::Current, Pick::Session);
     }
 
     /// The directory of this run's sessions: the current file's, else `--session-dir`, else
     /// the project's default one.
-    fn session_dir(&self) -> PathBuf {
+    pub(super) fn session_dir(&self) -> PathBuf {
         {
             let store = crate::sync::lock(self.session.store());
             store.path().and_then(|f| f.parent().map(Path::to_path_buf))
@@ -889,9 +863,13 @@ impl App {
             return;
         };
         self.picker = None;
+        if let PickerEvent::Action(action, selected) = event {
+            self.session_action(kind, action, selected);
+            return;
+        }
         if kind == Pick::Extension {
             self.answer_dialog(match event {
-                PickerEvent::Cancelled => None,
+                PickerEvent::Cancelled | PickerEvent::Action(..) => None,
                 PickerEvent::Chosen(k) | PickerEvent::ChosenAsDefault(k) => Some(k),
             });
             return;
@@ -906,7 +884,13 @@ impl App {
                 self.status_notice("Import cancelled");
                 return;
             }
-            PickerEvent::Cancelled => return,
+            PickerEvent::Cancelled => {
+                if let Pick::RenameSession(_, back) | Pick::DeleteSession(_, back) = kind {
+                    self.open_sessions(self.session_scope, *back);
+                }
+                return;
+            }
+            PickerEvent::Action(..) => return,
             PickerEvent::Chosen(key) => (key, false),
             PickerEvent::ChosenAsDefault(key) => (key, true),
         };
@@ -971,6 +955,8 @@ impl App {
             Pick::Extension => {}
             Pick::Trust => self.trust_chosen(&key),
             Pick::Login(step) => self.login_chosen(step, key),
+            Pick::RenameSession(path, back) => self.rename_session(&path, &key, *back),
+            Pick::DeleteSession(path, back) => self.delete_session(&path, key == "yes", *back),
             Pick::Import(path) => {
                 if key == "yes" {
                     self.import_confirmed(path);

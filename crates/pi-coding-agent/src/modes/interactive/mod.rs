@@ -16,6 +16,7 @@
 //! | `commands` | what those commands and their selectors do |
 //! | `login` | `/login` (API keys) and `/logout` |
 //! | `reload` | `/reload` |
+//! | `session_picker` | the session selector of `/resume` and `--resume` (scope, rename, delete) |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | `share` | `/share` (a secret gist through the GitHub CLI) |
 //! | [`picker`] | the selectors that take the editor's place |
@@ -41,6 +42,7 @@ mod reload;
 mod scoped_commands;
 pub mod scoped_models;
 pub mod session_list;
+mod session_picker;
 pub mod settings_view;
 mod share;
 pub mod slash;
@@ -268,6 +270,8 @@ struct App {
     share: Option<tokio::task::AbortHandle>,
     /// A `/login` browser login, while it waits (Esc cancels it).
     login: Option<tokio::task::AbortHandle>,
+    /// The session selector's scope (kept while renaming or deleting from it).
+    session_scope: session_picker::Scope,
     /// Extension dialogs waiting for the open one to close.
     dialogs: std::collections::VecDeque<ext_ui::Dialog>,
     /// The extension dialog shown now (its selector is `picker`).
@@ -428,6 +432,7 @@ impl App {
             scoped_view: None,
             share: None,
             login: None,
+            session_scope: session_picker::Scope::Current,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),
@@ -466,10 +471,10 @@ impl App {
             let _ = self.term.set_title(&format!("pi - {name}"));
         }
         if self.options.resume_picker {
-            self.resume_command();
-            if let Some((kind, _)) = self.picker.as_mut() {
-                *kind = commands::Pick::StartupSession;
-            }
+            self.open_sessions(
+                session_picker::Scope::Current,
+                commands::Pick::StartupSession,
+            );
         }
         if let Some(text) = initial.text.filter(|t| !t.is_empty()) {
             self.editor.add_to_history(&text);

@@ -50,6 +50,9 @@ pub enum PickerEvent {
     ChosenAsDefault(String),
     /// Esc.
     Cancelled,
+    /// A key of one of the picker's extra actions ([`Picker::with_actions`]): the action and
+    /// the selected item's key.
+    Action(&'static str, Option<String>),
 }
 
 /// A selector in the editor's place.
@@ -61,6 +64,8 @@ pub struct Picker {
     text_input: bool,
     /// The typed text is a secret: drawn as `•`s.
     secret: bool,
+    /// Keybinding actions handed back as [`PickerEvent::Action`].
+    actions: Vec<&'static str>,
     query: String,
     items: Vec<PickItem>,
     filtered: Vec<usize>,
@@ -87,6 +92,7 @@ impl Picker {
             searchable: false,
             text_input: false,
             secret: false,
+            actions: Vec::new(),
             query: String::new(),
             items,
             filtered,
@@ -134,6 +140,13 @@ impl Picker {
     /// The text typed into a [`Picker::text_input`] is drawn masked (an API key).
     pub fn secret(mut self) -> Self {
         self.secret = true;
+        self
+    }
+
+    /// Keys of these keybinding actions end the picker with [`PickerEvent::Action`] (checked
+    /// before the list's own keys).
+    pub fn with_actions(mut self, actions: &[&'static str]) -> Self {
+        self.actions = actions.to_vec();
         self
     }
 
@@ -190,6 +203,9 @@ impl Picker {
         let n = self.filtered.len();
         if is("tui.select.cancel") {
             return Some(PickerEvent::Cancelled);
+        }
+        if let Some(action) = self.actions.iter().copied().find(|a| is(a)) {
+            return Some(PickerEvent::Action(action, self.selected_key()));
         }
         if is("tui.select.up") {
             if n > 0 {
