@@ -1123,3 +1123,76 @@ async fn the_session_selector_switches_scope_renames_and_deletes() {
     quit(&mut s);
     assert_eq!(root.session_files().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tree_filters_switch_with_their_keys_and_labels_are_written() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_text("Reply one."),
+        anthropic_text("Reply two."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({"treeFilterMode": "no-tools"}));
+    let mut s = spawn_in(&root, 34, 120);
+    ask(&mut s, "first question", "Reply one.");
+    ask(&mut s, "second question", "Reply two.");
+    type_line(&mut s, "/tree");
+    // The filter from the settings.
+    wait_text(&mut s, "Session tree [no-tools]");
+    wait_text(&mut s, "assistant: Reply one.");
+    // Ctrl+U: user messages only.
+    ok(s.send(b"\x15"));
+    wait_text(&mut s, "Session tree [user]");
+    ok(s.wait_for("only user rows", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("user: first question") && !t.contains("assistant: Reply one.")
+    }));
+    // Label the first question.
+    ok(s.send(b"first"));
+    ok(s.wait_for("first selected", WAIT, |m| {
+        selected(m, "user: first question")
+    }));
+    ok(s.send(b"L"));
+    wait_text(&mut s, "Label (empty to remove):");
+    ok(s.send(b"start\r"));
+    ok(s.wait_for("the label badge", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .any(|l| l.contains("user: first question") && l.contains("[start]"))
+    }));
+    // Ctrl+L: labelled entries only; Ctrl+A: everything, bookkeeping included.
+    ok(s.send(b"\x0c"));
+    wait_text(&mut s, "Session tree [labeled]");
+    ok(s.wait_for("only the labelled row", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("user: first question") && !t.contains("user: second question")
+    }));
+    ok(s.send(b"\x01"));
+    wait_text(&mut s, "Session tree [all]");
+    wait_text(&mut s, "[label: start]");
+    wait_text(&mut s, "[model: replay-model]");
+    // Ctrl+O cycles on from `all` back to the default filter.
+    ok(s.send(b"\x0f"));
+    ok(s.wait_for("the default filter", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .any(|l| l.trim_end() == "Session tree")
+    }));
+    ok(s.settle(Duration::from_millis(200)));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("the tree closed", WAIT, |m| {
+        !m.screen_text().contains("Session tree")
+    }));
+    ok(s.settle(Duration::from_millis(200)));
+    quit(&mut s);
+    let file = &root.session_files()[0];
+    let first_id = records_of_type(file, "message")
+        .iter()
+        .find(|r| r["message"]["role"] == "user")
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .unwrap();
+    let labels = records_of_type(file, "label");
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert_eq!(labels[0]["targetId"], first_id.as_str());
+    assert_eq!(labels[0]["label"], "start");
+}

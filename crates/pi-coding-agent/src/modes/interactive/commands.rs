@@ -35,6 +35,8 @@ pub(super) enum Pick {
     Trust,
     /// A step of `/login` or `/logout`.
     Login(super::login::LoginStep),
+    /// The label of this tree entry, then back to `/tree`.
+    TreeLabel(String),
     /// The new name of this session file, then back to the selector of this kind.
     RenameSession(String, Box<Pick>),
     /// Whether to delete this session file, then back to the selector of this kind.
@@ -493,24 +495,13 @@ impl App {
     /// `/tree`: the session tree, the leaf selected; choosing an entry moves the leaf there
     /// (after pi's "Summarize branch?" unless `branchSummary.skipPrompt`).
     pub(super) fn tree_command(&mut self) {
-        let tree = {
-            let store = crate::sync::lock(self.session.store());
-            crate::storage::get_tree(&store)
-        };
-        let tree = match tree {
-            Ok(t) => t,
-            Err(e) => return self.error_notice(e),
-        };
-        let leaf = self.session.leaf_id();
-        let items = super::tree_view::rows(&tree, leaf.as_deref());
-        if items.is_empty() {
-            self.status_notice("No entries in session");
-            return;
-        }
-        let p = Picker::new("Session tree", items, self.theme.clone(), self.keys.clone())
-            .searchable("")
-            .with_hint("Enter to go there · type to search · Esc to cancel");
-        self.open_picker(Pick::Tree, p);
+        let mode = crate::sync::lock(self.session.settings())
+            .get("treeFilterMode")
+            .and_then(serde_json::Value::as_str)
+            .map(super::tree_view::TreeFilter::parse)
+            .unwrap_or(super::tree_view::TreeFilter::Default);
+        self.tree_filter = mode;
+        self.open_tree(None);
     }
 
     fn navigate(&mut self, target: String, summarize: bool, instructions: Option<String>) {
@@ -864,7 +855,10 @@ impl App {
         };
         self.picker = None;
         if let PickerEvent::Action(action, selected) = event {
-            self.session_action(kind, action, selected);
+            match kind {
+                Pick::Tree => self.tree_action(action, selected),
+                _ => self.session_action(kind, action, selected),
+            }
             return;
         }
         if kind == Pick::Extension {
@@ -887,6 +881,8 @@ impl App {
             PickerEvent::Cancelled => {
                 if let Pick::RenameSession(_, back) | Pick::DeleteSession(_, back) = kind {
                     self.open_sessions(self.session_scope, *back);
+                } else if let Pick::TreeLabel(id) = kind {
+                    self.open_tree(Some(id));
                 }
                 return;
             }
@@ -955,6 +951,7 @@ impl App {
             Pick::Extension => {}
             Pick::Trust => self.trust_chosen(&key),
             Pick::Login(step) => self.login_chosen(step, key),
+            Pick::TreeLabel(id) => self.set_tree_label(id, &key),
             Pick::RenameSession(path, back) => self.rename_session(&path, &key, *back),
             Pick::DeleteSession(path, back) => self.delete_session(&path, key == "yes", *back),
             Pick::Import(path) => {

@@ -17,6 +17,7 @@
 //! | `login` | `/login` (API keys) and `/logout` |
 //! | `reload` | `/reload` |
 //! | `session_picker` | the session selector of `/resume` and `--resume` (scope, rename, delete) |
+//! | `tree_commands` | `/tree`'s filters and labels |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | `share` | `/share` (a secret gist through the GitHub CLI) |
 //! | [`picker`] | the selectors that take the editor's place |
@@ -48,6 +49,7 @@ mod share;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
+mod tree_commands;
 pub mod tree_view;
 pub mod trust;
 pub mod user_bash;
@@ -272,6 +274,8 @@ struct App {
     login: Option<tokio::task::AbortHandle>,
     /// The session selector's scope (kept while renaming or deleting from it).
     session_scope: session_picker::Scope,
+    /// `/tree`'s filter while it is open.
+    tree_filter: tree_view::TreeFilter,
     /// Extension dialogs waiting for the open one to close.
     dialogs: std::collections::VecDeque<ext_ui::Dialog>,
     /// The extension dialog shown now (its selector is `picker`).
@@ -433,6 +437,7 @@ impl App {
             share: None,
             login: None,
             session_scope: session_picker::Scope::Current,
+            tree_filter: tree_view::TreeFilter::Default,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),

@@ -1,7 +1,9 @@
 //! The `/tree` selector's rows: the session tree flattened depth-first, indented where it
 //! branches, each entry in pi's one-line form (`user: …`, `assistant: …`, `[compaction: 12k
-//! tokens]`, `[branch summary]: …`), with pi's default filter (`tree-selector.js`: bookkeeping
-//! entries hidden, assistant messages without text hidden unless they are the leaf or failed).
+//! tokens]`, `[branch summary]: …`, `[model: …]`), through pi's filters (`tree-selector.js`:
+//! assistant messages without text are hidden unless they are the leaf or failed; the default
+//! filter hides bookkeeping entries, `no-tools` also tool results, `user-only` shows user
+//! messages, `labeled-only` labelled entries, `all` everything).
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{AssistantContent, StopReason, UserContent};
@@ -10,11 +12,92 @@ use super::picker::PickItem;
 use crate::storage::entry::EntryKind;
 use crate::storage::tree::TreeNode;
 
+/// pi's tree filters (`treeFilterMode`), in pi's cycling order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeFilter {
+    /// `default`.
+    Default,
+    /// `no-tools`.
+    NoTools,
+    /// `user-only`.
+    UserOnly,
+    /// `labeled-only`.
+    LabeledOnly,
+    /// `all`.
+    All,
+}
+
+impl TreeFilter {
+    const ORDER: [TreeFilter; 5] = [
+        TreeFilter::Default,
+        TreeFilter::NoTools,
+        TreeFilter::UserOnly,
+        TreeFilter::LabeledOnly,
+        TreeFilter::All,
+    ];
+
+    /// The `treeFilterMode` value (anything else is `default`, as in pi).
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "no-tools" => TreeFilter::NoTools,
+            "user-only" => TreeFilter::UserOnly,
+            "labeled-only" => TreeFilter::LabeledOnly,
+            "all" => TreeFilter::All,
+            _ => TreeFilter::Default,
+        }
+    }
+
+    /// The next filter (`forward`) or the previous one, wrapping.
+    pub fn cycle(self, forward: bool) -> Self {
+        let i = Self::ORDER.iter().position(|f| *f == self).unwrap_or(0);
+        let n = Self::ORDER.len();
+        Self::ORDER[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }]
+    }
+
+    /// pi's status label after the title (` [no-tools]`; nothing for the default).
+    pub fn status(self) -> &'static str {
+        match self {
+            TreeFilter::Default => "",
+            TreeFilter::NoTools => " [no-tools]",
+            TreeFilter::UserOnly => " [user]",
+            TreeFilter::LabeledOnly => " [labeled]",
+            TreeFilter::All => " [all]",
+        }
+    }
+
+    fn passes(self, node: &TreeNode) -> bool {
+        let kind = &node.entry.kind;
+        let settings = matches!(
+            kind,
+            EntryKind::Label { .. }
+                | EntryKind::Custom { .. }
+                | EntryKind::ModelChange { .. }
+                | EntryKind::ThinkingLevelChange { .. }
+                | EntryKind::SessionInfo { .. }
+        );
+        let role = match kind {
+            EntryKind::Message { message } => Some(message.role()),
+            _ => None,
+        };
+        match self {
+            TreeFilter::Default => !settings,
+            TreeFilter::NoTools => !settings && role != Some("toolResult"),
+            TreeFilter::UserOnly => role == Some("user"),
+            TreeFilter::LabeledOnly => node.label.is_some(),
+            TreeFilter::All => true,
+        }
+    }
+}
+
 fn one_line(s: &str) -> String {
     s.replace(['\n', '\t'], " ").trim().to_owned()
 }
 
-/// The entry's row text, or `None` when the default filter hides it.
+/// The entry's row text, or `None` when it is an assistant message pi hides.
 fn display(node: &TreeNode, is_leaf: bool) -> Option<String> {
     let e = &node.entry;
     Some(match &e.kind {
@@ -94,15 +177,23 @@ fn display(node: &TreeNode, is_leaf: bool) -> Option<String> {
         EntryKind::BranchSummary { summary, .. } => {
             format!("[branch summary]: {}", one_line(summary))
         }
-        _ if is_leaf => format!("[{}]", e.kind.type_name()),
-        // pi's default filter: labels, custom data, model/thinking changes and titles are
-        // bookkeeping.
-        _ => return None,
+        EntryKind::ModelChange { model_id, .. } => format!("[model: {model_id}]"),
+        EntryKind::ThinkingLevelChange { thinking_level } => {
+            format!("[thinking: {thinking_level}]")
+        }
+        EntryKind::Custom { custom_type, .. } => format!("[custom: {custom_type}]"),
+        EntryKind::Label { label, .. } => {
+            format!("[label: {}]", label.as_deref().unwrap_or("(cleared)"))
+        }
+        EntryKind::SessionInfo { name } => {
+            format!("[title: {}]", name.as_deref().unwrap_or("empty"))
+        }
+        _ => format!("[{}]", e.kind.type_name()),
     })
 }
 
-/// The rows of `roots` (pi's default view), the leaf ticked; keys are entry ids.
-pub fn rows(roots: &[TreeNode], leaf: Option<&str>) -> Vec<PickItem> {
+/// The rows of `roots` through `filter`, the leaf ticked; keys are entry ids.
+pub fn rows(roots: &[TreeNode], leaf: Option<&str>, filter: TreeFilter) -> Vec<PickItem> {
     let mut out = Vec::new();
     // Depth-first without recursion: a deep linear session must not grow the stack.
     let mut stack: Vec<(&TreeNode, String)> =
@@ -118,7 +209,8 @@ pub fn rows(roots: &[TreeNode], leaf: Option<&str>) -> Vec<PickItem> {
     }
     while let Some((node, indent)) = stack.pop() {
         let is_leaf = leaf == Some(node.entry.id.as_str());
-        if let Some(text) = display(node, is_leaf) {
+        let shown = is_leaf || filter.passes(node);
+        if let Some(text) = display(node, is_leaf).filter(|_| shown) {
             let label = format!("{indent}{text}");
             let mut item = PickItem::new(node.entry.id.clone(), label);
             item.search = text;
