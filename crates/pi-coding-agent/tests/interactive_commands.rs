@@ -390,21 +390,26 @@ async fn settings_rows_cycle_their_values_and_are_written_to_settings_json() {
     let mut s = spawn_in(&root, 30, 100);
     type_line(&mut s, "/settings");
     wait_text(&mut s, "Auto-compact");
-    // Steering mode (second row): one-at-a-time → all.
-    ok(s.send(b"\x1b[B"));
-    ok(s.wait_for("steering selected", WAIT, |m| selected(m, "Steering mode")));
+    // Typing filters the rows: Steering mode, one-at-a-time → all.
+    ok(s.send(b"steer"));
+    ok(s.wait_for("steering selected", WAIT, |m| {
+        selected(m, "Steering mode") && !m.screen_text().contains("Auto-compact")
+    }));
     ok(s.send(b"\r"));
     ok(s.wait_for("the new value", WAIT, |m| selected(m, "all")));
-    // Quiet startup (fifth row), with Space.
-    for _ in 0..3 {
-        ok(s.send(b"\x1b[B"));
-    }
+    // Quiet startup, with Space.
+    ok(s.send(b"\x7f\x7f\x7f\x7f\x7fquiet"));
     ok(s.wait_for("quiet selected", WAIT, |m| selected(m, "Quiet startup")));
     ok(s.send(b" "));
     ok(s.wait_for("quiet on", WAIT, |m| selected(m, "true")));
+    // A value shown as pi's label is written as the value it stands for.
+    ok(s.send(b"\x7f\x7f\x7f\x7f\x7fidle"));
+    ok(s.wait_for("idle selected", WAIT, |m| selected(m, "HTTP idle timeout")));
+    ok(s.send(b"\r"));
+    ok(s.wait_for("disabled", WAIT, |m| selected(m, "disabled")));
     ok(s.send(b"\x1b"));
     ok(s.wait_for("the editor back", WAIT, |m| {
-        !m.screen_text().contains("Auto-compact")
+        !m.screen_text().contains("Enter/Space to change")
     }));
     // /trust saves a decision for the next runs.
     type_line(&mut s, "/trust");
@@ -423,6 +428,7 @@ async fn settings_rows_cycle_their_values_and_are_written_to_settings_json() {
             .unwrap();
     assert_eq!(written["steeringMode"], "all", "{written}");
     assert_eq!(written["quietStartup"], true, "{written}");
+    assert_eq!(written["httpIdleTimeoutMs"], 0, "{written}");
     // The rest of the file is kept.
     assert_eq!(written["retry"]["enabled"], false, "{written}");
     // The next start is quiet: no header.

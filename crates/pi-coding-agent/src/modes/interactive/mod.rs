@@ -355,13 +355,17 @@ impl App {
         let session = running.session.clone();
         let caps = Capabilities::detect();
         let mode = ColorMode::from_env();
-        let (hide_thinking, theme_name) = {
+        let (hide_thinking, theme_name, hardware_cursor) = {
             let s = crate::sync::lock(session.settings());
             let name = s
                 .get("theme")
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_owned);
-            (s.hide_thinking_block(), name)
+            // pi: the setting, else the terminal's default (`PI_HARDWARE_CURSOR`).
+            let cursor = s
+                .get("showHardwareCursor")
+                .and_then(serde_json::Value::as_bool);
+            (s.hide_thinking_block(), name, cursor)
         };
         let scheme = match theme_name.as_deref() {
             Some("light") => ColorScheme::Light,
@@ -383,7 +387,7 @@ impl App {
             cols,
             rows,
             TuiOptions {
-                hardware_cursor: caps.hardware_cursor,
+                hardware_cursor: hardware_cursor.unwrap_or(caps.hardware_cursor),
                 ..TuiOptions::default()
             },
         );
