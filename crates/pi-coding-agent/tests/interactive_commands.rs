@@ -918,11 +918,15 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     }));
     ok(s.send(b"\r"));
     wait_text(&mut s, "Model: gpt-4o-mini");
-    // A provider with a subscription login asks how; the account way is not here yet.
-    type_line(&mut s, "/login anthropic");
-    wait_text(&mut s, "Select authentication method for Anthropic:");
+    // A provider with a subscription login asks how; GitHub Copilot's device login is not
+    // here yet.
+    type_line(&mut s, "/login github-copilot");
+    wait_text(&mut s, "Select authentication method for GitHub Copilot:");
     ok(s.send(b"\r"));
-    wait_text(&mut s, "with an account is not available in pi-rs yet");
+    wait_text(
+        &mut s,
+        "Signing in to GitHub Copilot with an account is not available in pi-rs yet",
+    );
     // /logout lists the stored credential and removes it.
     type_line(&mut s, "/logout");
     wait_text(&mut s, "Select provider to logout:");

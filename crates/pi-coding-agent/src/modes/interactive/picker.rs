@@ -11,6 +11,22 @@ use pi_tui::{Component, KeyCode, KeyEvent, Modifiers};
 /// Rows of the list shown at once (pi's selectors show 10).
 const MAX_VISIBLE: usize = 10;
 
+/// A key typed into a search line: Backspace deletes the last character, a printable
+/// character (plain or with Shift) is appended. Returns whether `query` changed.
+pub fn edit_search(query: &mut String, k: &KeyEvent) -> bool {
+    match k.code {
+        KeyCode::Backspace => query.pop().is_some(),
+        KeyCode::Char(c)
+            if (k.modifiers == Modifiers::NONE || k.modifiers == Modifiers::SHIFT)
+                && !c.is_control() =>
+        {
+            query.push(c);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// One choice.
 #[derive(Clone, Debug)]
 pub struct PickItem {
@@ -226,18 +242,8 @@ impl Picker {
             return self.selected_key().map(PickerEvent::Chosen);
         } else if k.code == KeyCode::Char('s') && k.modifiers == Modifiers::CTRL {
             return self.selected_key().map(PickerEvent::ChosenAsDefault);
-        } else if self.searchable {
-            match k.code {
-                KeyCode::Backspace if self.query.pop().is_some() => self.refilter(),
-                KeyCode::Char(c)
-                    if (k.modifiers == Modifiers::NONE || k.modifiers == Modifiers::SHIFT)
-                        && !c.is_control() =>
-                {
-                    self.query.push(c);
-                    self.refilter();
-                }
-                _ => {}
-            }
+        } else if self.searchable && edit_search(&mut self.query, k) {
+            self.refilter();
         }
         None
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use pi_ai::Model;
 use pi_tui::keybindings::Keybindings;
 use pi_tui::theme::Theme;
-use pi_tui::{Component, KeyCode, KeyEvent, Modifiers};
+use pi_tui::{Component, KeyEvent};
 
 /// Rows of the list shown at once (pi shows 8 here).
 const MAX_VISIBLE: usize = 8;
@@ -256,17 +256,9 @@ impl ScopedModelsView {
             self.dirty = false;
             return Some(ScopedEvent::Persist(self.enabled.clone()));
         }
-        match k.code {
-            KeyCode::Backspace if self.query.pop().is_some() => self.refresh(),
-            KeyCode::Char(c)
-                if (k.modifiers == Modifiers::NONE || k.modifiers == Modifiers::SHIFT)
-                    && !c.is_control() =>
-            {
-                self.query.push(c);
-                self.selected = 0;
-                self.refresh();
-            }
-            _ => {}
+        if super::picker::edit_search(&mut self.query, k) {
+            self.selected = 0;
+            self.refresh();
         }
         None
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use pi_tui::keybindings::Keybindings;
 use pi_tui::theme::Theme;
-use pi_tui::{Component, KeyCode, KeyEvent, Modifiers};
+use pi_tui::{Component, KeyCode, KeyEvent};
 use serde_json::Value;
 
 use crate::config::settings::SettingsManager;
@@ -431,18 +431,8 @@ impl SettingsView {
             let next = at.map_or(0, |i| (i + 1) % row.values.len());
             row.value = row.values[next].to_owned();
             return Some(SettingsEvent::Changed(row.setting, row.value.clone()));
-        } else {
-            match k.code {
-                KeyCode::Backspace if self.query.pop().is_some() => self.refilter(),
-                KeyCode::Char(c)
-                    if (k.modifiers == Modifiers::NONE || k.modifiers == Modifiers::SHIFT)
-                        && !c.is_control() =>
-                {
-                    self.query.push(c);
-                    self.refilter();
-                }
-                _ => {}
-            }
+        } else if super::picker::edit_search(&mut self.query, k) {
+            self.refilter();
         }
         None
     }
@@ -515,6 +505,7 @@ impl Component for SettingsView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_tui::Modifiers;
 
     #[test]
     fn a_narrow_terminal_still_shows_the_values() {
