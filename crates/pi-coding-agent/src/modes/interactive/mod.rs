@@ -940,6 +940,9 @@ impl App {
                 ));
                 waker.wake();
             });
+        } else if is("app.model.select") {
+            // pi's Ctrl+L: the selector `/model` opens without an argument.
+            self.model_command(None);
         } else if is("app.thinking.toggle") {
             let hidden = !self.display.hide_thinking.load(Ordering::Relaxed);
             self.display.hide_thinking.store(hidden, Ordering::Relaxed);
