@@ -11,6 +11,8 @@
 //! | [`transcript`] | session messages → history blocks and the live tail |
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
+//! | [`notices`] | cache-miss and dropped-thinking notices |
+//! | [`skill_block`] | a `/skill:name` invocation's block |
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
 //! | `commands` | what those commands and their selectors do |
 //! | [`picker`] | the selectors that take the editor's place |
@@ -28,9 +30,11 @@
 mod commands;
 mod ext_ui;
 pub mod footer;
+pub mod notices;
 pub mod picker;
 pub mod session_list;
 pub mod settings_view;
+pub mod skill_block;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
@@ -366,6 +370,11 @@ impl App {
         for d in diagnostics {
             transcript.notice(format!("Warning: keybindings.json: {d}"), "warning");
         }
+        transcript.expand_key = keys
+            .keys("app.tools.expand")
+            .first()
+            .map_or_else(|| "ctrl+o".to_owned(), ToString::to_string);
+        transcript.cache = notices::CacheTracker::new(&(running.available_models)());
         let branch = git_branch(&options.cwd);
         let status = StatusLine::new(theme.fg_ansi("borderMuted"), theme.fg_ansi("accent"));
         Self {
@@ -489,6 +498,7 @@ impl App {
     fn clear_chat(&mut self) {
         self.transcript.settle();
         drop(self.transcript.take_commits());
+        self.transcript.cache.reset();
         let bytes = self.tui.clear_history();
         let _ = self.term.write(&bytes);
         self.commit_header();
@@ -499,6 +509,7 @@ impl App {
     /// editor history; its stored usage totals read in the background unless `now`; pi's
     /// compaction count and the no-model warning.
     fn show_history(&mut self, prompt_now: bool) {
+        self.sync_notice_setting();
         let messages = self.session.messages();
         let skip = messages.len().saturating_sub(RESUME_MESSAGES);
         if skip > 0 {
@@ -559,6 +570,14 @@ impl App {
             self.transcript
                 .notice(format!("Warning: {text}"), "warning");
         }
+    }
+
+    /// pi reads `showCacheMissNotices` whenever it may show one (`/settings` changes it).
+    fn sync_notice_setting(&mut self) {
+        self.transcript.cache_notices = crate::sync::lock(self.session.settings())
+            .get("showCacheMissNotices")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
     }
 
     fn refresh_footer(&mut self) {
@@ -1128,6 +1147,7 @@ impl App {
                 ..
             } => {
                 if let Some(r) = result {
+                    self.transcript.cache.reset();
                     if let Some(u) = &r.usage {
                         self.totals.add_json(u);
                     }
@@ -1259,6 +1279,7 @@ impl App {
                     self.totals.add(u);
                 }
                 if let AgentMessage::Assistant(a) = message {
+                    self.sync_notice_setting();
                     self.totals.add(&a.usage);
                     self.last_usage = Some(a.usage);
                     self.transcript.retry_attempt = self.session.retry_attempt();
