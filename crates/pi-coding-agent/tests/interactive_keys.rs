@@ -7,6 +7,7 @@ use std::time::Duration;
 use pi_tui::testkit::ScreenModel;
 use serde_json::json;
 
+use crate::support::anthropic_sse::anthropic_text;
 use crate::support::binary_rig::slot;
 use crate::support::pty_rig::*;
 
@@ -59,5 +60,74 @@ async fn ctrl_l_opens_the_model_selector_and_follows_keybindings_json() {
     ok(s.wait_for("the editor back", WAIT, |m| {
         !m.screen_text().contains("Select model")
     }));
+    quit(&mut s);
+}
+
+/// The editor's top rule: the line right above the editor's text, found as the first rule of
+/// the two rules around the (empty) editor above the footer.
+fn top_rule(m: &mut ScreenModel) -> String {
+    let lines = m.screen_lines();
+    let footer = lines
+        .iter()
+        .rposition(|l| l.contains("(auto)"))
+        .unwrap_or(lines.len());
+    lines[..footer]
+        .iter()
+        .rev()
+        .filter(|l| l.starts_with("──"))
+        .nth(1)
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn working_sits_in_the_editor_rule_and_retries_get_a_line_of_their_own() {
+    let _slot = slot();
+    let words: Vec<String> = (1..=30).map(|i| format!("word{i}")).collect();
+    let slow = anthropic_text(&words.join(" "))
+        .chunk_size(7)
+        .event_delay(Duration::from_millis(60));
+    let overloaded =
+        json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}});
+    let srv = server(vec![
+        slow,
+        pi_ai::testkit::Reply::json(529, &overloaded),
+        anthropic_text("Answered after the retry."),
+    ])
+    .await;
+    let root = Root::new(
+        &srv.base_url(),
+        json!({"retry": {"enabled": true, "maxRetries": 2, "baseDelayMs": 1500}}),
+    );
+    let mut s = root.spawn_replay(&[], 30, 100);
+    wait_ready(&mut s);
+    type_line(&mut s, "stream slowly");
+    ok(s.wait_for("Working in the rule", WAIT, |m| {
+        let rule = top_rule(m);
+        rule.starts_with("── ") && rule.contains(" Working ─")
+    }));
+    let screen = s.model().screen_lines();
+    assert_eq!(
+        screen.iter().filter(|l| l.contains("Working")).count(),
+        1,
+        "only the rule says Working:\n{}",
+        screen.join("\n")
+    );
+    wait_text(&mut s, "word30");
+    ok(s.wait_for("the plain rule back", WAIT, |m| {
+        let rule = top_rule(m);
+        !rule.is_empty() && rule.chars().all(|c| c == '─')
+    }));
+
+    type_line(&mut s, "now fail once");
+    wait_text(&mut s, "Retrying (1/2) in 2s... (escape to cancel)");
+    let m = s.model();
+    let rule = top_rule(m);
+    assert!(!rule.contains("Retrying"), "{rule}");
+    wait_text(&mut s, "Answered after the retry.");
+    ok(s.wait_for("the retry line gone", WAIT, |m| {
+        !m.screen_text().contains("Retrying (")
+    }));
+    assert_eq!(srv.request_count(), 3);
     quit(&mut s);
 }

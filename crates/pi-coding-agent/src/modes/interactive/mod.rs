@@ -220,6 +220,11 @@ struct App {
     display: Arc<Display>,
     transcript: Transcript,
     status: StatusLine,
+    /// The status is pi's working indicator, drawn in the editor's top rule; otherwise
+    /// (retry, compaction) it is a line of its own above the editor.
+    status_in_rule: bool,
+    /// A retry's countdown: attempt, attempts allowed, when the wait ends.
+    retry_until: Option<(u32, u32, Instant)>,
     editor: Editor,
     footer: footer::FooterData,
     /// Usage totals of the messages that ended since the start (the store reads entries back
@@ -267,6 +272,8 @@ struct LiveView<'a> {
     steering: &'a [String],
     follow_up: &'a [String],
     status: &'a mut StatusLine,
+    /// The status is in the editor's rule, not here.
+    status_in_rule: bool,
     theme: &'a Theme,
 }
 
@@ -294,7 +301,11 @@ impl Component for LiveView<'_> {
         }
         // The status line takes the blank row above the editor while it shows, so starting
         // and ending a run does not change the region's height.
-        let status = self.status.render(width);
+        let status = if self.status_in_rule {
+            Vec::new()
+        } else {
+            self.status.render(width)
+        };
         if status.is_empty() {
             out.push(String::new());
         } else {
@@ -393,6 +404,8 @@ impl App {
             display,
             transcript,
             status,
+            status_in_rule: false,
+            retry_until: None,
             editor,
             footer: footer::FooterData::default(),
             totals: UsageTotals::default(),
@@ -636,6 +649,28 @@ impl App {
         d.statuses = self.ext_statuses.values().cloned().collect();
         self.footer = d;
         self.dirty = true;
+    }
+
+    /// pi's working indicator, in the editor's top rule.
+    fn show_working(&mut self) {
+        self.status.start("Working", Instant::now());
+        self.status_in_rule = true;
+        self.retry_until = None;
+    }
+
+    /// A status of its own above the editor (retry, compaction), as pi shows them.
+    fn show_status(&mut self, label: String) {
+        self.status.start(label, Instant::now());
+        self.status_in_rule = false;
+        self.retry_until = None;
+    }
+
+    /// pi's retry indicator text.
+    fn retry_label(&self, attempt: u32, max: u32, seconds: u128) -> String {
+        format!(
+            "Retrying ({attempt}/{max}) in {seconds}s... ({} to cancel)",
+            self.key_hint("app.interrupt")
+        )
     }
 
     fn busy(&self) -> bool {
@@ -1137,8 +1172,20 @@ impl App {
                 self.steering = steering;
                 self.follow_up = follow_up;
             }
-            AgentSessionEvent::CompactionStart { .. } => {
-                self.status.start("Compacting context...", Instant::now());
+            AgentSessionEvent::CompactionStart { reason } => {
+                let hint = format!("({} to cancel)", self.key_hint("app.interrupt"));
+                let label = match reason {
+                    crate::session::CompactionReason::Manual => {
+                        format!("Compacting context... {hint}")
+                    }
+                    crate::session::CompactionReason::Overflow => {
+                        format!("Context overflow detected, Auto-compacting... {hint}")
+                    }
+                    crate::session::CompactionReason::Threshold => {
+                        format!("Auto-compacting... {hint}")
+                    }
+                };
+                self.show_status(label);
             }
             AgentSessionEvent::CompactionEnd {
                 result,
@@ -1165,7 +1212,7 @@ impl App {
                         .notice(format!("Compaction failed: {e}"), "error");
                 }
                 if self.busy() {
-                    self.status.start("Working", Instant::now());
+                    self.show_working();
                 } else {
                     self.status.stop();
                 }
@@ -1175,13 +1222,14 @@ impl App {
                 attempt,
                 max_attempts,
                 delay_ms,
-                error_message,
+                ..
             } => {
-                let secs = (delay_ms as f64 / 1000.0).round();
-                self.status.start(
-                    format!("Retrying ({attempt}/{max_attempts}) in {secs}s... ({error_message})"),
-                    Instant::now(),
-                );
+                let now = Instant::now();
+                let until = now + Duration::from_millis(delay_ms);
+                let label =
+                    self.retry_label(attempt, max_attempts, u128::from(delay_ms).div_ceil(1000));
+                self.show_status(label);
+                self.retry_until = Some((attempt, max_attempts, until));
             }
             AgentSessionEvent::AutoRetryEnd {
                 success,
@@ -1218,14 +1266,20 @@ impl App {
         let now = Instant::now();
         match e {
             AgentEvent::AgentStart => {
-                self.status.start("Working", now);
+                self.show_working();
                 let _ = self.term.set_progress(true);
             }
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::User(u) => {
                     self.transcript.user(&content_text(&u.content));
                 }
-                AgentMessage::Assistant(_) => self.transcript.assistant_start(),
+                AgentMessage::Assistant(_) => {
+                    if self.retry_until.is_some() {
+                        // The retried request is under way: pi shows Working again.
+                        self.show_working();
+                    }
+                    self.transcript.assistant_start();
+                }
                 AgentMessage::ToolResult(_) => {}
                 AgentMessage::Custom(m) => {
                     // A `!` command's record is drawn by its own box.
@@ -1385,9 +1439,26 @@ impl App {
             self.tui.commit(b);
         }
         let now = Instant::now();
+        if let Some((attempt, max, until)) = self.retry_until
+            && self.status.is_active()
+        {
+            // pi's countdown: whole seconds left, rounded up.
+            let left = until
+                .saturating_duration_since(now)
+                .as_millis()
+                .div_ceil(1000);
+            let label = self.retry_label(attempt, max, left);
+            self.status.start(label, now);
+        }
         if self.status.tick(now) || self.bash.is_some() {
             self.dirty = true;
         }
+        let in_rule = if self.status_in_rule {
+            self.status.border_status()
+        } else {
+            None
+        };
+        self.editor.set_border_status(in_rule);
         if !(self.dirty || self.force) {
             return;
         }
@@ -1397,6 +1468,7 @@ impl App {
             steering: &self.steering,
             follow_up: &self.follow_up,
             status: &mut self.status,
+            status_in_rule: self.status_in_rule,
             theme: &self.theme,
         };
         let mut dock = DockView {
