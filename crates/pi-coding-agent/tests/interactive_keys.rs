@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use pi_tui::testkit::ScreenModel;
+use pi_tui::testkit::{Answers, CommandBuilder, PtySession, ScreenModel};
 use serde_json::json;
 
 use crate::support::anthropic_sse::anthropic_text;
-use crate::support::binary_rig::slot;
+use crate::support::binary_rig::{pi_bin, slot};
 use crate::support::pty_rig::*;
 
 fn footer(m: &mut ScreenModel) -> String {
@@ -129,5 +129,95 @@ async fn working_sits_in_the_editor_rule_and_retries_get_a_line_of_their_own() {
         !m.screen_text().contains("Retrying (")
     }));
     assert_eq!(srv.request_count(), 3);
+    quit(&mut s);
+}
+
+/// `pi` on the replay model with `bin` first on `PATH` (fake clipboard tools).
+fn spawn_with_bin(root: &Root, bin: &std::path::Path, rows: u16, cols: u16) -> PtySession {
+    let mut cmd = CommandBuilder::new(pi_bin());
+    cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"]);
+    cmd.cwd(root.path("work"));
+    cmd.env_clear();
+    for (k, v) in [
+        (
+            "PATH",
+            format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+        ),
+        ("HOME", root.path("home").display().to_string()),
+        ("TMPDIR", root.path("tmp").display().to_string()),
+        (
+            "PI_CODING_AGENT_DIR",
+            root.path("agent").display().to_string(),
+        ),
+        ("PI_OFFLINE", "1".to_owned()),
+        ("PI_SKIP_VERSION_CHECK", "1".to_owned()),
+        ("COLORTERM", "truecolor".to_owned()),
+        ("CLIP_DIR", bin.display().to_string()),
+    ] {
+        cmd.env(k, v);
+    }
+    PtySession::spawn(cmd, rows, cols, Answers::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_v_attaches_a_clipboard_image_by_path_else_pastes_text() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Seen it.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let png: &[u8] = b"\x89PNG\r\n\x1a\nfake image bytes";
+    std::fs::write(bin.join("clip.png"), png).unwrap();
+    // A fake xclip: the image while `clip.png` exists, else only text.
+    let script = r#"#!/bin/sh
+case "$*" in
+  *TARGETS*) if [ -f "$CLIP_DIR/clip.png" ]; then printf 'TARGETS\nimage/png\nUTF8_STRING\n'; else printf 'TARGETS\nUTF8_STRING\n'; fi ;;
+  *"-t image/png"*) [ -f "$CLIP_DIR/clip.png" ] && cat "$CLIP_DIR/clip.png" || exit 1 ;;
+  *"-t "*) exit 1 ;;
+  *) printf 'text from the clipboard' ;;
+esac
+"#;
+    let xclip = bin.join("xclip");
+    std::fs::write(&xclip, script).unwrap();
+    let mut perms = std::fs::metadata(&xclip).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&xclip, perms).unwrap();
+
+    let mut s = spawn_with_bin(&root, &bin, 30, 160);
+    wait_ready(&mut s);
+    ok(s.send(b"look at"));
+    ok(s.send(b"\x16"));
+    wait_text(&mut s, "pi-clipboard-");
+    let saved: Vec<std::path::PathBuf> = std::fs::read_dir(root.path("tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pi-clipboard-")
+        })
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), png);
+    assert!(saved[0].extension().is_some_and(|e| e == "png"));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Seen it.");
+    let texts = request_user_texts(&srv, 0);
+    assert_eq!(
+        texts,
+        [format!("look at {}", saved[0].display())],
+        "the prompt names the saved file"
+    );
+
+    // No image on the clipboard: its text.
+    std::fs::remove_file(bin.join("clip.png")).unwrap();
+    ok(s.send(b"\x16"));
+    wait_text(&mut s, "text from the clipboard");
+    ok(s.send(b"\x03"));
+    ok(s.wait_for("the editor cleared", WAIT, |m| {
+        !m.screen_text().contains("text from the clipboard")
+    }));
     quit(&mut s);
 }

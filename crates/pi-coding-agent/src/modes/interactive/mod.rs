@@ -15,6 +15,7 @@
 //! | [`skill_block`] | a `/skill:name` invocation's block |
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
 //! | `commands` | what those commands and their selectors do |
+//! | [`clipboard`] | Ctrl+V: a clipboard image by path, else text |
 //! | [`picker`] | the selectors that take the editor's place |
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
@@ -27,6 +28,7 @@
 //! channel and wakes the UI ([`pi_tui::terminal::Waker`]); the UI starts prompts, aborts
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
+pub mod clipboard;
 mod commands;
 mod ext_ui;
 pub mod footer;
@@ -994,6 +996,8 @@ impl App {
                 ));
                 waker.wake();
             });
+        } else if is("app.clipboard.pasteImage") {
+            self.paste_clipboard();
         } else if is("app.model.select") {
             // pi's Ctrl+L: the selector `/model` opens without an argument.
             self.model_command(None);
