@@ -7,7 +7,7 @@ use std::time::Duration;
 use pi_tui::testkit::{Answers, CommandBuilder, PtySession, ScreenModel};
 use serde_json::json;
 
-use crate::support::anthropic_sse::anthropic_text;
+use crate::support::anthropic_sse::{anthropic_text, anthropic_tools};
 use crate::support::binary_rig::{pi_bin, slot};
 use crate::support::pty_rig::*;
 
@@ -132,8 +132,15 @@ async fn working_sits_in_the_editor_rule_and_retries_get_a_line_of_their_own() {
     quit(&mut s);
 }
 
-/// `pi` on the replay model with `bin` first on `PATH` (fake clipboard tools).
-fn spawn_with_bin(root: &Root, bin: &std::path::Path, rows: u16, cols: u16) -> PtySession {
+/// `pi` on the replay model with `bin` first on `PATH` (fake clipboard tools) and `extra`
+/// in its environment.
+fn spawn_env(
+    root: &Root,
+    bin: &std::path::Path,
+    extra: &[(&str, &str)],
+    rows: u16,
+    cols: u16,
+) -> PtySession {
     let mut cmd = CommandBuilder::new(pi_bin());
     cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"]);
     cmd.cwd(root.path("work"));
@@ -154,6 +161,9 @@ fn spawn_with_bin(root: &Root, bin: &std::path::Path, rows: u16, cols: u16) -> P
         ("COLORTERM", "truecolor".to_owned()),
         ("CLIP_DIR", bin.display().to_string()),
     ] {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra {
         cmd.env(k, v);
     }
     PtySession::spawn(cmd, rows, cols, Answers::default()).unwrap_or_else(|e| panic!("{e}"))
@@ -183,7 +193,7 @@ esac
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&xclip, perms).unwrap();
 
-    let mut s = spawn_with_bin(&root, &bin, 30, 160);
+    let mut s = spawn_env(&root, &bin, &[], 30, 160);
     wait_ready(&mut s);
     ok(s.send(b"look at"));
     ok(s.send(b"\x16"));
@@ -219,5 +229,74 @@ esac
     ok(s.wait_for("the editor cleared", WAIT, |m| {
         !m.screen_text().contains("text from the clipboard")
     }));
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_png_read_in_kitty_reaches_the_terminal_as_kitty_graphics() {
+    let _slot = slot();
+    let srv = server(vec![
+        anthropic_tools(&[("toolu_1", "read", json!({"path": "pic.png"}))]),
+        anthropic_text("A small picture."),
+    ])
+    .await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let models = json!({"providers": {"replay-anthropic": {
+        "baseUrl": srv.base_url(), "api": "anthropic-messages", "apiKey": "replay-test-key",
+        "models": [{"id": "replay-model", "reasoning": false, "input": ["text", "image"],
+                    "contextWindow": 128000, "maxTokens": 16384}]
+    }}});
+    std::fs::write(root.path("agent/models.json"), models.to_string()).unwrap();
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::RgbImage::from_pixel(90, 36, image::Rgb([200, 30, 30]))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    std::fs::write(root.path("work/pic.png"), png.get_ref()).unwrap();
+    let mut s = spawn_env(
+        &root,
+        &root.path("work"),
+        &[("KITTY_WINDOW_ID", "1")],
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    type_line(&mut s, "look at pic.png");
+    wait_text(&mut s, "A small picture.");
+    ok(s.settle(Duration::from_millis(300)));
+    let bytes = String::from_utf8_lossy(s.model().bytes()).into_owned();
+    // The cell-size query went out, and the image as one Kitty command (a small payload):
+    // PNG data, 60 columns at most (pi's default), the cursor left in place.
+    assert!(bytes.contains("\x1b[16t"));
+    let start = bytes
+        .find("\x1b_Ga=T,f=100,q=2,C=1,c=")
+        .unwrap_or_else(|| panic!("no Kitty image in the output"));
+    let cmd = &bytes[start..start + bytes[start..].find("\x1b\\").unwrap()];
+    assert!(cmd.contains(",r=") && cmd.contains(",i="), "{cmd:?}");
+    let payload = cmd.split_once(';').unwrap().1;
+    assert!(
+        payload.starts_with("iVBORw0KGgo"),
+        "PNG base64: {payload:.20}"
+    );
+    assert_eq!(bytes.matches("\x1b_Ga=T").count(), 1, "drawn once");
+    // Nothing of it shows as text.
+    assert!(!s.model().screen_text().contains("iVBOR"));
+    quit(&mut s);
+
+    // Elsewhere (no protocol): no graphics at all.
+    let srv2 = server(vec![
+        anthropic_tools(&[("toolu_1", "read", json!({"path": "pic.png"}))]),
+        anthropic_text("A small picture."),
+    ])
+    .await;
+    let models = models
+        .to_string()
+        .replace(&srv.base_url(), &srv2.base_url());
+    std::fs::write(root.path("agent/models.json"), models).unwrap();
+    let mut s = spawn_env(&root, &root.path("work"), &[], 30, 100);
+    wait_ready(&mut s);
+    type_line(&mut s, "look at pic.png");
+    wait_text(&mut s, "A small picture.");
+    let bytes = String::from_utf8_lossy(s.model().bytes()).into_owned();
+    assert!(!bytes.contains("\x1b_G") && !bytes.contains("\x1b[16t"));
     quit(&mut s);
 }

@@ -183,7 +183,7 @@ fn read_text(env: ClipboardEnv) -> Option<String> {
 }
 
 /// An image in another format as PNG (`None` when it cannot be decoded).
-fn to_png(bytes: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn to_png(bytes: &[u8]) -> Option<Vec<u8>> {
     let img = image::load_from_memory(bytes).ok()?;
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png).ok()?;

@@ -11,6 +11,7 @@
 //! | [`transcript`] | session messages → history blocks and the live tail |
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
+//! | [`images`] | images of messages and tool results, inline or not at all |
 //! | [`notices`] | cache-miss and dropped-thinking notices |
 //! | [`skill_block`] | a `/skill:name` invocation's block |
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
@@ -32,6 +33,7 @@ pub mod clipboard;
 mod commands;
 mod ext_ui;
 pub mod footer;
+pub mod images;
 pub mod notices;
 pub mod picker;
 pub mod session_list;
@@ -338,7 +340,12 @@ impl Component for DockView<'_> {
 }
 
 impl App {
-    fn new(running: Running, term: Terminal, options: InteractiveOptions, handle: Handle) -> Self {
+    fn new(
+        running: Running,
+        mut term: Terminal,
+        options: InteractiveOptions,
+        handle: Handle,
+    ) -> Self {
         let session = running.session.clone();
         let caps = Capabilities::detect();
         let mode = ColorMode::from_env();
@@ -360,6 +367,26 @@ impl App {
         display
             .hide_thinking
             .store(hide_thinking, Ordering::Relaxed);
+        {
+            let s = crate::sync::lock(session.settings());
+            let terminal = s.get("terminal");
+            let show = terminal
+                .and_then(|t| t.get("showImages"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(true);
+            let width = terminal
+                .and_then(|t| t.get("imageWidthCells"))
+                .and_then(serde_json::Value::as_u64)
+                .map_or(0, |w| u32::try_from(w.max(1)).unwrap_or(u32::MAX));
+            display.show_images.store(show, Ordering::Relaxed);
+            display.image_width.store(width, Ordering::Relaxed);
+        }
+        // Inline images need the scrollback to move them with the text: not on the alternate
+        // screen, whose scroll view repaints rows.
+        if let Some(p) = caps.images.filter(|_| !options.fullscreen) {
+            let _ = display.image_protocol.set(p);
+            let _ = term.write(pi_tui::terminal_image::CELL_SIZE_QUERY);
+        }
         let (user, diagnostics) = UserBindings::load(&options.agent_dir.join("keybindings.json"));
         let keys = Arc::new(Keybindings::with_user(Platform::current(), &user));
         let mut editor = Editor::new(keys.clone(), EditorStyle::from_theme(&theme));
@@ -1276,6 +1303,7 @@ impl App {
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::User(u) => {
                     self.transcript.user(&content_text(&u.content));
+                    self.transcript.user_images(&u.content);
                 }
                 AgentMessage::Assistant(_) => {
                     if self.retry_until.is_some() {
@@ -1573,11 +1601,21 @@ impl App {
 
     fn dispatch(&mut self, decoded: &mut Vec<Decoded>) {
         for d in decoded.drain(..) {
-            if let Decoded::Input(e) = d {
-                self.on_input(e);
-                if self.quit {
-                    break;
+            match d {
+                Decoded::Input(e) => {
+                    self.on_input(e);
+                    if self.quit {
+                        break;
+                    }
                 }
+                // The reply to the start's cell-size query (pi-tui reads it the same way).
+                Decoded::Unrecognized(text)
+                | Decoded::Reply(pi_tui::keys::TerminalReply::Other(text)) => {
+                    if let Some(cell) = pi_tui::terminal_image::parse_cell_size_reply(&text) {
+                        pi_tui::terminal_image::set_cell_dimensions(cell);
+                    }
+                }
+                Decoded::Reply(_) => {}
             }
         }
     }

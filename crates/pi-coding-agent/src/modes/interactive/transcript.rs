@@ -35,6 +35,12 @@ pub struct Display {
     pub expand_tools: AtomicBool,
     /// Thinking blocks collapsed to one line (pi's `hideThinkingBlock`).
     pub hide_thinking: AtomicBool,
+    /// pi's `terminal.showImages`.
+    pub show_images: AtomicBool,
+    /// pi's `terminal.imageWidthCells` (0: its default, 60).
+    pub image_width: std::sync::atomic::AtomicU32,
+    /// The terminal's inline image protocol, when it has one (set once at start).
+    pub image_protocol: std::sync::OnceLock<pi_tui::capabilities::ImageProtocol>,
 }
 
 /// An empty line.
@@ -264,6 +270,27 @@ impl Transcript {
         }));
     }
 
+    /// The images of a user message, below it (see [`super::images`]).
+    pub fn user_images(&mut self, content: &pi_ai::UserMessageContent) {
+        let pi_ai::UserMessageContent::Blocks(blocks) = content else {
+            return;
+        };
+        let images: Vec<pi_ai::ImageContent> = blocks
+            .iter()
+            .filter_map(|c| match c {
+                pi_ai::UserContent::Image(i) => Some(i.clone()),
+                pi_ai::UserContent::Text(_) => None,
+            })
+            .collect();
+        if !images.is_empty() {
+            self.commits.push(Box::new(super::images::ImageList::new(
+                images,
+                self.theme.clone(),
+                self.display.clone(),
+            )));
+        }
+    }
+
     /// An assistant message starts streaming.
     pub fn assistant_start(&mut self) {
         self.assistant = Some(LiveAssistant {
@@ -486,7 +513,10 @@ impl Transcript {
     /// A message of a resumed session (or one the session added outside a stream).
     pub fn replay_message(&mut self, message: &AgentMessage) {
         match message {
-            AgentMessage::User(u) => self.user(&content_text(&u.content)),
+            AgentMessage::User(u) => {
+                self.user(&content_text(&u.content));
+                self.user_images(&u.content);
+            }
             AgentMessage::Assistant(a) => self.assistant_end(a),
             AgentMessage::ToolResult(r) => {
                 let result = AgentToolResult {
