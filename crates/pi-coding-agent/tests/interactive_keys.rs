@@ -300,3 +300,37 @@ async fn a_png_read_in_kitty_reaches_the_terminal_as_kitty_graphics() {
     assert!(!bytes.contains("\x1b_G") && !bytes.contains("\x1b[16t"));
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_invocation_shows_its_collapsed_block_then_the_words() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Summarized.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let skill = root.path("agent/skills/pdf");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: pdf\ndescription: Work with PDF files\n---\nUse pdftotext first.\n",
+    )
+    .unwrap();
+    let mut s = root.spawn_replay(&[], 30, 100);
+    wait_ready(&mut s);
+    ok(s.send(b"/skill:pdf summarize a.pdf"));
+    ok(s.settle(Duration::from_millis(200)));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Summarized.");
+    let texts = request_user_texts(&srv, 0);
+    assert!(
+        texts[0].starts_with("<skill name=\"pdf\"") && texts[0].ends_with("summarize a.pdf"),
+        "{texts:?}"
+    );
+    let m = s.model();
+    assert_once(m, "[skill] pdf (ctrl+o to expand)");
+    assert_once(m, "summarize a.pdf");
+    let all = m.all_lines().join("\n");
+    assert!(!all.contains("Use pdftotext first."), "collapsed: {all}");
+    // Ctrl+O shows the skill's text.
+    ok(s.send(b"\x0f"));
+    wait_text(&mut s, "Use pdftotext first.");
+    quit(&mut s);
+}
