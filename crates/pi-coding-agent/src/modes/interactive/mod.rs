@@ -1236,6 +1236,14 @@ impl App {
                         ),
                         "muted",
                     );
+                    self.sync_notice_setting();
+                    let cost = r
+                        .usage
+                        .as_ref()
+                        .and_then(|u| notices::summary_cost("Compaction", u));
+                    if let Some(text) = cost.filter(|_| self.transcript.cache_notices) {
+                        self.transcript.notice(text, "warning");
+                    }
                 } else if aborted {
                     self.transcript.notice("Compaction cancelled", "warning");
                 } else if let Some(e) = error_message {

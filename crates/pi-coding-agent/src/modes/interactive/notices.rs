@@ -160,6 +160,31 @@ impl CacheTracker {
     }
 }
 
+/// pi's notice for what a compaction's (or a branch summary's) summarization cost, from its
+/// usage JSON (`{input, output, cacheRead, cacheWrite, cost: {total}}`):
+/// `Compaction: 12k tokens billed (~$0.04)` (the cost from a cent); `None` without usage.
+pub fn summary_cost(label: &str, usage: &Value) -> Option<String> {
+    let n = |k: &str| usage.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    if !usage.is_object() {
+        return None;
+    }
+    let tokens = n("input") + n("output") + n("cacheRead") + n("cacheWrite");
+    let total = usage
+        .get("cost")
+        .and_then(|c| c.get("total"))
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    let cost = if total >= 0.01 {
+        format!(" (~${})", crate::tools::image::to_fixed(total, 2))
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{label}: {} tokens billed{cost}",
+        format_tokens(tokens)
+    ))
+}
+
 /// pi's notices for the thinking blocks the Anthropic adapter dropped from the request
 /// (the `anthropic_input_transformations` diagnostic, entries of type `thinking_dropped`):
 /// one line per diagnostic, `Anthropic dropped thinking block: <reason> at <path>` or
@@ -293,6 +318,22 @@ mod tests {
         let miss = t.observe(&message("a", 1, 0.0, 0.0, 30_000.0)).unwrap();
         assert!(miss.missed_cost < 1e-9, "{}", miss.missed_cost);
         assert_eq!(miss.notice().unwrap(), "Cache miss: 30k tokens re-billed");
+    }
+
+    #[test]
+    fn summary_costs_in_pi_words() {
+        let usage = json!({"input": 12000, "output": 800, "cacheRead": 0, "cacheWrite": 0,
+                           "cost": {"total": 0.0444}});
+        assert_eq!(
+            summary_cost("Compaction", &usage).unwrap(),
+            "Compaction: 13k tokens billed (~$0.04)"
+        );
+        let cheap = json!({"input": 500, "output": 20, "cost": {"total": 0.001}});
+        assert_eq!(
+            summary_cost("Branch summary", &cheap).unwrap(),
+            "Branch summary: 520 tokens billed"
+        );
+        assert_eq!(summary_cost("Compaction", &Value::Null), None);
     }
 
     #[test]
