@@ -80,6 +80,7 @@ impl Capabilities {
             || term_program == "wezterm"
             || term_program == "warpterminal"
             || has("WARP_SESSION_ID")
+            || has("WARP_TERMINAL_SESSION_UUID")
         {
             (Some(ImageProtocol::Kitty), true, true)
         } else if has("ITERM_SESSION_ID") || term_program == "iterm.app" {

@@ -71,23 +71,91 @@ pub struct Row {
     pub cells: Vec<Cell>,
     /// Column of the cursor marker, if the line held one.
     pub cursor: Option<usize>,
+    /// Inline images (Kitty graphics commands, iTerm2 `OSC 1337 ; File=`, the latter with
+    /// the cursor-up before it) by the column they are drawn at: written as they are.
+    pub graphics: Vec<(usize, Arc<str>)>,
+}
+
+/// Whether an escape sequence is an inline image command of the shape
+/// [`terminal_image`](crate::terminal_image) writes: a Kitty transmission of inline base64 data
+/// with only the keys it uses (never `t=`, which would have the terminal read a file), or an
+/// iTerm2 `inline=1` image (never a download). Anything else is dropped like any foreign
+/// sequence, so a component that forgot to escape its text cannot drive the terminal.
+fn is_graphics(esc: &str) -> bool {
+    let base64 = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+    };
+    if let Some(body) = esc
+        .strip_prefix(crate::terminal_image::KITTY_PREFIX)
+        .and_then(|b| b.strip_suffix("\x1b\\"))
+    {
+        let Some((controls, payload)) = body.split_once(';') else {
+            return false;
+        };
+        let key_ok = |kv: &str| match kv.split_once('=') {
+            Some(("a", "T")) => true,
+            Some((k, v)) => {
+                matches!(k, "f" | "q" | "C" | "c" | "r" | "i" | "m")
+                    && !v.is_empty()
+                    && v.bytes().all(|b| b.is_ascii_digit())
+            }
+            None => false,
+        };
+        return controls.split(',').all(key_ok) && base64(payload);
+    }
+    if let Some(body) = esc
+        .strip_prefix(crate::terminal_image::ITERM2_PREFIX)
+        .and_then(|b| b.strip_suffix('\x07'))
+    {
+        let Some((params, payload)) = body.split_once(':') else {
+            return false;
+        };
+        return params.starts_with("inline=1;")
+            && params.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'=' | b';' | b'%' | b'+' | b'/')
+            })
+            && base64(payload);
+    }
+    false
+}
+
+/// `CSI n A` (cursor up): kept only right before an image (iTerm2 images are drawn from the
+/// last of their rows).
+fn is_cursor_up(esc: &str) -> bool {
+    esc.strip_prefix("\x1b[")
+        .and_then(|r| r.strip_suffix('A'))
+        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 impl Row {
     /// Lays out a styled line into at most `width` cells. Escape sequences other than SGR,
-    /// OSC 8 and the cursor marker are dropped; control characters are shown escaped (as
-    /// [`ansi::escape_control`] does), never sent raw.
+    /// OSC 8, the cursor marker and inline images are dropped; control characters are shown
+    /// escaped (as [`ansi::escape_control`] does), never sent raw.
     pub fn from_line(line: &str, width: usize) -> Row {
         let mut row = Row {
             cells: Vec::with_capacity(width.min(line.len())),
             cursor: None,
+            graphics: Vec::new(),
         };
+        let mut cursor_up: Option<&str> = None;
         let mut state = StyleState::default();
         let mut style: Arc<str> = Arc::from("");
         let mut dirty = false;
         'outer: for t in ansi::tokens(line) {
             match t {
+                Token::Escape(e) if is_graphics(e) => {
+                    let col = row.cells.len();
+                    let up = cursor_up.take().unwrap_or("");
+                    match row.graphics.last_mut() {
+                        // The chunks of one Kitty transmission stay one entry.
+                        Some((c, seq)) if *c == col => *seq = format!("{seq}{up}{e}").into(),
+                        _ => row.graphics.push((col, format!("{up}{e}").into())),
+                    }
+                }
+                Token::Escape(e) if is_cursor_up(e) => cursor_up = Some(e),
                 Token::Escape(e) => {
+                    cursor_up = None;
                     if e == CURSOR_MARKER {
                         row.cursor = Some(row.cells.len());
                     } else if ansi::is_kept_escape(e) {
@@ -96,6 +164,7 @@ impl Row {
                     }
                 }
                 Token::Text(t) => {
+                    cursor_up = None;
                     if dirty {
                         style = Arc::from(state.prefix());
                         dirty = false;
@@ -185,6 +254,13 @@ impl Row {
     /// Appends the bytes that turn a terminal row showing `old` into one showing `self`, the
     /// cursor being on that row (any column). Writes nothing when they are equal.
     pub fn diff_into(&self, old: &Row, out: &mut String) {
+        if self.graphics != old.graphics {
+            // An image changed: the row is drawn whole.
+            out.push_str("\x1b[1G");
+            self.draw_into(out);
+            out.push_str("\x1b[K");
+            return;
+        }
         let new = &self.cells;
         let old = &old.cells;
         let common = new.len().min(old.len());
@@ -220,7 +296,14 @@ impl Row {
 
     /// Appends the bytes that draw this row on a blank terminal row from column 0.
     pub fn draw_into(&self, out: &mut String) {
-        write_cells(&self.cells, out);
+        let mut from = 0;
+        for (col, seq) in &self.graphics {
+            let col = (*col).clamp(from, self.cells.len());
+            write_cells(&self.cells[from..col], out);
+            from = col;
+            out.push_str(seq);
+        }
+        write_cells(&self.cells[from..], out);
     }
 }
 
@@ -323,5 +406,49 @@ mod tests {
         let mut o = String::new();
         ctl.draw_into(&mut o);
         assert_eq!(o, "a\\x07b");
+    }
+
+    #[test]
+    fn image_commands_pass_through_whole() {
+        let kitty = "\x1b_Ga=T,f=100,q=2,C=1,i=1,m=1;AAAA\x1b\\\x1b_Gm=0;BB\x1b\\";
+        let r = Row::from_line(kitty, 10);
+        assert!(r.cells.is_empty());
+        assert_eq!(r.graphics, [(0, Arc::from(kitty))]);
+        let mut out = String::new();
+        r.draw_into(&mut out);
+        assert_eq!(out, kitty);
+        // iTerm2 keeps the cursor-up right before it; a lone cursor-up is dropped.
+        let iterm = "\x1b[2A\x1b]1337;File=inline=1;size=3:QUJD\x07";
+        let mut out = String::new();
+        Row::from_line(&format!("ab{iterm}"), 10).draw_into(&mut out);
+        assert_eq!(out, format!("ab{iterm}"));
+        let mut out = String::new();
+        Row::from_line("\x1b[2Aab", 10).draw_into(&mut out);
+        assert_eq!(out, "ab");
+        // A changed image redraws the row; the same one writes nothing.
+        let other = Row::from_line("\x1b_Ga=T,f=100,q=2,i=2;AAAA\x1b\\", 10);
+        let mut d = String::new();
+        other.diff_into(&r, &mut d);
+        assert!(
+            d.starts_with("\x1b[1G\x1b_G") && d.ends_with("\x1b[K"),
+            "{d:?}"
+        );
+        let mut none = String::new();
+        r.diff_into(&r.clone(), &mut none);
+        assert!(none.is_empty());
+        // Commands that would read a file or download one are not images.
+        for foreign in [
+            "\x1b_Ga=T,t=f,f=100;L2V0Yy9wYXNzd2Q=\x1b\\",
+            "\x1b_Ga=q;AAAA\x1b\\",
+            "\x1b_Ga=T;not base64!\x1b\\",
+            "\x1b]1337;File=inline=0;size=3:QUJD\x07",
+            "\x1b]1337;File=name=eA==;size=3:QUJD\x07",
+        ] {
+            let row = Row::from_line(&format!("a{foreign}b"), 10);
+            assert!(row.graphics.is_empty(), "{foreign:?}");
+            let mut o = String::new();
+            row.draw_into(&mut o);
+            assert_eq!(o, "ab");
+        }
     }
 }

@@ -26,6 +26,7 @@ pub mod paint;
 pub mod style;
 pub mod terminal;
 pub mod terminal_colors;
+pub mod terminal_image;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod theme;

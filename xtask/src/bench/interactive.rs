@@ -21,7 +21,7 @@ use super::workloads::{Outcome, copy_session, models_json};
 const START_LIMIT: Duration = Duration::from_secs(20);
 
 /// A pseudo-terminal pair of `rows`×`cols`: (master, slave).
-fn openpty(rows: u16, cols: u16) -> Result<(std::fs::File, OwnedFd), String> {
+pub(super) fn openpty(rows: u16, cols: u16) -> Result<(std::fs::File, OwnedFd), String> {
     let mut master = -1;
     let mut slave = -1;
     let ws = libc::winsize {

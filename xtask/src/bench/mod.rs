@@ -9,6 +9,7 @@
 
 mod inprocess;
 mod interactive;
+mod interactive_keys;
 mod machine;
 mod process;
 mod report;
@@ -36,8 +37,11 @@ struct Options {
     /// build into `target/inprocess/`, so it stays the release build; a plain `cargo bench`
     /// of `pi-coding-agent` would replace it with a bench-profile build).
     no_build: bool,
+    /// Measure this `pi` (a debug build, say) instead of `target/release/pi`; nothing is built.
+    pi: Option<PathBuf>,
     /// Only these side-by-side workloads (`version`, `tool_read`, `long_answer`, `resume`,
-    /// `resume_again`, `resume_1g_again`, `interactive_start`, `interactive_resume`).
+    /// `resume_again`, `resume_1g_again`, `interactive_start`, `interactive_resume`,
+    /// `interactive_keys`).
     only: Vec<String>,
     /// Skip the side-by-side workloads.
     skip_side_by_side: bool,
@@ -48,7 +52,7 @@ struct Options {
 }
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--json <out>] [--runs N] [--ts <pi>] [--no-build] \
-[--only <workload>]… [--skip-side-by-side] [--skip-inprocess] [--no-docs]";
+[--pi <binary>] [--only <workload>]… [--skip-side-by-side] [--skip-inprocess] [--no-docs]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
@@ -66,12 +70,16 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--ts" => o.ts = Some(it.next().ok_or(USAGE)?.into()),
             "--no-build" => o.no_build = true,
+            "--pi" => {
+                o.pi = Some(it.next().ok_or(USAGE)?.into());
+                o.no_build = true;
+            }
             "--only" => {
                 let name = it.next().ok_or(USAGE)?;
                 if describe(name) == "?" {
                     return Err(format!(
                         "--only: unknown workload {name} (version, tool_read, long_answer, resume, \
-                         resume_again, resume_1g_again, interactive_start, interactive_resume)"
+                         resume_again, resume_1g_again, interactive_start, interactive_resume, interactive_keys)"
                     ));
                 }
                 o.only.push(name.clone());
@@ -177,6 +185,9 @@ fn describe(name: &str) -> &'static str {
             "4. interactive resume of the 100 MiB session to the first frame (pty)"
         }
         "interactive_start" => "4. interactive start to the first frame, editor ready (pty)",
+        "interactive_keys" => {
+            "4. interactive keystroke to echo (10,000 messages) and full redraws on resize (pty)"
+        }
         _ => "?",
     }
 }
@@ -201,7 +212,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     // Measure a copy: `cargo bench` rebuilds `target/release/pi` in the bench profile (cargo
     // builds a package's binaries for its benches), which would change the binary under test.
-    let built = target.join("release").join("pi");
+    let built =
+        o.pi.clone()
+            .unwrap_or_else(|| target.join("release").join("pi"));
     let rs = work.join("pi");
     let _ = std::fs::remove_file(&rs);
     if built.is_file() {
@@ -272,6 +285,34 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "pi --provider replay-anthropic --model replay-model{} (in a 100x30 pty, until the footer shows)",
                 if resume.is_some() { " --session <copy of session-100mb.jsonl>" } else { "" }
             ));
+        }
+        if wanted("interactive_keys") {
+            let figures = if rs.is_file() {
+                interactive_keys::run(&rs, &rt)
+            } else {
+                Err(format!("{} does not exist", built.display()))
+            };
+            match &figures {
+                Ok(f) => {
+                    println!(
+                        "\n== interactive keys (pi-rs): keystroke to echo with 10,000 messages p50 {:.2} ms, \
+                         p99 {:.2} ms (goal <= 5 ms); full redraws during the exchange with one width and \
+                         one height change: CSI 2J x{}, CSI 3J x{} (goal: 1)",
+                        f.echo_p50_ms, f.echo_p99_ms, f.clear_screen, f.clear_scrollback
+                    );
+                    side_json.push(serde_json::json!({
+                        "name": "interactive_keys",
+                        "echo_p50_ms": f.echo_p50_ms,
+                        "echo_p99_ms": f.echo_p99_ms,
+                        "clear_screen": f.clear_screen,
+                        "clear_scrollback": f.clear_scrollback,
+                    }));
+                }
+                Err(why) => {
+                    println!("\n== interactive keys: skipped ({why})");
+                    side_json.push(serde_json::json!({"name": "interactive_keys", "skipped": why}));
+                }
+            }
         }
     }
 

@@ -108,6 +108,8 @@ struct VisualLine {
 
 /// The editor. See the [module docs](self).
 pub struct Editor {
+    /// A status drawn into the top rule (pi's working indicator).
+    border_status: Option<BorderStatus>,
     lines: Vec<String>,
     cursor_line: usize,
     cursor_col: usize,
@@ -153,6 +155,7 @@ impl Editor {
     /// An empty editor using `keybindings`.
     pub fn new(keybindings: Arc<Keybindings>, style: EditorStyle) -> Self {
         Self {
+            border_status: None,
             lines: vec![String::new()],
             cursor_line: 0,
             cursor_col: 0,
@@ -208,6 +211,12 @@ impl Editor {
     /// Replaces the colours (a theme change, a new thinking level).
     pub fn set_style(&mut self, style: EditorStyle) {
         self.style = style;
+    }
+
+    /// Draws `status` into the top rule (`── ⠋ Working ───`), in the rule's colour, as pi's
+    /// editor shows its working indicator; `None` restores the plain rule.
+    pub fn set_border_status(&mut self, status: Option<BorderStatus>) {
+        self.border_status = status;
     }
 
     /// Replaces only the rule colour.
@@ -1524,7 +1533,14 @@ impl Component for Editor {
 
         let pad = " ".repeat(padding);
         let mut out = Vec::with_capacity(end - self.scroll_offset + 2);
-        out.push(self.border_line(width, "↑", self.scroll_offset));
+        let status_rule = self
+            .border_status
+            .as_ref()
+            .and_then(|st| top_rule::with_status(st, width, self.scroll_offset));
+        out.push(match status_rule {
+            Some(rule) => self.style.border.apply(&rule),
+            None => self.border_line(width, "↑", self.scroll_offset),
+        });
         for (row, (li, chunk)) in layout[self.scroll_offset..end].iter().enumerate() {
             let row = row + self.scroll_offset;
             let line = &self.lines[*li];
@@ -1618,3 +1634,6 @@ fn visible_width(line: &str) -> usize {
 
 #[cfg(test)]
 mod tests;
+mod top_rule;
+
+pub use top_rule::BorderStatus;

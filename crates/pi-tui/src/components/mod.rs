@@ -13,7 +13,7 @@ mod text;
 pub use boxed::BoxComponent;
 pub use column::Column;
 pub use diff::DiffView;
-pub use image::ImagePlaceholder;
+pub use image::{Image, ImageOptions, ImagePlaceholder, is_image_line};
 pub use markdown::{Markdown, render_block, render_markdown};
 pub use status::{FRAMES, StatusLine};
 pub use streaming::{MarkdownBlock, StreamingMarkdown, render_final};

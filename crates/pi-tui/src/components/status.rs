@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::ansi;
 use crate::component::Component;
+use crate::components::editor::BorderStatus;
 use crate::style::paint;
 
 /// Braille spinner frames.
@@ -51,6 +52,18 @@ impl StatusLine {
     /// Whether it is showing.
     pub fn is_active(&self) -> bool {
         self.started.is_some()
+    }
+
+    /// The label and spinner for the editor's top rule
+    /// ([`Editor::set_border_status`](crate::components::editor::Editor::set_border_status));
+    /// `None` when idle.
+    pub fn border_status(&self) -> Option<BorderStatus> {
+        self.started?;
+        let spinner = FRAMES[self.frame % FRAMES.len()].to_owned();
+        Some(BorderStatus {
+            text: format!("{spinner} {}", self.label),
+            spinner,
+        })
     }
 
     /// Advances the spinner to `now`; returns whether the frame changed (a redraw is due).
@@ -106,7 +119,15 @@ mod tests {
         assert_eq!(s.render(24)[0].chars().nth(3), Some('⠹'));
         assert!(!s.tick(t + Duration::from_millis(171)));
         assert!(ansi::visible_width(&s.render(5)[0]) <= 5);
+        assert_eq!(
+            s.border_status(),
+            Some(BorderStatus {
+                text: "⠹ Working".into(),
+                spinner: "⠹".into()
+            })
+        );
         s.stop();
         assert!(s.render(30).is_empty());
+        assert_eq!(s.border_status(), None);
     }
 }

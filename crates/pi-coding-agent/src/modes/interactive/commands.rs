@@ -607,6 +607,13 @@ impl App {
                 let bytes = self.tui.replay();
                 let _ = self.term.write(&bytes);
             }
+            Setting::ShowImages => {
+                self.display
+                    .show_images
+                    .store(on, std::sync::atomic::Ordering::Relaxed);
+                let bytes = self.tui.replay();
+                let _ = self.term.write(&bytes);
+            }
             Setting::SkillCommands => self.install_autocomplete(),
             Setting::AutocompleteMaxVisible => {
                 if let Ok(n) = value.parse() {

@@ -11,15 +11,19 @@
 //! | [`transcript`] | session messages → history blocks and the live tail |
 //! | [`tool_view`] | a tool call's box and its per-tool preview |
 //! | [`footer`] | the footer lines |
+//! | [`images`] | images of messages and tool results, inline or not at all |
+//! | [`notices`] | cache-miss and dropped-thinking notices |
+//! | [`skill_block`] | a `/skill:name` invocation's block |
 //! | [`slash`] | the built-in slash commands and the `/` menu's list |
 //! | [`changelog`] | `/changelog`'s entries |
 //! | `commands` | what those commands and their selectors do |
-//! | `login` | `/login` (API keys) and `/logout` |
+//! | `login` | `/login` (API keys, browser logins) and `/logout` |
 //! | `reload` | `/reload` |
 //! | `session_picker` | the session selector of `/resume` and `--resume` (scope, rename, delete) |
 //! | `tree_commands` | `/tree`'s filters and labels |
 //! | `scoped_commands` | what `/scoped-models` does with its answers |
 //! | `share` | `/share` (a secret gist through the GitHub CLI) |
+//! | [`clipboard`] | Ctrl+V: a clipboard image by path, else text |
 //! | [`picker`] | the selectors that take the editor's place |
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
@@ -34,10 +38,13 @@
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
 pub mod changelog;
+pub mod clipboard;
 mod commands;
 mod ext_ui;
 pub mod footer;
+pub mod images;
 mod login;
+pub mod notices;
 pub mod picker;
 mod reload;
 mod scoped_commands;
@@ -46,6 +53,7 @@ pub mod session_list;
 mod session_picker;
 pub mod settings_view;
 mod share;
+pub mod skill_block;
 pub mod slash;
 pub mod tool_view;
 pub mod transcript;
@@ -236,6 +244,11 @@ struct App {
     display: Arc<Display>,
     transcript: Transcript,
     status: StatusLine,
+    /// The status is pi's working indicator, drawn in the editor's top rule; otherwise
+    /// (retry, compaction) it is a line of its own above the editor.
+    status_in_rule: bool,
+    /// A retry's countdown: attempt, attempts allowed, when the wait ends.
+    retry_until: Option<(u32, u32, Instant)>,
     editor: Editor,
     footer: footer::FooterData,
     /// Usage totals of the messages that ended since the start (the store reads entries back
@@ -293,6 +306,8 @@ struct LiveView<'a> {
     steering: &'a [String],
     follow_up: &'a [String],
     status: &'a mut StatusLine,
+    /// The status is in the editor's rule, not here.
+    status_in_rule: bool,
     theme: &'a Theme,
 }
 
@@ -320,7 +335,11 @@ impl Component for LiveView<'_> {
         }
         // The status line takes the blank row above the editor while it shows, so starting
         // and ending a run does not change the region's height.
-        let status = self.status.render(width);
+        let status = if self.status_in_rule {
+            Vec::new()
+        } else {
+            self.status.render(width)
+        };
         if status.is_empty() {
             out.push(String::new());
         } else {
@@ -351,7 +370,12 @@ impl Component for DockView<'_> {
 }
 
 impl App {
-    fn new(running: Running, term: Terminal, options: InteractiveOptions, handle: Handle) -> Self {
+    fn new(
+        running: Running,
+        mut term: Terminal,
+        options: InteractiveOptions,
+        handle: Handle,
+    ) -> Self {
         let session = running.session.clone();
         let caps = Capabilities::detect();
         let mode = ColorMode::from_env();
@@ -377,6 +401,26 @@ impl App {
         display
             .hide_thinking
             .store(hide_thinking, Ordering::Relaxed);
+        {
+            let s = crate::sync::lock(session.settings());
+            let terminal = s.get("terminal");
+            let show = terminal
+                .and_then(|t| t.get("showImages"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(true);
+            let width = terminal
+                .and_then(|t| t.get("imageWidthCells"))
+                .and_then(serde_json::Value::as_u64)
+                .map_or(0, |w| u32::try_from(w.max(1)).unwrap_or(u32::MAX));
+            display.show_images.store(show, Ordering::Relaxed);
+            display.image_width.store(width, Ordering::Relaxed);
+        }
+        // Inline images need the scrollback to move them with the text: not on the alternate
+        // screen, whose scroll view repaints rows.
+        if let Some(p) = caps.images.filter(|_| !options.fullscreen) {
+            let _ = display.image_protocol.set(p);
+            let _ = term.write(pi_tui::terminal_image::CELL_SIZE_QUERY);
+        }
         let (user, diagnostics) = UserBindings::load(&options.agent_dir.join("keybindings.json"));
         let keys = Arc::new(Keybindings::with_user(Platform::current(), &user));
         let mut editor = Editor::new(keys.clone(), EditorStyle::from_theme(&theme));
@@ -400,6 +444,11 @@ impl App {
         for d in diagnostics {
             transcript.notice(format!("Warning: keybindings.json: {d}"), "warning");
         }
+        transcript.expand_key = keys
+            .keys("app.tools.expand")
+            .first()
+            .map_or_else(|| "ctrl+o".to_owned(), ToString::to_string);
+        transcript.cache = notices::CacheTracker::new(&(running.available_models)());
         let branch = git_branch(&options.cwd);
         let status = StatusLine::new(theme.fg_ansi("borderMuted"), theme.fg_ansi("accent"));
         Self {
@@ -418,6 +467,8 @@ impl App {
             display,
             transcript,
             status,
+            status_in_rule: false,
+            retry_until: None,
             editor,
             footer: footer::FooterData::default(),
             totals: UsageTotals::default(),
@@ -528,6 +579,7 @@ impl App {
     fn clear_chat(&mut self) {
         self.transcript.settle();
         drop(self.transcript.take_commits());
+        self.transcript.cache.reset();
         let bytes = self.tui.clear_history();
         let _ = self.term.write(&bytes);
         self.commit_header();
@@ -538,6 +590,7 @@ impl App {
     /// editor history; its stored usage totals read in the background unless `now`; pi's
     /// compaction count and the no-model warning.
     fn show_history(&mut self, prompt_now: bool) {
+        self.sync_notice_setting();
         let messages = self.session.messages();
         let skip = messages.len().saturating_sub(RESUME_MESSAGES);
         if skip > 0 {
@@ -600,6 +653,14 @@ impl App {
         }
     }
 
+    /// pi reads `showCacheMissNotices` whenever it may show one (`/settings` changes it).
+    fn sync_notice_setting(&mut self) {
+        self.transcript.cache_notices = crate::sync::lock(self.session.settings())
+            .get("showCacheMissNotices")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+    }
+
     fn refresh_footer(&mut self) {
         let s = &self.session;
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -656,6 +717,28 @@ impl App {
         d.statuses = self.ext_statuses.values().cloned().collect();
         self.footer = d;
         self.dirty = true;
+    }
+
+    /// pi's working indicator, in the editor's top rule.
+    fn show_working(&mut self) {
+        self.status.start("Working", Instant::now());
+        self.status_in_rule = true;
+        self.retry_until = None;
+    }
+
+    /// A status of its own above the editor (retry, compaction), as pi shows them.
+    fn show_status(&mut self, label: String) {
+        self.status.start(label, Instant::now());
+        self.status_in_rule = false;
+        self.retry_until = None;
+    }
+
+    /// pi's retry indicator text.
+    fn retry_label(&self, attempt: u32, max: u32, seconds: u128) -> String {
+        format!(
+            "Retrying ({attempt}/{max}) in {seconds}s... ({} to cancel)",
+            self.key_hint("app.interrupt")
+        )
     }
 
     fn busy(&self) -> bool {
@@ -990,6 +1073,11 @@ impl App {
                 ));
                 waker.wake();
             });
+        } else if is("app.clipboard.pasteImage") {
+            self.paste_clipboard();
+        } else if is("app.model.select") {
+            // pi's Ctrl+L: the selector `/model` opens without an argument.
+            self.model_command(None);
         } else if is("app.thinking.toggle") {
             let hidden = !self.display.hide_thinking.load(Ordering::Relaxed);
             self.display.hide_thinking.store(hidden, Ordering::Relaxed);
@@ -1170,8 +1258,20 @@ impl App {
                 self.steering = steering;
                 self.follow_up = follow_up;
             }
-            AgentSessionEvent::CompactionStart { .. } => {
-                self.status.start("Compacting context...", Instant::now());
+            AgentSessionEvent::CompactionStart { reason } => {
+                let hint = format!("({} to cancel)", self.key_hint("app.interrupt"));
+                let label = match reason {
+                    crate::session::CompactionReason::Manual => {
+                        format!("Compacting context... {hint}")
+                    }
+                    crate::session::CompactionReason::Overflow => {
+                        format!("Context overflow detected, Auto-compacting... {hint}")
+                    }
+                    crate::session::CompactionReason::Threshold => {
+                        format!("Auto-compacting... {hint}")
+                    }
+                };
+                self.show_status(label);
             }
             AgentSessionEvent::CompactionEnd {
                 result,
@@ -1180,6 +1280,7 @@ impl App {
                 ..
             } => {
                 if let Some(r) = result {
+                    self.transcript.cache.reset();
                     if let Some(u) = &r.usage {
                         self.totals.add_json(u);
                     }
@@ -1190,6 +1291,14 @@ impl App {
                         ),
                         "muted",
                     );
+                    self.sync_notice_setting();
+                    let cost = r
+                        .usage
+                        .as_ref()
+                        .and_then(|u| notices::summary_cost("Compaction", u));
+                    if let Some(text) = cost.filter(|_| self.transcript.cache_notices) {
+                        self.transcript.notice(text, "warning");
+                    }
                 } else if aborted {
                     self.transcript.notice("Compaction cancelled", "warning");
                 } else if let Some(e) = error_message {
@@ -1197,7 +1306,7 @@ impl App {
                         .notice(format!("Compaction failed: {e}"), "error");
                 }
                 if self.busy() {
-                    self.status.start("Working", Instant::now());
+                    self.show_working();
                 } else {
                     self.status.stop();
                 }
@@ -1207,13 +1316,14 @@ impl App {
                 attempt,
                 max_attempts,
                 delay_ms,
-                error_message,
+                ..
             } => {
-                let secs = (delay_ms as f64 / 1000.0).round();
-                self.status.start(
-                    format!("Retrying ({attempt}/{max_attempts}) in {secs}s... ({error_message})"),
-                    Instant::now(),
-                );
+                let now = Instant::now();
+                let until = now + Duration::from_millis(delay_ms);
+                let label =
+                    self.retry_label(attempt, max_attempts, u128::from(delay_ms).div_ceil(1000));
+                self.show_status(label);
+                self.retry_until = Some((attempt, max_attempts, until));
             }
             AgentSessionEvent::AutoRetryEnd {
                 success,
@@ -1250,14 +1360,21 @@ impl App {
         let now = Instant::now();
         match e {
             AgentEvent::AgentStart => {
-                self.status.start("Working", now);
+                self.show_working();
                 let _ = self.term.set_progress(true);
             }
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::User(u) => {
                     self.transcript.user(&content_text(&u.content));
+                    self.transcript.user_images(&u.content);
                 }
-                AgentMessage::Assistant(_) => self.transcript.assistant_start(),
+                AgentMessage::Assistant(_) => {
+                    if self.retry_until.is_some() {
+                        // The retried request is under way: pi shows Working again.
+                        self.show_working();
+                    }
+                    self.transcript.assistant_start();
+                }
                 AgentMessage::ToolResult(_) => {}
                 AgentMessage::Custom(m) => {
                     // A `!` command's record is drawn by its own box.
@@ -1311,6 +1428,7 @@ impl App {
                     self.totals.add(u);
                 }
                 if let AgentMessage::Assistant(a) = message {
+                    self.sync_notice_setting();
                     self.totals.add(&a.usage);
                     self.last_usage = Some(a.usage);
                     self.transcript.retry_attempt = self.session.retry_attempt();
@@ -1418,9 +1536,26 @@ impl App {
             self.tui.commit(b);
         }
         let now = Instant::now();
+        if let Some((attempt, max, until)) = self.retry_until
+            && self.status.is_active()
+        {
+            // pi's countdown: whole seconds left, rounded up.
+            let left = until
+                .saturating_duration_since(now)
+                .as_millis()
+                .div_ceil(1000);
+            let label = self.retry_label(attempt, max, left);
+            self.status.start(label, now);
+        }
         if self.status.tick(now) || self.bash.is_some() {
             self.dirty = true;
         }
+        let in_rule = if self.status_in_rule {
+            self.status.border_status()
+        } else {
+            None
+        };
+        self.editor.set_border_status(in_rule);
         if !(self.dirty || self.force) {
             return;
         }
@@ -1430,6 +1565,7 @@ impl App {
             steering: &self.steering,
             follow_up: &self.follow_up,
             status: &mut self.status,
+            status_in_rule: self.status_in_rule,
             theme: &self.theme,
         };
         let mut dock = DockView {
@@ -1535,11 +1671,21 @@ impl App {
 
     fn dispatch(&mut self, decoded: &mut Vec<Decoded>) {
         for d in decoded.drain(..) {
-            if let Decoded::Input(e) = d {
-                self.on_input(e);
-                if self.quit {
-                    break;
+            match d {
+                Decoded::Input(e) => {
+                    self.on_input(e);
+                    if self.quit {
+                        break;
+                    }
                 }
+                // The reply to the start's cell-size query (pi-tui reads it the same way).
+                Decoded::Unrecognized(text)
+                | Decoded::Reply(pi_tui::keys::TerminalReply::Other(text)) => {
+                    if let Some(cell) = pi_tui::terminal_image::parse_cell_size_reply(&text) {
+                        pi_tui::terminal_image::set_cell_dimensions(cell);
+                    }
+                }
+                Decoded::Reply(_) => {}
             }
         }
     }

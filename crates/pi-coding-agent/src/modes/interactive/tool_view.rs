@@ -46,6 +46,8 @@ pub struct ToolView {
     details: Option<Value>,
     started: Option<Instant>,
     took: Option<Duration>,
+    /// The result's images, below the box.
+    images: super::images::ImageList,
     theme: Arc<Theme>,
     display: Arc<Display>,
 }
@@ -95,6 +97,7 @@ impl ToolView {
             details: None,
             started: None,
             took: None,
+            images: super::images::ImageList::new(Vec::new(), theme.clone(), display.clone()),
             theme,
             display,
         }
@@ -135,6 +138,16 @@ impl ToolView {
     pub fn finish(&mut self, result: &AgentToolResult, is_error: bool, now: Instant) {
         self.output = result_text(&result.content);
         self.details = result.details.clone();
+        let images = result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                UserContent::Image(i) => Some(i.clone()),
+                UserContent::Text(_) => None,
+            })
+            .collect();
+        self.images =
+            super::images::ImageList::new(images, self.theme.clone(), self.display.clone());
         self.state = if is_error {
             ToolState::Error
         } else {
@@ -345,6 +358,9 @@ impl Component for ToolView {
             rows.push(boxed(l));
         }
         rows.push(boxed(""));
+        if !self.images.is_empty() {
+            rows.extend(self.images.render(width));
+        }
         rows
     }
 }

@@ -21,6 +21,8 @@ use pi_tui::style::Style;
 use pi_tui::theme::Theme;
 use serde_json::{Map, Value};
 
+use super::notices::{CacheTracker, dropped_thinking};
+use super::skill_block::{self, SkillBlock};
 use super::tool_view::ToolView;
 use super::user_bash::{BashStatus, UserBashView};
 use crate::session::queues::content_text;
@@ -33,6 +35,12 @@ pub struct Display {
     pub expand_tools: AtomicBool,
     /// Thinking blocks collapsed to one line (pi's `hideThinkingBlock`).
     pub hide_thinking: AtomicBool,
+    /// pi's `terminal.showImages`.
+    pub show_images: AtomicBool,
+    /// pi's `terminal.imageWidthCells` (0: its default, 60).
+    pub image_width: std::sync::atomic::AtomicU32,
+    /// The terminal's inline image protocol, when it has one (set once at start).
+    pub image_protocol: std::sync::OnceLock<pi_tui::capabilities::ImageProtocol>,
 }
 
 /// An empty line.
@@ -196,8 +204,16 @@ pub struct Transcript {
     assistant: Option<LiveAssistant>,
     tools: Vec<ToolView>,
     commits: Vec<Block>,
+    /// Notices about a finished message, shown after its tool boxes (as pi orders them).
+    after_tools: Vec<Block>,
     /// The session's retry attempt when the current message ends (pi's abort text names it).
     pub retry_attempt: u32,
+    /// Cache misses counted over the messages shown, in order.
+    pub cache: CacheTracker,
+    /// pi's `showCacheMissNotices`: cache-miss and dropped-thinking notices are shown.
+    pub cache_notices: bool,
+    /// The key that expands tool output, named in collapsed blocks (`ctrl+o`).
+    pub expand_key: String,
 }
 
 impl Transcript {
@@ -210,7 +226,11 @@ impl Transcript {
             assistant: None,
             tools: Vec::new(),
             commits: Vec::new(),
+            after_tools: Vec::new(),
             retry_attempt: 0,
+            cache: CacheTracker::default(),
+            cache_notices: false,
+            expand_key: "ctrl+o".to_owned(),
         }
     }
 
@@ -248,12 +268,51 @@ impl Transcript {
         self.commits.push(Box::new(Padded(Box::new(md))));
     }
 
-    /// A user message (live or from a resumed session).
+    /// A user message (live or from a resumed session). A `/skill:name` invocation shows as
+    /// pi shows it: the skill's collapsed block, then the user's words, if any, on their own.
     pub fn user(&mut self, text: &str) {
+        let text = match skill_block::parse(text) {
+            Some(mut skill) => {
+                let words = skill.user_message.take();
+                self.commits.push(Box::new(SkillBlock::new(
+                    skill,
+                    self.theme.clone(),
+                    self.style.clone(),
+                    self.display.clone(),
+                    self.expand_key.clone(),
+                )));
+                match words {
+                    Some(w) => w,
+                    None => return,
+                }
+            }
+            None => text.to_owned(),
+        };
         self.commits.push(Box::new(UserBlock {
-            text: text.to_owned(),
+            text,
             theme: self.theme.clone(),
         }));
+    }
+
+    /// The images of a user message, below it (see [`super::images`]).
+    pub fn user_images(&mut self, content: &pi_ai::UserMessageContent) {
+        let pi_ai::UserMessageContent::Blocks(blocks) = content else {
+            return;
+        };
+        let images: Vec<pi_ai::ImageContent> = blocks
+            .iter()
+            .filter_map(|c| match c {
+                pi_ai::UserContent::Image(i) => Some(i.clone()),
+                pi_ai::UserContent::Text(_) => None,
+            })
+            .collect();
+        if !images.is_empty() {
+            self.commits.push(Box::new(super::images::ImageList::new(
+                images,
+                self.theme.clone(),
+                self.display.clone(),
+            )));
+        }
     }
 
     /// An assistant message starts streaming.
@@ -406,6 +465,17 @@ impl Transcript {
             }
             _ => {}
         }
+        let miss = self.cache.observe(message);
+        let failed = matches!(message.stop_reason, StopReason::Aborted | StopReason::Error);
+        if self.cache_notices && !failed {
+            let texts = dropped_thinking(message)
+                .into_iter()
+                .chain(miss.and_then(|m| m.notice()));
+            for text in texts {
+                let n = Notice::new(text, "warning", self.theme.clone());
+                self.after_tools.push(Box::new(n));
+            }
+        }
         self.flush_tools();
     }
 
@@ -448,6 +518,9 @@ impl Transcript {
             let v = self.tools.remove(0);
             self.commits.push(Box::new(v));
         }
+        if self.tools.is_empty() {
+            self.commits.append(&mut self.after_tools);
+        }
     }
 
     /// Ends whatever is live (an aborted run, the end of the mode): open parts go to the
@@ -458,12 +531,16 @@ impl Transcript {
         for v in std::mem::take(&mut self.tools) {
             self.commits.push(Box::new(v));
         }
+        self.commits.append(&mut self.after_tools);
     }
 
     /// A message of a resumed session (or one the session added outside a stream).
     pub fn replay_message(&mut self, message: &AgentMessage) {
         match message {
-            AgentMessage::User(u) => self.user(&content_text(&u.content)),
+            AgentMessage::User(u) => {
+                self.user(&content_text(&u.content));
+                self.user_images(&u.content);
+            }
             AgentMessage::Assistant(a) => self.assistant_end(a),
             AgentMessage::ToolResult(r) => {
                 let result = AgentToolResult {
@@ -481,6 +558,10 @@ impl Transcript {
     /// extension's message.
     pub fn custom_message(&mut self, m: &Map<String, Value>) {
         let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("");
+        if matches!(s("role"), "compactionSummary" | "branchSummary") {
+            // The context changed on purpose: the next prompt is new, not re-billed.
+            self.cache.reset();
+        }
         match s("role") {
             "bashExecution" => {
                 let mut v = UserBashView::new(
@@ -660,6 +741,69 @@ mod tests {
         assert_eq!(
             lines(t.take_commits(), 40),
             ["", " Error: overloaded", "", " Operation aborted"]
+        );
+    }
+
+    #[test]
+    fn a_skill_invocation_shows_its_block_then_the_words() {
+        let mut t = transcript();
+        t.user("<skill name=\"pdf\" location=\"/s/SKILL.md\">\nUse tools.\n</skill>\n\nread a.pdf");
+        let l = lines(t.take_commits(), 40);
+        let skill = l
+            .iter()
+            .position(|x| x == " [skill] pdf (ctrl+o to expand)");
+        let words = l.iter().position(|x| x == " read a.pdf");
+        assert!(skill.is_some() && words > skill, "{l:?}");
+        assert!(!l.iter().any(|x| x.contains("Use tools.")), "{l:?}");
+    }
+
+    #[test]
+    fn cache_miss_notices_follow_the_tool_boxes_and_the_setting() {
+        let turn = |model: &str, at: i64, read: f64, write: f64, tools: bool| {
+            let call = AssistantContent::ToolCall(ToolCall {
+                id: format!("c{at}"),
+                name: "ls".into(),
+                ..ToolCall::default()
+            });
+            let mut m = assistant(
+                if tools { vec![call] } else { vec![] },
+                if tools {
+                    StopReason::ToolUse
+                } else {
+                    StopReason::Stop
+                },
+            );
+            m.model = model.into();
+            m.timestamp = at;
+            m.usage.input = 10.0;
+            m.usage.cache_read = read;
+            m.usage.cache_write = write;
+            m
+        };
+        let mut t = transcript();
+        t.cache_notices = true;
+        t.assistant_end(&turn("a", 1, 0.0, 40_000.0, false));
+        t.assistant_end(&turn("b", 2, 0.0, 40_000.0, true));
+        assert!(
+            !lines(t.take_commits(), 60)
+                .iter()
+                .any(|l| l.contains("Cache"))
+        );
+        t.tool_end("c2", "ls", &AgentToolResult::default(), false);
+        let l = lines(t.take_commits(), 60);
+        let tool = l.iter().position(|x| x.starts_with(" ls")).unwrap();
+        let notice = l
+            .iter()
+            .position(|x| x == " Cache miss after model switch: 40k tokens re-billed")
+            .unwrap_or_else(|| panic!("{l:?}"));
+        assert!(tool < notice);
+        // Off (pi's default): counted, never shown.
+        t.cache_notices = false;
+        t.assistant_end(&turn("a", 3, 0.0, 40_000.0, false));
+        assert!(
+            !lines(t.take_commits(), 60)
+                .iter()
+                .any(|l| l.contains("Cache"))
         );
     }
 }
