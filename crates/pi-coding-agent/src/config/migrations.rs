@@ -31,7 +31,7 @@ pub struct MigrationReport {
 }
 
 fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::config::text::read_config_text(path).ok()?;
     pi_ai::json_depth::from_str(strip_bom(&text), pi_ai::json_depth::MAX_DOCUMENT_DEPTH).ok()
 }
 
