@@ -209,7 +209,7 @@ fn arguments_1000_levels_deep_run_the_whole_loop_on_2_mib_worker_stacks() {
         .unwrap();
     assert_eq!(
         seen,
-        [expected.clone()],
+        std::slice::from_ref(&expected),
         "the tool gets the arguments exactly"
     );
     // The assistant's tool call, the tool result's details and the next request carry them.
