@@ -92,7 +92,7 @@ pub fn process_file_args(
                 }
             },
             None => {
-                let bytes = std::fs::read(&path).map_err(read_error)?;
+                let bytes = crate::platform::fs_error::read_file(&path).map_err(read_error)?;
                 let text = String::from_utf8_lossy(&bytes);
                 let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
                 out.text

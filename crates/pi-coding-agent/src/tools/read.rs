@@ -34,7 +34,7 @@ use super::truncate::{
     DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size, truncate_head,
 };
 use super::{aborted, check_aborted, js_number, optional_number, required_str};
-use crate::platform::fs_error::{node_message, read_file_message};
+use crate::platform::fs_error::{node_message, read_file_async, read_file_message};
 
 /// Answers whether the current model accepts image input.
 pub type ImageSupportFn = Arc<dyn Fn() -> bool + Send + Sync>;
@@ -110,7 +110,7 @@ impl ReadTool {
         if let Some(mime) = detect_image_mime_type(&head) {
             return self.image_result(&absolute, mime).await;
         }
-        let bytes = tokio::fs::read(&absolute)
+        let bytes = read_file_async(&absolute)
             .await
             .map_err(|e| ToolError::new(read_file_message(&e, &absolute)))?;
         read_text(&String::from_utf8_lossy(&bytes), path, offset, limit)
@@ -389,6 +389,19 @@ mod tests {
             "Read image file [image/png]\n[Image omitted: the file is larger than 536870912 bytes, the limit of an image file.]"
         );
         assert_eq!(r.content.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_text_file_past_node_s_read_limit_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = ReadTool::new(dir.path().to_owned(), ReadToolOptions::default());
+        let path = dir.path().join("huge.txt");
+        std::fs::write(&path, "text").unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(crate::platform::fs_error::MAX_READ_FILE_BYTES + 1)
+            .unwrap();
+        let e = tool.run(json!({"path": "huge.txt"})).await.unwrap_err();
+        assert_eq!(e.0, "File size (2147483648) is greater than 2 GiB");
     }
 
     #[test]
