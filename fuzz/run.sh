@@ -20,6 +20,10 @@
 #                       and runs.tsv (one row per attempt: target, attempt, wall seconds, exit
 #                       code, budget). fuzz/summarize.sh turns them into the docs table.
 #   FUZZ_TARGET_DIR     cargo target dir (default fuzz/target); MAX_LEN (default 8192).
+#   BUILD_FLAGS         flags of `cargo fuzz build` (default `-s none -O`; add `-a` for debug
+#                       assertions, so arithmetic overflow panics as in the test suite).
+#   TIMEOUT, RSS_LIMIT_MB  libFuzzer's per-input timeout in seconds (default 10) and RSS limit
+#                       (default 2048).
 #
 # All targets are built once before anything runs, and the binaries are run directly, so
 # editing the sources during a run does not affect it. Crash inputs go to
@@ -50,7 +54,8 @@ fi
 
 mkdir -p "$LOG_DIR"
 python3 seed.py >/dev/null
-cargo fuzz build -s none -O --target-dir "$FUZZ_TARGET_DIR" >"$LOG_DIR/build.log" 2>&1 ||
+# shellcheck disable=SC2086
+cargo fuzz build ${BUILD_FLAGS:--s none -O} --target-dir "$FUZZ_TARGET_DIR" >"$LOG_DIR/build.log" 2>&1 ||
   { echo "build failed, see $LOG_DIR/build.log" >&2; exit 1; }
 BIN_DIR=$(cd "$FUZZ_TARGET_DIR" && pwd)/x86_64-unknown-linux-gnu/release
 
@@ -79,7 +84,7 @@ run_target() {
     start=$(date +%s)
     # The outer timeout only matters if libFuzzer ignores its own -max_total_time.
     timeout -k 30 $((secs + 60)) "$BIN_DIR/$t" "corpus/$t" \
-      -runs="$RUNS" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+      -runs="$RUNS" -max_total_time="$secs" -timeout="${TIMEOUT:-10}" -rss_limit_mb="${RSS_LIMIT_MB:-2048}" \
       -max_len="${MAX_LEN:-8192}" -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
       >"$LOG_DIR/$t.$attempt.log" 2>&1
     rc=$?

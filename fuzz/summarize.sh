@@ -27,9 +27,9 @@ row() {
   slow=$(grep -a '^stat::slowest_unit_time_sec' "$log" 2>/dev/null | awk '{print $2}')
   secs=$(grep -aoE '^Done [0-9]+ runs in [0-9]+ second' "$log" 2>/dev/null | awk '{print $5}')
   if grep -aq 'ERROR: libFuzzer: timeout' "$log" 2>/dev/null; then
-    result="failure: an input ran over the 10 s timeout (hang)"
+    result="failure: an input ran over the per-input timeout (hang)"
   elif grep -aq 'ERROR: libFuzzer: out-of-memory' "$log" 2>/dev/null; then
-    result="failure: out of memory (over 2048 MB)"
+    result="failure: out of memory (over the RSS limit)"
   elif grep -aq 'panicked at' "$log" 2>/dev/null; then
     local where msg
     where=$(grep -a -m1 'panicked at' "$log" | sed -E 's/.*panicked at ([^ ]+):.*/\1/; s/:$//')

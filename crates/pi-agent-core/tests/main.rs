@@ -8,6 +8,7 @@ mod abort;
 mod abort_loop;
 mod agent;
 mod agent_loop;
+mod deep_arguments;
 mod events;
 mod library_use;
 mod listeners;

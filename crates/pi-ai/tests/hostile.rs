@@ -416,3 +416,37 @@ fn arguments_that_are_not_one_object_are_refused_on_every_api() {
         assert_eq!(tool_calls(&o)[0].arguments_error, None, "{api}");
     }
 }
+
+/// A validation error echoes the arguments as pi does up to `MAX_RECEIVED_BYTES` of pretty
+/// JSON, exactly at the cap too; one byte more is cut there with a line saying so, and 2 MB
+/// of arguments still give a message of about the cap.
+#[test]
+fn validation_errors_echo_arguments_up_to_the_cap() {
+    use pi_ai::validation::{MAX_RECEIVED_BYTES, validate_arguments};
+    let schema =
+        json!({"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]});
+    let pretty = |v: &Value| pi_ai::json::to_string_pretty(v).unwrap();
+    let base = pretty(&json!({"s": ""})).len();
+    let with = |k: usize| json!({"s": "x".repeat(k)});
+    let received = |v: &Value| {
+        let e = validate_arguments("t", &schema, v).unwrap_err().to_string();
+        let (head, tail) = e.split_once("\n\nReceived arguments:\n").unwrap();
+        assert!(
+            head.starts_with("Validation failed for tool \"t\":\n  - "),
+            "{head}"
+        );
+        tail.to_owned()
+    };
+    let at = with(MAX_RECEIVED_BYTES - base);
+    assert_eq!(pretty(&at).len(), MAX_RECEIVED_BYTES);
+    assert_eq!(received(&at), pretty(&at));
+    let past = with(MAX_RECEIVED_BYTES - base + 1);
+    let text = received(&past);
+    let kept = text
+        .strip_suffix("\n… (cut: the arguments are longer than 16384 bytes of JSON)")
+        .unwrap();
+    assert_eq!(kept.len(), MAX_RECEIVED_BYTES);
+    assert!(pretty(&past).starts_with(kept));
+    let huge = with(2_000_000);
+    assert!(received(&huge).len() < MAX_RECEIVED_BYTES + 100);
+}

@@ -380,11 +380,13 @@ impl Run {
         }
         let headers = response.headers().clone();
         let text = match limit {
-            Some(limit) => tokio::time::timeout(limit, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok),
-            None => response.text().await.ok(),
+            Some(limit) => {
+                tokio::time::timeout(limit, read_error_body(response, MAX_ERROR_BODY_BYTES))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            None => read_error_body(response, MAX_ERROR_BODY_BYTES).await,
         };
         let message = self.api.format_http_error_with_headers(
             status.as_u16(),
@@ -548,6 +550,43 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, StreamError> {
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
     Ok(map)
+}
+
+/// Most bytes of an error reply's body pi-rs reads (1 MiB): far above any provider's error
+/// JSON, and what the error message quotes. pi reads the whole body (`response.text()`).
+pub const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
+
+/// The body of an error reply as text (bytes that are not UTF-8 become U+FFFD), reading no
+/// more than `max` bytes of it; a longer body is cut at a character boundary within `max`
+/// and ends with `… (cut: the error body is longer than <max> bytes)`. `None` when the body
+/// fails before its end (as `response.text()` failing).
+pub(crate) async fn read_error_body(mut response: reqwest::Response, max: usize) -> Option<String> {
+    let mut bytes = Vec::new();
+    let mut cut = false;
+    while let Some(chunk) = response.chunk().await.ok()? {
+        let room = max - bytes.len();
+        if chunk.len() > room {
+            bytes.extend_from_slice(&chunk[..room]);
+            cut = true;
+            break;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    if !cut {
+        return Some(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    // Drop a character the cut split (at most three bytes), then say where the text stops.
+    let valid = match std::str::from_utf8(&bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => bytes.len(),
+    };
+    bytes.truncate(valid);
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    text.push_str(&format!(
+        "… (cut: the error body is longer than {max} bytes)"
+    ));
+    Some(text)
 }
 
 /// Status and lower-cased headers for `on_response`.

@@ -9,7 +9,10 @@ use std::path::Path;
 use pi_ai::ImageContent;
 
 use crate::cli::args::trim_js;
-use crate::tools::image::{ProcessedImage, detect_image_mime_type, process_image};
+use crate::tools::image::{
+    MAX_IMAGE_FILE_BYTES, ProcessedImage, SNIFF_BYTES, detect_image_mime_type, oversized_image,
+    process_image, read_image_file,
+};
 use crate::tools::path::resolve_read_path;
 
 /// Reads piped stdin to its end (invalid UTF-8 becomes U+FFFD) and trims it (JavaScript
@@ -58,10 +61,20 @@ pub fn process_file_args(
         if meta.len() == 0 {
             continue;
         }
-        let bytes = std::fs::read(&path)
-            .map_err(|e| format!("Could not read file {shown}: {}", io_reason(&e)))?;
-        match detect_image_mime_type(&bytes) {
-            Some(mime) => match process_image(&bytes, mime, auto_resize) {
+        let read_error =
+            |e: std::io::Error| format!("Could not read file {shown}: {}", io_reason(&e));
+        // pi sniffs the type from the file's first bytes, then reads it.
+        let mut head = Vec::with_capacity(SNIFF_BYTES);
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(SNIFF_BYTES as u64).read_to_end(&mut head))
+            .map_err(read_error)?;
+        match detect_image_mime_type(&head) {
+            Some(mime) => match read_image_file(&path, MAX_IMAGE_FILE_BYTES)
+                .map_err(read_error)?
+                .map_or_else(
+                    || oversized_image(MAX_IMAGE_FILE_BYTES),
+                    |bytes| process_image(&bytes, mime, auto_resize),
+                ) {
                 ProcessedImage::Omitted { message } => {
                     out.text
                         .push_str(&format!("<file name=\"{shown}\">{message}</file>\n"));
@@ -79,6 +92,7 @@ pub fn process_file_args(
                 }
             },
             None => {
+                let bytes = crate::platform::fs_error::read_file(&path).map_err(read_error)?;
                 let text = String::from_utf8_lossy(&bytes);
                 let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
                 out.text
@@ -173,6 +187,28 @@ mod tests {
             missing,
             format!("File not found: {}", dir.path().join("nope.md").display())
         );
+    }
+
+    #[test]
+    fn an_image_file_past_the_byte_limit_is_omitted_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut buf = std::io::Cursor::new(Vec::new());
+        image::RgbImage::new(2, 2)
+            .write_to(&mut buf, image::ImageFormat::Png)
+            .unwrap();
+        let path = dir.path().join("huge.png");
+        std::fs::write(&path, buf.into_inner()).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(MAX_IMAGE_FILE_BYTES + 1).unwrap();
+        let got = process_file_args(&["huge.png".into()], dir.path(), false).unwrap();
+        assert_eq!(
+            got.text,
+            format!(
+                "<file name=\"{}\">[Image omitted: the file is larger than 536870912 bytes, the limit of an image file.]</file>\n",
+                path.display()
+            )
+        );
+        assert!(got.images.is_empty());
     }
 
     #[test]

@@ -261,7 +261,8 @@ impl AuthStorage {
     }
 
     fn read_unlocked(path: &Path) -> Result<Map<String, Value>, AuthFileError> {
-        let text = std::fs::read_to_string(path).map_err(|e| AuthFileError::Read(e.to_string()))?;
+        let text = crate::config::text::read_config_text(path)
+            .map_err(|e| AuthFileError::Read(e.to_string()))?;
         parse_auth_json(&text)
     }
 
@@ -269,7 +270,8 @@ impl AuthStorage {
     /// text is not JSON.
     fn read_locked(path: &Path) -> Result<Map<String, Value>, AuthFileError> {
         let _lock = Self::ensure_and_lock(path)?;
-        let text = std::fs::read_to_string(path).map_err(|e| AuthFileError::Read(e.to_string()))?;
+        let text = crate::config::text::read_config_text(path)
+            .map_err(|e| AuthFileError::Read(e.to_string()))?;
         parse_auth_json(&text)
     }
 

@@ -31,7 +31,7 @@ pub struct MigrationReport {
 }
 
 fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::config::text::read_config_text(path).ok()?;
     pi_ai::json_depth::from_str(strip_bom(&text), pi_ai::json_depth::MAX_DOCUMENT_DEPTH).ok()
 }
 
@@ -107,6 +107,25 @@ pub fn encode_session_dir_name(cwd: &str) -> String {
     format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
 
+/// The first line of `path` without its `\n`, if it is UTF-8, not blank and at most
+/// [`crate::storage::MAX_LINE_BYTES`] long.
+fn first_line(path: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let limit = crate::storage::MAX_LINE_BYTES as u64;
+    let mut reader = std::io::BufReader::new(file.take(limit + 1));
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line).ok()?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.len() as u64 > limit {
+        return None;
+    }
+    let line = String::from_utf8(line).ok()?;
+    (!line.trim().is_empty()).then_some(line)
+}
+
 /// `migrateSessionsFromAgentRoot`.
 pub fn migrate_sessions_from_agent_root(agent_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(agent_dir) else {
@@ -117,13 +136,14 @@ pub fn migrate_sessions_from_agent_root(agent_dir: &Path) {
         if !path.is_file() || path.extension().is_none_or(|e| e != "jsonl") {
             continue;
         }
-        let Ok(content) = std::fs::read_to_string(&path) else {
+        // Only the first line is read (pi reads the whole file to split off its first line),
+        // and at most a session line's limit of it.
+        let Some(first) = first_line(&path) else {
             continue;
         };
-        let Some(first) = content.split('\n').next().filter(|l| !l.trim().is_empty()) else {
-            continue;
-        };
-        let Ok(header) = serde_json::from_str::<Value>(first) else {
+        let Ok(header) =
+            pi_ai::json_depth::from_str::<Value>(&first, pi_ai::json_depth::MAX_DOCUMENT_DEPTH)
+        else {
             continue;
         };
         let (Some("session"), Some(cwd)) = (
@@ -207,6 +227,28 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::fs;
+
+    #[test]
+    fn sessions_in_the_agent_root_move_by_their_first_line_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path();
+        let header = r#"{"type":"session","id":"s","timestamp":"t","cwd":"/w/p"}"#;
+        // A session whose later lines are large: only its first line is read.
+        let mut big = format!("{header}\n");
+        big.push_str(&"x".repeat(3 << 20));
+        fs::write(a.join("big.jsonl"), &big).unwrap();
+        fs::write(a.join("blank.jsonl"), "\n{}").unwrap();
+        fs::write(a.join("other.jsonl"), "{\"type\":\"message\"}\n").unwrap();
+        migrate_sessions_from_agent_root(a);
+        let moved = a.join("sessions").join("--w-p--").join("big.jsonl");
+        assert_eq!(fs::read_to_string(moved).unwrap(), big);
+        assert!(a.join("blank.jsonl").exists());
+        assert!(a.join("other.jsonl").exists());
+        assert_eq!(
+            first_line(&a.join("other.jsonl")).unwrap(),
+            "{\"type\":\"message\"}"
+        );
+    }
 
     #[test]
     fn legacy_credentials_move_to_auth_json() {

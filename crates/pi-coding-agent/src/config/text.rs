@@ -17,6 +17,54 @@ pub fn read_text_lossy(path: &std::path::Path) -> std::io::Result<String> {
     })
 }
 
+/// Largest configuration file pi-rs reads (`settings.json`, `models.json`, `auth.json`, the
+/// trust file, the files the start-up migrations read): 64 MiB, a thousand times any real
+/// one. pi reads them whole (`readFileSync`), up to V8's string limit of about 512 MiB.
+pub const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A configuration file longer than its limit (the read stopped after the limit plus one
+/// byte). Carried in an [`std::io::Error`] of kind `InvalidData`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("file larger than {limit} bytes, the limit of a configuration file")]
+pub struct ConfigTooLarge {
+    /// The limit, in bytes.
+    pub limit: u64,
+}
+
+/// [`std::fs::read_to_string`] of a configuration file of at most [`MAX_CONFIG_BYTES`].
+///
+/// # Errors
+/// As `read_to_string` (missing file, a directory, no permission, not UTF-8: `stream did not
+/// contain valid UTF-8`); a longer file is an `InvalidData` error carrying
+/// [`ConfigTooLarge`], whose text is `file larger than 67108864 bytes, the limit of a
+/// configuration file`.
+pub fn read_config_text(path: &std::path::Path) -> std::io::Result<String> {
+    read_text_within(path, MAX_CONFIG_BYTES)
+}
+
+/// [`read_config_text`] with a limit of `limit` bytes.
+///
+/// # Errors
+/// As [`read_config_text`].
+pub fn read_text_within(path: &std::path::Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            ConfigTooLarge { limit },
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
 /// Removes one leading U+FEFF.
 pub fn strip_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
@@ -100,6 +148,54 @@ pub fn json_error_message(err: &serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_config_file_at_the_limit_is_read_and_past_it_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, "{\"a\": 1}").unwrap();
+        assert_eq!(read_text_within(&path, 8).unwrap(), "{\"a\": 1}");
+        let e = read_text_within(&path, 7).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            "file larger than 7 bytes, the limit of a configuration file"
+        );
+        std::fs::write(&path, b"{\"a\": \xff}").unwrap();
+        assert_eq!(
+            read_text_within(&path, 100).unwrap_err().to_string(),
+            "stream did not contain valid UTF-8"
+        );
+        assert_eq!(
+            read_config_text(&dir.path().join("missing"))
+                .unwrap_err()
+                .kind(),
+            std::io::ErrorKind::NotFound
+        );
+        assert_eq!(MAX_CONFIG_BYTES, 67_108_864);
+    }
+
+    #[test]
+    fn a_models_file_past_the_size_limit_is_reported_and_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("models.json");
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(MAX_CONFIG_BYTES + 1)
+            .unwrap();
+        let config = crate::config::models_json::ModelsConfig::load(&path);
+        assert_eq!(
+            config.error.as_deref(),
+            Some(
+                format!(
+                    "Failed to load models.json: file larger than 67108864 bytes, the limit of a configuration file\n\nFile: {}",
+                    path.display()
+                )
+                .as_str()
+            )
+        );
+        assert!(config.providers.is_empty());
+    }
 
     #[test]
     fn bom_is_stripped_once() {

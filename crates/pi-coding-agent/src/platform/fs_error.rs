@@ -74,11 +74,67 @@ pub fn node_message(err: &io::Error, syscall: &str, path: Option<&Path>) -> Stri
 /// Node's message for a failed `fs.readFile(path)`: `EISDIR` comes from the `read` call (no
 /// path), everything else from `open '<path>'`.
 pub fn read_file_message(err: &io::Error, path: &Path) -> String {
+    if let Some(too_large) = err.get_ref().and_then(|e| e.downcast_ref::<FileTooLarge>()) {
+        return too_large.to_string();
+    }
     if err.raw_os_error() == Some(libc::EISDIR) {
         node_message(err, "read", None)
     } else {
         node_message(err, "open", Some(path))
     }
+}
+
+/// Largest file Node's `fs.readFile` reads whole: 2^31 − 1 bytes (`kIoMaxLength`).
+pub const MAX_READ_FILE_BYTES: u64 = 2_147_483_647;
+
+/// Node's `ERR_FS_FILE_TOO_LARGE`: `File size (<bytes>) is greater than 2 GiB`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("File size ({size}) is greater than 2 GiB")]
+pub struct FileTooLarge {
+    /// The file's size in bytes.
+    pub size: u64,
+}
+
+/// Node's `fs.readFile(path)`: the whole file, refused past [`MAX_READ_FILE_BYTES`] before
+/// anything is read (an `InvalidData` error carrying [`FileTooLarge`], which
+/// [`read_file_message`] spells as Node does). At most the limit is read even if the file
+/// grows meanwhile.
+///
+/// # Errors
+/// Opening or reading the file; [`FileTooLarge`].
+pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+    read_file_within(path, MAX_READ_FILE_BYTES)
+}
+
+/// [`read_file`] with a limit of `limit` bytes.
+///
+/// # Errors
+/// As [`read_file`].
+pub fn read_file_within(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let too_large = |size| io::Error::new(io::ErrorKind::InvalidData, FileTooLarge { size });
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] on a blocking thread.
+///
+/// # Errors
+/// As [`read_file`].
+pub async fn read_file_async(path: &Path) -> io::Result<Vec<u8>> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || read_file(&path))
+        .await
+        .map_err(io::Error::other)?
 }
 
 /// Node's `fs.writeFile(path, data)`: creates or truncates the file, then writes all of
@@ -101,6 +157,34 @@ pub async fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_past_the_read_limit_is_refused_with_node_s_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_file_within(&path, 5).unwrap(), b"12345");
+        let e = read_file_within(&path, 4).unwrap_err();
+        assert_eq!(
+            read_file_message(&e, &path),
+            "File size (5) is greater than 2 GiB"
+        );
+        // The real limit, on a sparse file one byte past it: refused without reading.
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_len(MAX_READ_FILE_BYTES + 1).unwrap();
+        let e = read_file(&path).unwrap_err();
+        assert_eq!(
+            read_file_message(&e, &path),
+            "File size (2147483648) is greater than 2 GiB"
+        );
+        assert_eq!(
+            read_file_message(&read_file(&dir.path().join("none")).unwrap_err(), &path),
+            format!(
+                "ENOENT: no such file or directory, open '{}'",
+                path.display()
+            )
+        );
+    }
 
     #[test]
     fn spells_errors_as_node_does() {

@@ -31,5 +31,6 @@ pub mod tree;
 pub use context::{SessionContext, build_session_context};
 pub use entry::{EntryKind, EntryType, SessionEntry, SessionHeader};
 pub use fork::ForkPosition;
+pub use lines::{LineTooLong, MAX_LINE_BYTES};
 pub use store::{SessionStore, StoreError};
 pub use tree::{TreeNode, get_tree, labels, session_name};

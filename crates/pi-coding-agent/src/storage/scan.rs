@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use super::index::{ProbedLine, probe_line};
-use super::lines::Lines;
+use super::lines::{LineTooLong, Lines};
 use super::slots::{Kind, Loc, Slots};
 
 /// Entry lines (after the header) of at least this many bytes are probed in two threads
@@ -300,21 +300,26 @@ pub(crate) struct Scanned {
 
 /// Reads the lines of `file` from `start` (a line start) to `end` (`None`: end of file) and
 /// hands each one, with its 1-based number within the range, offset and length without the
-/// line ending, to `each`.
+/// line ending, to `each`. A line longer than `max_line` bytes is a [`LineTooLong`] error
+/// with its number within the range and its offset in the file.
 fn scan(
     file: &File,
     start: u64,
     end: Option<u64>,
+    max_line: usize,
     mut each: impl FnMut(usize, u64, usize, ProbedLine<'_>),
 ) -> std::io::Result<Scanned> {
-    let mut lines = Lines::new(FileRange::new(file, start, end));
+    let mut lines = Lines::with_limit(FileRange::new(file, start, end), max_line);
     let mut s = Scanned {
         lines: 0,
         end: start,
         ends_with_newline: None,
         split: None,
     };
-    while let Some(line) = lines.next_line()? {
+    while let Some(line) = lines
+        .next_line()
+        .map_err(|e| shift_line_error(e, 0, start))?
+    {
         s.lines += 1;
         let offset = s.end;
         s.end += line.len() as u64;
@@ -324,6 +329,15 @@ fn scan(
         each(s.lines, offset, body.len(), probe_line(body));
     }
     Ok(s)
+}
+
+/// A [`LineTooLong`] inside `e` moved by `lines` lines and `bytes` bytes; other errors as
+/// they are.
+fn shift_line_error(e: std::io::Error, lines: usize, bytes: u64) -> std::io::Error {
+    match LineTooLong::of(&e) {
+        Some(t) => t.shifted(lines, bytes).into_io(),
+        None => e,
+    }
 }
 
 /// Indexes the lines of `file` in `start..end` (line starts) into `into`, in this thread;
@@ -337,9 +351,14 @@ pub(crate) fn index_range(
     lines_before: usize,
     into: &mut Indexer<'_>,
 ) -> std::io::Result<Scanned> {
-    scan(file, start, Some(end), |n, offset, l, probed| {
-        into.line(lines_before + n, offset, l, probed)
-    })
+    scan(
+        file,
+        start,
+        Some(end),
+        super::lines::MAX_LINE_BYTES,
+        |n, offset, l, probed| into.line(lines_before + n, offset, l, probed),
+    )
+    .map_err(|e| shift_line_error(e, lines_before, 0))
 }
 
 /// The start of the first line at or after `from` (`None`: no line starts in `from..len`).
@@ -367,6 +386,7 @@ fn probe_half(
     file: &File,
     split: u64,
     len: u64,
+    max_line: usize,
     hasher: foldhash::fast::RandomState,
 ) -> std::io::Result<(Scanned, Pending)> {
     let mut pending = Pending {
@@ -375,7 +395,7 @@ fn probe_half(
         text: String::new(),
         hasher,
     };
-    let scanned = scan(file, split, None, |n, offset, l, probed| {
+    let scanned = scan(file, split, None, max_line, |n, offset, l, probed| {
         pending.line(n, offset, l, probed)
     })?;
     Ok((scanned, pending))
@@ -385,13 +405,15 @@ fn probe_half(
 /// `into`. `lines_before` is the number of lines before `start`, for warnings; `len` is the
 /// file's size, which tells whether the lines are probed in two threads (`parallel`).
 ///
-/// Errors: the file's read errors.
+/// Errors: the file's read errors; a line longer than `max_line` bytes is a [`LineTooLong`]
+/// with its line number in the file (the first such line).
 pub(crate) fn index_lines(
     file: &File,
     start: u64,
     len: u64,
     lines_before: usize,
     parallel: Parallel,
+    max_line: usize,
     into: &mut Indexer<'_>,
 ) -> std::io::Result<Scanned> {
     let split = if parallel.applies(len.saturating_sub(start)) {
@@ -400,23 +422,28 @@ pub(crate) fn index_lines(
         None
     };
     let Some(split) = split else {
-        let mut s = scan(file, start, None, |n, offset, l, probed| {
+        let mut s = scan(file, start, None, max_line, |n, offset, l, probed| {
             into.line(lines_before + n, offset, l, probed)
-        })?;
+        })
+        .map_err(|e| shift_line_error(e, lines_before, 0))?;
         s.lines += lines_before;
         return Ok(s);
     };
     let hasher = into.slots.hasher();
-    let half = move || probe_half(file, split, len, hasher.clone());
+    let half = move || probe_half(file, split, len, max_line, hasher.clone());
     let (first, second) = std::thread::scope(|scope| {
         // A thread that cannot be started (resource limits) leaves the work to this one.
         let helper = std::thread::Builder::new()
             .name("pi-session-index".into())
             .spawn_scoped(scope, half.clone())
             .ok();
-        let first = scan(file, start, Some(split), |n, offset, l, probed| {
-            into.line(lines_before + n, offset, l, probed)
-        });
+        let first = scan(
+            file,
+            start,
+            Some(split),
+            max_line,
+            |n, offset, l, probed| into.line(lines_before + n, offset, l, probed),
+        );
         let second = match helper {
             Some(h) => h
                 .join()
@@ -425,8 +452,9 @@ pub(crate) fn index_lines(
         };
         (first, second)
     });
-    let first = first?;
-    let (second, pending) = second?;
+    let first = first.map_err(|e| shift_line_error(e, lines_before, 0))?;
+    let (second, pending) =
+        second.map_err(|e| shift_line_error(e, lines_before + first.lines, 0))?;
     pending.replay(lines_before + first.lines, into);
     Ok(Scanned {
         lines: lines_before + first.lines + second.lines,
@@ -525,6 +553,62 @@ mod tests {
         );
     }
 
+    /// A message entry whose line is exactly `len` bytes (padded in its text).
+    fn entry_of_len(i: usize, parent: usize, len: usize) -> String {
+        let base = entry(i, Some(parent), "message");
+        let pad = len.checked_sub(base.len()).expect("room for the entry");
+        base.replacen("line ", &format!("line {}", "x".repeat(pad)), 1)
+    }
+
+    #[test]
+    fn a_session_line_at_the_limit_opens_and_one_past_it_is_refused_naming_it() {
+        const LIMIT: usize = 200_000;
+        for parallel in [Parallel::Auto, Parallel::Always] {
+            let mut lines: Vec<String> = (0..40)
+                .map(|i| entry(i, i.checked_sub(1), "message"))
+                .collect();
+            lines.push(entry_of_len(40, 39, LIMIT));
+            lines.extend((41..80).map(|i| entry(i, Some(i - 1), "message")));
+            assert_eq!(lines[40].len(), LIMIT);
+            let bytes = session(&lines);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.jsonl");
+            std::fs::write(&path, &bytes).unwrap();
+            let store = SessionStore::open_limited(&path, "/w", parallel, None, LIMIT).unwrap();
+            assert_eq!(store.leaf_id(), Some("e79"));
+            assert_eq!(store.get("e40").unwrap().to_line().len(), LIMIT);
+            assert!(store.warnings().is_empty(), "{:?}", store.warnings());
+            drop(store);
+
+            // One byte more, placed in either half of a two-thread scan: the file is refused
+            // with the line's number and offset, and not a byte of it changes.
+            for at in [40, 70] {
+                let mut lines = lines.clone();
+                lines[40] = entry(40, Some(39), "message");
+                lines[at] = entry_of_len(at, at - 1, LIMIT + 1);
+                // No final newline, so an open that repaired the file would change it.
+                let bytes = session(&lines);
+                let bytes = &bytes[..bytes.len() - 1];
+                std::fs::write(&path, bytes).unwrap();
+                let offset = session(&lines[..at]).len();
+                let Err(err) = SessionStore::open_limited(&path, "/w", parallel, None, LIMIT)
+                else {
+                    panic!("a line past the limit opened");
+                };
+                let shown = path.display().to_string();
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "Session file {shown}: line {} (at byte {offset}) is longer than {LIMIT} bytes, the limit of a session line; the session was not opened and the file is unchanged",
+                        at + 2
+                    ),
+                    "{parallel:?}"
+                );
+                assert_eq!(std::fs::read(&path).unwrap(), bytes);
+            }
+        }
+    }
+
     #[test]
     fn two_threads_on_the_recorded_fixtures() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sessions");
@@ -551,7 +635,16 @@ mod tests {
         let start = bytes.iter().position(|&b| b == b'\n').unwrap() as u64 + 1;
         let len = bytes.len() as u64;
         let mut into = super::Indexer::new("F", Default::default(), Vec::new());
-        let s = super::index_lines(&file, start, len, 1, Parallel::Always, &mut into).unwrap();
+        let s = super::index_lines(
+            &file,
+            start,
+            len,
+            1,
+            Parallel::Always,
+            usize::MAX,
+            &mut into,
+        )
+        .unwrap();
         let split = s.split.expect("cut in two");
         assert!(split > start + (len - start) / 2 && split < len);
         assert_eq!(bytes[split as usize - 1], b'\n');
@@ -559,7 +652,8 @@ mod tests {
         assert_eq!(into.slots.len(), 10);
         // Below the threshold, one thread.
         let mut into = super::Indexer::new("F", Default::default(), Vec::new());
-        let s = super::index_lines(&file, start, len, 1, Parallel::Auto, &mut into).unwrap();
+        let s = super::index_lines(&file, start, len, 1, Parallel::Auto, usize::MAX, &mut into)
+            .unwrap();
         assert_eq!(s.split, None);
         assert_eq!(into.slots.len(), 10);
     }

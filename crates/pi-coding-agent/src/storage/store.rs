@@ -30,7 +30,7 @@ use super::entry::{
 };
 use super::entry_stats::EntryStats;
 use super::index::{ProbedLine, probe_line};
-use super::lines::Lines;
+use super::lines::{LineTooLong, Lines};
 use super::migrate;
 use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
@@ -93,6 +93,22 @@ pub enum StoreError {
     /// open '<path>'`): the first write of a session file, opening a directory.
     #[error("{0}")]
     Fs(String),
+    /// A line of the session file longer than [`super::MAX_LINE_BYTES`]: the file is not
+    /// opened (so nothing is appended to it or rewritten), and its bytes stay as they are. pi
+    /// fails to load such a file too (`RangeError: Invalid string length`, V8's string limit).
+    #[error(
+        "Session file {path}: line {line} (at byte {offset}) is longer than {limit} bytes, the limit of a session line; the session was not opened and the file is unchanged"
+    )]
+    LineTooLong {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// Byte offset of the line's start.
+        offset: u64,
+        /// The limit, in bytes without the line's `\n`.
+        limit: usize,
+    },
     /// A stored line that no longer parses (e.g. the file changed under us).
     #[error("{path}: corrupt entry at byte {offset}: {message}")]
     Corrupt {
@@ -117,6 +133,20 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |source| StoreError::Io {
         path: path.display().to_string(),
         source,
+    }
+}
+
+/// [`io_err`] for errors of reading lines: a [`LineTooLong`] becomes
+/// [`StoreError::LineTooLong`].
+fn read_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| match LineTooLong::of(&source) {
+        Some(t) => StoreError::LineTooLong {
+            path: path.display().to_string(),
+            line: t.line,
+            offset: t.offset,
+            limit: t.limit,
+        },
+        None => io_err(path)(source),
     }
 }
 
@@ -215,7 +245,8 @@ impl SessionStore {
     /// missing final newline repaired before the next write, old versions migrated).
     ///
     /// Errors: `Session file is not a valid pi session: <path>` when the first parsed record
-    /// is not a session header; I/O errors name the file.
+    /// is not a session header; [`StoreError::LineTooLong`] for a line longer than
+    /// [`super::MAX_LINE_BYTES`] (the file is left as it is); I/O errors name the file.
     ///
     /// The session index in [`session_index::default_dir`] is used and kept up to date (see
     /// `docs/sessions.md`).
@@ -239,6 +270,18 @@ impl SessionStore {
         cwd: &str,
         parallel: scan::Parallel,
         index_dir: Option<&Path>,
+    ) -> Result<Self, StoreError> {
+        Self::open_limited(path, cwd, parallel, index_dir, super::MAX_LINE_BYTES)
+    }
+
+    /// [`SessionStore::open_with`] with lines of at most `max_line` bytes (tests use small
+    /// limits).
+    pub(crate) fn open_limited(
+        path: &Path,
+        cwd: &str,
+        parallel: scan::Parallel,
+        index_dir: Option<&Path>,
+        max_line: usize,
     ) -> Result<Self, StoreError> {
         let meta = match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -270,13 +313,13 @@ impl SessionStore {
         let mut warnings = Vec::new();
         // The header: the first line that parses as an object (lines before it that do not
         // are skipped with a warning; an entry before it makes the file invalid).
-        let mut lines = Lines::new(FileRange::new(&file, 0, None));
+        let mut lines = Lines::with_limit(FileRange::new(&file, 0, None), max_line);
         let mut offset = 0u64;
         let mut ends_with_newline = true;
         let mut line_no = 0usize;
         let mut header = None;
         let mut raw_header = Map::new();
-        while let Some(line) = lines.next_line().map_err(io_err(path))? {
+        while let Some(line) = lines.next_line().map_err(read_err(path))? {
             line_no += 1;
             offset += line.len() as u64;
             ends_with_newline = line.last() == Some(&b'\n');
@@ -310,7 +353,7 @@ impl SessionStore {
         if header.version < SESSION_VERSION {
             // An old version: every record is read in full and migrated, then rewritten.
             let mut records: Vec<Map<String, Value>> = Vec::new();
-            while let Some(line) = lines.next_line().map_err(io_err(path))? {
+            while let Some(line) = lines.next_line().map_err(read_err(path))? {
                 line_no += 1;
                 let body = line.strip_suffix(b"\n").unwrap_or(line);
                 let body = body.strip_suffix(b"\r").unwrap_or(body);
@@ -339,7 +382,7 @@ impl SessionStore {
                 }
             }
             replace_file(path, text.as_bytes())?;
-            let mut store = Self::open_with(path, cwd, parallel, index_dir)?;
+            let mut store = Self::open_limited(path, cwd, parallel, index_dir, max_line)?;
             for w in &warnings {
                 tracing::warn!("{w}");
             }
@@ -392,9 +435,10 @@ impl SessionStore {
             meta.len(),
             lines_before,
             parallel,
+            max_line,
             &mut indexer,
         )
-        .map_err(io_err(path))?;
+        .map_err(read_err(path))?;
         let Indexer {
             slots,
             warnings: window_warnings,

@@ -144,6 +144,42 @@ fn b64(bytes: &[u8]) -> String {
 /// be converted or resized. pi decodes in Photon's WebAssembly memory (at most 4 GiB).
 pub const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// Largest image file the read tool or an `@file` argument reads: 512 MiB, the size of the
+/// largest pixel buffer pi-rs decodes (an encoded file is rarely larger than its pixels). The
+/// size is checked before the file is read, so a huge file costs nothing. pi reads image files
+/// whole, up to Node's 2 GiB `readFile` limit, and sends them on if it cannot decode them.
+pub const MAX_IMAGE_FILE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// What the read tool and `@file` arguments say for an image file past `limit` bytes (its
+/// bytes unread): `[Image omitted: the file is larger than <limit> bytes, the limit of an
+/// image file.]`.
+pub fn oversized_image(limit: u64) -> ProcessedImage {
+    ProcessedImage::Omitted {
+        message: format!(
+            "[Image omitted: the file is larger than {limit} bytes, the limit of an image file.]"
+        ),
+    }
+}
+
+/// Reads the image file at `path` if it holds at most `limit` bytes; `Ok(None)` when it is
+/// larger. At most `limit + 1` bytes are read even when the file grows while it is read.
+///
+/// Errors: opening or reading the file.
+pub fn read_image_file(path: &std::path::Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len > limit {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Ok(None);
+    }
+    Ok(Some(bytes))
+}
+
 /// Decodes `bytes`, applying the EXIF orientation of JPEG and WebP files as pi does.
 fn decode(bytes: &[u8]) -> Option<DynamicImage> {
     decode_within(bytes, MAX_DECODE_BYTES).ok()
@@ -362,6 +398,31 @@ pub fn process_image(bytes: &[u8], mime_type: &str, auto_resize: bool) -> Proces
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_image_file_at_the_byte_limit_is_read_and_past_it_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.png");
+        let bytes: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_image_file(&path, 5000).unwrap(), Some(bytes.clone()));
+        assert_eq!(read_image_file(&path, 4999).unwrap(), None);
+        assert_eq!(read_image_file(&path, 0).unwrap(), None);
+        // The real limit: a sparse file one byte past it is refused without being read.
+        let huge = dir.path().join("huge.png");
+        let f = std::fs::File::create(&huge).unwrap();
+        f.set_len(MAX_IMAGE_FILE_BYTES + 1).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(read_image_file(&huge, MAX_IMAGE_FILE_BYTES).unwrap(), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(MAX_IMAGE_FILE_BYTES, 536_870_912);
+        assert_eq!(
+            oversized_image(MAX_IMAGE_FILE_BYTES),
+            ProcessedImage::Omitted {
+                message: "[Image omitted: the file is larger than 536870912 bytes, the limit of an image file.]".into()
+            }
+        );
+    }
 
     /// pi's test fixture: a 1×1 red 24-bit BMP.
     pub(crate) fn tiny_bmp() -> Vec<u8> {

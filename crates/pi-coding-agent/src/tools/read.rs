@@ -25,13 +25,16 @@ use pi_ai::{ImageContent, UserContent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::image::{ProcessedImage, SNIFF_BYTES, detect_image_mime_type, process_image};
+use super::image::{
+    MAX_IMAGE_FILE_BYTES, ProcessedImage, SNIFF_BYTES, detect_image_mime_type, oversized_image,
+    process_image, read_image_file,
+};
 use super::path::resolve_read_path;
 use super::truncate::{
     DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size, truncate_head,
 };
 use super::{aborted, check_aborted, js_number, optional_number, required_str};
-use crate::platform::fs_error::{node_message, read_file_message};
+use crate::platform::fs_error::{node_message, read_file_async, read_file_message};
 
 /// Answers whether the current model accepts image input.
 pub type ImageSupportFn = Arc<dyn Fn() -> bool + Send + Sync>;
@@ -104,27 +107,38 @@ impl ReadTool {
         let head = read_head(&absolute)
             .await
             .map_err(|e| ToolError::new(read_file_message(&e, &absolute)))?;
-        let bytes = tokio::fs::read(&absolute)
+        if let Some(mime) = detect_image_mime_type(&head) {
+            return self.image_result(&absolute, mime).await;
+        }
+        let bytes = read_file_async(&absolute)
             .await
             .map_err(|e| ToolError::new(read_file_message(&e, &absolute)))?;
-        match detect_image_mime_type(&head) {
-            Some(mime) => Ok(self.image_result(&bytes, mime).await),
-            None => read_text(&String::from_utf8_lossy(&bytes), path, offset, limit),
-        }
+        read_text(&String::from_utf8_lossy(&bytes), path, offset, limit)
     }
 
-    async fn image_result(&self, bytes: &[u8], mime: &str) -> AgentToolResult {
+    /// The image at `absolute`: read only when it is within [`MAX_IMAGE_FILE_BYTES`].
+    async fn image_result(
+        &self,
+        absolute: &Path,
+        mime: &str,
+    ) -> Result<AgentToolResult, ToolError> {
         let auto_resize = self.options.auto_resize_images;
-        let owned = bytes.to_vec();
+        let owned = absolute.to_path_buf();
         let mime_owned = mime.to_owned();
-        let processed =
-            tokio::task::spawn_blocking(move || process_image(&owned, &mime_owned, auto_resize))
-                .await
-                .unwrap_or_else(|_| ProcessedImage::Omitted {
-                    message:
-                        "[Image omitted: could not be resized below the inline image size limit.]"
-                            .into(),
-                });
+        let processed = tokio::task::spawn_blocking(move || {
+            Ok(match read_image_file(&owned, MAX_IMAGE_FILE_BYTES)? {
+                Some(bytes) => process_image(&bytes, &mime_owned, auto_resize),
+                None => oversized_image(MAX_IMAGE_FILE_BYTES),
+            })
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Ok(ProcessedImage::Omitted {
+                message: "[Image omitted: could not be resized below the inline image size limit.]"
+                    .into(),
+            })
+        })
+        .map_err(|e: std::io::Error| ToolError::new(read_file_message(&e, absolute)))?;
         let note = self
             .options
             .model_supports_images
@@ -155,10 +169,10 @@ impl ReadTool {
                 content.push(UserContent::Image(ImageContent { data, mime_type }));
             }
         }
-        AgentToolResult {
+        Ok(AgentToolResult {
             content,
             ..Default::default()
-        }
+        })
     }
 }
 
@@ -343,6 +357,51 @@ mod tests {
             .map(|i| format!("Line {i}"))
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// A 2×2 PNG, extended by `extra` zero bytes (a sparse tail: nothing is written).
+    fn png_file(path: &Path, extra: u64) {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        image::RgbImage::new(2, 2)
+            .write_to(&mut buf, image::ImageFormat::Png)
+            .unwrap();
+        let png = buf.into_inner();
+        std::fs::write(path, &png).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        f.set_len(png.len() as u64 + extra).unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_image_file_past_the_byte_limit_is_omitted_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = ReadTool::new(dir.path().to_owned(), ReadToolOptions::default());
+        let small = dir.path().join("small.png");
+        png_file(&small, 0);
+        let r = tool.run(json!({"path": "small.png"})).await.unwrap();
+        assert_eq!(text_of(&r), "Read image file [image/png]");
+        assert!(matches!(r.content[1], UserContent::Image(_)));
+
+        let huge = dir.path().join("huge.png");
+        png_file(&huge, MAX_IMAGE_FILE_BYTES);
+        let r = tool.run(json!({"path": "huge.png"})).await.unwrap();
+        assert_eq!(
+            text_of(&r),
+            "Read image file [image/png]\n[Image omitted: the file is larger than 536870912 bytes, the limit of an image file.]"
+        );
+        assert_eq!(r.content.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_text_file_past_node_s_read_limit_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = ReadTool::new(dir.path().to_owned(), ReadToolOptions::default());
+        let path = dir.path().join("huge.txt");
+        std::fs::write(&path, "text").unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(crate::platform::fs_error::MAX_READ_FILE_BYTES + 1)
+            .unwrap();
+        let e = tool.run(json!({"path": "huge.txt"})).await.unwrap_err();
+        assert_eq!(e.0, "File size (2147483648) is greater than 2 GiB");
     }
 
     #[test]

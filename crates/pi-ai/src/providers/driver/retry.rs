@@ -203,8 +203,22 @@ pub(crate) fn parse_http_date(s: &str) -> Option<i64> {
     if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 {
         return None;
     }
-    Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + sec) * 1000)
+    // JavaScript dates end 8.64e15 ms after the epoch (`Date.parse` is `NaN` past it, and
+    // for negative years in this format, and pi then backs off as without a header); the year
+    // check keeps the arithmetic below far from `i64`'s range. Like V8, two-digit years are
+    // 2000–2049 and 1950–1999.
+    let year = match year {
+        0..=49 => year + 2000,
+        50..=99 => year + 1900,
+        100..=275_760 => year,
+        _ => return None,
+    };
+    let ms = (days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + sec) * 1000;
+    (ms.abs() <= JS_MAX_DATE_MS).then_some(ms)
 }
+
+/// The largest distance from the epoch a JavaScript `Date` holds, in ms.
+const JS_MAX_DATE_MS: i64 = 8_640_000_000_000_000;
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -375,5 +389,40 @@ mod tests {
         assert_eq!(parse_http_date("Wed, 32 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_http_date("Wed, 21 Foo 2015 07:28:00 GMT"), None);
         assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:01 GMT"), Some(1000));
+        // The ends of JavaScript's dates, and years past them (which used to overflow).
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 275760 00:00:00 GMT"),
+            Some(8_640_000_000_000_000)
+        );
+        assert_eq!(parse_http_date("Sat, 13 Sep 275760 00:00:01 GMT"), None);
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 99999 00:00:00 GMT"),
+            Some(3_093_518_476_800_000)
+        );
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 99999999999 00:00:00 GMT"),
+            None
+        );
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 9223372036854775807 00:00:00 GMT"),
+            None
+        );
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep -9223372036854775808 00:00:00 GMT"),
+            None
+        );
+        assert_eq!(parse_http_date("Tue, 20 Apr -271821 00:00:00 GMT"), None);
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 0 00:00:00 GMT"),
+            Some(968_803_200_000)
+        );
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 50 00:00:00 GMT"),
+            Some(-609_120_000_000)
+        );
+        assert_eq!(
+            parse_http_date("Sat, 13 Sep 100 00:00:00 GMT"),
+            Some(-58_989_427_200_000)
+        );
     }
 }

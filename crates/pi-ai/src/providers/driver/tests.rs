@@ -441,6 +441,35 @@ async fn http_errors_are_formatted_by_the_wire_api() {
 }
 
 #[tokio::test]
+async fn an_error_body_is_quoted_whole_up_to_the_limit_and_cut_past_it() {
+    // "é" is two bytes: the cut must not split it.
+    for (len, cut) in [
+        (MAX_ERROR_BODY_BYTES, false),
+        (MAX_ERROR_BODY_BYTES + 1, true),
+        (3 * MAX_ERROR_BODY_BYTES, true),
+    ] {
+        let mut body = "é".repeat(len / 2);
+        if len % 2 == 1 {
+            body.push('x');
+        }
+        assert_eq!(body.len(), len);
+        let (events, _) = run(vec![Reply::text(500, &body).chunk_size(4096)], options()).await;
+        let (_, error) = terminal_error(&events);
+        let message = error.error_message.as_deref().unwrap();
+        let quoted = message.strip_prefix("500: ").unwrap();
+        if cut {
+            let kept = quoted
+                .strip_suffix("… (cut: the error body is longer than 1048576 bytes)")
+                .unwrap();
+            assert_eq!(kept.len(), MAX_ERROR_BODY_BYTES);
+            assert!(body.starts_with(kept));
+        } else {
+            assert_eq!(quoted, body);
+        }
+    }
+}
+
+#[tokio::test]
 async fn retries_honour_retry_after() {
     let script = vec![
         Reply::text(503, "busy").header("retry-after", "0.05"),

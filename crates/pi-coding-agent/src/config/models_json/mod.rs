@@ -271,7 +271,7 @@ impl ModelsConfig {
 
     /// Loads `path`; a missing file is an empty configuration.
     pub fn load(path: &Path) -> Self {
-        match std::fs::read_to_string(path) {
+        match crate::config::text::read_config_text(path) {
             Ok(text) => Self::parse(&text, path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
             Err(e) => ModelsConfig {

@@ -109,7 +109,7 @@ fn load_file(path: Option<&Path>) -> Loaded {
             error: None,
         };
     };
-    match std::fs::read_to_string(path) {
+    match crate::config::text::read_config_text(path) {
         Ok(text) => match parse_settings(&text) {
             Ok(settings) => Loaded {
                 settings,
@@ -353,7 +353,7 @@ impl SettingsManager {
             std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
         let _lock = FileLock::acquire(path).map_err(|e| e.to_string())?;
-        let current = match std::fs::read_to_string(path) {
+        let current = match crate::config::text::read_config_text(path) {
             Ok(text) => parse_settings(&text)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
             Err(e) => return Err(e.to_string()),

@@ -438,3 +438,28 @@ fn a_default_thinking_level_that_is_not_a_level_reads_as_off() {
     assert_eq!(level(json!("high")), Some(ModelThinkingLevel::High));
     assert_eq!(level(json!(null)), None);
 }
+
+#[test]
+fn a_settings_file_past_the_size_limit_is_an_error_and_is_never_written() {
+    let d = dirs();
+    let path = d.agent.join("settings.json");
+    // A sparse file one byte past the limit.
+    let f = fs::File::create(&path).unwrap();
+    f.set_len(crate::config::text::MAX_CONFIG_BYTES + 1)
+        .unwrap();
+    drop(f);
+    let mut s = SettingsManager::load(&d.cwd, &d.agent, true);
+    let errors = s.drain_errors();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].scope, SettingsScope::Global);
+    assert_eq!(
+        errors[0].message,
+        "file larger than 67108864 bytes, the limit of a configuration file"
+    );
+    // A setter does not write over a file it could not read.
+    s.set_default_model_and_provider("openai", "gpt-5");
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        crate::config::text::MAX_CONFIG_BYTES + 1
+    );
+}

@@ -112,7 +112,7 @@ impl TrustStore {
 
     fn read(&self) -> Result<Map<String, Value>, TrustStoreError> {
         let path = || self.path.display().to_string();
-        let text = match std::fs::read_to_string(&self.path) {
+        let text = match crate::config::text::read_config_text(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
             Err(e) => {

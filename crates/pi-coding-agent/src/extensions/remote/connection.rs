@@ -42,6 +42,9 @@ pub enum CallError {
     Aborted,
     /// The process is gone (or was stopped); why.
     Dead(String),
+    /// The request would be a record longer than [`MAX_RECORD_BYTES`] (its size in bytes); it
+    /// was not sent, and the extension keeps running.
+    TooLarge(usize),
 }
 
 type Reply = Result<Value, CallError>;
@@ -244,30 +247,43 @@ impl Connection {
         }
     }
 
-    fn send_value(&self, value: &Value) -> bool {
+    fn send_value(&self, value: &Value) -> Sent {
         let Ok(bytes) = serde_json::to_vec(value) else {
-            return false;
+            return Sent::Dead;
         };
+        // The extension may refuse (and the protocol lets it drop the connection for) a
+        // longer record: it is not sent at all.
+        if bytes.len() > MAX_RECORD_BYTES {
+            return Sent::TooLarge(bytes.len());
+        }
         match &*lock(&self.out) {
-            Some(tx) => tx.send(bytes).is_ok(),
-            None => false,
+            Some(tx) if tx.send(bytes).is_ok() => Sent::Yes,
+            _ => Sent::Dead,
         }
     }
 
-    /// Sends a notification (dropped on a dead connection).
+    /// Sends a notification (dropped on a dead connection; one longer than
+    /// [`MAX_RECORD_BYTES`] is dropped and reported as a protocol problem).
     pub fn notify(&self, method: &str, params: Value) {
-        self.send_value(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        if let Sent::TooLarge(len) = self.send_value(&msg) {
+            self.problem("protocol", too_large_text(method, len));
+        }
     }
 
-    /// Answers the extension's request `id`: a result, or an error `(code, message)`.
+    /// Answers the extension's request `id`: a result, or an error `(code, message)`. An
+    /// answer longer than [`MAX_RECORD_BYTES`] becomes the error `-32603` saying so, so the
+    /// extension is not left waiting.
     pub fn respond(&self, id: Value, answer: Result<Value, (i64, String)>) {
+        let error = |code: i64, message: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         let msg = match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, message)) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-            }
+            Err((code, message)) => error(code, message),
         };
-        self.send_value(&msg);
+        if let Sent::TooLarge(len) = self.send_value(&msg) {
+            pi_ai::json_depth::drop_value(msg);
+            self.send_value(&error(-32603, too_large_text("the response", len)));
+        }
     }
 
     /// A fresh request id.
@@ -286,13 +302,20 @@ impl Connection {
 
     fn send_request(&self, id: u64, method: &str, params: Value) -> Result<(), CallError> {
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if self.send_value(&msg) {
-            Ok(())
-        } else {
-            lock(&self.pending).remove(&id);
-            Err(CallError::Dead(
-                self.dead_reason().unwrap_or_else(|| "stopped".to_owned()),
-            ))
+        let sent = self.send_value(&msg);
+        pi_ai::json_depth::drop_value(msg);
+        match sent {
+            Sent::Yes => Ok(()),
+            Sent::TooLarge(len) => {
+                lock(&self.pending).remove(&id);
+                Err(CallError::TooLarge(len))
+            }
+            Sent::Dead => {
+                lock(&self.pending).remove(&id);
+                Err(CallError::Dead(
+                    self.dead_reason().unwrap_or_else(|| "stopped".to_owned()),
+                ))
+            }
         }
     }
 
@@ -398,7 +421,18 @@ impl Connection {
         if text.trim().is_empty() {
             return;
         }
-        let value: Option<Value> = serde_json::from_str(&text).ok();
+        // Records as deep as the documents pi-rs reads elsewhere (tool arguments and results
+        // 1,000 levels deep); deeper ones break the protocol (an answer could not be matched
+        // to its call), so the extension is stopped.
+        let value: Option<Value> =
+            match pi_ai::json_depth::from_str(&text, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
+                Ok(v) => Some(v),
+                Err(e @ pi_ai::json_depth::DeepJsonError::TooDeep { .. }) => {
+                    self.kill(&format!("protocol error: {e}"));
+                    return;
+                }
+                Err(_) => None,
+            };
         let Some(obj) = value.as_ref().and_then(Value::as_object) else {
             self.garbage(&text);
             return;
@@ -530,9 +564,32 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
+/// What [`Connection::send_value`] did.
+enum Sent {
+    /// Queued for the writer.
+    Yes,
+    /// Not sent: the connection is dead (or the value does not serialize).
+    Dead,
+    /// Not sent: the record would hold this many bytes, more than [`MAX_RECORD_BYTES`].
+    TooLarge(usize),
+}
+
+/// `<what> not sent: <len> bytes, more than the 67108864-byte limit of a protocol record`.
+fn too_large_text(what: &str, len: usize) -> String {
+    format!(
+        "{what} not sent: {len} bytes, more than the {MAX_RECORD_BYTES}-byte limit of a protocol record"
+    )
+}
+
+/// Stack of the connection's threads: the reader parses and clones records up to
+/// `MAX_DOCUMENT_DEPTH` levels deep, which `serde_json::Value`'s recursive clone and drop
+/// need about 1.5 MiB for in a debug build.
+const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
+
 fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), String> {
     std::thread::Builder::new()
         .name(name.to_owned())
+        .stack_size(THREAD_STACK_BYTES)
         .spawn(f)
         .map(|_| ())
         .map_err(|e| e.to_string())
@@ -599,6 +656,90 @@ mod tests {
             .unwrap_err();
         assert_eq!(e, CallError::Remote("boom".to_owned()));
         failing.kill("test over");
+    }
+
+    #[test]
+    fn a_record_at_the_size_limit_is_read_and_one_past_it_stops_only_the_extension() {
+        let prefix = r#"{"jsonrpc":"2.0","id":1,"result":""#;
+        let fill = MAX_RECORD_BYTES - prefix.len() - 2;
+        let answer = |n: usize| {
+            format!(
+                r#"read line <&3; {{ printf '%s' '{prefix}'; head -c {n} /dev/zero | tr '\0' x; printf '"}}\n'; }} >&4; sleep 60"#
+            )
+        };
+        let at = shell(&answer(fill), 20_000);
+        let got = at
+            .call_blocking("x", json!({}), Duration::from_secs(20))
+            .unwrap();
+        assert_eq!(got.as_str().map(str::len), Some(fill));
+        assert!(got.as_str().unwrap().bytes().all(|b| b == b'x'));
+        assert!(at.dead_reason().is_none());
+        at.kill("test over");
+
+        let past = shell(&answer(fill + 1), 20_000);
+        let e = past
+            .call_blocking("x", json!({}), Duration::from_secs(20))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            CallError::Dead("protocol error: record exceeds 67108864 bytes".to_owned())
+        );
+        // Every later call fails at once; this process (the host) goes on.
+        let again = past
+            .call_blocking("x", json!({}), Duration::from_secs(5))
+            .unwrap_err();
+        assert!(matches!(again, CallError::Dead(_)), "{again:?}");
+        past.kill("test over");
+    }
+
+    #[test]
+    fn a_record_at_the_depth_limit_is_read_and_one_past_it_stops_the_extension() {
+        // The envelope object is level 1; `levels` arrays nest inside its result.
+        let answer = |levels: usize| {
+            format!(
+                r#"read line <&3; o=''; c=''; i=0; while [ $i -lt {levels} ]; do o="$o["; c="$c]"; i=$((i+1)); done; printf '{{"jsonrpc":"2.0","id":1,"result":%s%s}}\n' "$o" "$c" >&4; sleep 60"#
+            )
+        };
+        let limit = pi_ai::json_depth::MAX_DOCUMENT_DEPTH;
+        let at = shell(&answer(limit - 1), 20_000);
+        let got = at
+            .call_blocking("x", json!({}), Duration::from_secs(20))
+            .unwrap();
+        assert_eq!(pi_ai::json_depth::value_depth(&got), limit - 1);
+        pi_ai::json_depth::drop_value(got);
+        at.kill("test over");
+
+        let past = shell(&answer(limit), 20_000);
+        let e = past
+            .call_blocking("x", json!({}), Duration::from_secs(20))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            CallError::Dead("protocol error: JSON nested deeper than 1064 levels".to_owned())
+        );
+        past.kill("test over");
+    }
+
+    #[test]
+    fn a_request_past_the_size_limit_is_not_sent_and_the_extension_goes_on() {
+        let conn = shell(
+            r#"read line <&3; case "$line" in *'"id":2'*) printf '{"jsonrpc":"2.0","id":2,"result":"ok"}\n' >&4;; esac; sleep 5"#,
+            5000,
+        );
+        let big = "y".repeat(MAX_RECORD_BYTES);
+        let e = conn
+            .call_blocking("x", json!({ "text": big }), Duration::from_secs(5))
+            .unwrap_err();
+        let CallError::TooLarge(len) = e else {
+            panic!("{e:?}");
+        };
+        assert!(len > MAX_RECORD_BYTES);
+        let ok = conn
+            .call_blocking("x", json!({}), Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(ok, json!("ok"));
+        assert!(conn.dead_reason().is_none());
+        conn.kill("test over");
     }
 
     #[test]

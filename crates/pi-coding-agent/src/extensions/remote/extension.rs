@@ -90,6 +90,10 @@ fn call_error_text(path: &str, event: &str, e: CallError) -> String {
             format!("Extension \"{path}\" did not answer {event} after cancellation")
         }
         CallError::Dead(why) => format!("Extension \"{path}\" is not running: {why}"),
+        CallError::TooLarge(len) => format!(
+            "Extension \"{path}\": {event} not sent: {len} bytes, more than the {}-byte limit of a protocol record",
+            super::framing::MAX_RECORD_BYTES
+        ),
     }
 }
 

@@ -162,6 +162,11 @@ impl AgentTool for RemoteTool {
                     "Extension \"{}\" is not running: {why}",
                     self.conn.path()
                 ))),
+                Err(CallError::TooLarge(len)) => Err(ToolError::new(format!(
+                    "Extension \"{}\": tool call not sent: {len} bytes, more than the {}-byte limit of a protocol record",
+                    self.conn.path(),
+                    super::framing::MAX_RECORD_BYTES
+                ))),
             }
         })
     }

@@ -95,7 +95,7 @@ impl EditTool {
                 )));
             }
             check_aborted(&cancel)?;
-            let bytes = tokio::fs::read(&absolute)
+            let bytes = crate::platform::fs_error::read_file_async(&absolute)
                 .await
                 .map_err(|e| ToolError::new(read_file_message(&e, &absolute)))?;
             let raw = String::from_utf8_lossy(&bytes);
