@@ -108,11 +108,12 @@ pub fn encode_session_dir_name(cwd: &str) -> String {
 }
 
 /// The first line of `path` without its `\n`, if it is UTF-8, not blank and at most
-/// [`crate::storage::MAX_LINE_BYTES`] long.
+/// [`crate::config::text::MAX_CONFIG_BYTES`] long (a session header is far shorter; the
+/// limit of what the start-up migrations read).
 fn first_line(path: &Path) -> Option<String> {
     use std::io::{BufRead, Read};
     let file = std::fs::File::open(path).ok()?;
-    let limit = crate::storage::MAX_LINE_BYTES as u64;
+    let limit = crate::config::text::MAX_CONFIG_BYTES;
     let mut reader = std::io::BufReader::new(file.take(limit + 1));
     let mut line = Vec::new();
     reader.read_until(b'\n', &mut line).ok()?;
