@@ -53,6 +53,46 @@ pub(super) fn openpty(rows: u16, cols: u16) -> Result<(std::fs::File, OwnedFd), 
 }
 
 /// `VmHWM` of `pid` in KiB (0 when unreadable).
+/// `program --provider replay-anthropic --model replay-model <extra>` in `root/work` with the
+/// scratch `HOME`, `TMPDIR` and agent dir under `root`, a clean environment, and `slave` as its
+/// controlling terminal (stdin, stdout and stderr): the pi under test in the pty workloads.
+pub(super) fn pty_command<S: AsRef<std::ffi::OsStr>>(
+    program: &Path,
+    root: &Path,
+    extra: &[S],
+    slave: &OwnedFd,
+) -> Result<Command, String> {
+    let io = |fd: &OwnedFd| -> Result<Stdio, String> {
+        Ok(Stdio::from(fd.try_clone().map_err(|e| e.to_string())?))
+    };
+    let p = |sub: &str| root.join(sub).display().to_string();
+    let mut cmd = Command::new(program);
+    cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"])
+        .args(extra)
+        .current_dir(root.join("work"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", p("home"))
+        .env("TMPDIR", p("tmp"))
+        .env("PI_CODING_AGENT_DIR", p("agent"))
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("TERM", "xterm-256color")
+        .stdin(io(slave)?)
+        .stdout(io(slave)?)
+        .stderr(io(slave)?);
+    // SAFETY: runs in the forked child before exec; setsid and ioctl are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
 fn peak_rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -115,36 +155,12 @@ fn once(program: &Path, resume: Option<&Path>) -> Result<Sample, String> {
     )
     .map_err(|e| e.to_string())?;
     let (mut master, slave) = openpty(30, 100)?;
-    let io = |fd: &OwnedFd| -> Result<Stdio, String> {
-        Ok(Stdio::from(fd.try_clone().map_err(|e| e.to_string())?))
-    };
-    let p = |sub: &str| r.join(sub).display().to_string();
-    let mut cmd = Command::new(program);
-    cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"]);
+    let mut extra: Vec<std::ffi::OsString> = Vec::new();
     if resume.is_some() {
-        cmd.arg("--session").arg(r.join("sess.jsonl"));
+        extra.push("--session".into());
+        extra.push(r.join("sess.jsonl").into());
     }
-    cmd.current_dir(r.join("work"))
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", p("home"))
-        .env("TMPDIR", p("tmp"))
-        .env("PI_CODING_AGENT_DIR", p("agent"))
-        .env("PI_OFFLINE", "1")
-        .env("PI_SKIP_VERSION_CHECK", "1")
-        .env("TERM", "xterm-256color")
-        .stdin(io(&slave)?)
-        .stdout(io(&slave)?)
-        .stderr(io(&slave)?);
-    // SAFETY: runs in the forked child before exec; setsid and ioctl are async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let mut cmd = pty_command(program, r, &extra, &slave)?;
     let start = Instant::now();
     let mut child = cmd
         .spawn()

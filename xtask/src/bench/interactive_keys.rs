@@ -8,17 +8,16 @@
 //!   (`CSI 2J`, `CSI 3J`). Goal: 1 (the width change).
 
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use pi_ai::testkit::{ReplayServer, Reply, SseBuilder};
 use serde_json::json;
 
-use super::interactive::openpty;
+use super::interactive::{openpty, pty_command};
 use super::workloads::models_json;
 
 /// Longest anything may take before the measurement counts as failed.
@@ -51,34 +50,7 @@ struct Running {
 impl Running {
     fn spawn(pi: &Path, root: &Path, extra: &[&str]) -> Result<Running, String> {
         let (master, slave) = openpty(30, 100)?;
-        let io = |fd: &OwnedFd| -> Result<Stdio, String> {
-            Ok(Stdio::from(fd.try_clone().map_err(|e| e.to_string())?))
-        };
-        let p = |sub: &str| root.join(sub).display().to_string();
-        let mut cmd = Command::new(pi);
-        cmd.args(["--provider", "replay-anthropic", "--model", "replay-model"])
-            .args(extra)
-            .current_dir(root.join("work"))
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", p("home"))
-            .env("TMPDIR", p("tmp"))
-            .env("PI_CODING_AGENT_DIR", p("agent"))
-            .env("PI_OFFLINE", "1")
-            .env("PI_SKIP_VERSION_CHECK", "1")
-            .env("TERM", "xterm-256color")
-            .stdin(io(&slave)?)
-            .stdout(io(&slave)?)
-            .stderr(io(&slave)?);
-        // SAFETY: runs in the forked child before exec; setsid and ioctl are async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        let mut cmd = pty_command(pi, root, extra, &slave)?;
         let child = cmd.spawn().map_err(|e| format!("{}: {e}", pi.display()))?;
         drop(slave);
         let mut reader = master.try_clone().map_err(|e| e.to_string())?;
@@ -330,7 +302,9 @@ fn redraws(pi: &Path, rt: &tokio::runtime::Runtime) -> Result<(usize, usize), St
     p.wait(0, |b| count(b, b"(auto)") > 0)?;
     let start = p.seen.len();
     p.send(b"tell me something long\r")?;
-    p.wait(start, |b| count(&visible(b), b"takes a while.") >= 20)?;
+    // The run's end: the footer shows the answer's usage (a count of the answer's words
+    // would depend on where the lines wrap).
+    p.wait(start, |b| count(&visible(b), "↑10 ↓".as_bytes()) > 0)?;
     p.drain_for(Duration::from_millis(300));
     p.resize(30, 80)?;
     p.drain_for(Duration::from_millis(600));
