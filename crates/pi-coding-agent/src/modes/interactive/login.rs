@@ -118,11 +118,10 @@ impl App {
             .into_iter()
             .map(|p| {
                 let mut item = PickItem::new(p.id, p.name);
-                let stored_oauth = match registry.auth().credential(p.id) {
-                    Some(crate::config::auth::Credential::OAuth(_)) => Some(true),
-                    Some(_) => Some(false),
-                    None => None,
-                };
+                let auth = registry.auth();
+                let stored_oauth = auth
+                    .has_stored(p.id)
+                    .then(|| auth.oauth_entry(p.id).is_some());
                 // pi: a credential of the other kind is named, the same kind is configured.
                 let status = match stored_oauth {
                     Some(o) if o != oauth && o => "• subscription configured",
@@ -260,10 +259,7 @@ impl App {
             auth.stored_providers()
                 .into_iter()
                 .map(|id| {
-                    let oauth = matches!(
-                        auth.credential(&id),
-                        Some(crate::config::auth::Credential::OAuth(_))
-                    );
+                    let oauth = auth.oauth_entry(&id).is_some();
                     (id, oauth)
                 })
                 .collect()
@@ -414,10 +410,7 @@ impl App {
         let name = provider_name(id).to_owned();
         let result = {
             let mut registry = crate::sync::write(&self.running.registry);
-            let oauth = matches!(
-                registry.auth().credential(id),
-                Some(crate::config::auth::Credential::OAuth(_))
-            );
+            let oauth = registry.auth().oauth_entry(id).is_some();
             registry.auth_mut().remove(id).map(|()| oauth)
         };
         match result {
