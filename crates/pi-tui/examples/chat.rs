@@ -1,11 +1,15 @@
-//! `cargo run -p pi-tui --example chat [-- --fullscreen]`: a transcript with a simple input
-//! line. Type a prompt and press Enter: a fake answer streams in as markdown; finished
-//! blocks go to the scrollback once, the open block, the status line and the input line are
-//! the live region.
+//! `cargo run -p pi-tui --example chat [-- --fullscreen]`: a transcript with the toolkit's
+//! editor. Type a prompt and press Enter: a fake answer streams in as markdown; finished
+//! blocks go to the scrollback once, the open block, the status line, the editor and the footer
+//! are the live region. Keys are decoded by the full decoder (Kitty keyboard protocol,
+//! `modifyOtherKeys`, legacy sequences, bracketed paste, the Esc timeout of
+//! `PI_TUI_ESC_TIMEOUT`), and the editor has pi's keys: Shift+Enter or Ctrl+J for a new line,
+//! emacs movement and kill ring, undo (Ctrl+-), history on Up/Down, large pastes collapsed to a
+//! marker.
 //!
-//! Keys: Enter submit · Ctrl+C clear / exit when empty · Ctrl+D exit when empty · Ctrl+Z
-//! suspend · Ctrl+O replay the history (an explicit display toggle) · Ctrl+F fullscreen on/off ·
-//! PageUp/PageDown/Home/End scroll (fullscreen).
+//! Keys of the example: Enter submit · Ctrl+C clear / exit when empty · Ctrl+D exit when empty ·
+//! Ctrl+Z suspend · Ctrl+O replay the history (an explicit display toggle) · Ctrl+F fullscreen
+//! on/off · PageUp/PageDown/Home/End scroll (fullscreen).
 //!
 //! Settings for scripted runs: `PI_TUI_CHAT_DELTA_MS` (time between deltas, default 15),
 //! `PI_TUI_CHAT_STATS=1` (print frames and bytes written on exit); the prompt `/panic` panics
@@ -15,13 +19,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tui::capabilities::Capabilities;
+use pi_tui::components::editor::{Editor, EditorEvent, EditorStyle};
 use pi_tui::components::{BoxComponent, StatusLine, StreamingMarkdown, Text};
 use pi_tui::fullscreen::Scroll;
-use pi_tui::input_seam::{InputDecoder, PassThrough};
-use pi_tui::style::Style;
+use pi_tui::keybindings::{Keybindings, Platform};
+use pi_tui::keys::{Decoded, Decoder, TerminalReply, escape_timeout_from_env};
 use pi_tui::terminal::{self, TermEvent, Terminal, TerminalOptions};
+use pi_tui::terminal_colors::ColorScheme;
+use pi_tui::theme::{ColorMode, Theme};
 use pi_tui::tui::{Mode, Tui, TuiOptions};
-use pi_tui::{CURSOR_MARKER, Component, InputEvent, KeyCode, Modifiers};
+use pi_tui::{Component, InputEvent, KeyCode, KeyEvent, Modifiers};
 
 const ANSWER: &str = include_str!("../tests/data/answers/mixed-long.md");
 
@@ -46,31 +53,21 @@ impl Component for Live {
     }
 }
 
-/// The docked bottom: the input line between two rules, and a footer.
+/// The docked bottom: the editor (it draws its own rules) and a footer.
 struct Dock {
-    input: String,
+    editor: Editor,
     footer: String,
-    rule: String,
 }
 
 impl Component for Dock {
     fn render(&mut self, width: u16) -> Vec<String> {
-        let w = usize::from(width);
-        let rule = format!("{}{}\x1b[0m", self.rule, "─".repeat(w));
-        let prompt = format!("> {}{CURSOR_MARKER}", self.input);
-        // Keep the end of a long input visible.
-        let shown = if pi_tui::ansi::visible_width(&prompt) >= w {
-            let skip = pi_tui::ansi::visible_width(&prompt) + 1 - w;
-            format!("…{}", pi_tui::ansi::slice(&prompt, skip + 1, w)) + CURSOR_MARKER
-        } else {
-            prompt
-        };
-        vec![
-            rule.clone(),
-            shown,
-            rule,
-            pi_tui::ansi::truncate(&self.footer, w, "…"),
-        ]
+        let mut out = self.editor.render(width);
+        out.push(pi_tui::ansi::truncate(
+            &self.footer,
+            usize::from(width),
+            "…",
+        ));
+        out
     }
 }
 
@@ -83,14 +80,21 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let caps = Capabilities::detect();
-    let style = Arc::new(Style::dark(caps.color, caps.hyperlinks));
+    let theme = Theme::builtin(ColorScheme::Dark, ColorMode::from_env());
+    let style = Arc::new(theme.markdown_style(caps.hyperlinks));
     let delta_ms: u64 = std::env::var("PI_TUI_CHAT_DELTA_MS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(15);
     let fullscreen = std::env::args().any(|a| a == "--fullscreen");
 
-    let mut term = Terminal::enter(TerminalOptions::default())?;
+    // pi's input modes: the Kitty keyboard protocol (flags 7) where the terminal has it, else
+    // xterm's modifyOtherKeys (what tmux forwards), so Shift+Enter reaches the editor.
+    let mut term = Terminal::enter(TerminalOptions {
+        kitty_flags: Some(7),
+        modify_other_keys: true,
+        ..TerminalOptions::default()
+    })?;
     term.set_title("pi-tui chat")?;
     let (cols, rows) = terminal::size();
     let mut tui = Tui::new(
@@ -115,15 +119,18 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         answer: None,
         status: StatusLine::new(style.muted.clone(), style.spinner.clone()),
     };
+    let keys = Arc::new(Keybindings::defaults(Platform::current()));
+    let mut editor = Editor::new(keys.clone(), EditorStyle::from_theme(&theme));
+    editor.set_focused(true);
+    editor.set_terminal_rows(rows);
     let mut dock = Dock {
-        input: String::new(),
-        footer: format!(
-            "{}{}x{} · ctrl+o replay · ctrl+f fullscreen{}",
-            style.muted, cols, rows, "\x1b[0m"
-        ),
-        rule: style.muted.clone(),
+        editor,
+        footer: footer(&style.muted, cols, rows),
     };
-    let mut decoder = PassThrough::default();
+    let mut decoder = Decoder::new().with_escape_timeout(escape_timeout_from_env());
+    let mut decoded = Vec::new();
+    // When the decoder holds a lone Esc (or an incomplete sequence): since when.
+    let mut pending_since: Option<Instant> = None;
     let mut pending: Option<(usize, Instant)> = None; // (offset into ANSWER, next delta time)
     let mut turn = 0usize;
     let mut dirty = true;
@@ -183,98 +190,102 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     .max(Duration::from_millis(1)),
             );
         }
-        let Some(ev) = term.recv(wait) else { continue };
+        if let (Some(since), Some(timeout)) = (pending_since, decoder.pending_timeout()) {
+            let due = since + timeout;
+            if now >= due {
+                decoder.flush_pending(&mut decoded);
+                pending_since = None;
+            } else {
+                wait = wait.min(due - now);
+            }
+        }
+        let ev = if decoded.is_empty() {
+            match term.recv(wait) {
+                Some(ev) => Some(ev),
+                None => continue,
+            }
+        } else {
+            None
+        };
         match ev {
-            TermEvent::Resize(c, r) => {
+            Some(TermEvent::Resize(c, r)) => {
                 term.write(&tui.resize(c, r, Instant::now()))?;
-                dock.footer = format!(
-                    "{}{}x{} · ctrl+o replay · ctrl+f fullscreen{}",
-                    style.muted, c, r, "\x1b[0m"
-                );
+                dock.editor.set_terminal_rows(r);
+                dock.footer = footer(&style.muted, c, r);
                 dirty = true;
             }
-            TermEvent::Wake | TermEvent::Terminate(_) => {}
-            TermEvent::Resumed => {
+            Some(TermEvent::Wake | TermEvent::Terminate(_)) | None => {}
+            Some(TermEvent::Resumed) => {
                 term.write(&tui.replay())?;
                 force = true;
             }
-            TermEvent::Input(bytes) => {
-                for e in decoder.feed(&bytes) {
-                    force = true;
-                    match e {
-                        InputEvent::Paste(t) => dock.input.push_str(&t.replace(['\r', '\n'], " ")),
-                        InputEvent::Key(k) => match (k.code, k.modifiers) {
-                            (KeyCode::Char('d'), m)
-                                if m == Modifiers::CTRL && dock.input.is_empty() =>
-                            {
-                                quit = true;
-                            }
-                            (KeyCode::Char('c'), m) if m == Modifiers::CTRL => {
-                                if dock.input.is_empty() {
-                                    quit = true;
-                                } else {
-                                    dock.input.clear();
-                                }
-                            }
-                            (KeyCode::Char('z'), m) if m == Modifiers::CTRL => {
-                                term.suspend()?;
-                                term.write(&tui.replay())?;
-                            }
-                            (KeyCode::Char('o'), m) if m == Modifiers::CTRL => {
-                                term.write(&tui.replay())?;
-                            }
-                            (KeyCode::Char('f'), m) if m == Modifiers::CTRL => {
-                                let next = if tui.mode() == Mode::Inline {
-                                    Mode::Fullscreen
-                                } else {
-                                    Mode::Inline
-                                };
-                                term.write(&tui.set_mode(next))?;
-                            }
-                            (KeyCode::PageUp, _) => tui.scroll(Scroll::PageUp),
-                            (KeyCode::PageDown, _) => tui.scroll(Scroll::PageDown),
-                            (KeyCode::Home, _) => tui.scroll(Scroll::Top),
-                            (KeyCode::End, _) => tui.scroll(Scroll::Bottom),
-                            (KeyCode::Backspace, _) => {
-                                dock.input.pop();
-                            }
-                            (KeyCode::Enter, _) => {
-                                let prompt = std::mem::take(&mut dock.input);
-                                if prompt.trim().is_empty() {
-                                    continue;
-                                }
-                                if prompt == "/panic" {
-                                    // For the test of the panic hook's terminal restore.
-                                    panic!("panic requested from the prompt");
-                                }
-                                // Finish a running answer before the next turn starts.
-                                if let Some(a) = &mut live.answer {
-                                    for b in a.finish() {
-                                        tui.commit(Box::new(b));
-                                    }
-                                }
-                                turn += 1;
-                                tui.commit(Box::new(Text::new(String::new())));
-                                tui.commit(Box::new(BoxComponent::new(
-                                    Box::new(Text::untrusted(&prompt)),
-                                    style.box_bg.clone(),
-                                    1,
-                                    0,
-                                )));
-                                tui.commit(Box::new(Text::new(String::new())));
-                                live.answer = Some(StreamingMarkdown::new(style.clone()));
-                                live.status.start("Working", Instant::now());
-                                term.set_progress(true)?;
-                                pending = Some((0, Instant::now()));
-                            }
-                            (KeyCode::Char(c), m) if m.is_empty() || m == Modifiers::SHIFT => {
-                                dock.input.push(c);
-                            }
-                            _ => {}
-                        },
-                        _ => {}
+            Some(TermEvent::Input(bytes)) => {
+                decoder.feed(&bytes, &mut decoded);
+                pending_since = decoder.pending_timeout().map(|_| Instant::now());
+            }
+        }
+        for item in std::mem::take(&mut decoded) {
+            let event = match item {
+                Decoded::Input(e) => e,
+                Decoded::Reply(TerminalReply::KittyFlags(flags)) => {
+                    decoder.set_kitty_active(flags != 0);
+                    continue;
+                }
+                Decoded::Reply(_) | Decoded::Unrecognized(_) => continue,
+            };
+            force = true;
+            if let InputEvent::Key(k) = &event
+                && let Some(action) = app_key(k, dock.editor.is_empty())
+            {
+                match action {
+                    AppKey::Quit => quit = true,
+                    AppKey::Clear => dock.editor.set_text(""),
+                    AppKey::Suspend => {
+                        term.suspend()?;
+                        term.write(&tui.replay())?;
+                    }
+                    AppKey::Replay => term.write(&tui.replay())?,
+                    AppKey::ToggleFullscreen => {
+                        let next = if tui.mode() == Mode::Inline {
+                            Mode::Fullscreen
+                        } else {
+                            Mode::Inline
+                        };
+                        term.write(&tui.set_mode(next))?;
+                    }
+                    AppKey::Scroll(to) => tui.scroll(to),
+                }
+                continue;
+            }
+            dock.editor.handle_input(&event);
+            for EditorEvent::Submit(prompt) in dock.editor.take_events() {
+                if prompt.trim().is_empty() {
+                    continue;
+                }
+                if prompt == "/panic" {
+                    // For the test of the panic hook's terminal restore.
+                    panic!("panic requested from the prompt");
+                }
+                dock.editor.add_to_history(&prompt);
+                // Finish a running answer before the next turn starts.
+                if let Some(a) = &mut live.answer {
+                    for b in a.finish() {
+                        tui.commit(Box::new(b));
                     }
                 }
+                turn += 1;
+                tui.commit(Box::new(Text::new(String::new())));
+                tui.commit(Box::new(BoxComponent::new(
+                    Box::new(Text::untrusted(&prompt)),
+                    style.box_bg.clone(),
+                    1,
+                    0,
+                )));
+                tui.commit(Box::new(Text::new(String::new())));
+                live.answer = Some(StreamingMarkdown::new(style.clone()));
+                live.status.start("Working", Instant::now());
+                term.set_progress(true)?;
+                pending = Some((0, Instant::now()));
             }
         }
     }
@@ -285,4 +296,38 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     term.restore();
     Ok(())
+}
+
+fn footer(muted: &str, cols: u16, rows: u16) -> String {
+    format!("{muted}{cols}x{rows} · ctrl+o replay · ctrl+f fullscreen\x1b[0m")
+}
+
+/// A key the example handles itself instead of the editor.
+enum AppKey {
+    Quit,
+    Clear,
+    Suspend,
+    Replay,
+    ToggleFullscreen,
+    Scroll(Scroll),
+}
+
+fn app_key(k: &KeyEvent, editor_empty: bool) -> Option<AppKey> {
+    if k.kind == pi_tui::KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = k.modifiers == Modifiers::CTRL;
+    Some(match k.code {
+        KeyCode::Char('d') if ctrl && editor_empty => AppKey::Quit,
+        KeyCode::Char('c') if ctrl && editor_empty => AppKey::Quit,
+        KeyCode::Char('c') if ctrl => AppKey::Clear,
+        KeyCode::Char('z') if ctrl => AppKey::Suspend,
+        KeyCode::Char('o') if ctrl => AppKey::Replay,
+        KeyCode::Char('f') if ctrl => AppKey::ToggleFullscreen,
+        KeyCode::PageUp => AppKey::Scroll(Scroll::PageUp),
+        KeyCode::PageDown => AppKey::Scroll(Scroll::PageDown),
+        KeyCode::Home if editor_empty => AppKey::Scroll(Scroll::Top),
+        KeyCode::End if editor_empty => AppKey::Scroll(Scroll::Bottom),
+        _ => return None,
+    })
 }

@@ -97,6 +97,22 @@ impl InlineRenderer {
         // editor, footer).
         let skip = live.len().saturating_sub(height);
         let live = &live[skip..];
+        // Once the live region reaches the screen's bottom it stays there: when it shrinks
+        // (a running tool box turning into its shorter finished form, the editor losing
+        // lines), the rows it gives up become blank rows at its top rather than blank rows
+        // below the footer. History cannot be pulled back from the scrollback to fill them;
+        // the next committed lines do (they are written over the region's top rows).
+        let padded;
+        let live = match self.bottom_anchored_rows() {
+            Some(rows) if live.len() + commit.len() < rows => {
+                let pad = rows - commit.len() - live.len();
+                padded = std::iter::repeat_n(String::new(), pad)
+                    .chain(live.iter().cloned())
+                    .collect::<Vec<_>>();
+                padded.as_slice()
+            }
+            _ => live,
+        };
         if commit.is_empty() && live == self.lines.as_slice() {
             return String::new();
         }
@@ -223,6 +239,16 @@ impl InlineRenderer {
         }
         out.push_str(SYNC_END);
         out
+    }
+
+    /// The rows the live region covers when its last row is the screen's last row (so it
+    /// cannot move down any more), else `None` (the screen row is unknown, or there is room
+    /// below it).
+    fn bottom_anchored_rows(&self) -> Option<usize> {
+        let abs = self.cursor_abs?;
+        let top = abs.checked_sub(self.cursor_row)?;
+        let rows = self.shown.len();
+        (rows > 0 && top + rows >= usize::from(self.height)).then_some(rows)
     }
 
     /// When the live region grows or shrinks in its middle and its bottom lines (the editor,
@@ -474,7 +500,17 @@ mod tests {
                     let last: Vec<String> = vec!["end".into()];
                     t.feed(&r.frame(&[], &last));
                     expected.extend(last);
-                    assert_eq!(t.all(), expected, "known {known} start {start} seed {seed}");
+                    // A live region at the screen's bottom keeps its rows when it shrinks:
+                    // blank rows at its top, directly above "end", and nowhere else.
+                    let mut all = t.all();
+                    let blanks = all
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .take_while(|l| l.is_empty())
+                        .count();
+                    all.drain(all.len() - 1 - blanks..all.len() - 1);
+                    assert_eq!(all, expected, "known {known} start {start} seed {seed}");
                 }
             }
         }
@@ -558,6 +594,43 @@ mod tests {
         assert_eq!(t.all(), s(&["a"]));
         t.feed(&r.frame(&s(&["x", "y"]), &s(&["z"])));
         assert_eq!(t.all(), s(&["x", "y", "z"]));
+    }
+
+    #[test]
+    fn a_live_region_at_the_bottom_stays_there_when_it_shrinks() {
+        let mut t = Term::new(8, 20);
+        let mut r = InlineRenderer::new(20, 8);
+        r.set_cursor_row(t.p.cursor().0);
+        let history: Vec<String> = (0..6).map(|i| format!("old {i}")).collect();
+        t.feed(&r.frame(&history, &s(&["> ", "footer"])));
+        // A running tool box of four rows: the screen is full.
+        let running = s(&["$ cmd", "out 1", "out 2", "Running...", "> ", "footer"]);
+        t.feed(&r.frame(&[], &running));
+        assert_eq!(t.screen().last().map(String::as_str), Some("footer"));
+        // It finishes as a two-row block committed to history; the footer stays on the last
+        // row, the rows given up are blank above the editor.
+        t.feed(&r.frame(&s(&["$ cmd", "out 1"]), &s(&["> ", "footer"])));
+        let screen = t.screen();
+        assert_eq!(screen.last().map(String::as_str), Some("footer"));
+        assert_eq!(screen[screen.len() - 2], ">");
+        // The editor shrinking on its own keeps the footer down too.
+        t.feed(&r.frame(&[], &s(&["> a", "> b", "footer"])));
+        t.feed(&r.frame(&[], &s(&["> ", "footer"])));
+        assert_eq!(t.screen().last().map(String::as_str), Some("footer"));
+        // The next commit fills the blank rows: nothing is lost or repeated, no gap is left
+        // inside the history.
+        t.feed(&r.frame(&s(&["next 1", "next 2", "next 3"]), &s(&["> ", "footer"])));
+        let all: Vec<String> = t.all().into_iter().filter(|l| !l.is_empty()).collect();
+        let mut want = history.clone();
+        want.extend(s(&[
+            "$ cmd", "out 1", "next 1", "next 2", "next 3", ">", "footer",
+        ]));
+        assert_eq!(all, want);
+        let screen = t.screen();
+        assert_eq!(screen.last().map(String::as_str), Some("footer"));
+        let at = screen.iter().position(|l| l == "next 3");
+        assert_eq!(at, Some(screen.len() - 3), "{screen:?}");
+        assert!(!t.bytes.contains("\x1b[2J") && !t.bytes.contains("\x1b[3J"));
     }
 
     #[test]

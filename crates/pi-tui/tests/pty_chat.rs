@@ -125,8 +125,10 @@ fn height_change_keeps_history_and_writes_no_scrollback_clear() {
         }
         let screen = s.model().screen_lines();
         assert!(
-            screen.iter().any(|l| l.starts_with('>')),
-            "input line visible at {rows} rows"
+            screen.last().is_some_and(|l| l.contains("ctrl+o replay"))
+                && screen.iter().any(|l| l.starts_with('─')),
+            "editor and footer at the bottom at {rows} rows:\n{}",
+            screen.join("\n")
         );
     }
     assert!(s.model().scrollback_clears().is_empty());
@@ -216,4 +218,49 @@ fn silent_terminal_and_tiny_sizes_work() {
         );
         quit_and_check_restored(&mut s);
     }
+}
+
+#[test]
+fn the_example_edits_with_the_toolkit_editor_and_decoder() {
+    let mut s = spawn_chat(24, 80, Answers::default(), &[]);
+    if let Err(e) = s.wait_for_text("type a prompt", WAIT) {
+        panic!("{e}");
+    }
+    // A large bracketed paste collapses to pi's marker in the editor.
+    let pasted: String = (1..=12).map(|i| format!("pasted {i}\n")).collect();
+    if let Err(e) = s.send(format!("\x1b[200~{pasted}\x1b[201~").as_bytes()) {
+        panic!("{e}");
+    }
+    if let Err(e) = s.wait_for_text("[paste #1 +13 lines]", WAIT) {
+        panic!("{e}");
+    }
+    // Ctrl+C clears the editor instead of quitting while it holds text.
+    if let Err(e) = s.send(b"\x03") {
+        panic!("{e}");
+    }
+    if let Err(e) = s.wait_for("the editor to clear", WAIT, |m| {
+        !m.screen_text().contains("[paste #1")
+    }) {
+        panic!("{e}");
+    }
+    // Shift+Enter as xterm's modifyOtherKeys sends it (what tmux forwards) inserts a new
+    // line; Ctrl+W deletes the word before the cursor; Enter submits both lines.
+    if let Err(e) = s.send(b"first line\x1b[27;2;13~second oops\x17line\r") {
+        panic!("{e}");
+    }
+    if let Err(e) = s.wait_for("the answer ends", WAIT, |m| {
+        done(m) && m.all_lines().iter().any(|l| l.contains("Reading a large"))
+    }) {
+        panic!("{e}");
+    }
+    let lines = s.model().all_lines();
+    let first = lines.iter().position(|l| l.trim() == "first line");
+    let second = lines.iter().position(|l| l.trim() == "second line");
+    assert!(
+        matches!((first, second), (Some(a), Some(b)) if b == a + 1),
+        "the prompt's two lines in the transcript:\n{}",
+        lines.join("\n")
+    );
+    assert!(!lines.iter().any(|l| l.contains("oops")));
+    quit_and_check_restored(&mut s);
 }

@@ -126,8 +126,9 @@ fn tmux_history_holds_every_committed_line_once_across_resizes() {
     let c = t.capture_all();
     check_once(&c, 72);
     assert!(
-        c.iter().rev().take(4).any(|l| l.starts_with('>')),
-        "input line at the bottom"
+        c.iter().rev().take(4).any(|l| l.contains("ctrl+o replay"))
+            && c.iter().rev().take(5).any(|l| l.starts_with('─')),
+        "editor and footer at the bottom"
     );
     t.run(&["send-keys", "C-d"]);
 }
