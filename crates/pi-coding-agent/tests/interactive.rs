@@ -729,3 +729,88 @@ async fn the_footer_stays_on_the_last_row_once_the_screen_is_full() {
     assert_once(m, "$ seq 5 8");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_what_its_summaries_cost() {
+    use pi_agent_core::AgentMessage;
+    use pi_ai::{UserMessage, UserMessageContent};
+    use pi_coding_agent::storage::{EntryKind, SessionStore};
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let user = |text: &str| EntryKind::Message {
+        message: AgentMessage::from(UserMessage {
+            content: UserMessageContent::Text(text.to_owned()),
+            ..UserMessage::default()
+        }),
+    };
+    for notices in [true, false] {
+        let root = Root::new(&srv.base_url(), json!({"showCacheMissNotices": notices}));
+        let cwd = root.path("work").canonicalize().unwrap();
+        let mut store =
+            SessionStore::create(&root.path("sessions"), &cwd.display().to_string(), None).unwrap();
+        let first = store.append(user("before the compaction")).unwrap();
+        // pi writes a session file from its first assistant message on.
+        let mut a = pi_ai::AssistantMessage::empty(
+            "anthropic-messages",
+            "replay-anthropic",
+            "replay-model",
+        );
+        a.content = vec![pi_ai::AssistantContent::Text(pi_ai::TextContent::new(
+            "an answer",
+        ))];
+        store
+            .append(EntryKind::Message {
+                message: AgentMessage::from(a),
+            })
+            .unwrap();
+        store
+            .append(EntryKind::Compaction {
+                summary: "The user asked things.".into(),
+                first_kept_entry_id: first,
+                tokens_before: 50_000,
+                details: None,
+                usage: Some(json!({"input": 12000, "output": 900, "cacheRead": 0,
+                    "cacheWrite": 0, "cost": {"total": 0.0412}})),
+                from_hook: None,
+            })
+            .unwrap();
+        let kept = store.append(user("after the compaction")).unwrap();
+        store
+            .append(EntryKind::BranchSummary {
+                from_id: kept,
+                summary: "An abandoned branch.".into(),
+                details: None,
+                usage: Some(json!({"input": 500, "output": 20, "cacheRead": 0,
+                    "cacheWrite": 0, "cost": {"total": 0.001}})),
+                from_hook: None,
+            })
+            .unwrap();
+        store.append(user("on the new branch")).unwrap();
+        store.sync().unwrap();
+        let file = store.path().unwrap().display().to_string();
+        let mut s = root.spawn(&["--session", &file], 30, 100);
+        wait_ready(&mut s);
+        wait_text(&mut s, "on the new branch");
+        ok(s.settle(Duration::from_millis(200)));
+        let all = s.model().all_lines().join("\n");
+        let compaction = "Compaction: 13k tokens billed (~$0.04)";
+        let branch = "Branch summary: 520 tokens billed";
+        if notices {
+            let (c, b) = (all.find(compaction), all.find(branch));
+            assert!(
+                matches!((c, b), (Some(c), Some(b)) if c < b),
+                "both notices, in order:\n{all}"
+            );
+            assert!(
+                !all.contains("520 tokens billed (~$"),
+                "no cost under a cent"
+            );
+        } else {
+            assert!(
+                !all.contains("tokens billed"),
+                "notices off by default:\n{all}"
+            );
+        }
+        quit(&mut s);
+    }
+}

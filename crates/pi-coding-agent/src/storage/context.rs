@@ -216,6 +216,56 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     })
 }
 
+/// The stored `usage` of each summary message of the current leaf's context, in context
+/// order: the latest compaction's (its `compactionSummary` comes first) and then each
+/// non-empty branch summary's; `None` where the entry has none. pi derives its
+/// "`Compaction: 12k tokens billed`" notices from these when it renders a session (they are
+/// not entries of their own). Reads only the summary entries.
+pub fn summary_usages(store: &SessionStore) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
+    let (path, _) = context_path(store);
+    let last_compaction = path
+        .iter()
+        .rposition(|&i| *store.kind_at(i) == EntryType::Compaction);
+    let mut out = Vec::new();
+    let selected: Vec<usize> = match last_compaction {
+        None => path.clone(),
+        Some(cpos) => {
+            let Some(c) = readable(store, path[cpos])? else {
+                return Ok(out);
+            };
+            let EntryKind::Compaction {
+                first_kept_entry_id,
+                usage,
+                ..
+            } = &c.kind
+            else {
+                return Ok(out);
+            };
+            out.push(usage.clone());
+            let kept_start = path[..cpos]
+                .iter()
+                .position(|&i| store.id_at(i) == first_kept_entry_id.as_str());
+            let mut sel: Vec<usize> = kept_start
+                .map(|s| path[s..cpos].to_vec())
+                .unwrap_or_default();
+            sel.extend_from_slice(&path[cpos + 1..]);
+            sel
+        }
+    };
+    for i in selected {
+        if *store.kind_at(i) != EntryType::BranchSummary {
+            continue;
+        }
+        if let Some(e) = readable(store, i)?
+            && let EntryKind::BranchSummary { summary, usage, .. } = &e.kind
+            && !summary.is_empty()
+        {
+            out.push(usage.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// The messages an entry contributes to the context:
 /// a `message` its message (a `null` content is read as `[]`), a `compaction` its
 /// `compactionSummary`, a non-empty `branch_summary` its `branchSummary`, a `custom_message`

@@ -599,12 +599,33 @@ impl App {
                 "dim",
             );
         }
+        // pi's "Compaction: … tokens billed" notices after the summaries that paid for them,
+        // from the entries' stored usage (only read when the notices are on).
+        let mut usages = if self.transcript.cache_notices {
+            crate::storage::context::summary_usages(&crate::sync::lock(self.session.store()))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+        .into_iter();
         for (i, m) in messages.iter().enumerate() {
             if let AgentMessage::User(u) = m {
                 self.editor.add_to_history(&content_text(&u.content));
             }
+            let label = match m.role() {
+                "compactionSummary" => Some("Compaction"),
+                "branchSummary" => Some("Branch summary"),
+                _ => None,
+            };
+            let usage = label.and_then(|_| usages.next()).flatten();
             if i >= skip {
                 self.transcript.replay_message(m);
+                if let Some(text) = label
+                    .zip(usage.as_ref())
+                    .and_then(|(l, u)| notices::summary_cost(l, u))
+                {
+                    self.transcript.notice(text, "warning");
+                }
             }
         }
         self.transcript.settle();
