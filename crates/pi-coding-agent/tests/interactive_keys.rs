@@ -334,3 +334,62 @@ async fn a_skill_invocation_shows_its_collapsed_block_then_the_words() {
     wait_text(&mut s, "Use pdftotext first.");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alt_v_under_wsl_reads_a_windows_screenshot_through_powershell() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let png: &[u8] = b"\x89PNG\r\n\x1a\na windows screenshot";
+    std::fs::write(bin.join("clip.png"), png).unwrap();
+    let tool = |name: &str, script: &str| {
+        let path = bin.join(name);
+        std::fs::write(&path, script).unwrap();
+        let mut perms = std::fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&path, perms).unwrap();
+    };
+    // The Linux clipboard has nothing (as after Win+Shift+S); `wslpath -w` maps the path to
+    // itself here, and PowerShell saves Windows' clipboard image where the script says.
+    tool("wl-paste", "#!/bin/sh\nexit 1\n");
+    tool("xclip", "#!/bin/sh\nexit 1\n");
+    tool(
+        "wslpath",
+        "#!/bin/sh\n[ \"$1\" = -w ] && printf '%s\\n' \"$2\"\n",
+    );
+    tool(
+        "powershell.exe",
+        "#!/bin/sh\nprintf '%s' \"$*\" > \"$CLIP_DIR/ps-args\"\n\
+         p=$(printf '%s' \"$3\" | sed -n \"s/.*\\$path = '\\([^']*\\)'.*/\\1/p\")\n\
+         cp \"$CLIP_DIR/clip.png\" \"$p\" && echo ok\n",
+    );
+    let mut s = spawn_env(&root, &bin, &[("WSL_DISTRO_NAME", "Ubuntu")], 30, 160);
+    wait_ready(&mut s);
+    // Under WSL pi binds the paste to Alt+V (Windows terminals take Ctrl+V).
+    ok(s.send(b"\x1bv"));
+    wait_text(&mut s, "pi-clipboard-");
+    let names: Vec<String> = std::fs::read_dir(root.path("tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let saved: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("pi-clipboard-"))
+        .collect();
+    assert_eq!(saved.len(), 1, "{names:?}");
+    assert_eq!(std::fs::read(root.path("tmp").join(saved[0])).unwrap(), png);
+    assert!(
+        !names.iter().any(|n| n.starts_with("pi-wsl-clip-")),
+        "PowerShell's file is removed: {names:?}"
+    );
+    let args = std::fs::read_to_string(bin.join("ps-args")).unwrap();
+    assert!(
+        args.starts_with("-NoProfile -Command ") && args.contains("Clipboard]::GetImage()"),
+        "{args}"
+    );
+    ok(s.send(b"\x03"));
+    quit(&mut s);
+}

@@ -3,11 +3,15 @@
 //!
 //! On Linux the image comes from `wl-paste` (Wayland or WSL, then `xclip`) or `xclip` (X11):
 //! the preferred type among the clipboard's targets (PNG, JPEG, WebP, GIF, then any image);
-//! other formats (a BMP from WSLg) are converted to PNG. The bytes are written to
-//! `<tmp>/pi-clipboard-<uuid>.<ext>` and that path goes into the editor at the cursor, so the
-//! prompt names the file. Without an image the clipboard's text is inserted (`wl-paste` on
-//! Wayland; pi asks its native addon elsewhere, pi-rs asks `xclip`). Termux and other systems
-//! have no clipboard image here; failures are silent, as in pi.
+//! other formats (a BMP from WSLg) are converted to PNG. Under WSL, where a Windows screenshot
+//! never reaches the Linux clipboard, Windows' clipboard is asked through `powershell.exe`
+//! (saving its image as PNG to a file named with `wslpath -w`), as pi does. On macOS the image
+//! comes from `osascript` (the clipboard as PNG) and the text from `pbpaste`, where pi uses its
+//! native clipboard addon. The bytes are written to `<tmp>/pi-clipboard-<uuid>.<ext>` and that
+//! path goes into the editor at the cursor, so the prompt names the file. Without an image the
+//! clipboard's text is inserted (`wl-paste` on Wayland; pi asks its native addon elsewhere,
+//! pi-rs asks `xclip`). Termux and other systems have no clipboard image here; failures are
+//! silent, as in pi.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -18,6 +22,8 @@ use std::time::{Duration, Instant};
 const LIST_TIMEOUT: Duration = Duration::from_millis(1000);
 /// pi's timeout for reading the clipboard.
 const READ_TIMEOUT: Duration = Duration::from_millis(3000);
+/// pi's timeout for PowerShell reading Windows' clipboard under WSL.
+const POWERSHELL_TIMEOUT: Duration = Duration::from_millis(5000);
 /// pi's limit on what a clipboard tool may print, in bytes.
 const MAX_BYTES: u64 = 50 * 1024 * 1024;
 
@@ -44,8 +50,10 @@ pub struct ClipboardEnv {
     pub wsl: bool,
     /// Termux: pi reads no clipboard image there.
     pub termux: bool,
-    /// Linux (other systems have no clipboard tools here).
+    /// Linux.
     pub linux: bool,
+    /// macOS (`osascript` and `pbpaste`).
+    pub macos: bool,
 }
 
 impl ClipboardEnv {
@@ -66,6 +74,7 @@ impl ClipboardEnv {
             wsl,
             termux: var("TERMUX_VERSION"),
             linux: cfg!(target_os = "linux"),
+            macos: cfg!(target_os = "macos"),
         }
     }
 }
@@ -73,7 +82,7 @@ impl ClipboardEnv {
 /// Reads the clipboard: an image (written under `tmp`), else text; `None` when it holds
 /// neither or no tool answers.
 pub fn paste(env: ClipboardEnv, tmp: &Path) -> Option<Pasted> {
-    if let Some((bytes, mime)) = read_image(env) {
+    if let Some((bytes, mime)) = read_image(env, tmp) {
         let (bytes, ext) = match extension(&mime) {
             Some(ext) => (bytes, ext),
             None => (to_png(&bytes)?, "png"),
@@ -124,18 +133,95 @@ fn lines(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn read_image(env: ClipboardEnv) -> Option<(Vec<u8>, String)> {
-    if env.termux || !env.linux {
+fn read_image(env: ClipboardEnv, tmp: &Path) -> Option<(Vec<u8>, String)> {
+    if env.termux {
+        return None;
+    }
+    if env.macos {
+        return via_osascript(tmp);
+    }
+    if !env.linux {
         return None;
     }
     let mut image = None;
     if env.wayland || env.wsl {
         image = via_wl_paste().or_else(via_xclip);
     }
+    if image.is_none() && env.wsl {
+        image = via_powershell(tmp);
+    }
     if image.is_none() && !env.wayland {
         image = via_xclip();
     }
     image
+}
+
+/// A file under `tmp` for a tool to write an image into, removed when dropped.
+struct TempImage(PathBuf);
+
+impl TempImage {
+    fn new(tmp: &Path, prefix: &str) -> Self {
+        Self(tmp.join(format!("{prefix}-{}.png", uuid::Uuid::new_v4())))
+    }
+
+    /// The bytes the tool wrote (`None` when it wrote nothing).
+    fn bytes(&self) -> Option<Vec<u8>> {
+        let len = std::fs::metadata(&self.0).ok()?.len();
+        if len == 0 || len > MAX_BYTES {
+            return None;
+        }
+        std::fs::read(&self.0).ok()
+    }
+}
+
+impl Drop for TempImage {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// WSL: Windows' clipboard image, saved as PNG by PowerShell into a file both sides can name.
+fn via_powershell(tmp: &Path) -> Option<(Vec<u8>, String)> {
+    let file = TempImage::new(tmp, "pi-wsl-clip");
+    let unix = file.0.to_str()?;
+    let windows = String::from_utf8(run("wslpath", &["-w", unix], LIST_TIMEOUT)?).ok()?;
+    let windows = windows.trim();
+    if windows.is_empty() {
+        return None;
+    }
+    // A PowerShell single-quoted string: a quote is doubled.
+    let quoted = windows.replace('\'', "''");
+    let script = format!(
+        "Add-Type -AssemblyName System.Windows.Forms; Add-Type -AssemblyName System.Drawing; \
+         $path = '{quoted}'; $img = [System.Windows.Forms.Clipboard]::GetImage(); \
+         if ($img) {{ $img.Save($path, [System.Drawing.Imaging.ImageFormat]::Png); \
+         Write-Output 'ok' }} else {{ Write-Output 'empty' }}"
+    );
+    let out = run(
+        "powershell.exe",
+        &["-NoProfile", "-Command", &script],
+        POWERSHELL_TIMEOUT,
+    )?;
+    if String::from_utf8_lossy(&out).trim() != "ok" {
+        return None;
+    }
+    Some((file.bytes()?, "image/png".to_owned()))
+}
+
+/// macOS: the clipboard as PNG (`«class PNGf»`), written to a file by AppleScript; fails
+/// (and gives nothing) when the clipboard holds no image.
+fn via_osascript(tmp: &Path) -> Option<(Vec<u8>, String)> {
+    let file = TempImage::new(tmp, "pi-mac-clip");
+    let path = file.0.to_str()?;
+    // An AppleScript string literal: backslashes and quotes escaped.
+    let quoted = path.replace('\\', "\\\\").replace('"', "\\\"");
+    let script = format!(
+        "set png to (the clipboard as «class PNGf»)\n\
+         set f to open for access (POSIX file \"{quoted}\") with write permission\n\
+         set eof f to 0\nwrite png to f\nclose access f"
+    );
+    run("osascript", &["-e", &script], READ_TIMEOUT)?;
+    Some((file.bytes()?, "image/png".to_owned()))
 }
 
 fn via_wl_paste() -> Option<(Vec<u8>, String)> {
@@ -166,6 +252,10 @@ fn via_xclip() -> Option<(Vec<u8>, String)> {
 }
 
 fn read_text(env: ClipboardEnv) -> Option<String> {
+    if env.macos {
+        let bytes = run("pbpaste", &[], READ_TIMEOUT)?;
+        return Some(String::from_utf8_lossy(&bytes).into_owned());
+    }
     if !env.linux {
         return None;
     }
