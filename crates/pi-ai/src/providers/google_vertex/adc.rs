@@ -29,6 +29,92 @@ use sha2::{Digest, Sha256};
 
 use crate::providers::provider_env::ProviderEnv;
 
+/// Why no access token could be had. The texts are what the user reads (they name the file and
+/// the field, never the key, the assertion or a token).
+#[derive(Debug, thiserror::Error)]
+pub enum AdcError {
+    /// No credentials file was found ([`NO_CREDENTIALS`]).
+    #[error("{NO_CREDENTIALS}")]
+    NoCredentials,
+    /// The file could not be read (missing, not a regular file, over 1 MiB, I/O error).
+    #[error("The file at {} does not exist, or it is not a file. {source}", path.display())]
+    Unreadable {
+        /// The credentials file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("The Google credentials file {} is not valid JSON: {source}", path.display())]
+    InvalidJson {
+        /// The credentials file.
+        path: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// A `type` other than `service_account` and `authorized_user`.
+    #[error(
+        "Unsupported Google credentials type {} in {} (pi-rs reads service_account and authorized_user files)",
+        kind.as_ref().map_or_else(|| "(none)".to_owned(), |t| format!("\"{t}\"")),
+        path.display()
+    )]
+    UnsupportedType {
+        /// The credentials file.
+        path: PathBuf,
+        /// Its `type`, if any.
+        kind: Option<String>,
+    },
+    /// A field the file's type needs is absent.
+    #[error("The Google credentials file {} has no \"{field}\"", path.display())]
+    MissingField {
+        /// The credentials file.
+        path: PathBuf,
+        /// The field's name.
+        field: &'static str,
+    },
+    /// `private_key` is not a PEM RSA key.
+    #[error("The private key in {} is not a PEM RSA key: {source}", path.display())]
+    BadKey {
+        /// The credentials file.
+        path: PathBuf,
+        /// The key parser's error.
+        source: jsonwebtoken::errors::Error,
+    },
+    /// Signing the service-account assertion failed.
+    #[error("Signing the Google service-account assertion failed: {0}")]
+    Signing(jsonwebtoken::errors::Error),
+    /// The token request did not complete (the error without its URL).
+    #[error("Google token request to {token_uri} failed: {message}")]
+    Request {
+        /// The token endpoint.
+        token_uri: String,
+        /// The transport error.
+        message: String,
+    },
+    /// The endpoint refused with an OAuth error: google-auth-library's `error: description`.
+    #[error("{error}: {}", description.as_deref().unwrap_or("undefined"))]
+    Refused {
+        /// The OAuth `error` code.
+        error: String,
+        /// Its `error_description`.
+        description: Option<String>,
+    },
+    /// A non-2xx answer without an OAuth error (the body's first 500 characters).
+    #[error("Google token request failed ({status}): {body}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// A 2xx answer that is not JSON.
+    #[error("Google token response is not JSON")]
+    NotJson,
+    /// A 2xx answer without an `access_token`.
+    #[error("Google token response has no access_token")]
+    NoAccessToken,
+}
+
 /// Google's token endpoint.
 pub const GOOGLE_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 /// The OAuth scope Vertex AI needs.
@@ -94,11 +180,11 @@ impl std::fmt::Debug for TokenCache {
     }
 }
 
-fn missing(path: &Path, field: &str) -> String {
-    format!(
-        "The Google credentials file {} has no \"{field}\"",
-        path.display()
-    )
+fn missing(path: &Path, field: &'static str) -> AdcError {
+    AdcError::MissingField {
+        path: path.to_owned(),
+        field,
+    }
 }
 
 impl TokenCache {
@@ -109,33 +195,29 @@ impl TokenCache {
         &self,
         env: &ProviderEnv,
         client: &reqwest::Client,
-    ) -> Result<String, String> {
-        let path = credentials_path(env).ok_or_else(|| NO_CREDENTIALS.to_owned())?;
-        let bytes = read_limited(&path).map_err(|e| {
-            format!(
-                "The file at {} does not exist, or it is not a file. {e}",
-                path.display()
-            )
+    ) -> Result<String, AdcError> {
+        let path = credentials_path(env).ok_or(AdcError::NoCredentials)?;
+        let bytes = read_limited(&path).map_err(|source| AdcError::Unreadable {
+            path: path.clone(),
+            source,
         })?;
         let key = (path.clone(), Sha256::digest(&bytes).into());
         if let Some(token) = self.cached(&key) {
             return Ok(token);
         }
-        let file: CredentialsFile = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "The Google credentials file {} is not valid JSON: {e}",
-                path.display()
-            )
-        })?;
+        let file: CredentialsFile =
+            serde_json::from_slice(&bytes).map_err(|source| AdcError::InvalidJson {
+                path: path.clone(),
+                source,
+            })?;
         let form = match file.kind.as_deref() {
             Some("service_account") => service_account_form(&path, &file)?,
             Some("authorized_user") => authorized_user_form(&path, &file)?,
             other => {
-                return Err(format!(
-                    "Unsupported Google credentials type {} in {} (pi-rs reads service_account and authorized_user files)",
-                    other.map_or_else(|| "(none)".to_owned(), |t| format!("\"{t}\"")),
-                    path.display()
-                ));
+                return Err(AdcError::UnsupportedType {
+                    path: path.clone(),
+                    kind: other.map(str::to_owned),
+                });
             }
         };
         let (token_uri, form) = form;
@@ -176,7 +258,7 @@ fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
 
 type Form = (String, Vec<(&'static str, String)>);
 
-fn service_account_form(path: &Path, file: &CredentialsFile) -> Result<Form, String> {
+fn service_account_form(path: &Path, file: &CredentialsFile) -> Result<Form, AdcError> {
     let email = file
         .client_email
         .as_deref()
@@ -189,11 +271,11 @@ fn service_account_form(path: &Path, file: &CredentialsFile) -> Result<Form, Str
         .token_uri
         .clone()
         .unwrap_or_else(|| GOOGLE_TOKEN_URL.to_owned());
-    let key = jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).map_err(|e| {
-        format!(
-            "The private key in {} is not a PEM RSA key: {e}",
-            path.display()
-        )
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).map_err(|source| {
+        AdcError::BadKey {
+            path: path.to_owned(),
+            source,
+        }
     })?;
     let iat = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -208,8 +290,7 @@ fn service_account_form(path: &Path, file: &CredentialsFile) -> Result<Form, Str
     // pi's assertion header is `{"alg":"RS256"}` alone.
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
     header.typ = None;
-    let assertion = jsonwebtoken::encode(&header, &claims, &key)
-        .map_err(|e| format!("Signing the Google service-account assertion failed: {e}"))?;
+    let assertion = jsonwebtoken::encode(&header, &claims, &key).map_err(AdcError::Signing)?;
     Ok((
         token_uri,
         vec![
@@ -222,8 +303,9 @@ fn service_account_form(path: &Path, file: &CredentialsFile) -> Result<Form, Str
     ))
 }
 
-fn authorized_user_form(path: &Path, file: &CredentialsFile) -> Result<Form, String> {
-    let field = |v: &Option<String>, name: &str| v.clone().ok_or_else(|| missing(path, name));
+fn authorized_user_form(path: &Path, file: &CredentialsFile) -> Result<Form, AdcError> {
+    let field =
+        |v: &Option<String>, name: &'static str| v.clone().ok_or_else(|| missing(path, name));
     Ok((
         file.token_uri
             .clone()
@@ -248,7 +330,7 @@ async fn exchange(
     client: &reqwest::Client,
     token_uri: &str,
     form: &[(&'static str, String)],
-) -> Result<(String, u64), String> {
+) -> Result<(String, u64), AdcError> {
     let body = form
         .iter()
         .map(|(k, v)| format!("{k}={}", form_encode(v)))
@@ -264,18 +346,14 @@ async fn exchange(
         .timeout(Duration::from_secs(60))
         .send()
         .await
-        .map_err(|e| {
-            format!(
-                "Google token request to {token_uri} failed: {}",
-                e.without_url()
-            )
+        .map_err(|e| AdcError::Request {
+            token_uri: token_uri.to_owned(),
+            message: e.without_url().to_string(),
         })?;
     let status = response.status();
-    let text = response.text().await.map_err(|e| {
-        format!(
-            "Google token request to {token_uri} failed: {}",
-            e.without_url()
-        )
+    let text = response.text().await.map_err(|e| AdcError::Request {
+        token_uri: token_uri.to_owned(),
+        message: e.without_url().to_string(),
     })?;
     let json: Option<Value> = serde_json::from_str(&text).ok();
     if !status.is_success() {
@@ -288,20 +366,22 @@ async fn exchange(
             .and_then(|j| j.get("error_description"))
             .and_then(Value::as_str);
         return Err(match error {
-            Some(e) => format!("{e}: {}", description.unwrap_or("undefined")),
-            None => format!(
-                "Google token request failed ({}): {}",
-                status.as_u16(),
-                text.chars().take(500).collect::<String>()
-            ),
+            Some(e) => AdcError::Refused {
+                error: e.to_owned(),
+                description: description.map(str::to_owned),
+            },
+            None => AdcError::Status {
+                status: status.as_u16(),
+                body: text.chars().take(500).collect(),
+            },
         });
     }
-    let json = json.ok_or_else(|| "Google token response is not JSON".to_owned())?;
+    let json = json.ok_or(AdcError::NotJson)?;
     let token = json
         .get("access_token")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| "Google token response has no access_token".to_owned())?;
+        .ok_or(AdcError::NoAccessToken)?;
     let expires_in = json
         .get("expires_in")
         .and_then(Value::as_f64)

@@ -199,7 +199,7 @@ impl WireApi for GoogleVertex {
             let token = tokens
                 .access_token(&env, client)
                 .await
-                .map_err(StreamError::Credentials)?;
+                .map_err(|e| StreamError::Credentials(e.to_string()))?;
             Ok(vec![(
                 "authorization".to_owned(),
                 format!("Bearer {token}"),
