@@ -53,6 +53,7 @@ mod hostile_input;
 mod html_viewer;
 mod interactive;
 mod interactive_commands;
+mod interactive_ext_ui;
 mod interactive_keys;
 mod kill_durability;
 mod library_use;

@@ -53,6 +53,7 @@ pub mod session_list;
 mod session_picker;
 pub mod settings_view;
 mod share;
+mod shortcuts;
 pub mod skill_block;
 pub mod slash;
 pub mod tool_view;
@@ -61,6 +62,7 @@ mod tree_commands;
 pub mod tree_view;
 pub mod trust;
 pub mod user_bash;
+mod widgets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,7 +107,12 @@ pub struct InteractiveOptions {
     /// `-r/--resume`: start with the session picker; Esc there quits (`No session
     /// selected`).
     pub resume_picker: bool,
+    /// The UI the extensions had during `session_start`; what they showed there is shown
+    /// once the terminal is ready.
+    pub startup_ui: Option<std::sync::Arc<StartupUi>>,
 }
+
+pub use ext_ui::StartupUi;
 
 /// Something for the UI thread besides terminal input.
 enum UiMsg {
@@ -295,6 +302,14 @@ struct App {
     dialog: Option<ext_ui::Dialog>,
     /// `ctx.ui.setStatus` texts by key.
     ext_statuses: std::collections::BTreeMap<String, String>,
+    /// `ctx.ui.setWidget` blocks above and below the editor.
+    widgets: widgets::Widgets,
+    /// `ctx.ui.setWorkingMessage`: the working indicator's text instead of "Working".
+    working_message: Option<String>,
+    /// `ctx.ui.setWorkingIndicator`: the spinner's frames and time per frame.
+    working_indicator: Option<crate::extensions::WorkingIndicator>,
+    /// The extensions' shortcuts, bound while the editor has the keyboard.
+    ext_shortcuts: Vec<shortcuts::Bound>,
     /// The UI's listener on the host's sessions (it follows replacements).
     subscription: Option<crate::runtime::HostSubscription>,
 }
@@ -349,22 +364,26 @@ impl Component for LiveView<'_> {
     }
 }
 
-/// The docked bottom: the editor and the footer.
+/// The docked bottom: extension widgets around the editor, and the footer.
 struct DockView<'a> {
     editor: &'a mut Editor,
     /// A selector shown instead of the editor.
     panel: Option<&'a mut dyn Component>,
+    widgets: &'a widgets::Widgets,
     footer: &'a footer::FooterData,
     theme: &'a Theme,
 }
 
 impl Component for DockView<'_> {
     fn render(&mut self, width: u16) -> Vec<String> {
-        let mut out = match self.panel.as_mut() {
+        let w = usize::from(width);
+        let mut out = self.widgets.render_above(w, self.theme);
+        out.extend(match self.panel.as_mut() {
             Some(p) => p.render(width),
             None => self.editor.render(width),
-        };
-        out.extend(footer::render(self.footer, usize::from(width), self.theme));
+        });
+        out.extend(self.widgets.render_below(w, self.theme));
+        out.extend(footer::render(self.footer, w, self.theme));
         out
     }
 }
@@ -496,6 +515,10 @@ impl App {
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),
+            widgets: widgets::Widgets::default(),
+            working_message: None,
+            working_indicator: None,
+            ext_shortcuts: Vec::new(),
             subscription: None,
         }
     }
@@ -721,13 +744,21 @@ impl App {
 
     /// pi's working indicator, in the editor's top rule.
     fn show_working(&mut self) {
-        self.status.start("Working", Instant::now());
+        let label = self.working_message.as_deref().unwrap_or("Working");
+        let (frames, interval) = match &self.working_indicator {
+            Some(i) => (i.frames.clone(), i.interval_ms.map(Duration::from_millis)),
+            None => (None, None),
+        };
+        self.status.set_indicator(frames, interval);
+        self.status.start(label, Instant::now());
         self.status_in_rule = true;
         self.retry_until = None;
     }
 
     /// A status of its own above the editor (retry, compaction), as pi shows them.
     fn show_status(&mut self, label: String) {
+        // An extension's spinner is for the working indicator only.
+        self.status.set_indicator(None, None);
         self.status.start(label, Instant::now());
         self.status_in_rule = false;
         self.retry_until = None;
@@ -1021,6 +1052,12 @@ impl App {
         if self.scoped_view.is_some() {
             self.scoped_models_key(k);
             self.force = true;
+            return;
+        }
+        // pi's editor gives extension shortcuts the first look at a key.
+        if let Some(b) = self.ext_shortcuts.iter().find(|b| b.key.matches(k)) {
+            let shortcut = b.shortcut.clone();
+            self.run_shortcut(shortcut);
             return;
         }
         if self.editor.is_showing_autocomplete() {
@@ -1580,6 +1617,7 @@ impl App {
                 (None, None, Some(v)) => Some(v as &mut dyn Component),
                 (None, None, None) => None,
             },
+            widgets: &self.widgets,
             footer: &self.footer,
             theme: &self.theme,
         };

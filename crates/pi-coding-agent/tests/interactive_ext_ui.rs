@@ -1,0 +1,279 @@
+//! An extension process's `ctx.ui` in the terminal, through the real binary in a pty: widgets
+//! above and below the editor, the working message and spinner, and keyboard shortcuts that
+//! run the extension's handler.
+
+use std::time::Duration;
+
+use pi_tui::testkit::{PtySession, ScreenModel};
+use serde_json::json;
+
+use crate::support::anthropic_sse::anthropic_text;
+use crate::support::binary_rig::slot;
+use crate::support::pty_rig::*;
+
+/// Writes a Python extension (on the example's library) whose body is `body`, and its
+/// manifest; `None` when there is no python3 (outside CI only).
+fn python_extension(root: &Root, body: &str) -> Option<String> {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(std::env::var_os("CI").is_none(), "python3 is missing in CI");
+        eprintln!("skipped: no python3 for the extension");
+        return None;
+    }
+    let lib =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/extensions/python");
+    let script = root.path("ui_ext.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import sys\nsys.path.insert(0, {lib:?})\nfrom pi_extension import Extension\next = Extension()\n{body}\next.run()\n",
+            lib = lib.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let manifest = root.path("ui_ext.json");
+    std::fs::write(
+        &manifest,
+        json!({"command": "python3", "args": [script.display().to_string()]}).to_string(),
+    )
+    .unwrap();
+    Some(manifest.display().to_string())
+}
+
+/// The screen row holding `text`.
+fn row_of(m: &ScreenModel, text: &str) -> Option<usize> {
+    m.screen_lines().iter().position(|l| l.contains(text))
+}
+
+fn is_rule(line: &str) -> bool {
+    line.trim_start().starts_with('─')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_widgets_sit_above_and_below_the_editor_in_key_order() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let Some(manifest) = python_extension(
+        &root,
+        r#"
+@ext.on("session_start")
+def start(event, ctx):
+    ctx.set_widget("first", ["First widget " + "x" * 150])
+    ctx.set_widget("second", ["Second widget", "bell\x07 and \x1b[2Jclear"])
+    ctx.set_widget("below", ["Below the editor"], "belowEditor")
+
+@ext.command("wchange", "Change the widgets")
+def change(args, ctx):
+    ctx.set_widget("first", None)
+    ctx.set_widget("below", None)
+    ctx.set_widget("third", ["Third widget"])
+    ctx.set_widget("second", ["Second again"])
+"#,
+    ) else {
+        return;
+    };
+    let dir = root.sessions();
+    let mut s = root.spawn_replay(&["--session-dir", &dir, "-e", &manifest], 30, 100);
+    wait_ready(&mut s);
+    wait_text(&mut s, "Below the editor");
+    wait_text(&mut s, "Second widget");
+    let m = s.model();
+    let lines = m.screen_lines();
+    let first = row_of(m, "First widget").unwrap();
+    let second = row_of(m, "Second widget").unwrap();
+    let below = row_of(m, "Below the editor").unwrap();
+    let footer = lines.iter().rposition(|l| l.contains("(auto)")).unwrap();
+    // Above: in insertion order, the editor's top rule right after the last one.
+    assert_eq!(second, first + 1, "{lines:#?}");
+    assert!(lines[second + 1].contains("bell"), "{lines:#?}");
+    assert!(
+        is_rule(&lines[second + 2]),
+        "the editor follows: {lines:#?}"
+    );
+    // Below: right under the editor's bottom rule, above the footer.
+    assert!(is_rule(&lines[below - 1]), "{lines:#?}");
+    assert!(below < footer, "{lines:#?}");
+    // Cut to the width, control characters visible, the screen-clear dropped.
+    assert!(lines[first].trim_end().ends_with('…'), "{lines:#?}");
+    assert!(
+        lines[second + 1].contains("bell\\x07 and clear"),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().all(|l| l.chars().count() <= 100));
+    // Removing, adding and re-setting keys.
+    type_line(&mut s, "/wchange");
+    ok(s.wait_for("the widgets changed", WAIT, |m| {
+        m.screen_text().contains("Second again") && !m.screen_text().contains("Below the editor")
+    }));
+    let m = s.model();
+    let lines = m.screen_lines();
+    assert!(row_of(m, "First widget").is_none(), "{lines:#?}");
+    let third = row_of(m, "Third widget").unwrap();
+    let again = row_of(m, "Second again").unwrap();
+    assert_eq!(again, third + 1, "a re-set key moves last: {lines:#?}");
+    assert!(is_rule(&lines[again + 1]), "{lines:#?}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_working_message_and_spinner_come_from_the_extension_until_reset() {
+    let _slot = slot();
+    let words: Vec<String> = (1..=30).map(|i| format!("word{i}")).collect();
+    let slow = || {
+        anthropic_text(&words.join(" "))
+            .chunk_size(7)
+            .event_delay(Duration::from_millis(60))
+    };
+    let srv = server(vec![slow(), slow()]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let Some(manifest) = python_extension(
+        &root,
+        r#"
+state = {"reset": False}
+
+@ext.on("agent_start")
+def start(event, ctx):
+    if not state["reset"]:
+        ctx.set_working_message("Crunching numbers")
+        ctx.set_working_indicator(["<*>"], 1000)
+
+@ext.command("wreset", "Reset the working indicator")
+def reset(args, ctx):
+    state["reset"] = True
+    ctx.set_working_message()
+    ctx.set_working_indicator()
+"#,
+    ) else {
+        return;
+    };
+    let dir = root.sessions();
+    let mut s = root.spawn_replay(&["--session-dir", &dir, "-e", &manifest], 30, 100);
+    wait_ready(&mut s);
+    type_line(&mut s, "first");
+    ok(s.wait_for("the custom indicator", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .any(|l| is_rule(l) && l.contains("<*> Crunching numbers"))
+    }));
+    wait_text(&mut s, "word30");
+    ok(s.wait_for("the run ended", WAIT, |m| {
+        !m.screen_text().contains("Crunching numbers")
+    }));
+    type_line(&mut s, "/wreset");
+    ok(s.settle(Duration::from_millis(300)));
+    type_line(&mut s, "second");
+    ok(s.wait_for("the default indicator", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .any(|l| is_rule(l) && l.contains(" Working"))
+    }));
+    assert!(!s.model().screen_text().contains("<*>"));
+    assert!(!s.model().screen_text().contains("Crunching"));
+    quit(&mut s);
+}
+
+/// Presses `key` (its bytes) and waits for `text`.
+fn press(s: &mut PtySession, key: &[u8], text: &str) {
+    ok(s.send(key));
+    wait_text(s, text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_shortcut_runs_its_handler_and_is_listed_in_hotkeys() {
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("Answered.")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let Some(manifest) = python_extension(
+        &root,
+        r#"
+count = [0]
+
+@ext.shortcut("ctrl+shift+k", "Count the presses")
+def pressed(ctx):
+    count[0] += 1
+    ctx.notify("Pressed %d times" % count[0])
+
+@ext.shortcut("ctrl+w", "Take over a word key")
+def word(ctx):
+    ctx.notify("Word key taken")
+
+@ext.shortcut("ctrl+c", "Never bound")
+def never(ctx):
+    ctx.notify("must not run")
+
+@ext.shortcut("alt+x", None)
+def broken(ctx):
+    raise RuntimeError("shortcut went wrong")
+"#,
+    ) else {
+        return;
+    };
+    let dir = root.sessions();
+    let mut s = root.spawn_replay(&["--session-dir", &dir, "-e", &manifest], 40, 140);
+    wait_ready(&mut s);
+    // pi's conflict warnings: a reserved key is skipped, another built-in key is taken over.
+    wait_text(
+        &mut s,
+        &format!(
+            "Extension shortcut 'ctrl+c' from {manifest} conflicts with built-in shortcut. Skipping."
+        ),
+    );
+    wait_text(
+        &mut s,
+        &format!(
+            "Extension shortcut conflict: 'ctrl+w' is built-in shortcut for tui.editor.deleteWordBackward and {manifest}."
+        ),
+    );
+    // Ctrl+Shift+K in the kitty keyboard protocol's encoding, twice.
+    press(&mut s, b"\x1b[107;6u", "Pressed 1 times");
+    press(&mut s, b"\x1b[107;6u", "Pressed 2 times");
+    // Ctrl+W runs the extension instead of deleting the word.
+    ok(s.send(b"keep these words"));
+    press(&mut s, b"\x17", "Word key taken");
+    wait_text(&mut s, "keep these words");
+    ok(s.send(b"\x15"));
+    // A failing handler is reported, and pi goes on.
+    press(
+        &mut s,
+        b"\x1bx",
+        "Error: Shortcut handler error: shortcut went wrong",
+    );
+    // Ctrl+C is still pi's: it clears the editor, the extension never hears of it.
+    ok(s.send(b"draft"));
+    wait_text(&mut s, "draft");
+    ok(s.send(b"\x03"));
+    ok(s.wait_for("the editor cleared", WAIT, |m| {
+        !m.screen_text().contains("draft")
+    }));
+    std::thread::sleep(Duration::from_millis(600));
+    type_line(&mut s, "/hotkeys");
+    wait_text(&mut s, "Count the presses");
+    let m = s.model();
+    let lines = m.all_lines();
+    let heading = lines
+        .iter()
+        .rposition(|l| l.trim() == "Extensions")
+        .unwrap();
+    let after: Vec<&str> = lines[heading + 1..]
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .take(3)
+        .collect();
+    assert!(after[0].starts_with("Ctrl+Shift+K") && after[0].ends_with("Count the presses"));
+    assert!(after[1].starts_with("Ctrl+W") && after[1].ends_with("Take over a word key"));
+    // Without a description pi shows the extension's path.
+    assert!(
+        after[2].starts_with("Alt+X") && after[2].ends_with(&manifest),
+        "{after:?}"
+    );
+    assert!(!m.screen_text().contains("Never bound"));
+    assert!(!m.all_lines().iter().any(|l| l.contains("must not run")));
+    type_line(&mut s, "hello");
+    wait_text(&mut s, "Answered.");
+    quit(&mut s);
+}
