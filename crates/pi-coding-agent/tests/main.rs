@@ -55,6 +55,7 @@ mod interactive;
 mod interactive_commands;
 mod interactive_ext_ui;
 mod interactive_keys;
+mod interactive_start;
 mod kill_durability;
 mod library_use;
 mod listeners_load;

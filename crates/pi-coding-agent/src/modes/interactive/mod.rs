@@ -126,8 +126,9 @@ enum UiMsg {
     StoredTotals(UsageTotals),
     /// A background command failed with this text (shown as pi's `Error: …`).
     Failed(String),
-    /// A model cycle ended (`Ok(false)`: only one model to cycle through).
-    Cycled(Result<bool, String>),
+    /// A model cycle ended: pi's status text (`Switched to …`, `Only one model …`) or the
+    /// error.
+    Cycled(Result<String, String>),
     /// A background command's notice (pi's `showStatus`; empty: nothing to say).
     Status(String),
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
@@ -228,6 +229,29 @@ fn git_branch(cwd: &Path) -> Option<String> {
         });
     }
     None
+}
+
+/// pi's status line after Ctrl+P: the model switched to (its name, else its id) and the
+/// thinking level when the model reasons and it is not off; without a switch, why.
+fn cycled_text(c: Option<&crate::session::CycleResult>, scoped: bool) -> String {
+    match c {
+        Some(c) => {
+            let name = if c.model.name.is_empty() {
+                &c.model.id
+            } else {
+                &c.model.name
+            };
+            let thinking =
+                if c.model.reasoning && c.thinking_level != pi_ai::ModelThinkingLevel::Off {
+                    format!(" (thinking: {})", c.thinking_level.as_str())
+                } else {
+                    String::new()
+                };
+            format!("Switched to {name}{thinking}")
+        }
+        None if scoped => "Only one model in scope".to_owned(),
+        None => "Only one model available".to_owned(),
+    }
 }
 
 /// At most this many messages of a resumed session are drawn; the earlier ones are counted
@@ -537,7 +561,9 @@ impl App {
             let bytes = self.tui.set_mode(Mode::Fullscreen);
             let _ = self.term.write(&bytes);
         }
+        self.commit_model_scope();
         self.commit_header();
+        self.startup_changelog();
         let prompt_now =
             initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
         self.show_history(prompt_now);
@@ -569,6 +595,86 @@ impl App {
     }
 
     /// pi's header (unless `quietStartup`): name, version and the main keys.
+    /// pi's `lastChangelogVersion`: a new session of a first run records this version and
+    /// shows nothing; after an upgrade the entries since the recorded version show (or pi's
+    /// one line with `collapseChangelog`) and this version is recorded. A resumed session
+    /// (it has messages) leaves it alone.
+    fn startup_changelog(&mut self) {
+        if !self.session.messages().is_empty() {
+            return;
+        }
+        let (last, collapse) = {
+            let s = crate::sync::lock(self.session.settings());
+            let collapse = s
+                .get("collapseChangelog")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
+            (s.last_changelog_version().map(str::to_owned), collapse)
+        };
+        let Some(last) = last else {
+            crate::sync::lock(self.session.settings()).set_last_changelog_version(crate::VERSION);
+            return;
+        };
+        let entries = changelog::newer_than(changelog::CHANGELOG, &last);
+        let Some(latest) = entries.first() else {
+            return;
+        };
+        crate::sync::lock(self.session.settings()).set_last_changelog_version(crate::VERSION);
+        if collapse {
+            let (a, b, c) = latest.version;
+            self.transcript.notice(
+                format!("Updated to v{a}.{b}.{c}. Use /changelog to view full changelog."),
+                "text",
+            );
+        } else {
+            let text = entries
+                .iter()
+                .map(|e| e.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            self.transcript.document("What's New", &text);
+        }
+    }
+
+    /// pi's line for a `--models` scope, printed before the header at the start:
+    /// `Model scope: a, b:high (Ctrl+P to cycle)`.
+    fn commit_model_scope(&mut self) {
+        let scoped = self.session.scoped_models();
+        let quiet = crate::sync::lock(self.session.settings()).quiet_startup();
+        if scoped.is_empty() || quiet {
+            return;
+        }
+        let list = scoped
+            .iter()
+            .map(|s| match s.thinking_level {
+                Some(level) => format!("{}:{}", s.model.id, level.as_str()),
+                None => s.model.id.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let keys: Vec<String> = self
+            .keys
+            .keys("app.model.cycleForward")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let hint = if keys.is_empty() {
+            String::new()
+        } else {
+            let keys = shortcuts::display(&keys.join("/"));
+            self.theme.fg("muted", &format!(" ({keys} to cycle)"))
+        };
+        let line = format!(
+            "{}{hint}",
+            self.theme.fg(
+                "dim",
+                &pi_tui::ansi::escape_control(&format!("Model scope: {list}"))
+            )
+        );
+        self.tui
+            .commit(Box::new(pi_tui::components::Text::new(line)));
+    }
+
     fn commit_header(&mut self) {
         let t = self.theme.clone();
         let hint =
@@ -1104,9 +1210,11 @@ impl App {
             let models = (self.running.available_models)();
             let (tx, waker) = (self.tx.clone(), self.waker.clone());
             self.handle.spawn(async move {
+                let scoped = !session.scoped_models().is_empty();
                 let r = session.cycle_model(forward, &models, false).await;
                 let _ = tx.send(UiMsg::Cycled(
-                    r.map(|c| c.is_some()).map_err(|e| e.to_string()),
+                    r.map(|c| cycled_text(c.as_ref(), scoped))
+                        .map_err(|e| e.to_string()),
                 ));
                 waker.wake();
             });
@@ -1560,8 +1668,10 @@ impl App {
                 self.refresh_footer();
             }
             UiMsg::Cycled(r) => match r {
-                Ok(true) => self.refresh_footer(),
-                Ok(false) => self.transcript.notice("Only one model available", "muted"),
+                Ok(text) => {
+                    self.refresh_footer();
+                    self.status_notice(text);
+                }
                 Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
             },
         }

@@ -92,18 +92,24 @@ pub fn resolve(shortcuts: Vec<ShortcutSpec>, keys: &Keybindings) -> (Vec<Bound>,
     (bound, warnings)
 }
 
-/// pi's `formatKeyText(key, {capitalize: true})`: each part capitalized, `+` between.
+/// pi's `formatKeyText(key, {capitalize: true})`: keys split at `/`, each part of a key
+/// capitalized, `+` between.
 pub fn display(key: &str) -> String {
-    key.split('+')
-        .map(|part| {
-            let mut c = part.chars();
-            match c.next() {
-                Some(first) => first.to_uppercase().chain(c).collect(),
-                None => String::new(),
-            }
+    key.split('/')
+        .map(|k| {
+            k.split('+')
+                .map(|part| {
+                    let mut c = part.chars();
+                    match c.next() {
+                        Some(first) => first.to_uppercase().chain(c).collect(),
+                        None => String::new(),
+                    }
+                })
+                .collect::<Vec<String>>()
+                .join("+")
         })
         .collect::<Vec<String>>()
-        .join("+")
+        .join("/")
 }
 
 #[cfg(test)]
@@ -165,5 +171,6 @@ mod tests {
     fn keys_are_shown_capitalized_as_pi_shows_them() {
         assert_eq!(display("ctrl+shift+k"), "Ctrl+Shift+K");
         assert_eq!(display("f5"), "F5");
+        assert_eq!(display("ctrl+p/alt+p"), "Ctrl+P/Alt+P");
     }
 }
