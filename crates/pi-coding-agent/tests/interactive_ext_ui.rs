@@ -116,6 +116,13 @@ def change(args, ctx):
     let again = row_of(m, "Second again").unwrap();
     assert_eq!(again, third + 1, "a re-set key moves last: {lines:#?}");
     assert!(is_rule(&lines[again + 1]), "{lines:#?}");
+    // /reload: the old process's widgets go, the new process's session_start sets its own.
+    type_line(&mut s, "/reload");
+    wait_text(&mut s, "Reloaded keybindings");
+    ok(s.wait_for("the new process's widgets", WAIT, |m| {
+        let t = m.screen_text();
+        t.contains("First widget") && t.contains("Below the editor") && !t.contains("Third widget")
+    }));
     quit(&mut s);
 }
 

@@ -1013,6 +1013,23 @@ impl App {
         }
     }
 
+    /// pi's `setRebindSession`: a replacement session's extensions get the terminal before
+    /// their `session_start`, after the old extensions' widgets and statuses are cleared.
+    pub(super) fn install_rebind(&mut self) {
+        let (tx, waker) = (std::sync::Mutex::new(self.tx.clone()), self.waker.clone());
+        self.running
+            .host
+            .set_rebind(Some(std::sync::Arc::new(move |_session, extensions| {
+                let tx = crate::sync::lock(&tx).clone();
+                let _ = tx.send(UiMsg::Extension(Box::new(super::ext_ui::ExtRequest::Reset)));
+                waker.wake();
+                if let Some(ext) = extensions {
+                    let ui = super::ext_ui::TuiUi::new(tx, waker.clone());
+                    ext.runner().set_ui(std::sync::Arc::new(ui));
+                }
+            })));
+    }
+
     /// Runs an extension shortcut's handler in the background; a failure is pi's
     /// `Shortcut handler error: …`.
     pub(super) fn run_shortcut(&mut self, shortcut: crate::extensions::ShortcutSpec) {
@@ -1049,6 +1066,16 @@ impl App {
                 let _ = self.term.set_title(&title);
             }
             ExtRequest::EditorText(text) => self.editor.set_text(&text),
+            ExtRequest::Reset => {
+                self.widgets = super::widgets::Widgets::default();
+                self.ext_statuses.clear();
+                self.working_message = None;
+                self.working_indicator = None;
+                if self.status_in_rule && self.status.is_active() {
+                    self.show_working();
+                }
+                self.refresh_footer();
+            }
             ExtRequest::Widget(key, lines, placement) => {
                 self.widgets.set(&key, lines, placement);
             }

@@ -59,6 +59,9 @@ pub enum ExtRequest {
     WorkingMessage(Option<String>),
     /// `setWorkingIndicator(options?)`.
     WorkingIndicator(Option<WorkingIndicator>),
+    /// The session is being replaced (pi's `resetExtensionUI`): what the old extensions
+    /// showed goes away before the new ones start.
+    Reset,
 }
 
 /// The extensions' UI while the session starts, before the terminal is set up: what

@@ -575,6 +575,7 @@ impl App {
         }));
         self.install_autocomplete();
         self.bind_extension_ui();
+        self.install_rebind();
         self.refresh_footer();
         if let Some(name) = self.session.session_name() {
             let _ = self.term.set_title(&format!("pi - {name}"));
