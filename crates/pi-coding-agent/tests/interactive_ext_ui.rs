@@ -280,6 +280,12 @@ def broken(ctx):
     );
     assert!(!m.screen_text().contains("Never bound"));
     assert!(!m.all_lines().iter().any(|l| l.contains("must not run")));
+    // A new session keeps the shortcuts bound, without repeating the warnings.
+    type_line(&mut s, "/new");
+    wait_text(&mut s, "New session started");
+    press(&mut s, b"\x1b[107;6u", "Pressed 3 times");
+    let all = s.model().all_lines().join("\n");
+    assert!(!all.contains("conflicts with built-in shortcut"), "{all}");
     type_line(&mut s, "hello");
     wait_text(&mut s, "Answered.");
     quit(&mut s);

@@ -483,7 +483,7 @@ impl App {
             self.reload_keybindings();
         }
         self.install_autocomplete();
-        self.bind_extension_ui();
+        self.bind_extension_ui(reloaded);
         self.refresh_footer();
         let title = match self.session.session_name() {
             Some(name) => format!("pi - {name}"),
@@ -994,8 +994,10 @@ impl App {
 
 /// Extension UI: `ctx.ui` requests from [`super::ext_ui::TuiUi`].
 impl App {
-    /// Gives the current session's extensions the terminal UI (`ctx.hasUI` true).
-    pub(super) fn bind_extension_ui(&mut self) {
+    /// Gives the current session's extensions the terminal UI (`ctx.hasUI` true) and binds
+    /// their shortcuts; `warn`: report the shortcuts that conflict (pi lists them with the
+    /// loaded resources, at the start and after `/reload`).
+    pub(super) fn bind_extension_ui(&mut self, warn: bool) {
         self.ext_shortcuts.clear();
         if let Some(ext) = self.running.host.extensions() {
             let ui = super::ext_ui::TuiUi::new(self.tx.clone(), self.waker.clone());
@@ -1007,7 +1009,7 @@ impl App {
             }
             let (bound, warnings) = super::shortcuts::resolve(ext.runner().shortcuts(), &self.keys);
             self.ext_shortcuts = bound;
-            for w in warnings {
+            for w in warnings.into_iter().filter(|_| warn) {
                 self.transcript.notice(format!("Warning: {w}"), "warning");
             }
         }

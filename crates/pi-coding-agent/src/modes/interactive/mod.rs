@@ -574,7 +574,7 @@ impl App {
             Ok(())
         }));
         self.install_autocomplete();
-        self.bind_extension_ui();
+        self.bind_extension_ui(true);
         self.install_rebind();
         self.refresh_footer();
         if let Some(name) = self.session.session_name() {
