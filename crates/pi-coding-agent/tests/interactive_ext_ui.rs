@@ -62,6 +62,9 @@ async fn extension_widgets_sit_above_and_below_the_editor_in_key_order() {
         r#"
 @ext.on("session_start")
 def start(event, ctx):
+    # Accepted and ignored (an error answer would raise here, and no widget would show).
+    ctx._conn.request("ctx.ui.setFooter", {"lines": ["Custom footer"]})
+    ctx._conn.request("ctx.ui.setHeader", {})
     ctx.set_widget("first", ["First widget " + "x" * 150])
     ctx.set_widget("second", ["Second widget", "bell\x07 and \x1b[2Jclear"])
     ctx.set_widget("below", ["Below the editor"], "belowEditor")
@@ -104,6 +107,9 @@ def change(args, ctx):
         "{lines:#?}"
     );
     assert!(lines.iter().all(|l| l.chars().count() <= 100));
+    // setFooter/setHeader change nothing: pi-rs's footer and header stay.
+    assert!(!m.screen_text().contains("Custom footer"));
+    assert!(m.screen_text().contains("pi v"));
     // Removing, adding and re-setting keys.
     type_line(&mut s, "/wchange");
     ok(s.wait_for("the widgets changed", WAIT, |m| {
