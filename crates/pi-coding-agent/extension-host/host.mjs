@@ -178,6 +178,7 @@ const handlers = new Map();
 const tools = new Map();
 const commands = new Map();
 const flags = new Map();
+const shortcuts = new Map();
 const bus = new Map();
 
 const identity = (_c, text) => text;
@@ -190,10 +191,10 @@ const ui = {
 	editor: (title, prefill) => request("ctx.ui.editor", { title, prefill }),
 	notify: (message, type) => void request("ctx.ui.notify", { message, type }).catch(() => {}),
 	setStatus: (key, text) => void request("ctx.ui.setStatus", { key, text }).catch(() => {}),
-	setWidget: (key, content) => {
+	setWidget: (key, content, options) => {
 		// Component widgets need a TUI (none over the protocol yet); string arrays cross.
 		if (content === undefined || Array.isArray(content)) {
-			void request("ctx.ui.setWidget", { key, lines: content }).catch(() => {});
+			void request("ctx.ui.setWidget", { key, lines: content, placement: options?.placement }).catch(() => {});
 		}
 	},
 	setTitle: (title) => void request("ctx.ui.setTitle", { title }).catch(() => {}),
@@ -204,7 +205,9 @@ const ui = {
 	setFooter: () => {},
 	setHeader: () => {},
 	setEditorComponent: () => {},
-	setWorkingMessage: () => {},
+	setWorkingMessage: (message) => void request("ctx.ui.setWorkingMessage", { message }).catch(() => {}),
+	setWorkingIndicator: (options) =>
+		void request("ctx.ui.setWorkingIndicator", { frames: options?.frames, intervalMs: options?.intervalMs }).catch(() => {}),
 	setHiddenThinkingLabel: () => {},
 	setToolsExpanded: () => {},
 	onTerminalInput: () => () => {},
@@ -251,7 +254,9 @@ const pi = {
 		flags.set(name, options);
 	},
 	getFlag: (name) => (flags.has(name) ? mirror.flags[name] : undefined),
-	registerShortcut() {},
+	registerShortcut(shortcut, options) {
+		shortcuts.set(shortcut, options);
+	},
 	registerMessageRenderer() {},
 	registerEntryRenderer() {},
 	registerMarkdownTransformer() {},
@@ -387,6 +392,7 @@ async function serve(method, p, requestId) {
 					default: o?.default,
 					description: o?.description,
 				})),
+				shortcuts: [...shortcuts].map(([key, o]) => ({ key, description: o?.description })),
 				events: [...handlers.keys()],
 			};
 		}
@@ -408,6 +414,12 @@ async function serve(method, p, requestId) {
 			} finally {
 				controllers.delete(id);
 			}
+		}
+		case "shortcut/run": {
+			const sc = shortcuts.get(p.key);
+			if (!sc) throw new Error(`Shortcut ${p.key} not found`);
+			await sc.handler(makeContext());
+			return null;
 		}
 		case "command/run": {
 			const c = commands.get(p.name);

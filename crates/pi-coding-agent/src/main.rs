@@ -143,9 +143,12 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
         return match app::build_running_asking(&launch, stderr, Some(&mut ask)) {
             Ok(running) => {
                 let processes = running.extension_processes.clone();
+                let startup_ui =
+                    modes::interactive::StartupUi::install(running.host.extensions().as_ref());
                 app::extensions::bind_startup(running.host.extensions().as_ref(), &running.session)
                     .await;
                 let options = modes::interactive::InteractiveOptions {
+                    startup_ui,
                     cwd: launch.cwd.clone(),
                     agent_dir: launch.agent_dir.clone(),
                     session_dir: launch.config.session.session_dir.clone(),

@@ -546,7 +546,8 @@ async fn scoped_models_choose_what_ctrl_p_cycles_and_ctrl_s_saves_them() {
     let _slot = slot();
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = spawn_in(&root, 34, 150);
+    // 100 columns: the key hint line is longer, and wraps so that `(unsaved)` stays visible.
+    let mut s = spawn_in(&root, 34, 100);
     type_line(&mut s, "/scoped-models");
     wait_text(&mut s, "Model Configuration");
     wait_text(&mut s, "all enabled");

@@ -40,7 +40,12 @@ fn runtime(log: Log) -> RpcRuntime {
                 ui.notify("done", NotifyLevel::Warning);
                 ui.set_status("k", Some("busy"));
                 ui.set_status("k", None);
-                ui.set_widget("w", Some(&["line".to_owned()]));
+                ui.set_widget(
+                    "w",
+                    Some(&["line".to_owned()]),
+                    Some(WidgetPlacement::BelowEditor),
+                );
+                ui.set_widget("w", None, None);
                 l.lock().unwrap().push(format!(
                     "{picked:?} {sure} {typed:?} {edited:?} hasUI={}",
                     ctx.has_ui()
@@ -159,6 +164,10 @@ async fn dialogs_round_trip_and_fire_and_forget_calls_are_written() {
     let widget = c.until(|v| is_request(v, "setWidget")).await;
     assert_eq!(widget["widgetKey"], "w");
     assert_eq!(widget["widgetLines"], json!(["line"]));
+    assert_eq!(widget["widgetPlacement"], "belowEditor");
+    let cleared = c.until(|v| is_request(v, "setWidget")).await;
+    assert!(cleared.get("widgetLines").is_none(), "{cleared}");
+    assert!(cleared.get("widgetPlacement").is_none(), "{cleared}");
 
     let r = c.response("p").await;
     assert_eq!(r["success"], true);

@@ -90,6 +90,27 @@ class Context:
     def set_status(self, key, text=None):
         return self._conn.request("ctx.ui.setStatus", {"key": key, "text": text})
 
+    def set_widget(self, key, lines=None, placement=None):
+        """`lines=None` removes the widget; `placement` is "aboveEditor" (default) or
+        "belowEditor"."""
+        params = {"key": key, "lines": None if lines is None else list(lines)}
+        if placement is not None:
+            params["placement"] = placement
+        return self._conn.request("ctx.ui.setWidget", params)
+
+    def set_working_message(self, message=None):
+        """`None` restores the default text."""
+        return self._conn.request("ctx.ui.setWorkingMessage", {"message": message})
+
+    def set_working_indicator(self, frames=None, interval_ms=None):
+        """No arguments restore the default spinner; `frames=[]` hides it."""
+        params = {}
+        if frames is not None:
+            params["frames"] = list(frames)
+        if interval_ms is not None:
+            params["intervalMs"] = interval_ms
+        return self._conn.request("ctx.ui.setWorkingIndicator", params)
+
 
 class Extension:
     """Registrations and the protocol loop."""
@@ -100,6 +121,8 @@ class Extension:
         self._commands = {}
         self._command_list = []
         self._flags = []
+        self._shortcuts = {}
+        self._shortcut_list = []
         self._handlers = {}
         self._next_id = 1
         self._cancelled = set()
@@ -135,6 +158,16 @@ class Extension:
         def deco(fn):
             self._commands[name] = fn
             self._command_list.append({"name": name, "description": description})
+            return fn
+
+        return deco
+
+    def shortcut(self, key, description=None):
+        """`fn(ctx)`, run when the key (pi's key id, e.g. "ctrl+shift+k") is pressed."""
+
+        def deco(fn):
+            self._shortcuts[key] = fn
+            self._shortcut_list.append({"key": key, "description": description})
             return fn
 
         return deco
@@ -224,6 +257,7 @@ class Extension:
                 "tools": self._tools,
                 "commands": self._command_list,
                 "flags": self._flags,
+                "shortcuts": self._shortcut_list,
                 "events": list(self._handlers),
             }
         if method == "$/ping":
@@ -260,6 +294,9 @@ class Extension:
             if isinstance(out, str):
                 return {"content": [{"type": "text", "text": out}]}
             return out
+        if method == "shortcut/run":
+            self._shortcuts[params["key"]](self.ctx)
+            return None
         if method == "command/run":
             self._commands[params["name"]](params.get("args", ""), self.ctx)
             return None

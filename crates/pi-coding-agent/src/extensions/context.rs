@@ -43,6 +43,45 @@ pub struct DialogOptions {
     pub signal: Option<CancellationToken>,
 }
 
+/// Where `setWidget` puts a widget (pi's `{placement}`; default above the editor).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WidgetPlacement {
+    /// `aboveEditor`
+    #[default]
+    AboveEditor,
+    /// `belowEditor`
+    BelowEditor,
+}
+
+impl WidgetPlacement {
+    /// pi's name of the placement.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WidgetPlacement::AboveEditor => "aboveEditor",
+            WidgetPlacement::BelowEditor => "belowEditor",
+        }
+    }
+
+    /// The placement named `name` (pi treats anything but `belowEditor` as above).
+    pub fn from_name(name: &str) -> Self {
+        if name == "belowEditor" {
+            WidgetPlacement::BelowEditor
+        } else {
+            WidgetPlacement::AboveEditor
+        }
+    }
+}
+
+/// pi's `WorkingIndicatorOptions`: the frames of the working spinner (empty: no spinner) and
+/// the time per frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkingIndicator {
+    /// Animation frames (`None`: the built-in spinner; empty: hidden).
+    pub frames: Option<Vec<String>>,
+    /// Milliseconds per frame (`None`: the built-in interval).
+    pub interval_ms: Option<u64>,
+}
+
 /// The user interface extensions talk to (`ctx.ui`). Every method has the no-UI default:
 /// dialogs resolve at once (`None`; `confirm` → `false`), everything else does nothing.
 pub trait Ui: Send + Sync {
@@ -84,8 +123,21 @@ pub trait Ui: Send + Sync {
     /// Sets (`Some`) or clears (`None`) the status text under `key`.
     fn set_status(&self, _key: &str, _text: Option<&str>) {}
 
-    /// Sets (`Some`) or clears (`None`) the widget lines under `key`.
-    fn set_widget(&self, _key: &str, _lines: Option<&[String]>) {}
+    /// Sets (`Some`) or clears (`None`) the widget lines under `key`; `placement` `None` is
+    /// pi's omitted option (above the editor).
+    fn set_widget(
+        &self,
+        _key: &str,
+        _lines: Option<&[String]>,
+        _placement: Option<WidgetPlacement>,
+    ) {
+    }
+
+    /// Replaces the working indicator's text while the agent runs (`None`: the default).
+    fn set_working_message(&self, _message: Option<&str>) {}
+
+    /// Replaces the working indicator's spinner (`None`: the default).
+    fn set_working_indicator(&self, _indicator: Option<WorkingIndicator>) {}
 
     /// [`Ui::select`] with a timeout and a cancel signal (default: ignores them).
     fn select_with<'a>(
@@ -306,8 +358,23 @@ impl UiHandle {
     }
 
     /// [`Ui::set_widget`].
-    pub fn set_widget(&self, key: &str, lines: Option<&[String]>) {
-        self.ui.set_widget(key, lines);
+    pub fn set_widget(
+        &self,
+        key: &str,
+        lines: Option<&[String]>,
+        placement: Option<WidgetPlacement>,
+    ) {
+        self.ui.set_widget(key, lines, placement);
+    }
+
+    /// [`Ui::set_working_message`].
+    pub fn set_working_message(&self, message: Option<&str>) {
+        self.ui.set_working_message(message);
+    }
+
+    /// [`Ui::set_working_indicator`].
+    pub fn set_working_indicator(&self, indicator: Option<WorkingIndicator>) {
+        self.ui.set_working_indicator(indicator);
     }
 }
 

@@ -123,6 +123,33 @@ impl std::fmt::Debug for CommandSpec {
     }
 }
 
+/// A shortcut handler: `(ctx)`.
+pub type ShortcutHandler =
+    Arc<dyn Fn(ExtensionContext) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync>;
+
+/// `registerShortcut(key, {description?, handler})`.
+#[derive(Clone)]
+pub struct ShortcutSpec {
+    /// The key as registered, in pi's key-id syntax (`ctrl+shift+k`).
+    pub key: String,
+    /// Help text for `/hotkeys`.
+    pub description: Option<String>,
+    /// The handler.
+    pub handler: ShortcutHandler,
+    /// The registering extension.
+    pub extension_path: String,
+}
+
+impl std::fmt::Debug for ShortcutSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShortcutSpec")
+            .field("key", &self.key)
+            .field("description", &self.description)
+            .field("extension_path", &self.extension_path)
+            .finish()
+    }
+}
+
 /// One loaded extension: its path and everything it registered, in registration order.
 #[derive(Default)]
 pub struct LoadedExtension {
@@ -132,6 +159,7 @@ pub struct LoadedExtension {
     pub(crate) tools: Vec<Arc<dyn AgentTool>>,
     pub(crate) commands: Vec<CommandSpec>,
     pub(crate) flags: Vec<FlagSpec>,
+    pub(crate) shortcuts: Vec<ShortcutSpec>,
 }
 
 impl LoadedExtension {
@@ -204,6 +232,31 @@ impl ExtensionApi<'_> {
         match self.ext.commands.iter_mut().find(|c| c.name == spec.name) {
             Some(slot) => *slot = spec,
             None => self.ext.commands.push(spec),
+        }
+    }
+
+    /// `pi.registerShortcut(key, {description, handler})`. Registering a key again in the
+    /// same extension replaces the earlier shortcut in place (pi keeps them in a `Map`).
+    pub fn register_shortcut<F>(
+        &mut self,
+        key: impl Into<String>,
+        description: Option<String>,
+        handler: F,
+    ) where
+        F: Fn(ExtensionContext) -> BoxFuture<'static, Result<(), HandlerError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let spec = ShortcutSpec {
+            key: key.into(),
+            description,
+            handler: Arc::new(handler),
+            extension_path: self.ext.path.clone(),
+        };
+        match self.ext.shortcuts.iter_mut().find(|s| s.key == spec.key) {
+            Some(slot) => *slot = spec,
+            None => self.ext.shortcuts.push(spec),
         }
     }
 

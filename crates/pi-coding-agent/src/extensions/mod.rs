@@ -51,6 +51,7 @@ pub use command_info::{CommandInfo, CommandSource};
 pub use config_hooks::RunnerTrustAnswer;
 pub use context::{
     DialogOptions, EntryLog, ExtensionContext, NoUi, NotifyLevel, SessionView, Ui, UiHandle,
+    WidgetPlacement, WorkingIndicator,
 };
 pub use dispatch::{
     DiscoveredPath, DiscoveredResources, MESSAGE_END_ROLE_ERROR, ToolCallOutcome,
@@ -62,7 +63,7 @@ pub use errors::{
 pub use exec::{ExecOptions, ExecResult};
 pub use extension::{
     CommandHandler, CommandSpec, Extension, ExtensionApi, ExtensionLoadError, FlagSpec, FlagType,
-    FlagValue, FnExtension, Handler, LoadedExtension,
+    FlagValue, FnExtension, Handler, LoadedExtension, ShortcutHandler, ShortcutSpec,
 };
 pub use runner::{ExtensionRunner, ExtensionRunnerBuilder, ResolvedCommand};
 pub use session_hooks::{ExtensionHooks, ShutdownHandler};

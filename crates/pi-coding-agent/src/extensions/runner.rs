@@ -21,7 +21,7 @@ use super::events::{
 };
 use super::extension::{
     CommandSpec, Extension, ExtensionApi, ExtensionLoadError, FlagSpec, FlagValue, Handler,
-    LoadedExtension,
+    LoadedExtension, ShortcutSpec,
 };
 
 /// How a handler call ended.
@@ -405,6 +405,28 @@ impl ExtensionRunner {
             });
         }
         out
+    }
+
+    /// Every shortcut the extensions registered, in load order (conflicts are the UI's to
+    /// resolve against its key bindings: pi's `getShortcuts`).
+    pub fn shortcuts(&self) -> Vec<ShortcutSpec> {
+        self.inner
+            .extensions
+            .iter()
+            .flat_map(|e| e.shortcuts.iter().cloned())
+            .collect()
+    }
+
+    /// Runs a shortcut's handler with a fresh `ctx`. `Err(text)`: its failure or panic.
+    pub async fn run_shortcut(&self, shortcut: &ShortcutSpec) -> Result<(), String> {
+        let ctx = self.context();
+        let handler = Arc::clone(&shortcut.handler);
+        let future = std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx)))
+            .map_err(panic_message)?;
+        match AssertUnwindSafe(future).catch_unwind().await {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(p) => Err(panic_message(p)),
+        }
     }
 
     /// Whether a command with this invocation name exists.

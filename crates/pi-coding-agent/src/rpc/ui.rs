@@ -312,8 +312,13 @@ impl Ui for RpcUi {
         self.status(key, text);
     }
 
-    fn set_widget(&self, key: &str, lines: Option<&[String]>) {
-        self.widget(key, lines, None);
+    fn set_widget(
+        &self,
+        key: &str,
+        lines: Option<&[String]>,
+        placement: Option<crate::extensions::WidgetPlacement>,
+    ) {
+        self.widget(key, lines, placement.map(|p| p.as_str()));
     }
 
     fn select_with<'a>(

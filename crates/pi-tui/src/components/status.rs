@@ -22,6 +22,10 @@ pub struct StatusLine {
     frame: usize,
     rule_sgr: String,
     spinner_sgr: String,
+    /// Custom frames (`None`: [`FRAMES`]; empty: no spinner at all).
+    frames: Option<Vec<String>>,
+    /// Custom time per frame (`None`: [`FRAME_TIME`]).
+    frame_time: Option<Duration>,
 }
 
 impl StatusLine {
@@ -33,7 +37,39 @@ impl StatusLine {
             frame: 0,
             rule_sgr: rule_sgr.into(),
             spinner_sgr: spinner_sgr.into(),
+            frames: None,
+            frame_time: None,
         }
+    }
+
+    /// Replaces the spinner (pi's `setWorkingIndicator({frames, intervalMs})`): `None` frames
+    /// restore the braille spinner, an empty list hides it; `None` interval keeps 80 ms.
+    /// Frames are drawn as text: escape sequences (colours too: the rule has its own)
+    /// dropped, control characters escaped.
+    pub fn set_indicator(&mut self, frames: Option<Vec<String>>, interval: Option<Duration>) {
+        self.frames = frames.map(|f| {
+            f.iter()
+                .map(|x| ansi::escape_control(&ansi::strip(x)).replace('\n', " "))
+                .collect()
+        });
+        // A zero interval would divide by zero: at least one millisecond.
+        self.frame_time = interval.map(|d| d.max(Duration::from_millis(1)));
+        self.frame = 0;
+    }
+
+    /// The frame shown now (empty when the spinner is hidden).
+    fn spinner(&self) -> String {
+        match &self.frames {
+            None => FRAMES[self.frame % FRAMES.len()].to_owned(),
+            Some(f) if f.is_empty() => String::new(),
+            Some(f) => f[self.frame % f.len()].clone(),
+        }
+    }
+
+    fn frame_count(&self) -> usize {
+        self.frames
+            .as_ref()
+            .map_or(FRAMES.len(), |f| f.len().max(1))
     }
 
     /// Starts (or relabels) the working indicator.
@@ -59,11 +95,13 @@ impl StatusLine {
     /// `None` when idle.
     pub fn border_status(&self) -> Option<BorderStatus> {
         self.started?;
-        let spinner = FRAMES[self.frame % FRAMES.len()].to_owned();
-        Some(BorderStatus {
-            text: format!("{spinner} {}", self.label),
-            spinner,
-        })
+        let spinner = self.spinner();
+        let text = if spinner.is_empty() {
+            self.label.clone()
+        } else {
+            format!("{spinner} {}", self.label)
+        };
+        Some(BorderStatus { text, spinner })
     }
 
     /// Advances the spinner to `now`; returns whether the frame changed (a redraw is due).
@@ -71,8 +109,9 @@ impl StatusLine {
         let Some(t0) = self.started else {
             return false;
         };
-        let f = (now.saturating_duration_since(t0).as_millis() / FRAME_TIME.as_millis()) as usize
-            % FRAMES.len();
+        let step = self.frame_time.unwrap_or(FRAME_TIME).as_millis().max(1);
+        let f =
+            (now.saturating_duration_since(t0).as_millis() / step) as usize % self.frame_count();
         let changed = f != self.frame;
         self.frame = f;
         changed
@@ -86,11 +125,16 @@ impl Component for StatusLine {
         }
         let width = usize::from(width);
         let label = ansi::escape_control(&self.label).replace('\n', " ");
-        let head = format!(
-            "{} {} {label} ",
-            paint(&self.rule_sgr, "──"),
-            paint(&self.spinner_sgr, FRAMES[self.frame])
-        );
+        let spinner = self.spinner();
+        let head = if spinner.is_empty() {
+            format!("{} {label} ", paint(&self.rule_sgr, "──"))
+        } else {
+            format!(
+                "{} {} {label} ",
+                paint(&self.rule_sgr, "──"),
+                paint(&self.spinner_sgr, &spinner)
+            )
+        };
         let used = ansi::visible_width(&head);
         let line = format!(
             "{head}{}",
@@ -129,5 +173,36 @@ mod tests {
         s.stop();
         assert!(s.render(30).is_empty());
         assert_eq!(s.border_status(), None);
+    }
+
+    #[test]
+    fn custom_frames_replace_the_spinner_and_an_empty_list_hides_it() {
+        let t = Instant::now();
+        let mut s = StatusLine::new("", "");
+        s.set_indicator(
+            Some(vec!["\x1b[31m<\x1b[39m".into(), "\x07>".into()]),
+            Some(Duration::from_millis(100)),
+        );
+        s.start("Busy", t);
+        assert_eq!(s.border_status().unwrap().text, "< Busy");
+        assert!(s.tick(t + Duration::from_millis(150)));
+        let text = s.border_status().unwrap().text;
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+        assert!(text.ends_with("> Busy"), "{text:?}");
+        // Back to frame 0 after two frames of 100 ms.
+        s.tick(t + Duration::from_millis(210));
+        assert_eq!(s.border_status().unwrap().text, "< Busy");
+        s.set_indicator(Some(Vec::new()), Some(Duration::ZERO));
+        s.tick(t + Duration::from_millis(500));
+        assert_eq!(
+            s.border_status(),
+            Some(BorderStatus {
+                text: "Busy".into(),
+                spinner: String::new()
+            })
+        );
+        assert_eq!(s.render(12)[0], "── Busy ────");
+        s.set_indicator(None, None);
+        assert_eq!(s.border_status().unwrap().spinner.chars().count(), 1);
     }
 }

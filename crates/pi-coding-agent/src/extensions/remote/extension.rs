@@ -38,6 +38,13 @@ struct CommandReg {
 }
 
 #[derive(Clone, Debug, Deserialize)]
+struct ShortcutReg {
+    key: String,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
 struct FlagReg {
     name: String,
     #[serde(rename = "type")]
@@ -59,6 +66,8 @@ struct Registration {
     commands: Vec<CommandReg>,
     #[serde(default)]
     flags: Vec<FlagReg>,
+    #[serde(default)]
+    shortcuts: Vec<ShortcutReg>,
     #[serde(default)]
     events: Vec<String>,
 }
@@ -286,6 +295,27 @@ impl Extension for Arc<RemoteExtension> {
                             .map(|_| ())
                             .map_err(|e| {
                                 HandlerError::new(call_error_text(&conn.path(), "command", e))
+                            })
+                    })
+                },
+            );
+        }
+        for shortcut in &self.registration.shortcuts {
+            let conn = Arc::clone(&self.conn);
+            let key = shortcut.key.clone();
+            // No deadline, as for commands: the handler may open dialogs.
+            api.register_shortcut(
+                shortcut.key.clone(),
+                shortcut.description.clone(),
+                move |_ctx| {
+                    let conn = Arc::clone(&conn);
+                    let key = key.clone();
+                    Box::pin(async move {
+                        conn.call("shortcut/run", json!({"key": key}), None)
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| {
+                                HandlerError::new(call_error_text(&conn.path(), "shortcut", e))
                             })
                     })
                 },

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::connection::Connection;
 use crate::extensions::api::{DeliverAs, Pi, SendMessageOptions};
-use crate::extensions::context::{DialogOptions, ExtensionContext, NotifyLevel};
+use crate::extensions::context::{
+    DialogOptions, ExtensionContext, NotifyLevel, WidgetPlacement, WorkingIndicator,
+};
 use crate::extensions::events::{CustomMessageSpec, StreamingBehavior};
 use crate::extensions::exec::ExecOptions;
 use crate::extensions::runner::ExtensionRunner;
@@ -249,9 +251,32 @@ async fn handle_ctx(ctx: &ExtensionContext, method: &str, p: &Value) -> Answer {
                     .filter_map(|l| l.as_str().map(str::to_owned))
                     .collect()
             });
-            ui.set_widget(&text(p, "key")?, lines.as_deref());
+            let placement = opt_text(p, "placement").map(|n| WidgetPlacement::from_name(&n));
+            ui.set_widget(&text(p, "key")?, lines.as_deref(), placement);
             ok()
         }
+        "ui.setWorkingMessage" => {
+            ui.set_working_message(opt_text(p, "message").as_deref());
+            ok()
+        }
+        "ui.setWorkingIndicator" => {
+            let frames: Option<Vec<String>> = p.get("frames").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(|f| f.as_str().map(str::to_owned))
+                    .collect()
+            });
+            let interval_ms = p.get("intervalMs").and_then(Value::as_u64);
+            let indicator =
+                (frames.is_some() || interval_ms.is_some()).then_some(WorkingIndicator {
+                    frames,
+                    interval_ms,
+                });
+            ui.set_working_indicator(indicator);
+            ok()
+        }
+        // Component factories cannot cross the pipe: pi's RPC mode ignores them too, so an
+        // extension that calls them anyway keeps the built-in header and footer.
+        "ui.setHeader" | "ui.setFooter" => ok(),
         "ui.setTitle" => {
             ui.set_title(&text(p, "title")?);
             ok()

@@ -63,6 +63,26 @@ pub fn parse(text: &str) -> Vec<Entry> {
     entries
 }
 
+/// `x.y.z` as pi's `getNewEntries` reads a recorded version: missing or unreadable parts
+/// count as 0.
+pub fn read_version(text: &str) -> Version {
+    let mut parts = text
+        .trim()
+        .split('.')
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0);
+    (next(), next(), next())
+}
+
+/// The entries newer than `last`, in file order (pi shows them so at the start).
+pub fn newer_than(text: &str, last: &str) -> Vec<Entry> {
+    let last = read_version(last);
+    parse(text)
+        .into_iter()
+        .filter(|e| e.version > last)
+        .collect()
+}
+
 /// What `/changelog` shows: every entry, oldest first, or pi's text for none.
 pub fn markdown(text: &str) -> String {
     let mut entries = parse(text);
@@ -95,6 +115,21 @@ mod tests {
             "## 1.1.9\n\n- a\n\n## [1.2.0] - 2026-01-02\n\n- b"
         );
         assert_eq!(markdown("# nothing\n"), "No changelog entries found.");
+    }
+
+    #[test]
+    fn entries_newer_than_the_recorded_version_in_file_order() {
+        let text = "## [1.2.0]\n\n- c\n\n## [1.1.10]\n\n- b\n\n## 1.1.9\n\n- a\n";
+        let newer: Vec<Version> = newer_than(text, "1.1.9")
+            .iter()
+            .map(|e| e.version)
+            .collect();
+        assert_eq!(newer, [(1, 2, 0), (1, 1, 10)]);
+        assert!(newer_than(text, "1.2.0").is_empty());
+        // pi's `Number(part) || 0`.
+        assert_eq!(read_version("2"), (2, 0, 0));
+        assert_eq!(read_version("1.x.3"), (1, 0, 3));
+        assert_eq!(newer_than(text, "garbage").len(), 3);
     }
 
     #[test]

@@ -483,7 +483,7 @@ impl App {
             self.reload_keybindings();
         }
         self.install_autocomplete();
-        self.bind_extension_ui();
+        self.bind_extension_ui(reloaded);
         self.refresh_footer();
         let title = match self.session.session_name() {
             Some(name) => format!("pi - {name}"),
@@ -848,6 +848,26 @@ impl App {
         }
         text.push_str("\n\n  !cmd runs a shell command into the context, !!cmd outside it");
         text.push_str("\n  / opens the command menu, @ completes project files");
+        if !self.ext_shortcuts.is_empty() {
+            // pi lists them under "Extensions": the key, then the description (else the
+            // extension's path).
+            let keys: Vec<String> = self
+                .ext_shortcuts
+                .iter()
+                .map(|b| super::shortcuts::display(&b.shortcut.key))
+                .collect();
+            let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+            text.push_str("\n\nExtensions\n");
+            for (b, key) in self.ext_shortcuts.iter().zip(&keys) {
+                let what = b
+                    .shortcut
+                    .description
+                    .as_deref()
+                    .unwrap_or(&b.shortcut.extension_path);
+                let pad = width.saturating_sub(key.chars().count());
+                text.push_str(&format!("\n  {key}{}  {what}", " ".repeat(pad)));
+            }
+        }
         self.transcript.notice(text, "text");
     }
 
@@ -974,12 +994,57 @@ impl App {
 
 /// Extension UI: `ctx.ui` requests from [`super::ext_ui::TuiUi`].
 impl App {
-    /// Gives the current session's extensions the terminal UI (`ctx.hasUI` true).
-    pub(super) fn bind_extension_ui(&mut self) {
+    /// Gives the current session's extensions the terminal UI (`ctx.hasUI` true) and binds
+    /// their shortcuts; `warn`: report the shortcuts that conflict (pi lists them with the
+    /// loaded resources, at the start and after `/reload`).
+    pub(super) fn bind_extension_ui(&mut self, warn: bool) {
+        self.ext_shortcuts.clear();
         if let Some(ext) = self.running.host.extensions() {
             let ui = super::ext_ui::TuiUi::new(self.tx.clone(), self.waker.clone());
             ext.runner().set_ui(std::sync::Arc::new(ui));
+            if let Some(early) = self.options.startup_ui.take() {
+                for r in early.take() {
+                    self.extension_request(r);
+                }
+            }
+            let (bound, warnings) = super::shortcuts::resolve(ext.runner().shortcuts(), &self.keys);
+            self.ext_shortcuts = bound;
+            for w in warnings.into_iter().filter(|_| warn) {
+                self.transcript.notice(format!("Warning: {w}"), "warning");
+            }
         }
+    }
+
+    /// pi's `setRebindSession`: a replacement session's extensions get the terminal before
+    /// their `session_start`, after the old extensions' widgets and statuses are cleared.
+    pub(super) fn install_rebind(&mut self) {
+        let (tx, waker) = (std::sync::Mutex::new(self.tx.clone()), self.waker.clone());
+        self.running
+            .host
+            .set_rebind(Some(std::sync::Arc::new(move |_session, extensions| {
+                let tx = crate::sync::lock(&tx).clone();
+                let _ = tx.send(UiMsg::Extension(Box::new(super::ext_ui::ExtRequest::Reset)));
+                waker.wake();
+                if let Some(ext) = extensions {
+                    let ui = super::ext_ui::TuiUi::new(tx, waker.clone());
+                    ext.runner().set_ui(std::sync::Arc::new(ui));
+                }
+            })));
+    }
+
+    /// Runs an extension shortcut's handler in the background; a failure is pi's
+    /// `Shortcut handler error: …`.
+    pub(super) fn run_shortcut(&mut self, shortcut: crate::extensions::ShortcutSpec) {
+        let Some(ext) = self.running.host.extensions() else {
+            return;
+        };
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn(async move {
+            if let Err(e) = ext.runner().run_shortcut(&shortcut).await {
+                let _ = tx.send(UiMsg::Failed(format!("Shortcut handler error: {e}")));
+                waker.wake();
+            }
+        });
     }
 
     pub(super) fn extension_request(&mut self, r: super::ext_ui::ExtRequest) {
@@ -1003,6 +1068,33 @@ impl App {
                 let _ = self.term.set_title(&title);
             }
             ExtRequest::EditorText(text) => self.editor.set_text(&text),
+            ExtRequest::Reset => {
+                self.widgets = super::widgets::Widgets::default();
+                self.ext_statuses.clear();
+                self.working_message = None;
+                self.working_indicator = None;
+                if self.status_in_rule && self.status.is_active() {
+                    self.show_working();
+                }
+                self.refresh_footer();
+            }
+            ExtRequest::Widget(key, lines, placement) => {
+                self.widgets.set(&key, lines, placement);
+            }
+            ExtRequest::WorkingMessage(message) => {
+                // The editor's rule draws plain text: an extension's colours are dropped.
+                self.working_message = message.map(|m| pi_tui::ansi::strip(&m));
+                // pi relabels a working indicator that is showing now.
+                if self.status_in_rule && self.status.is_active() {
+                    self.show_working();
+                }
+            }
+            ExtRequest::WorkingIndicator(indicator) => {
+                self.working_indicator = indicator;
+                if self.status_in_rule && self.status.is_active() {
+                    self.show_working();
+                }
+            }
             ExtRequest::Dialog(d) => {
                 self.dialogs.push_back(d);
                 self.open_next_dialog();

@@ -10,7 +10,9 @@ use pi_tui::terminal::Waker;
 use tokio::sync::oneshot;
 
 use super::UiMsg;
-use crate::extensions::context::{DialogOptions, NotifyLevel, Ui};
+use crate::extensions::context::{
+    DialogOptions, NotifyLevel, Ui, WidgetPlacement, WorkingIndicator,
+};
 
 /// A dialog for the UI thread.
 pub enum Dialog {
@@ -51,6 +53,85 @@ pub enum ExtRequest {
     Status(String, Option<String>),
     Title(String),
     EditorText(String),
+    /// `setWidget(key, lines?, {placement})`.
+    Widget(String, Option<Vec<String>>, WidgetPlacement),
+    /// `setWorkingMessage(text?)`.
+    WorkingMessage(Option<String>),
+    /// `setWorkingIndicator(options?)`.
+    WorkingIndicator(Option<WorkingIndicator>),
+    /// The session is being replaced (pi's `resetExtensionUI`): what the old extensions
+    /// showed goes away before the new ones start.
+    Reset,
+}
+
+/// The extensions' UI while the session starts, before the terminal is set up: what
+/// `session_start` handlers show (widgets, statuses, the working message, notifications,
+/// the title, the editor's text) is kept and shown once the UI binds; dialogs answer at once
+/// with their defaults, as without a UI.
+#[derive(Default)]
+pub struct StartupUi {
+    queue: std::sync::Mutex<Vec<ExtRequest>>,
+}
+
+impl std::fmt::Debug for StartupUi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartupUi").finish_non_exhaustive()
+    }
+}
+
+impl StartupUi {
+    /// Installs a startup UI on `hooks`' runner (none without extensions).
+    pub fn install(
+        hooks: Option<&std::sync::Arc<crate::extensions::ExtensionHooks>>,
+    ) -> Option<std::sync::Arc<StartupUi>> {
+        let hooks = hooks?;
+        let ui = std::sync::Arc::new(StartupUi::default());
+        hooks.runner().set_ui(ui.clone());
+        Some(ui)
+    }
+
+    fn push(&self, r: ExtRequest) {
+        crate::sync::lock(&self.queue).push(r);
+    }
+
+    /// What was asked so far, in order.
+    pub(super) fn take(&self) -> Vec<ExtRequest> {
+        std::mem::take(&mut *crate::sync::lock(&self.queue))
+    }
+}
+
+impl Ui for StartupUi {
+    fn notify(&self, message: &str, level: NotifyLevel) {
+        self.push(ExtRequest::Notify(message.to_owned(), level));
+    }
+
+    fn set_status(&self, key: &str, text: Option<&str>) {
+        self.push(ExtRequest::Status(key.to_owned(), text.map(str::to_owned)));
+    }
+
+    fn set_widget(&self, key: &str, lines: Option<&[String]>, placement: Option<WidgetPlacement>) {
+        self.push(ExtRequest::Widget(
+            key.to_owned(),
+            lines.map(<[String]>::to_vec),
+            placement.unwrap_or_default(),
+        ));
+    }
+
+    fn set_working_message(&self, message: Option<&str>) {
+        self.push(ExtRequest::WorkingMessage(message.map(str::to_owned)));
+    }
+
+    fn set_working_indicator(&self, indicator: Option<WorkingIndicator>) {
+        self.push(ExtRequest::WorkingIndicator(indicator));
+    }
+
+    fn set_title(&self, title: &str) {
+        self.push(ExtRequest::Title(title.to_owned()));
+    }
+
+    fn set_editor_text(&self, text: &str) {
+        self.push(ExtRequest::EditorText(text.to_owned()));
+    }
 }
 
 /// The interactive mode's [`Ui`].
@@ -196,5 +277,21 @@ impl Ui for TuiUi {
 
     fn set_editor_text(&self, text: &str) {
         self.post(ExtRequest::EditorText(text.to_owned()));
+    }
+
+    fn set_widget(&self, key: &str, lines: Option<&[String]>, placement: Option<WidgetPlacement>) {
+        self.post(ExtRequest::Widget(
+            key.to_owned(),
+            lines.map(<[String]>::to_vec),
+            placement.unwrap_or_default(),
+        ));
+    }
+
+    fn set_working_message(&self, message: Option<&str>) {
+        self.post(ExtRequest::WorkingMessage(message.map(str::to_owned)));
+    }
+
+    fn set_working_indicator(&self, indicator: Option<WorkingIndicator>) {
+        self.post(ExtRequest::WorkingIndicator(indicator));
     }
 }

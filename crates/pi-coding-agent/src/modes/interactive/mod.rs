@@ -53,6 +53,7 @@ pub mod session_list;
 mod session_picker;
 pub mod settings_view;
 mod share;
+mod shortcuts;
 pub mod skill_block;
 pub mod slash;
 pub mod tool_view;
@@ -61,6 +62,7 @@ mod tree_commands;
 pub mod tree_view;
 pub mod trust;
 pub mod user_bash;
+mod widgets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,7 +107,12 @@ pub struct InteractiveOptions {
     /// `-r/--resume`: start with the session picker; Esc there quits (`No session
     /// selected`).
     pub resume_picker: bool,
+    /// The UI the extensions had during `session_start`; what they showed there is shown
+    /// once the terminal is ready.
+    pub startup_ui: Option<std::sync::Arc<StartupUi>>,
 }
+
+pub use ext_ui::StartupUi;
 
 /// Something for the UI thread besides terminal input.
 enum UiMsg {
@@ -119,8 +126,9 @@ enum UiMsg {
     StoredTotals(UsageTotals),
     /// A background command failed with this text (shown as pi's `Error: …`).
     Failed(String),
-    /// A model cycle ended (`Ok(false)`: only one model to cycle through).
-    Cycled(Result<bool, String>),
+    /// A model cycle ended: pi's status text (`Switched to …`, `Only one model …`) or the
+    /// error.
+    Cycled(Result<String, String>),
     /// A background command's notice (pi's `showStatus`; empty: nothing to say).
     Status(String),
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
@@ -223,6 +231,29 @@ fn git_branch(cwd: &Path) -> Option<String> {
     None
 }
 
+/// pi's status line after Ctrl+P: the model switched to (its name, else its id) and the
+/// thinking level when the model reasons and it is not off; without a switch, why.
+fn cycled_text(c: Option<&crate::session::CycleResult>, scoped: bool) -> String {
+    match c {
+        Some(c) => {
+            let name = if c.model.name.is_empty() {
+                &c.model.id
+            } else {
+                &c.model.name
+            };
+            let thinking =
+                if c.model.reasoning && c.thinking_level != pi_ai::ModelThinkingLevel::Off {
+                    format!(" (thinking: {})", c.thinking_level.as_str())
+                } else {
+                    String::new()
+                };
+            format!("Switched to {name}{thinking}")
+        }
+        None if scoped => "Only one model in scope".to_owned(),
+        None => "Only one model available".to_owned(),
+    }
+}
+
 /// At most this many messages of a resumed session are drawn; the earlier ones are counted
 /// in one line (the whole context still goes to the model). Keeps the start of a very long
 /// session as fast as a short one.
@@ -295,6 +326,14 @@ struct App {
     dialog: Option<ext_ui::Dialog>,
     /// `ctx.ui.setStatus` texts by key.
     ext_statuses: std::collections::BTreeMap<String, String>,
+    /// `ctx.ui.setWidget` blocks above and below the editor.
+    widgets: widgets::Widgets,
+    /// `ctx.ui.setWorkingMessage`: the working indicator's text instead of "Working".
+    working_message: Option<String>,
+    /// `ctx.ui.setWorkingIndicator`: the spinner's frames and time per frame.
+    working_indicator: Option<crate::extensions::WorkingIndicator>,
+    /// The extensions' shortcuts, bound while the editor has the keyboard.
+    ext_shortcuts: Vec<shortcuts::Bound>,
     /// The UI's listener on the host's sessions (it follows replacements).
     subscription: Option<crate::runtime::HostSubscription>,
 }
@@ -349,22 +388,26 @@ impl Component for LiveView<'_> {
     }
 }
 
-/// The docked bottom: the editor and the footer.
+/// The docked bottom: extension widgets around the editor, and the footer.
 struct DockView<'a> {
     editor: &'a mut Editor,
     /// A selector shown instead of the editor.
     panel: Option<&'a mut dyn Component>,
+    widgets: &'a widgets::Widgets,
     footer: &'a footer::FooterData,
     theme: &'a Theme,
 }
 
 impl Component for DockView<'_> {
     fn render(&mut self, width: u16) -> Vec<String> {
-        let mut out = match self.panel.as_mut() {
+        let w = usize::from(width);
+        let mut out = self.widgets.render_above(w, self.theme);
+        out.extend(match self.panel.as_mut() {
             Some(p) => p.render(width),
             None => self.editor.render(width),
-        };
-        out.extend(footer::render(self.footer, usize::from(width), self.theme));
+        });
+        out.extend(self.widgets.render_below(w, self.theme));
+        out.extend(footer::render(self.footer, w, self.theme));
         out
     }
 }
@@ -496,6 +539,10 @@ impl App {
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
             ext_statuses: std::collections::BTreeMap::new(),
+            widgets: widgets::Widgets::default(),
+            working_message: None,
+            working_indicator: None,
+            ext_shortcuts: Vec::new(),
             subscription: None,
         }
     }
@@ -514,7 +561,9 @@ impl App {
             let bytes = self.tui.set_mode(Mode::Fullscreen);
             let _ = self.term.write(&bytes);
         }
+        self.commit_model_scope();
         self.commit_header();
+        self.startup_changelog();
         let prompt_now =
             initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
         self.show_history(prompt_now);
@@ -525,7 +574,8 @@ impl App {
             Ok(())
         }));
         self.install_autocomplete();
-        self.bind_extension_ui();
+        self.bind_extension_ui(true);
+        self.install_rebind();
         self.refresh_footer();
         if let Some(name) = self.session.session_name() {
             let _ = self.term.set_title(&format!("pi - {name}"));
@@ -546,6 +596,86 @@ impl App {
     }
 
     /// pi's header (unless `quietStartup`): name, version and the main keys.
+    /// pi's `lastChangelogVersion`: a new session of a first run records this version and
+    /// shows nothing; after an upgrade the entries since the recorded version show (or pi's
+    /// one line with `collapseChangelog`) and this version is recorded. A resumed session
+    /// (it has messages) leaves it alone.
+    fn startup_changelog(&mut self) {
+        if !self.session.messages().is_empty() {
+            return;
+        }
+        let (last, collapse) = {
+            let s = crate::sync::lock(self.session.settings());
+            let collapse = s
+                .get("collapseChangelog")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
+            (s.last_changelog_version().map(str::to_owned), collapse)
+        };
+        let Some(last) = last else {
+            crate::sync::lock(self.session.settings()).set_last_changelog_version(crate::VERSION);
+            return;
+        };
+        let entries = changelog::newer_than(changelog::CHANGELOG, &last);
+        let Some(latest) = entries.first() else {
+            return;
+        };
+        crate::sync::lock(self.session.settings()).set_last_changelog_version(crate::VERSION);
+        if collapse {
+            let (a, b, c) = latest.version;
+            self.transcript.notice(
+                format!("Updated to v{a}.{b}.{c}. Use /changelog to view full changelog."),
+                "text",
+            );
+        } else {
+            let text = entries
+                .iter()
+                .map(|e| e.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            self.transcript.document("What's New", &text);
+        }
+    }
+
+    /// pi's line for a `--models` scope, printed before the header at the start:
+    /// `Model scope: a, b:high (Ctrl+P to cycle)`.
+    fn commit_model_scope(&mut self) {
+        let scoped = self.session.scoped_models();
+        let quiet = crate::sync::lock(self.session.settings()).quiet_startup();
+        if scoped.is_empty() || quiet {
+            return;
+        }
+        let list = scoped
+            .iter()
+            .map(|s| match s.thinking_level {
+                Some(level) => format!("{}:{}", s.model.id, level.as_str()),
+                None => s.model.id.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let keys: Vec<String> = self
+            .keys
+            .keys("app.model.cycleForward")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let hint = if keys.is_empty() {
+            String::new()
+        } else {
+            let keys = shortcuts::display(&keys.join("/"));
+            self.theme.fg("muted", &format!(" ({keys} to cycle)"))
+        };
+        let line = format!(
+            "{}{hint}",
+            self.theme.fg(
+                "dim",
+                &pi_tui::ansi::escape_control(&format!("Model scope: {list}"))
+            )
+        );
+        self.tui
+            .commit(Box::new(pi_tui::components::Text::new(line)));
+    }
+
     fn commit_header(&mut self) {
         let t = self.theme.clone();
         let hint =
@@ -742,13 +872,21 @@ impl App {
 
     /// pi's working indicator, in the editor's top rule.
     fn show_working(&mut self) {
-        self.status.start("Working", Instant::now());
+        let label = self.working_message.as_deref().unwrap_or("Working");
+        let (frames, interval) = match &self.working_indicator {
+            Some(i) => (i.frames.clone(), i.interval_ms.map(Duration::from_millis)),
+            None => (None, None),
+        };
+        self.status.set_indicator(frames, interval);
+        self.status.start(label, Instant::now());
         self.status_in_rule = true;
         self.retry_until = None;
     }
 
     /// A status of its own above the editor (retry, compaction), as pi shows them.
     fn show_status(&mut self, label: String) {
+        // An extension's spinner is for the working indicator only.
+        self.status.set_indicator(None, None);
         self.status.start(label, Instant::now());
         self.status_in_rule = false;
         self.retry_until = None;
@@ -1044,6 +1182,12 @@ impl App {
             self.force = true;
             return;
         }
+        // pi's editor gives extension shortcuts the first look at a key.
+        if let Some(b) = self.ext_shortcuts.iter().find(|b| b.key.matches(k)) {
+            let shortcut = b.shortcut.clone();
+            self.run_shortcut(shortcut);
+            return;
+        }
         if self.editor.is_showing_autocomplete() {
             // Enter on a `/` item completes and submits in one go: the submit is handled now.
             self.editor.handle_input(&InputEvent::Key(*k));
@@ -1088,9 +1232,11 @@ impl App {
             let models = (self.running.available_models)();
             let (tx, waker) = (self.tx.clone(), self.waker.clone());
             self.handle.spawn(async move {
+                let scoped = !session.scoped_models().is_empty();
                 let r = session.cycle_model(forward, &models, false).await;
                 let _ = tx.send(UiMsg::Cycled(
-                    r.map(|c| c.is_some()).map_err(|e| e.to_string()),
+                    r.map(|c| cycled_text(c.as_ref(), scoped))
+                        .map_err(|e| e.to_string()),
                 ));
                 waker.wake();
             });
@@ -1544,8 +1690,10 @@ impl App {
                 self.refresh_footer();
             }
             UiMsg::Cycled(r) => match r {
-                Ok(true) => self.refresh_footer(),
-                Ok(false) => self.transcript.notice("Only one model available", "muted"),
+                Ok(text) => {
+                    self.refresh_footer();
+                    self.status_notice(text);
+                }
                 Err(e) => self.transcript.notice(format!("Error: {e}"), "error"),
             },
         }
@@ -1601,6 +1749,7 @@ impl App {
                 (None, None, Some(v)) => Some(v as &mut dyn Component),
                 (None, None, None) => None,
             },
+            widgets: &self.widgets,
             footer: &self.footer,
             theme: &self.theme,
         };

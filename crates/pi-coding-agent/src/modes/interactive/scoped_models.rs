@@ -383,7 +383,8 @@ impl Component for ScopedModelsView {
             out.push(fit(&t.fg("muted", &about)));
         }
         out.push(String::new());
-        out.push(fit(&self.footer()));
+        // Wrapped, not cut: `(unsaved)` at its end must stay visible on narrow terminals.
+        out.extend(pi_tui::ansi::wrap(&self.footer(), w));
         out.push(rule);
         out
     }
@@ -424,6 +425,31 @@ mod tests {
         );
         assert_eq!(clear_all(&None, &all, None), Some(Vec::new()));
         assert_eq!(clear_all(&some, &all, None), Some(Vec::new()));
+    }
+
+    #[test]
+    fn the_key_hint_line_wraps_so_unsaved_stays_visible() {
+        use pi_tui::keybindings::Platform;
+        use pi_tui::terminal_colors::ColorScheme;
+        use pi_tui::theme::ColorMode;
+        let theme = Arc::new(Theme::builtin(ColorScheme::Dark, ColorMode::None));
+        let keys = Arc::new(Keybindings::defaults(Platform::Unix));
+        let mut v = ScopedModelsView::new(Vec::new(), Some(Vec::new()), theme, keys);
+        v.dirty = true;
+        for width in [40u16, 80, 100, 120] {
+            let lines = v.render(width);
+            let text: Vec<String> = lines.iter().map(|l| pi_tui::ansi::strip(l)).collect();
+            assert!(
+                text.iter().any(|l| l.contains("(unsaved)")),
+                "{width}: {text:#?}"
+            );
+            assert!(text.iter().any(|l| l.contains("0/0 enabled")), "{text:#?}");
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| pi_tui::ansi::visible_width(l) <= usize::from(width))
+            );
+        }
     }
 
     #[test]
