@@ -13,6 +13,7 @@ mod interactive_keys;
 mod machine;
 mod process;
 mod report;
+mod rpc_long;
 mod tui_reference;
 mod workloads;
 
@@ -49,10 +50,12 @@ struct Options {
     skip_inprocess: bool,
     /// Don't write `docs/benchmarks.md`.
     no_docs: bool,
+    /// Turns of the long RPC workload (default 10,000; 1,000 with `--quick`).
+    turns: Option<usize>,
 }
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--json <out>] [--runs N] [--ts <pi>] [--no-build] \
-[--pi <binary>] [--only <workload>]… [--skip-side-by-side] [--skip-inprocess] [--no-docs]";
+[--pi <binary>] [--only <workload>]… [--skip-side-by-side] [--skip-inprocess] [--no-docs] [--turns N]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
@@ -79,7 +82,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 if describe(name) == "?" {
                     return Err(format!(
                         "--only: unknown workload {name} (version, tool_read, long_answer, resume, \
-                         resume_again, resume_1g_again, interactive_start, interactive_resume, interactive_keys)"
+                         resume_again, resume_1g_again, interactive_start, interactive_resume, interactive_keys, rpc_long)"
                     ));
                 }
                 o.only.push(name.clone());
@@ -87,6 +90,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--skip-side-by-side" => o.skip_side_by_side = true,
             "--skip-inprocess" => o.skip_inprocess = true,
             "--no-docs" => o.no_docs = true,
+            "--turns" => {
+                let n: usize = it.next().and_then(|v| v.parse().ok()).ok_or(USAGE)?;
+                o.turns = Some(n.max(1));
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
@@ -188,6 +195,7 @@ fn describe(name: &str) -> &'static str {
         "interactive_keys" => {
             "4. interactive keystroke to echo (10,000 messages) and full redraws on resize (pty)"
         }
+        "rpc_long" => "5. one `pi --mode rpc` process, 10,000 turns with a 10 KB tool result each",
         _ => "?",
     }
 }
@@ -311,6 +319,46 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Err(why) => {
                     println!("\n== interactive keys: skipped ({why})");
                     side_json.push(serde_json::json!({"name": "interactive_keys", "skipped": why}));
+                }
+            }
+        }
+        if wanted("rpc_long") {
+            let turns = o.turns.unwrap_or(if o.quick { 1_000 } else { 10_000 });
+            eprintln!("== long RPC process: {turns} turns, auto-compaction on");
+            let figures = if rs.is_file() {
+                rpc_long::run(&rs, turns)
+            } else {
+                Err(format!("{} does not exist", built.display()))
+            };
+            match &figures {
+                Ok(f) => {
+                    println!(
+                        "\n== long RPC process (pi-rs): {} turns in {:.1} s, session file {:.1} MiB, \
+                         {} compactions; peak RSS {:.1} MiB (goal <= 64 MiB), RSS after {} turns \
+                         {:.1} MiB, at the end {:.1} MiB",
+                        f.turns,
+                        f.seconds,
+                        f.session_mib,
+                        f.compactions,
+                        f.peak_mib,
+                        f.turns / 10,
+                        f.early_rss_mib,
+                        f.final_rss_mib
+                    );
+                    side_json.push(serde_json::json!({
+                        "name": "rpc_long",
+                        "turns": f.turns,
+                        "seconds": f.seconds,
+                        "session_mib": f.session_mib,
+                        "compactions": f.compactions,
+                        "peak_rss_mib": f.peak_mib,
+                        "early_rss_mib": f.early_rss_mib,
+                        "final_rss_mib": f.final_rss_mib,
+                    }));
+                }
+                Err(why) => {
+                    println!("\n== long RPC process: failed ({why})");
+                    side_json.push(serde_json::json!({"name": "rpc_long", "failed": why}));
                 }
             }
         }
