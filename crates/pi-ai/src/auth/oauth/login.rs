@@ -3,8 +3,11 @@
 //! to the caller (who opens a browser or shows it), the local callback server on pi's fixed
 //! port, and the code exchange. The result is the `auth.json` entry pi writes.
 //!
-//! The paste-the-code fallback and the provider picker belong to the interactive `/login`,
-//! which pi-rs does not have yet.
+//! Beside the callback server each flow asks for the paste-the-code fallback (pi's
+//! `manual_code` prompt): the final redirect URL, `code#state` or the bare code, for a browser
+//! on another machine. A pasted state must be the login's. When the fixed port cannot be
+//! bound, the paste is the only way in (pi does this for Codex; for Anthropic pi fails the
+//! login, which leaves a user whose port is taken no way to sign in).
 
 use std::time::Duration;
 
@@ -13,8 +16,47 @@ use tokio::time::Instant;
 
 use super::callback::{CallbackServer, callback_host};
 use super::http::{Exchange, form, send};
+use super::interaction::{
+    LOGIN_CANCELLED, LoginEvent, LoginPrompt, LoginUi, PromptKind, pasted_code,
+};
 use super::pkce::{generate, random_bytes};
 use super::{OAuthError, anthropic, endpoint, openai_codex};
+
+/// pi's text of the paste-the-code prompt.
+const MANUAL_PROMPT: &str =
+    "Complete login in your browser, or paste the authorization code / redirect URL here:";
+
+/// The code and state of a browser login: from the callback server (when it is bound) or the
+/// pasted answer, whichever comes first, within `timeout`.
+async fn code_and_state(
+    server: Option<CallbackServer>,
+    ui: &LoginUi,
+    placeholder: &str,
+    expected_state: &str,
+    mismatch: &str,
+    timeout: Duration,
+) -> Result<(String, String), OAuthError> {
+    let answer = ui.ask(LoginPrompt {
+        kind: PromptKind::ManualCode,
+        message: MANUAL_PROMPT.into(),
+        placeholder: Some(placeholder.into()),
+    });
+    let pasted = async {
+        let text = answer.await.map_err(|_| OAuthError::new(LOGIN_CANCELLED))?;
+        pasted_code(&text, expected_state, mismatch)
+    };
+    match server {
+        Some(server) => {
+            tokio::select! {
+                callback = server.wait(timeout) => callback.map(|c| (c.code, c.state)),
+                pasted = pasted => pasted,
+            }
+        }
+        None => tokio::time::timeout(timeout, pasted)
+            .await
+            .unwrap_or_else(|_| Err(OAuthError::new("Login timed out"))),
+    }
+}
 
 /// How long a browser login waits for the callback.
 pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -34,13 +76,14 @@ fn query(base: &str, pairs: &[(&str, &str)]) -> String {
     format!("{base}?{}", form(pairs))
 }
 
-/// Signs in to Claude Pro/Max: `on_url` gets the authorization URL; the callback arrives on
-/// `http://localhost:53692/callback`.
+/// Signs in to Claude Pro/Max: `ui` is shown the authorization URL and asked for the pasted
+/// code; the callback arrives on `http://localhost:53692/callback`.
 ///
-/// Errors: the port is taken, the login times out, the exchange fails
+/// Errors: the login times out or is cancelled, a pasted state is not the login's
+/// (`OAuth state mismatch`), the exchange fails
 /// (`Token exchange request failed. url=…; redirect_uri=…; response_type=authorization_code; details=…`).
 pub async fn login_anthropic(
-    on_url: impl FnOnce(&str),
+    ui: &LoginUi,
     timeout: Duration,
 ) -> Result<Map<String, Value>, OAuthError> {
     let pkce = generate()?;
@@ -51,7 +94,7 @@ pub async fn login_anthropic(
         &pkce.verifier,
     )
     .await
-    .map_err(|e| OAuthError::new(e.to_string()))?;
+    .ok();
     let redirect_uri = format!("http://localhost:{ANTHROPIC_PORT}{ANTHROPIC_PATH}");
     let url = query(
         ANTHROPIC_AUTHORIZE_URL,
@@ -66,14 +109,27 @@ pub async fn login_anthropic(
             ("state", &pkce.verifier),
         ],
     );
-    on_url(&url);
-    let callback = server.wait(timeout).await?;
-    drop(server);
+    ui.notify(LoginEvent::AuthUrl {
+        url,
+        instructions: "Complete login in your browser. If the browser is on another machine, paste the final redirect URL here.".into(),
+    });
+    let (code, state) = code_and_state(
+        server,
+        ui,
+        &redirect_uri,
+        &pkce.verifier,
+        "OAuth state mismatch",
+        timeout,
+    )
+    .await?;
+    ui.notify(LoginEvent::Progress(
+        "Exchanging authorization code for tokens...".into(),
+    ));
     let body = json!({
         "grant_type": "authorization_code",
         "client_id": anthropic::CLIENT_ID,
-        "code": callback.code,
-        "state": callback.state,
+        "code": code,
+        "state": state,
         "redirect_uri": redirect_uri,
         "code_verifier": pkce.verifier,
     });
@@ -88,13 +144,14 @@ pub async fn login_anthropic(
     anthropic::credential_from(&reply, "", "Token exchange")
 }
 
-/// Signs in to ChatGPT Plus/Pro (Codex): `on_url` gets the authorization URL; the callback
-/// arrives on `http://localhost:1455/auth/callback`.
+/// Signs in to ChatGPT Plus/Pro (Codex): `ui` is shown the authorization URL and asked for
+/// the pasted code; the callback arrives on `http://localhost:1455/auth/callback`.
 ///
-/// Errors: as [`login_anthropic`]; the exchange's `OpenAI Codex token exchange failed (<s>): …`,
+/// Errors: as [`login_anthropic`] (a pasted state that is not the login's: `State mismatch`);
+/// the exchange's `OpenAI Codex token exchange failed (<s>): …`,
 /// `Failed to extract accountId from token`.
 pub async fn login_openai_codex(
-    on_url: impl FnOnce(&str),
+    ui: &LoginUi,
     timeout: Duration,
 ) -> Result<Map<String, Value>, OAuthError> {
     let pkce = generate()?;
@@ -104,7 +161,7 @@ pub async fn login_openai_codex(
         .collect();
     let server = CallbackServer::bind(&callback_host(), CODEX_PORT, CODEX_PATH, &state)
         .await
-        .map_err(|e| OAuthError::new(e.to_string()))?;
+        .ok();
     let url = query(
         CODEX_AUTHORIZE_URL,
         &[
@@ -120,9 +177,19 @@ pub async fn login_openai_codex(
             ("originator", "pi"),
         ],
     );
-    on_url(&url);
-    let callback = server.wait(timeout).await?;
-    drop(server);
+    ui.notify(LoginEvent::AuthUrl {
+        url,
+        instructions: "A browser window should open. Complete login to finish.".into(),
+    });
+    let (code, _) = code_and_state(
+        server,
+        ui,
+        CODEX_REDIRECT_URI,
+        &state,
+        "State mismatch",
+        timeout,
+    )
+    .await?;
     let token_url = endpoint(openai_codex::TOKEN_URL);
     let reply = send(
         Exchange {
@@ -132,7 +199,7 @@ pub async fn login_openai_codex(
             body: Some(form(&[
                 ("grant_type", "authorization_code"),
                 ("client_id", openai_codex::CLIENT_ID),
-                ("code", &callback.code),
+                ("code", &code),
                 ("code_verifier", &pkce.verifier),
                 ("redirect_uri", CODEX_REDIRECT_URI),
             ])),
@@ -147,5 +214,29 @@ pub async fn login_openai_codex(
         &reply.body,
         "",
         "exchange",
+    )
+}
+
+/// Runs the login of `provider` pi has (`Login cancelled` and friends as its errors).
+///
+/// Errors: `No OAuth login for provider <p>` for one pi-rs has no flow for; the flow's own.
+pub async fn login(provider: &str, ui: &LoginUi) -> Result<Map<String, Value>, OAuthError> {
+    match provider {
+        "anthropic" => login_anthropic(ui, LOGIN_TIMEOUT).await,
+        "openai-codex" => login_openai_codex(ui, LOGIN_TIMEOUT).await,
+        "github-copilot" => super::github_copilot::login(ui).await,
+        "xai" => super::xai::login(ui).await,
+        "kimi-coding" => super::kimi::login(ui).await,
+        other => Err(OAuthError::new(format!(
+            "No OAuth login for provider {other}"
+        ))),
+    }
+}
+
+/// Whether [`login`] has a flow for `provider`.
+pub fn has_login(provider: &str) -> bool {
+    matches!(
+        provider,
+        "anthropic" | "openai-codex" | "github-copilot" | "xai" | "kimi-coding"
     )
 }
