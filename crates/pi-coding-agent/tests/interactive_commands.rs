@@ -870,7 +870,18 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     let _slot = slot();
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = spawn_in(&root, 34, 120);
+    let (path, opened) = fake_browser(&root);
+    let dir = root.sessions();
+    let args = [
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "--session-dir",
+        &dir,
+    ];
+    let mut s = root.spawn_with_path(&args, &path, 34, 120);
+    wait_ready(&mut s);
     type_line(&mut s, "/login");
     wait_text(&mut s, "Select authentication method:");
     ok(s.send(b"\x1b[B"));
@@ -918,15 +929,28 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     }));
     ok(s.send(b"\r"));
     wait_text(&mut s, "Model: gpt-4o-mini");
-    // A provider with a subscription login asks how; OpenRouter's account login is not
-    // here yet.
+    // A provider with a subscription login asks how; OpenRouter's listens on a port of its
+    // own and offers the paste beside it; Esc cancels.
     type_line(&mut s, "/login openrouter");
     wait_text(&mut s, "Select authentication method for OpenRouter:");
     ok(s.send(b"\r"));
     wait_text(
         &mut s,
-        "Signing in to OpenRouter with an account is not available in pi-rs yet",
+        "Listening for OpenRouter OAuth callback on http://127.0.0.1:",
     );
+    ok(s.wait_for("the browser opened", WAIT, |_| opened.exists()));
+    let url = std::fs::read_to_string(&opened).unwrap();
+    assert!(
+        url.starts_with("https://openrouter.ai/auth?callback_url=http%3A%2F%2F127.0.0.1%3A"),
+        "{url}"
+    );
+    wait_text(
+        &mut s,
+        "Complete sign-in in your browser, or paste the authorization code / redirect URL here:",
+    );
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Login cancelled");
     // /logout lists the stored credential and removes it.
     type_line(&mut s, "/logout");
     wait_text(&mut s, "Select provider to logout:");
@@ -941,6 +965,25 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     type_line(&mut s, "/logout");
     wait_text(&mut s, "No stored credentials to remove.");
     quit(&mut s);
+}
+
+/// A fake `xdg-open` that writes down the URL it was asked to open (no real browser starts);
+/// the `PATH` with it first, and the file the URL goes to.
+fn fake_browser(root: &Root) -> (String, std::path::PathBuf) {
+    let opened = root.path("opened-url");
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let f = bin.join("xdg-open");
+        std::fs::write(
+            &f,
+            format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    (format!("{}:/usr/bin:/bin", bin.display()), opened)
 }
 
 /// A GET of `path_and_query` on 127.0.0.1:`port` (the browser following the redirect); the
@@ -969,21 +1012,7 @@ async fn login_with_an_account_runs_the_browser_login_and_stores_the_entry() {
     .await;
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    // The "browser": a fake xdg-open that writes down the URL it was asked to open.
-    let opened = root.path("opened-url");
-    let bin = root.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let f = bin.join("xdg-open");
-        std::fs::write(
-            &f,
-            format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
-        )
-        .unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let (path, opened) = fake_browser(&root);
     let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
     let env = [("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url())];
     let mut s = root.spawn_with_env(&args, &path, &env, 34, 200);
@@ -1182,20 +1211,7 @@ async fn a_pasted_code_completes_a_browser_login_and_esc_on_a_device_login_cance
     .await;
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let opened = root.path("opened-url");
-    let bin = root.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let f = bin.join("xdg-open");
-        std::fs::write(
-            &f,
-            format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
-        )
-        .unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let (path, opened) = fake_browser(&root);
     let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
     // A callback host nothing can bind (TEST-NET-1): the callback server is gone, the paste
     // is the way in, and no fixed port is taken by this test.

@@ -227,6 +227,7 @@ pub async fn login(provider: &str, ui: &LoginUi) -> Result<Map<String, Value>, O
         "github-copilot" => super::github_copilot::login(ui).await,
         "xai" => super::xai::login(ui).await,
         "kimi-coding" => super::kimi::login(ui).await,
+        "openrouter" => super::openrouter::login(ui).await,
         other => Err(OAuthError::new(format!(
             "No OAuth login for provider {other}"
         ))),
@@ -237,6 +238,6 @@ pub async fn login(provider: &str, ui: &LoginUi) -> Result<Map<String, Value>, O
 pub fn has_login(provider: &str) -> bool {
     matches!(
         provider,
-        "anthropic" | "openai-codex" | "github-copilot" | "xai" | "kimi-coding"
+        "anthropic" | "openai-codex" | "github-copilot" | "xai" | "kimi-coding" | "openrouter"
     )
 }

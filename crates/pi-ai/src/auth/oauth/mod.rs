@@ -21,7 +21,8 @@
 //!
 //! Logins ([`login`]), talking to their UI through [`interaction`]: the browser PKCE flows of
 //! Anthropic and Codex with the local callback server on pi's fixed ports ([`callback`],
-//! [`pkce`]) and the paste-the-code fallback; the device-code flows of GitHub Copilot, xAI and
+//! [`pkce`]) and the paste-the-code fallback, OpenRouter's (an ephemeral port; the code buys
+//! a permanent key); the device-code flows of GitHub Copilot, xAI and
 //! Kimi.
 //!
 //! Tests only: in debug builds (`cfg(debug_assertions)`) the variable `PI_RS_TEST_OAUTH_ORIGIN`
@@ -41,6 +42,7 @@ mod kimi;
 pub mod login;
 
 mod openai_codex;
+mod openrouter;
 pub mod pkce;
 
 mod xai;
