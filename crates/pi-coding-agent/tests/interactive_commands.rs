@@ -1263,6 +1263,91 @@ async fn a_pasted_code_completes_a_browser_login_and_esc_on_a_device_login_cance
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_asks_for_the_method_and_signs_in_with_a_device_code() {
+    let _slot = slot();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let access = format!(
+        "h.{}.s",
+        b64.encode(
+            json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-dev"}}).to_string()
+        )
+    );
+    let auth_srv = server(vec![
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"device_auth_id": "da-1", "user_code": "CODX-42", "interval": "1"}),
+        ),
+        pi_ai::testkit::Reply::json(
+            403,
+            &json!({"error": {"code": "deviceauth_authorization_pending"}}),
+        ),
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"authorization_code": "ac-1", "code_verifier": "cv-1", "code_challenge": "x"}),
+        ),
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"access_token": access, "refresh_token": "rt-dev", "expires_in": 864000}),
+        ),
+    ])
+    .await;
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    let env = [("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url())];
+    let mut s = root.spawn_with_env(&args, "/usr/bin:/bin", &env, 34, 160);
+    wait_ready(&mut s);
+    type_line(&mut s, "/login openai-codex");
+    wait_text(&mut s, "Select OpenAI Codex login method:");
+    ok(s.wait_for("browser first", WAIT, |m| {
+        selected(m, "Browser login (default)")
+    }));
+    ok(s.send(b"\x1b[B"));
+    ok(s.wait_for("device code selected", WAIT, |m| {
+        selected(m, "Device code login (headless)")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "https://auth.openai.com/codex/device");
+    wait_text(&mut s, "Enter code: CODX-42");
+    ok(s.wait_for("the login's end", Duration::from_secs(30), |m| {
+        m.screen_text().contains("Logged in to OpenAI Codex")
+    }));
+    let auth: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path("agent/auth.json")).unwrap())
+            .unwrap();
+    let entry = auth["openai-codex"].as_object().unwrap();
+    let keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["type", "access", "refresh", "expires", "accountId"]);
+    assert_eq!(entry["accountId"], "acct-dev");
+    let reqs = auth_srv.requests();
+    assert_eq!(reqs[0].path, "/api/accounts/deviceauth/usercode");
+    assert_eq!(
+        reqs[0].body_json().unwrap(),
+        json!({"client_id": "app_EMoamEEZ73f0CkXaXp7hrann"})
+    );
+    assert_eq!(
+        reqs[1].body_json().unwrap(),
+        json!({"device_auth_id": "da-1", "user_code": "CODX-42"})
+    );
+    assert_eq!(reqs[3].path, "/oauth/token");
+    let body = String::from_utf8_lossy(&reqs[3].body).into_owned();
+    assert_eq!(
+        body,
+        "grant_type=authorization_code&client_id=app_EMoamEEZ73f0CkXaXp7hrann&code=ac-1&code_verifier=cv-1&redirect_uri=https%3A%2F%2Fauth.openai.com%2Fdeviceauth%2Fcallback"
+    );
+    // Esc on the method question cancels the login.
+    type_line(&mut s, "/login openai-codex");
+    ok(s.wait_for("the method question again", WAIT, |m| {
+        selected(m, "Browser login (default)")
+    }));
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Login cancelled");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_selector_switches_scope_renames_and_deletes() {
     let _slot = slot();
     let srv = server(vec![

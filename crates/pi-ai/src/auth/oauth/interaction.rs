@@ -33,10 +33,12 @@ pub enum LoginEvent {
 }
 
 /// How a prompt is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptKind {
     /// A line of text (pi's `text`).
     Text,
+    /// One of these `(id, label)` options; the answer is the id (pi's `select`).
+    Select(Vec<(String, String)>),
     /// The paste-the-code fallback of a browser login, open while the callback is awaited
     /// (pi's `manual_code`).
     ManualCode,

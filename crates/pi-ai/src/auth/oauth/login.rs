@@ -190,6 +190,15 @@ pub async fn login_openai_codex(
         timeout,
     )
     .await?;
+    codex_exchange(&code, &pkce.verifier, CODEX_REDIRECT_URI).await
+}
+
+/// The Codex code exchange: `{type, access, refresh, expires, accountId}`.
+async fn codex_exchange(
+    code: &str,
+    verifier: &str,
+    redirect_uri: &str,
+) -> Result<Map<String, Value>, OAuthError> {
     let token_url = endpoint(openai_codex::TOKEN_URL);
     let reply = send(
         Exchange {
@@ -199,9 +208,9 @@ pub async fn login_openai_codex(
             body: Some(form(&[
                 ("grant_type", "authorization_code"),
                 ("client_id", openai_codex::CLIENT_ID),
-                ("code", &code),
-                ("code_verifier", &pkce.verifier),
-                ("redirect_uri", CODEX_REDIRECT_URI),
+                ("code", code),
+                ("code_verifier", verifier),
+                ("redirect_uri", redirect_uri),
             ])),
         },
         Instant::now() + EXCHANGE_TIMEOUT,
@@ -217,13 +226,163 @@ pub async fn login_openai_codex(
     )
 }
 
+const CODEX_DEVICE_USER_CODE_URL: &str = "https://auth.openai.com/api/accounts/deviceauth/usercode";
+const CODEX_DEVICE_TOKEN_URL: &str = "https://auth.openai.com/api/accounts/deviceauth/token";
+const CODEX_DEVICE_VERIFICATION_URI: &str = "https://auth.openai.com/codex/device";
+const CODEX_DEVICE_REDIRECT_URI: &str = "https://auth.openai.com/deviceauth/callback";
+const CODEX_DEVICE_LIFETIME_SECONDS: f64 = 15.0 * 60.0;
+
+/// A JSON `POST` of the Codex device flow: status and body text.
+async fn codex_post(url: &str, body: &Value) -> Result<(u16, String), OAuthError> {
+    let url = endpoint(url);
+    let reply = send(
+        Exchange {
+            method: reqwest::Method::POST,
+            url: &url,
+            headers: &[("Content-Type", "application/json")],
+            body: Some(body.to_string()),
+        },
+        Instant::now() + EXCHANGE_TIMEOUT,
+    )
+    .await
+    .map_err(|e| OAuthError::new(e.message()))?;
+    Ok((reply.status, reply.body))
+}
+
+fn with_body(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(": {text}")
+    }
+}
+
+/// pi's `loginOpenAICodexDeviceCode`: a user code for `https://auth.openai.com/codex/device`,
+/// polled until it yields an authorization code, which is exchanged as the browser's is.
+///
+/// Errors: `OpenAI Codex device code login is not enabled for this server. …` (404), `OpenAI
+/// Codex device code request failed with status <s>: …`, `Invalid OpenAI Codex device code
+/// response: <json>`, `OpenAI Codex device auth failed with status <s>: …`, the device
+/// flow's timeouts, the exchange's texts.
+pub async fn login_openai_codex_device(ui: &LoginUi) -> Result<Map<String, Value>, OAuthError> {
+    use super::device::{Poll, poll_device_flow};
+    let (status, text) = codex_post(
+        CODEX_DEVICE_USER_CODE_URL,
+        &json!({"client_id": openai_codex::CLIENT_ID}),
+    )
+    .await?;
+    if status == 404 {
+        return Err(OAuthError::new(
+            "OpenAI Codex device code login is not enabled for this server. Use browser login or verify the server URL.",
+        ));
+    }
+    if !(200..300).contains(&status) {
+        return Err(OAuthError::new(format!(
+            "OpenAI Codex device code request failed with status {status}{}",
+            with_body(&text)
+        )));
+    }
+    let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let interval = match json.get("interval") {
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        Some(v) => v.as_f64(),
+        None => None,
+    }
+    .filter(|n| n.is_finite() && *n >= 0.0);
+    let field = |k: &str| {
+        json.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let (Some(device_auth_id), Some(user_code), Some(interval)) =
+        (field("device_auth_id"), field("user_code"), interval)
+    else {
+        return Err(OAuthError::new(format!(
+            "Invalid OpenAI Codex device code response: {}",
+            crate::json::to_string(&json).unwrap_or_default()
+        )));
+    };
+    ui.notify(LoginEvent::DeviceCode {
+        user_code: user_code.clone(),
+        verification_uri: CODEX_DEVICE_VERIFICATION_URI.into(),
+    });
+    let poll_body = json!({"device_auth_id": device_auth_id, "user_code": user_code});
+    let (code, verifier) = poll_device_flow(
+        Some(interval),
+        Some(CODEX_DEVICE_LIFETIME_SECONDS),
+        false,
+        || async {
+            let (status, text) = codex_post(CODEX_DEVICE_TOKEN_URL, &poll_body).await?;
+            if (200..300).contains(&status) {
+                let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                let get = |k: &str| {
+                    json.get(k)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                };
+                return Ok(match (get("authorization_code"), get("code_verifier")) {
+                    (Some(c), Some(v)) => Poll::Complete((c.to_owned(), v.to_owned())),
+                    _ => Poll::Failed(format!(
+                        "Invalid OpenAI Codex device auth token response: {}",
+                        crate::json::to_string(&json).unwrap_or_default()
+                    )),
+                });
+            }
+            if status == 403 || status == 404 {
+                return Ok(Poll::Pending);
+            }
+            let error = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|j| j.get("error").cloned());
+            let code = match &error {
+                Some(Value::Object(o)) => o.get("code").and_then(Value::as_str),
+                Some(Value::String(s)) => Some(s.as_str()),
+                _ => None,
+            };
+            Ok(match code {
+                Some("deviceauth_authorization_pending") => Poll::Pending,
+                Some("slow_down") => Poll::SlowDown(None),
+                _ => Poll::Failed(format!(
+                    "OpenAI Codex device auth failed with status {status}{}",
+                    with_body(&text)
+                )),
+            })
+        },
+    )
+    .await?;
+    codex_exchange(&code, &verifier, CODEX_DEVICE_REDIRECT_URI).await
+}
+
+/// pi's Codex `login`: asks for the method (the browser, or a device code for a machine
+/// without one), then runs it.
+async fn login_openai_codex_any(ui: &LoginUi) -> Result<Map<String, Value>, OAuthError> {
+    let method = ui
+        .prompt(LoginPrompt {
+            kind: PromptKind::Select(vec![
+                ("browser".into(), "Browser login (default)".into()),
+                ("device_code".into(), "Device code login (headless)".into()),
+            ]),
+            message: "Select OpenAI Codex login method:".into(),
+            placeholder: None,
+        })
+        .await?;
+    match method.as_str() {
+        "browser" => login_openai_codex(ui, LOGIN_TIMEOUT).await,
+        "device_code" => login_openai_codex_device(ui).await,
+        other => Err(OAuthError::new(format!(
+            "Unknown OpenAI Codex login method: {other}"
+        ))),
+    }
+}
+
 /// Runs the login of `provider` pi has (`Login cancelled` and friends as its errors).
 ///
 /// Errors: `No OAuth login for provider <p>` for one pi-rs has no flow for; the flow's own.
 pub async fn login(provider: &str, ui: &LoginUi) -> Result<Map<String, Value>, OAuthError> {
     match provider {
         "anthropic" => login_anthropic(ui, LOGIN_TIMEOUT).await,
-        "openai-codex" => login_openai_codex(ui, LOGIN_TIMEOUT).await,
+        "openai-codex" => login_openai_codex_any(ui).await,
         "github-copilot" => super::github_copilot::login(ui).await,
         "xai" => super::xai::login(ui).await,
         "kimi-coding" => super::kimi::login(ui).await,

@@ -485,3 +485,35 @@ async fn openrouter_login_buys_a_key_through_its_ephemeral_callback() {
     );
     assert_eq!(srv.requests()[1].body_json().unwrap()["code"], "pasted");
 }
+
+#[tokio::test]
+async fn codex_device_login_failures_have_pis_texts() {
+    let (_, srv) = ReplayServer::start(vec![
+        Reply::json(404, &json!({})),
+        Reply::json(200, &json!({"user_code": "U"})),
+        Reply::json(
+            200,
+            &json!({"device_auth_id": "d", "user_code": "U", "interval": 1}),
+        ),
+        Reply::json(500, &json!({"error": "boom"})),
+    ])
+    .await
+    .unwrap();
+    TEST_ORIGIN.with(|o| *o.borrow_mut() = Some(srv.base_url()));
+    let (ui, _) = recording_ui("");
+    let err = login::login_openai_codex_device(&ui).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "OpenAI Codex device code login is not enabled for this server. Use browser login or verify the server URL."
+    );
+    let err = login::login_openai_codex_device(&ui).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        r#"Invalid OpenAI Codex device code response: {"user_code":"U"}"#
+    );
+    let err = login::login_openai_codex_device(&ui).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        r#"OpenAI Codex device auth failed with status 500: {"error":"boom"}"#
+    );
+}

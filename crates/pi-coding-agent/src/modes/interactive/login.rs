@@ -239,6 +239,16 @@ impl App {
             LoginMessage::Event(LoginEvent::Progress(text)) => self.status_notice(text),
             LoginMessage::Prompt(prompt, reply) => {
                 self.login_reply = Some(reply);
+                if let PromptKind::Select(options) = &prompt.kind {
+                    let items = options
+                        .iter()
+                        .map(|(key, label)| PickItem::new(key.clone(), label.clone()))
+                        .collect();
+                    let p =
+                        Picker::new(prompt.message, items, self.theme.clone(), self.keys.clone());
+                    self.open_picker(Pick::Login(LoginStep::Answer), p);
+                    return;
+                }
                 let mut p = Picker::new(
                     format!("Login to {}", provider_name(id)),
                     Vec::new(),
@@ -247,9 +257,10 @@ impl App {
                 )
                 .text_input("")
                 .with_note(prompt.message, "text");
-                let hint = match prompt.kind {
-                    PromptKind::ManualCode => "Enter to submit · Esc to cancel the login",
-                    PromptKind::Text => "Enter to submit · Esc to cancel",
+                let hint = if prompt.kind == PromptKind::ManualCode {
+                    "Enter to submit · Esc to cancel the login"
+                } else {
+                    "Enter to submit · Esc to cancel"
                 };
                 if prompt.kind == PromptKind::Text
                     && let Some(example) = prompt.placeholder
