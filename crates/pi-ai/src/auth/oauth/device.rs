@@ -94,13 +94,11 @@ mod tests {
 
     use super::*;
 
+    type Answer = std::future::Ready<Result<Poll<&'static str>, OAuthError>>;
+    type Times = Arc<Mutex<Vec<Duration>>>;
+
     /// A scripted server: each poll takes the next answer and records when it came.
-    fn scripted(
-        answers: Vec<Poll<&'static str>>,
-    ) -> (
-        Arc<Mutex<Vec<Duration>>>,
-        impl FnMut() -> std::future::Ready<Result<Poll<&'static str>, OAuthError>>,
-    ) {
+    fn scripted(answers: Vec<Poll<&'static str>>) -> (Times, impl FnMut() -> Answer) {
         let start = Instant::now();
         let times = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&times);

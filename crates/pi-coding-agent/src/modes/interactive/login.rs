@@ -5,15 +5,13 @@
 //! which provider (`Select provider to configure:`, searchable, each with its status), then the
 //! key (masked); the key is written to `auth.json` as pi writes it (`{"type":"api_key",
 //! "key":…}`, under pi's lock) and used by the next request. `/login <provider>` goes straight to
-//! the provider (by id or name). "Sign in with an account" runs pi's browser login for
-//! Anthropic (Claude Pro/Max) and OpenAI Codex (ChatGPT Plus/Pro): the authorization URL is
-//! shown (and opened with `xdg-open`/`open` when there is one), the callback arrives on pi's
-//! fixed local port, and the entry is written as pi writes it; Esc cancels. Beside the browser
-//! a line asks for the paste-the-code fallback (the redirect URL, `code#state` or the code).
-//! GitHub Copilot (after asking for a GitHub Enterprise domain), xAI and Kimi sign in with a
-//! device code: the verification page and the code are shown while pi-rs polls. OpenRouter's
-//! login is not here yet: choosing it says so. `/logout` lists the stored credentials and
-//! removes the chosen one.
+//! the provider (by id or name). "Sign in with an account" runs pi's login of the provider
+//! (`pi_ai::auth::oauth::login::login`) as a task: what it shows (the authorization URL, which
+//! is also opened with `xdg-open`/`open` when there is one; a device code and its page;
+//! progress) becomes status lines, what it asks (a GitHub Enterprise domain, Codex's login
+//! method, the paste-the-code fallback beside the browser login) a selector in the editor's
+//! place whose answer goes back to the task. The entry is written as pi writes it; Esc cancels
+//! at any step. `/logout` lists the stored credentials and removes the chosen one.
 
 use super::App;
 use super::commands::Pick;
