@@ -743,3 +743,54 @@ async fn a_manual_compaction_refreshes_an_expired_login_first() {
     );
     assert_eq!(reqs.len(), 5);
 }
+
+/// A clock far ahead of the authorization server's: every token it hands out already looks
+/// expired here. As pi, a prompt refreshes once and uses what it got (no refresh loop, no
+/// failure), while `pi auth print-bearer-token`, which promises a minimum lifetime, refuses
+/// (`OAuth refresh returned a token that expires too soon`, reported as pi reports it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_far_ahead_refreshes_once_per_request_and_never_loops() {
+    let (_, server) = ReplayServer::start(vec![
+        short_lived("sk-ant-oat01-skewed", "sk-ant-ort01-skewed"),
+        anthropic_text("Answered."),
+        short_lived("sk-ant-oat01-skewed2", "sk-ant-ort01-skewed2"),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig.run(&run_args("anthropic", "claude-sonnet-4-5")).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "Answered.\n"),
+        "{run:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "one refresh, one request");
+    assert_eq!(
+        reqs[1].header("authorization"),
+        Some("Bearer sk-ant-oat01-skewed")
+    );
+    let file = auth_file(&rig);
+    assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-skewed");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(file["anthropic"]["expires"].as_u64().unwrap() < now_ms);
+    let run = rig
+        .run(&["auth", "print-bearer-token", "--provider", "anthropic"])
+        .await;
+    // pi's generic text: the cause (a token that expires too soon) is not printed.
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (1, "Error: Failed to resolve credential\n"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("sk-ant-oat01"), "{run:?}");
+    // The refresh it made is stored all the same; the other entries are untouched.
+    assert_eq!(
+        auth_file(&rig)["anthropic"]["access"],
+        "sk-ant-oat01-skewed2"
+    );
+    assert_eq!(auth_file(&rig)["openai"]["key"], "sk-keep-me");
+}
