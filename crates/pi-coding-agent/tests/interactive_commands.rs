@@ -871,7 +871,18 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     let _slot = slot();
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    let mut s = spawn_in(&root, 34, 120);
+    let (path, opened) = fake_browser(&root);
+    let dir = root.sessions();
+    let args = [
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "--session-dir",
+        &dir,
+    ];
+    let mut s = root.spawn_with_path(&args, &path, 34, 120);
+    wait_ready(&mut s);
     type_line(&mut s, "/login");
     wait_text(&mut s, "Select authentication method:");
     ok(s.send(b"\x1b[B"));
@@ -919,15 +930,28 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     }));
     ok(s.send(b"\r"));
     wait_text(&mut s, "Model: gpt-4o-mini");
-    // A provider with a subscription login asks how; GitHub Copilot's device login is not
-    // here yet.
-    type_line(&mut s, "/login github-copilot");
-    wait_text(&mut s, "Select authentication method for GitHub Copilot:");
+    // A provider with a subscription login asks how; OpenRouter's listens on a port of its
+    // own and offers the paste beside it; Esc cancels.
+    type_line(&mut s, "/login openrouter");
+    wait_text(&mut s, "Select authentication method for OpenRouter:");
     ok(s.send(b"\r"));
     wait_text(
         &mut s,
-        "Signing in to GitHub Copilot with an account is not available in pi-rs yet",
+        "Listening for OpenRouter OAuth callback on http://127.0.0.1:",
     );
+    ok(s.wait_for("the browser opened", WAIT, |_| opened.exists()));
+    let url = std::fs::read_to_string(&opened).unwrap();
+    assert!(
+        url.starts_with("https://openrouter.ai/auth?callback_url=http%3A%2F%2F127.0.0.1%3A"),
+        "{url}"
+    );
+    wait_text(
+        &mut s,
+        "Complete sign-in in your browser, or paste the authorization code / redirect URL here:",
+    );
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Login cancelled");
     // /logout lists the stored credential and removes it.
     type_line(&mut s, "/logout");
     wait_text(&mut s, "Select provider to logout:");
@@ -942,6 +966,25 @@ async fn login_saves_an_api_key_that_is_used_and_logout_removes_it() {
     type_line(&mut s, "/logout");
     wait_text(&mut s, "No stored credentials to remove.");
     quit(&mut s);
+}
+
+/// A fake `xdg-open` that writes down the URL it was asked to open (no real browser starts);
+/// the `PATH` with it first, and the file the URL goes to.
+fn fake_browser(root: &Root) -> (String, std::path::PathBuf) {
+    let opened = root.path("opened-url");
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let f = bin.join("xdg-open");
+        std::fs::write(
+            &f,
+            format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    (format!("{}:/usr/bin:/bin", bin.display()), opened)
 }
 
 /// A GET of `path_and_query` on 127.0.0.1:`port` (the browser following the redirect); the
@@ -970,21 +1013,7 @@ async fn login_with_an_account_runs_the_browser_login_and_stores_the_entry() {
     .await;
     let srv = server(vec![]).await;
     let root = Root::new(&srv.base_url(), json!({}));
-    // The "browser": a fake xdg-open that writes down the URL it was asked to open.
-    let opened = root.path("opened-url");
-    let bin = root.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let f = bin.join("xdg-open");
-        std::fs::write(
-            &f,
-            format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
-        )
-        .unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let (path, opened) = fake_browser(&root);
     let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
     let env = [("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url())];
     let mut s = root.spawn_with_env(&args, &path, &env, 34, 200);
@@ -1038,6 +1067,280 @@ async fn login_with_an_account_runs_the_browser_login_and_stores_the_entry() {
             .count()
             >= 1
             && m.screen_text().contains("Logged in to Anthropic")
+    }));
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Login cancelled");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_to_github_copilot_with_a_device_code_polls_and_stores_pis_entry() {
+    let _slot = slot();
+    let expires_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 1800;
+    let token = "tid=1;exp=9;proxy-ep=proxy.individual.githubcopilot.com";
+    // The fake GitHub: the device code, two polls that say wait (one of them slow down), the
+    // GitHub token, the Copilot token, the model list, and the policy that enables a model.
+    let auth_srv = server(vec![
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"device_code": "dev-1", "user_code": "ABCD-1234", "verification_uri": "https://github.com/login/device", "interval": 1, "expires_in": 900}),
+        ),
+        pi_ai::testkit::Reply::json(200, &json!({"error": "authorization_pending"})),
+        pi_ai::testkit::Reply::json(200, &json!({"error": "slow_down", "interval": 1})),
+        pi_ai::testkit::Reply::json(200, &json!({"access_token": "ghu_device", "token_type": "bearer"})),
+        pi_ai::testkit::Reply::json(200, &json!({"token": token, "expires_at": expires_at})),
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"data": [
+                {"id": "gpt-4o", "model_picker_enabled": true, "policy": {"state": "enabled"}},
+                {"id": "claude-sonnet-4.6", "model_picker_enabled": true, "policy": {"state": "unconfigured"}},
+                {"id": "no-tools", "model_picker_enabled": true, "capabilities": {"supports": {"tool_calls": false}}}
+            ]}),
+        ),
+        pi_ai::testkit::Reply::json(200, &json!({})),
+    ])
+    .await;
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    let env = [("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url())];
+    let mut s = root.spawn_with_env(&args, "/usr/bin:/bin", &env, 34, 160);
+    wait_ready(&mut s);
+    type_line(&mut s, "/login github-copilot");
+    wait_text(&mut s, "Select authentication method for GitHub Copilot:");
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "GitHub Enterprise URL/domain (blank for github.com)",
+    );
+    wait_text(&mut s, "e.g., company.ghe.com");
+    // A domain that is not one is refused with pi's text.
+    ok(s.send(b"http://"));
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Failed to login to GitHub Copilot: Invalid GitHub Enterprise URL/domain",
+    );
+    type_line(&mut s, "/login github-copilot");
+    wait_text(&mut s, "Select authentication method for GitHub Copilot:");
+    ok(s.send(b"\r"));
+    ok(s.wait_for("the domain question again", WAIT, |m| {
+        m.screen_text()
+            .matches("GitHub Enterprise URL/domain")
+            .count()
+            >= 1
+            && m.screen_text().contains("Invalid GitHub Enterprise")
+            && m.screen_text().contains("e.g., company.ghe.com")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "https://github.com/login/device");
+    wait_text(&mut s, "Enter code: ABCD-1234");
+    let auth_path = root.path("agent/auth.json");
+    ok(s.wait_for("the login's end", Duration::from_secs(30), |m| {
+        m.screen_text().contains("Logged in to GitHub Copilot")
+    }));
+    let text = std::fs::read_to_string(&auth_path).unwrap();
+    let auth: Value = serde_json::from_str(&text).unwrap();
+    let entry = auth["github-copilot"].as_object().unwrap();
+    let keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["type", "refresh", "access", "expires", "availableModelIds"],
+        "pi's key order: {text}"
+    );
+    assert_eq!(entry["refresh"], "ghu_device");
+    assert_eq!(entry["access"], token);
+    assert_eq!(
+        entry["expires"].as_u64().unwrap(),
+        expires_at * 1000 - 5 * 60 * 1000
+    );
+    assert_eq!(
+        entry["availableModelIds"],
+        json!(["gpt-4o", "claude-sonnet-4.6"])
+    );
+    let reqs = auth_srv.requests();
+    let paths: Vec<(&str, &str)> = reqs
+        .iter()
+        .map(|r| (r.method.as_str(), r.path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("POST", "/login/device/code"),
+            ("POST", "/login/oauth/access_token"),
+            ("POST", "/login/oauth/access_token"),
+            ("POST", "/login/oauth/access_token"),
+            ("GET", "/copilot_internal/v2/token"),
+            ("GET", "/models"),
+            ("POST", "/models/claude-sonnet-4.6/policy"),
+        ]
+    );
+    let body = |i: usize| String::from_utf8_lossy(&reqs[i].body).into_owned();
+    assert_eq!(body(0), "client_id=Iv1.b507a08c87ecfe98&scope=read%3Auser");
+    assert_eq!(
+        body(1),
+        "client_id=Iv1.b507a08c87ecfe98&device_code=dev-1&grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code"
+    );
+    assert_eq!(reqs[4].header("authorization"), Some("Bearer ghu_device"));
+    assert_eq!(body(6), r#"{"state":"enabled"}"#);
+    // Polls at least a second apart: the device code's interval.
+    assert!(
+        !s.model().screen_text().contains("ghu_device"),
+        "no token on screen"
+    );
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pasted_code_completes_a_browser_login_and_esc_on_a_device_login_cancels_it() {
+    let _slot = slot();
+    let auth_srv = server(vec![
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"access_token": "sk-ant-oat01-pasted", "refresh_token": "sk-ant-ort01-pasted", "expires_in": 28800}),
+        ),
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"device_code": "d", "user_code": "XAI-CODE", "verification_uri": "https://accounts.x.ai/device", "verification_uri_complete": "https://accounts.x.ai/device?code=XAI-CODE", "interval": 5, "expires_in": 600}),
+        ),
+    ])
+    .await;
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let (path, opened) = fake_browser(&root);
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    // A callback host nothing can bind (TEST-NET-1): the callback server is gone, the paste
+    // is the way in, and no fixed port is taken by this test.
+    let env = [
+        ("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url()),
+        ("PI_OAUTH_CALLBACK_HOST", "192.0.2.1".to_owned()),
+    ];
+    let mut s = root.spawn_with_env(&args, &path, &env, 34, 160);
+    wait_ready(&mut s);
+    type_line(&mut s, "/login anthropic");
+    wait_text(&mut s, "Select authentication method for Anthropic:");
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Complete login in your browser, or paste the authorization code / redirect URL here:",
+    );
+    ok(s.wait_for("the browser opened", WAIT, |_| opened.exists()));
+    let url = std::fs::read_to_string(&opened).unwrap();
+    let state = url
+        .trim()
+        .split(['?', '&'])
+        .find_map(|kv| kv.strip_prefix("state="))
+        .unwrap()
+        .to_owned();
+    // The browser is on another machine: its page shows `code#state`, pasted here.
+    ok(s.send(format!("\x1b[200~pasted-code#{state}\x1b[201~").as_bytes()));
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\r"));
+    let auth_path = root.path("agent/auth.json");
+    wait_text(&mut s, "Logged in to Anthropic. Credentials saved to");
+    let auth: Value = serde_json::from_str(&std::fs::read_to_string(&auth_path).unwrap()).unwrap();
+    assert_eq!(auth["anthropic"]["access"], "sk-ant-oat01-pasted");
+    let body = auth_srv.requests()[0].body_json().unwrap();
+    assert_eq!(body["code"], "pasted-code");
+    assert_eq!(body["state"], state.as_str());
+    // xAI signs in with a device code; Esc while it waits cancels it, and nothing is stored.
+    type_line(&mut s, "/login xai");
+    wait_text(&mut s, "Select authentication method for xAI:");
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "https://accounts.x.ai/device?code=XAI-CODE");
+    wait_text(&mut s, "Enter code: XAI-CODE");
+    pump_for(&mut s, Duration::from_millis(300));
+    ok(s.send(b"\x1b"));
+    wait_text(&mut s, "Login cancelled");
+    let auth: Value = serde_json::from_str(&std::fs::read_to_string(&auth_path).unwrap()).unwrap();
+    assert!(auth.get("xai").is_none(), "{auth}");
+    assert_eq!(auth_srv.requests().len(), 2, "no poll after the cancel");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_asks_for_the_method_and_signs_in_with_a_device_code() {
+    let _slot = slot();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let access = format!(
+        "h.{}.s",
+        b64.encode(
+            json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-dev"}}).to_string()
+        )
+    );
+    let auth_srv = server(vec![
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"device_auth_id": "da-1", "user_code": "CODX-42", "interval": "1"}),
+        ),
+        pi_ai::testkit::Reply::json(
+            403,
+            &json!({"error": {"code": "deviceauth_authorization_pending"}}),
+        ),
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"authorization_code": "ac-1", "code_verifier": "cv-1", "code_challenge": "x"}),
+        ),
+        pi_ai::testkit::Reply::json(
+            200,
+            &json!({"access_token": access, "refresh_token": "rt-dev", "expires_in": 864000}),
+        ),
+    ])
+    .await;
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let args = ["--provider", "replay-anthropic", "--model", "replay-model"];
+    let env = [("PI_RS_TEST_OAUTH_ORIGIN", auth_srv.base_url())];
+    let mut s = root.spawn_with_env(&args, "/usr/bin:/bin", &env, 34, 160);
+    wait_ready(&mut s);
+    type_line(&mut s, "/login openai-codex");
+    wait_text(&mut s, "Select OpenAI Codex login method:");
+    ok(s.wait_for("browser first", WAIT, |m| {
+        selected(m, "Browser login (default)")
+    }));
+    ok(s.send(b"\x1b[B"));
+    ok(s.wait_for("device code selected", WAIT, |m| {
+        selected(m, "Device code login (headless)")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "https://auth.openai.com/codex/device");
+    wait_text(&mut s, "Enter code: CODX-42");
+    ok(s.wait_for("the login's end", Duration::from_secs(30), |m| {
+        m.screen_text().contains("Logged in to OpenAI Codex")
+    }));
+    let auth: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path("agent/auth.json")).unwrap())
+            .unwrap();
+    let entry = auth["openai-codex"].as_object().unwrap();
+    let keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["type", "access", "refresh", "expires", "accountId"]);
+    assert_eq!(entry["accountId"], "acct-dev");
+    let reqs = auth_srv.requests();
+    assert_eq!(reqs[0].path, "/api/accounts/deviceauth/usercode");
+    assert_eq!(
+        reqs[0].body_json().unwrap(),
+        json!({"client_id": "app_EMoamEEZ73f0CkXaXp7hrann"})
+    );
+    assert_eq!(
+        reqs[1].body_json().unwrap(),
+        json!({"device_auth_id": "da-1", "user_code": "CODX-42"})
+    );
+    assert_eq!(reqs[3].path, "/oauth/token");
+    let body = String::from_utf8_lossy(&reqs[3].body).into_owned();
+    assert_eq!(
+        body,
+        "grant_type=authorization_code&client_id=app_EMoamEEZ73f0CkXaXp7hrann&code=ac-1&code_verifier=cv-1&redirect_uri=https%3A%2F%2Fauth.openai.com%2Fdeviceauth%2Fcallback"
+    );
+    // Esc on the method question cancels the login.
+    type_line(&mut s, "/login openai-codex");
+    ok(s.wait_for("the method question again", WAIT, |m| {
+        selected(m, "Browser login (default)")
     }));
     pump_for(&mut s, Duration::from_millis(200));
     ok(s.send(b"\x1b"));

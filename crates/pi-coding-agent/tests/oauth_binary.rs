@@ -533,3 +533,264 @@ async fn pi_auth_refreshes_prints_and_checks() {
         "{\"anthropic\":"
     );
 }
+
+/// A root whose `anthropic` provider has a small-window model on `server` (so a big usage
+/// compacts) and an expired Claude Pro/Max login.
+fn compaction_rig(server: &str, settings: &Value) -> Rig {
+    let models = json!({"providers": {"anthropic": {
+        "baseUrl": server, "api": "anthropic-messages",
+        "models": [{"id": "replay-model", "reasoning": false, "contextWindow": 128000,
+                    "maxTokens": 16384,
+                    "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}]
+    }}});
+    let mut rig = Rig::with_models(&models, settings);
+    rig.env
+        .push(("PI_RS_TEST_OAUTH_ORIGIN".into(), server.into()));
+    std::fs::write(
+        rig.path("work/hello.txt"),
+        "Hello from the scratch dir!\nSecond line.\n",
+    )
+    .unwrap();
+    write_anthropic_login(&rig, "sk-ant-oat01-old", 1_700_000_000_000u64);
+    rig
+}
+
+fn write_anthropic_login(rig: &Rig, access: &str, expires: u64) {
+    let auth = json!({"anthropic": {"type": "oauth", "refresh": "sk-ant-ort01-old",
+        "access": access, "expires": expires}});
+    std::fs::write(rig.path("agent/auth.json"), auth.to_string()).unwrap();
+}
+
+/// A token reply whose token is already inside the 5-minute refresh window.
+fn short_lived(access: &str, refresh: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({"access_token": access, "refresh_token": refresh, "expires_in": 1}),
+    )
+}
+
+fn scenario(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/conformance/compaction_auto")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_automatic_compaction_refreshes_an_expired_login_before_its_summary() {
+    // Every token but the last is born expired, so each request refreshes first: the
+    // summary must go out with the token refreshed for it, not the one the turn used.
+    let (_, server) = ReplayServer::start(vec![
+        short_lived("sk-ant-oat01-t1", "ref-1"),
+        Reply::sse(scenario("01-tool-use.sse")),
+        short_lived("sk-ant-oat01-t2", "ref-2"),
+        Reply::sse(scenario("02-big-usage.sse")),
+        Reply::json(
+            200,
+            &json!({"access_token": "sk-ant-oat01-t3", "refresh_token": "ref-3", "expires_in": 28800}),
+        ),
+        Reply::sse(scenario("03-summary.sse")),
+    ])
+    .await
+    .unwrap();
+    let rig = compaction_rig(
+        &server.base_url(),
+        &json!({"retry": {"enabled": false}, "compaction": {"keepRecentTokens": 10}}),
+    );
+    let run = rig
+        .run(&[
+            "--no-session",
+            "--mode",
+            "json",
+            "--provider",
+            "anthropic",
+            "--model",
+            "replay-model",
+            "-p",
+            "What does hello.txt say?",
+        ])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let end = run
+        .records()
+        .into_iter()
+        .find(|r| r["type"] == "compaction_end")
+        .expect("compaction_end");
+    assert!(end["result"]["summary"].is_string(), "{end}");
+    let reqs = server.requests();
+    let paths: Vec<&str> = reqs.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/v1/oauth/token",
+            "/v1/messages",
+            "/v1/oauth/token",
+            "/v1/messages",
+            "/v1/oauth/token",
+            "/v1/messages"
+        ]
+    );
+    assert_eq!(reqs[4].body_json().unwrap()["refresh_token"], "ref-2");
+    assert_eq!(
+        reqs[5].header("authorization"),
+        Some("Bearer sk-ant-oat01-t3")
+    );
+    assert_eq!(auth_file(&rig)["anthropic"]["access"], "sk-ant-oat01-t3");
+}
+
+/// `pi --mode rpc` in `rig`: sends `commands` one at a time, each after the response to the
+/// one before; returns every record written.
+async fn rpc_session(rig: &Rig, args: &[&str], commands: &[Value]) -> Vec<Value> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut cmd = rig.command(args);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for command in commands {
+        stdin
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+            .unwrap();
+        let id = command["id"].clone();
+        let work = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let record: Value = serde_json::from_str(&line).unwrap();
+                let done = record["type"] == "response" && record["id"] == id;
+                seen.push(record);
+                if done {
+                    return;
+                }
+            }
+            panic!("the output ended before the response to {id}");
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), work)
+            .await
+            .expect("a response in time");
+    }
+    drop(stdin);
+    let _ = child.wait().await;
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manual_compaction_refreshes_an_expired_login_first() {
+    let (_, server) = ReplayServer::start(vec![
+        anthropic_text("First answer."),
+        anthropic_text("Second answer."),
+        Reply::json(
+            200,
+            &json!({"access_token": "sk-ant-oat01-compact", "refresh_token": "ref-c", "expires_in": 28800}),
+        ),
+        anthropic_text("THE SUMMARY"),
+        anthropic_text("THE PREFIX"),
+    ])
+    .await
+    .unwrap();
+    let rig = compaction_rig(
+        &server.base_url(),
+        &json!({"retry": {"enabled": false}, "compaction": {"keepRecentTokens": 1}}),
+    );
+    // Two turns with a valid login, then the login expires.
+    let far = 4_102_444_800_000u64;
+    write_anthropic_login(&rig, "sk-ant-oat01-valid", far);
+    let sessions = rig.sessions();
+    let base = [
+        "--session-dir",
+        sessions.as_str(),
+        "--provider",
+        "anthropic",
+        "--model",
+        "replay-model",
+    ];
+    for (i, prompt) in ["one", "two"].iter().enumerate() {
+        let mut args: Vec<&str> = base.to_vec();
+        if i > 0 {
+            args.push("--continue");
+        }
+        args.extend(["-p", prompt]);
+        let run = rig.run(&args).await;
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    write_anthropic_login(&rig, "sk-ant-oat01-old", 1_700_000_000_000u64);
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--continue", "--mode", "rpc"]);
+    let records = rpc_session(&rig, &args, &[json!({"id": "c", "type": "compact"})]).await;
+    let compact = records
+        .iter()
+        .find(|r| r["type"] == "response" && r["id"] == "c")
+        .unwrap();
+    assert_eq!(compact["success"], true, "{compact}");
+    let reqs = server.requests();
+    assert_eq!(reqs[2].path, "/v1/oauth/token");
+    assert_eq!(
+        reqs[2].body_json().unwrap()["refresh_token"],
+        "sk-ant-ort01-old"
+    );
+    // Both summary requests (the history and the split turn's prefix) carry the new token.
+    for r in &reqs[3..] {
+        assert_eq!(
+            r.header("authorization"),
+            Some("Bearer sk-ant-oat01-compact")
+        );
+    }
+    assert_eq!(
+        auth_file(&rig)["anthropic"]["access"],
+        "sk-ant-oat01-compact"
+    );
+    assert_eq!(reqs.len(), 5);
+}
+
+/// A clock far ahead of the authorization server's: every token it hands out already looks
+/// expired here. As pi, a prompt refreshes once and uses what it got (no refresh loop, no
+/// failure), while `pi auth print-bearer-token`, which promises a minimum lifetime, refuses
+/// (`OAuth refresh returned a token that expires too soon`, reported as pi reports it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_far_ahead_refreshes_once_per_request_and_never_loops() {
+    let (_, server) = ReplayServer::start(vec![
+        short_lived("sk-ant-oat01-skewed", "sk-ant-ort01-skewed"),
+        anthropic_text("Answered."),
+        short_lived("sk-ant-oat01-skewed2", "sk-ant-ort01-skewed2"),
+    ])
+    .await
+    .unwrap();
+    let rig = rig(&server.base_url());
+    let run = rig.run(&run_args("anthropic", "claude-sonnet-4-5")).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "Answered.\n"),
+        "{run:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "one refresh, one request");
+    assert_eq!(
+        reqs[1].header("authorization"),
+        Some("Bearer sk-ant-oat01-skewed")
+    );
+    let file = auth_file(&rig);
+    assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-skewed");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(file["anthropic"]["expires"].as_u64().unwrap() < now_ms);
+    let run = rig
+        .run(&["auth", "print-bearer-token", "--provider", "anthropic"])
+        .await;
+    // pi's generic text: the cause (a token that expires too soon) is not printed.
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (1, "Error: Failed to resolve credential\n"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("sk-ant-oat01"), "{run:?}");
+    // The refresh it made is stored all the same; the other entries are untouched.
+    assert_eq!(
+        auth_file(&rig)["anthropic"]["access"],
+        "sk-ant-oat01-skewed2"
+    );
+    assert_eq!(auth_file(&rig)["openai"]["key"], "sk-keep-me");
+}

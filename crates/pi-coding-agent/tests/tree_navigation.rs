@@ -1318,3 +1318,94 @@ async fn a_given_store_context_is_used_as_is_and_store_alone_builds_it() {
         .unwrap();
     assert!(texts(&replaced).is_empty());
 }
+
+/// An OAuth login that is due for a refresh until [`AuthSource::prepare_request`] ran it: the
+/// key is `stale` before and `fresh` after; `revoked` makes the refresh fail.
+struct ExpiringLogin {
+    refreshed: Arc<std::sync::atomic::AtomicBool>,
+    revoked: bool,
+}
+
+impl pi_coding_agent::session::AuthSource for ExpiringLogin {
+    fn has_auth(&self, _provider: &str) -> bool {
+        true
+    }
+    fn is_oauth(&self, _provider: &str) -> bool {
+        true
+    }
+    fn resolve_api_key(&self, _provider: &str) -> Result<Option<String>, String> {
+        let fresh = self.refreshed.load(std::sync::atomic::Ordering::SeqCst);
+        Ok(Some(if fresh { "fresh" } else { "stale" }.into()))
+    }
+    fn prepare_request(
+        &self,
+        _model: &pi_ai::Model,
+    ) -> Option<futures::future::BoxFuture<'static, Result<(), String>>> {
+        if self.refreshed.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let (refreshed, revoked) = (self.refreshed.clone(), self.revoked);
+        Some(Box::pin(async move {
+            if revoked {
+                return Err("OAuth refresh failed for faux: invalid_grant".into());
+            }
+            refreshed.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        }))
+    }
+}
+
+/// [`two_users_with`], its requests streamed by the faux provider itself.
+fn streaming_two_users(
+    auth: Arc<dyn pi_coding_agent::session::AuthSource>,
+) -> (AgentSession, pi_ai::providers::faux::FauxProvider, String) {
+    let mut store = SessionStore::in_memory("/tmp");
+    let u1 = store.append(user("one")).unwrap();
+    store.append(user("two")).unwrap();
+    let faux = pi_ai::providers::faux::FauxProvider::default();
+    let f = faux.clone();
+    let session = AgentSession::builder()
+        .model(faux.model())
+        .store(Arc::new(Mutex::new(store)))
+        .auth(auth)
+        .stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o)))
+        .docs_dir("/pkg/docs")
+        .build()
+        .unwrap();
+    (session, faux, u1)
+}
+
+#[tokio::test]
+async fn a_branch_summary_refreshes_an_expiring_login_before_its_request() {
+    let login = ExpiringLogin {
+        refreshed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        revoked: false,
+    };
+    let (session, faux, u1) = streaming_two_users(Arc::new(login));
+    let keys = Arc::new(Mutex::new(Vec::new()));
+    let seen = keys.clone();
+    faux.set_responses(vec![FauxStep::factory(move |_, opts, _, _| {
+        seen.lock().unwrap().push(opts.api_key.clone());
+        Ok(faux_assistant_message(
+            vec![faux_text("THE SUMMARY")],
+            FauxMessageOptions::default(),
+        ))
+    })]);
+    session.navigate_tree(&u1, summarize()).await.unwrap();
+    assert_eq!(keys.lock().unwrap().clone(), vec![Some("fresh".to_owned())]);
+
+    // A refresh that fails refuses the summary with its text, and nothing is sent.
+    let login = ExpiringLogin {
+        refreshed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        revoked: true,
+    };
+    let (session, faux, u1) = streaming_two_users(Arc::new(login));
+    let leaf = session.leaf_id();
+    let err = session.navigate_tree(&u1, summarize()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "OAuth refresh failed for faux: invalid_grant"
+    );
+    assert_eq!(faux.call_count(), 0);
+    assert_eq!(session.leaf_id(), leaf, "the leaf did not move");
+}

@@ -142,7 +142,7 @@ impl AutoCompactor {
         {
             return false;
         }
-        let Ok(api_key) = session.auth().resolve_api_key(&model.provider) else {
+        let Ok(api_key) = session.summary_api_key(&model).await else {
             return false;
         };
         let branch = Self::branch(session);
@@ -263,7 +263,7 @@ impl AutoCompactor {
         }
         let api_key = match resolved_key {
             Some(key) => key,
-            None => session.auth().resolve_api_key(&model.provider)?,
+            None => session.summary_api_key(&model).await?,
         };
         let settings = Self::settings(session);
         let branch = Self::branch(session);

@@ -16,6 +16,20 @@ use super::{AgentSession, AgentSessionEvent, SummarizationSource};
 use crate::compaction::{SummarizationRetryEvent, Summarizer, SummaryRetry};
 
 impl AgentSession {
+    /// The key of a summary request to `model`, resolved as a prompt's is: an OAuth
+    /// credential about to expire is refreshed first (under the `auth.json` lock), so a
+    /// compaction or branch summary never goes out with a stale token (pi's
+    /// `_getSummarizationRequestAuth` goes through the same `getAuth` as prompts).
+    ///
+    /// Errors: the refresh's text (`OAuth refresh failed for <p>: …`); the key's resolution
+    /// error.
+    pub(crate) async fn summary_api_key(&self, model: &Model) -> Result<Option<String>, String> {
+        if let Some(refresh) = self.auth().prepare_request(model) {
+            refresh.await?;
+        }
+        self.auth().resolve_api_key(&model.provider)
+    }
+
     /// A [`Summarizer`] for `model` with `api_key` (the caller resolves it with
     /// [`AuthSource::resolve_api_key`](super::AuthSource::resolve_api_key), as pi's
     /// `_getSummarizationRequestAuth` fails the summary with the key's resolution error), the

@@ -222,7 +222,7 @@ impl AgentSession {
                 usage: s.usage,
             }),
             (None, Some(model)) if options.summarize && !entries.is_empty() => {
-                let summarizer = self.branch_summarizer(model, &cancel)?;
+                let summarizer = self.branch_summarizer(model, &cancel).await?;
                 let reserve = lock(self.settings()).branch_summary().reserve_tokens;
                 match generate_branch_summary(
                     &summarizer,
@@ -326,9 +326,10 @@ impl AgentSession {
     /// retry settings; retries are reported as `summarization_retry_*` events with source
     /// `branchSummary`.
     ///
-    /// Errors: pi's no-key text without auth; `API key auth failed for provider <p>: <cause>`
-    /// when the configured key cannot be resolved (e.g. a failing `!command`).
-    fn branch_summarizer(
+    /// Errors: pi's no-key text without auth; a failed OAuth refresh's text;
+    /// `API key auth failed for provider <p>: <cause>` when the configured key cannot be
+    /// resolved (e.g. a failing `!command`).
+    async fn branch_summarizer(
         &self,
         model: Model,
         cancel: &CancellationToken,
@@ -340,8 +341,8 @@ impl AgentSession {
             )));
         }
         let api_key = self
-            .auth()
-            .resolve_api_key(&model.provider)
+            .summary_api_key(&model)
+            .await
             .map_err(SessionError::Refused)?;
         Ok(self.summarizer(model, api_key, cancel, SummarizationSource::BranchSummary))
     }

@@ -30,7 +30,14 @@ impl std::fmt::Debug for Callback {
 pub struct CallbackServer {
     listener: TcpListener,
     path: String,
-    expected_state: String,
+    /// The state a callback must bring (`None`: the flow has none, e.g. OpenRouter's).
+    expected_state: Option<String>,
+    /// The login's error text for an `error` parameter (its description).
+    denied: fn(&str) -> String,
+}
+
+fn did_not_complete(error: &str) -> String {
+    format!("Authentication did not complete. Error: {error}")
 }
 
 /// pi's callback host: `PI_OAUTH_CALLBACK_HOST`, else `127.0.0.1`.
@@ -62,8 +69,17 @@ impl CallbackServer {
         Ok(CallbackServer {
             listener,
             path: path.to_owned(),
-            expected_state: expected_state.to_owned(),
+            expected_state: Some(expected_state.to_owned()),
+            denied: did_not_complete,
         })
+    }
+
+    /// Accepts a callback without a `state` (a flow that sends none); `denied` makes the
+    /// error text of an `error` parameter (given its `error_description`, else the error).
+    pub fn without_state(mut self, denied: fn(&str) -> String) -> Self {
+        self.expected_state = None;
+        self.denied = denied;
+        self
     }
 
     /// The bound port.
@@ -99,16 +115,24 @@ impl CallbackServer {
                                 .find(|(n, _)| n == k)
                                 .map(|(_, v)| v.into_owned())
                         };
-                        match (get("error"), get("code"), get("state")) {
+                        let state = match &self.expected_state {
+                            Some(_) => get("state"),
+                            None => Some(String::new()),
+                        };
+                        let described = if self.expected_state.is_some() {
+                            get("error")
+                        } else {
+                            get("error_description").or_else(|| get("error"))
+                        };
+                        match (get("error").and(described), get("code"), state) {
                             (Some(e), _, _) => (
                                 400,
                                 page("Sign-in failed", "Authentication did not complete."),
-                                Some(Err(OAuthError::new(format!(
-                                    "Authentication did not complete. Error: {e}"
-                                )))),
+                                Some(Err(OAuthError::new((self.denied)(&e)))),
                             ),
                             (None, Some(code), Some(state))
-                                if state == self.expected_state && !code.is_empty() =>
+                                if self.expected_state.as_ref().is_none_or(|s| *s == state)
+                                    && !code.is_empty() =>
                             {
                                 (
                                     200,

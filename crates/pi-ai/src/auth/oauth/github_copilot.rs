@@ -4,8 +4,16 @@
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::http::{Exchange, FetchError, Reply, send};
+use super::device::{Poll, poll_device_flow};
+use super::http::{Exchange, FetchError, Reply, form, send};
+use super::interaction::{LoginEvent, LoginPrompt, LoginUi, PromptKind};
 use super::{OAuthError, endpoint, entry, ms_value};
+
+/// pi's Copilot OAuth client id.
+const CLIENT_ID: &str = "Iv1.b507a08c87ecfe98";
+/// A login request's own timeout (pi relies on the login's cancellation alone; a server that
+/// never answers should not hang the dialog).
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub(crate) const USER_AGENT: &str = "GitHubCopilotChat/0.35.0";
 const EDITOR_VERSION: &str = "vscode/1.107.0";
@@ -153,6 +161,16 @@ pub(crate) async fn fetch_model_ids(
     enterprise: Option<&str>,
     deadline: Instant,
 ) -> Result<Vec<String>, OAuthError> {
+    Ok(fetch_catalog(copilot_token, enterprise, deadline).await?.0)
+}
+
+/// The account's available model ids and the ids of known models whose policy is still
+/// `unconfigured` (pi's `policyModelIds`, enabled at login).
+async fn fetch_catalog(
+    copilot_token: &str,
+    enterprise: Option<&str>,
+    deadline: Instant,
+) -> Result<(Vec<String>, Vec<String>), OAuthError> {
     let base = copilot_base_url(Some(copilot_token), enterprise);
     let allow_policy_fallback = base == INDIVIDUAL_BASE_URL;
     let url = endpoint(&format!("{base}/models"));
@@ -190,14 +208,218 @@ pub(crate) async fn fetch_model_ids(
         .filter(|(_, picker, policy)| *picker && *policy != Some("disabled"))
         .map(|(id, ..)| (*id).to_owned())
         .collect();
+    let use_policy_fallback = allow_policy_fallback && picker.is_empty();
+    let policy: Vec<String> = models
+        .iter()
+        .filter(|(id, picker, policy)| {
+            *policy == Some("unconfigured")
+                && crate::models::get_builtin_model("github-copilot", id).is_some()
+                && (*picker || use_policy_fallback)
+        })
+        .map(|(id, ..)| (*id).to_owned())
+        .collect();
     if !picker.is_empty() || !allow_policy_fallback {
-        return Ok(picker);
+        return Ok((picker, policy));
     }
-    Ok(models
+    let enabled = models
         .iter()
         .filter(|(_, _, policy)| *policy == Some("enabled"))
         .map(|(id, ..)| (*id).to_owned())
-        .collect())
+        .collect();
+    Ok((enabled, policy))
+}
+
+/// pi's `enableGitHubCopilotModels`: `POST <base>/models/<id>/policy {"state":"enabled"}` for
+/// each id, best effort; the ids that succeeded. A 429 ends the batch.
+async fn enable_models(
+    copilot_token: &str,
+    ids: &[String],
+    enterprise: Option<&str>,
+) -> Vec<String> {
+    let base = copilot_base_url(Some(copilot_token), enterprise);
+    let mut enabled = Vec::new();
+    for id in ids {
+        let url = endpoint(&format!("{base}/models/{id}/policy"));
+        let mut headers = copilot_headers(copilot_token);
+        headers.retain(|(k, _)| *k != "Accept");
+        headers.insert(0, ("Content-Type", "application/json".into()));
+        headers.push(("openai-intent", "chat-policy".into()));
+        headers.push(("x-interaction-type", "chat-policy".into()));
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let reply = send(
+            Exchange {
+                method: reqwest::Method::POST,
+                url: &url,
+                headers: &headers,
+                body: Some(r#"{"state":"enabled"}"#.to_owned()),
+            },
+            Instant::now() + MODELS_TIMEOUT,
+        )
+        .await;
+        match reply {
+            Ok(r) if r.status == 429 => break,
+            Ok(r) if r.ok() => enabled.push(id.clone()),
+            _ => {}
+        }
+    }
+    enabled
+}
+
+/// pi's `startDeviceFlow`: the device code, user code, verification page, interval and
+/// lifetime.
+async fn start_device_flow(
+    domain: &str,
+) -> Result<(String, String, String, Option<f64>, f64), OAuthError> {
+    let url = endpoint(&format!("https://{domain}/login/device/code"));
+    let reply = send(
+        Exchange {
+            method: reqwest::Method::POST,
+            url: &url,
+            headers: &[
+                ("Accept", "application/json"),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("User-Agent", USER_AGENT),
+            ],
+            body: Some(form(&[("client_id", CLIENT_ID), ("scope", "read:user")])),
+        },
+        Instant::now() + REQUEST_TIMEOUT,
+    )
+    .await
+    .map_err(|e| OAuthError::new(e.message()))?;
+    let raw = json_or_status(&reply)?;
+    let Some(raw) = raw.as_object() else {
+        return Err(OAuthError::new("Invalid device code response"));
+    };
+    let fields = (
+        raw.get("device_code").and_then(Value::as_str),
+        raw.get("user_code").and_then(Value::as_str),
+        raw.get("verification_uri").and_then(Value::as_str),
+        raw.get("interval"),
+        raw.get("expires_in").and_then(Value::as_f64),
+    );
+    let (Some(device), Some(user), Some(uri), interval, Some(expires_in)) = fields else {
+        return Err(OAuthError::new("Invalid device code response fields"));
+    };
+    let interval = match interval {
+        None => None,
+        Some(v) => Some(
+            v.as_f64()
+                .ok_or_else(|| OAuthError::new("Invalid device code response fields"))?,
+        ),
+    };
+    // The page is shown for the user to open; only a web URL is trusted.
+    let uri = url::Url::parse(uri)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "https" | "http"))
+        .ok_or_else(|| OAuthError::new("Untrusted verification_uri in device code response"))?;
+    Ok((
+        device.to_owned(),
+        user.to_owned(),
+        uri.to_string(),
+        interval,
+        expires_in,
+    ))
+}
+
+/// One poll of `…/login/oauth/access_token`.
+async fn poll_access_token(domain: &str, device_code: &str) -> Result<Poll<String>, OAuthError> {
+    let url = endpoint(&format!("https://{domain}/login/oauth/access_token"));
+    let reply = send(
+        Exchange {
+            method: reqwest::Method::POST,
+            url: &url,
+            headers: &[
+                ("Accept", "application/json"),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("User-Agent", USER_AGENT),
+            ],
+            body: Some(form(&[
+                ("client_id", CLIENT_ID),
+                ("device_code", device_code),
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ])),
+        },
+        Instant::now() + REQUEST_TIMEOUT,
+    )
+    .await
+    .map_err(|e| OAuthError::new(e.message()))?;
+    let raw = json_or_status(&reply)?;
+    if let Some(token) = raw.get("access_token").and_then(Value::as_str) {
+        return Ok(Poll::Complete(token.to_owned()));
+    }
+    let Some(error) = raw.get("error").and_then(Value::as_str) else {
+        return Ok(Poll::Failed("Invalid device token response".into()));
+    };
+    Ok(match error {
+        "authorization_pending" => Poll::Pending,
+        "slow_down" => Poll::SlowDown(raw.get("interval").and_then(Value::as_f64)),
+        _ => {
+            let suffix = raw
+                .get("error_description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            Poll::Failed(format!("Device flow failed: {error}{suffix}"))
+        }
+    })
+}
+
+/// pi's `loginGitHubCopilot`: asks for a GitHub Enterprise domain (blank: github.com), shows
+/// the device code, polls for the GitHub token, exchanges it for a Copilot token, enables the
+/// account's unconfigured models and returns the entry
+/// `{type, refresh, access, expires, enterpriseUrl?, availableModelIds}`.
+///
+/// Errors: `Invalid GitHub Enterprise URL/domain`; the device flow's texts; the exchange's.
+pub(crate) async fn login(ui: &LoginUi) -> Result<Map<String, Value>, OAuthError> {
+    let input = ui
+        .prompt(LoginPrompt {
+            kind: PromptKind::Text,
+            message: "GitHub Enterprise URL/domain (blank for github.com)".into(),
+            placeholder: Some("company.ghe.com".into()),
+        })
+        .await?;
+    let enterprise = normalize_domain(&input);
+    if !input.trim().is_empty() && enterprise.is_none() {
+        return Err(OAuthError::new("Invalid GitHub Enterprise URL/domain"));
+    }
+    let domain = enterprise.as_deref().unwrap_or("github.com");
+    let (device_code, user_code, verification_uri, interval, expires_in) =
+        start_device_flow(domain).await?;
+    ui.notify(LoginEvent::DeviceCode {
+        user_code,
+        verification_uri,
+    });
+    let github_token = poll_device_flow(interval, Some(expires_in), true, || {
+        poll_access_token(domain, &device_code)
+    })
+    .await?;
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    let mut entry = exchange_token(&github_token, enterprise.as_deref(), deadline).await?;
+    let access = entry
+        .get("access")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let (mut ids, policy) = fetch_catalog(
+        &access,
+        enterprise.as_deref(),
+        Instant::now() + REQUEST_TIMEOUT,
+    )
+    .await?;
+    if !policy.is_empty() {
+        ui.notify(LoginEvent::Progress("Enabling models...".into()));
+        for id in enable_models(&access, &policy, enterprise.as_deref()).await {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    entry.insert(
+        "availableModelIds".into(),
+        Value::Array(ids.into_iter().map(Value::from).collect()),
+    );
+    Ok(entry)
 }
 
 pub(crate) async fn refresh(

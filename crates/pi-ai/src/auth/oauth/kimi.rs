@@ -136,3 +136,139 @@ pub(crate) async fn refresh(
     }
     Err(last_error.unwrap_or_else(|| OAuthError::new("Kimi Code token refresh failed")))
 }
+
+/// pi's `trustedHttpUrl`: only a web URL is shown for the user to open.
+fn trusted_http_url(value: Option<&str>) -> Option<String> {
+    let url = url::Url::parse(value.filter(|v| !v.is_empty())?).ok()?;
+    matches!(url.scheme(), "https" | "http").then(|| url.to_string())
+}
+
+/// A form `POST` to the Kimi OAuth host: status, body text and the body as JSON.
+async fn post(
+    path: &str,
+    fields: &[(&str, &str)],
+) -> Result<(u16, String, Option<Value>), OAuthError> {
+    let url = endpoint(&format!("{}{path}", oauth_host()));
+    let reply = send(
+        Exchange {
+            method: reqwest::Method::POST,
+            url: &url,
+            headers: &[
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Accept", "application/json"),
+            ],
+            body: Some(form(fields)),
+        },
+        Instant::now() + REQUEST_TIMEOUT,
+    )
+    .await
+    .map_err(|e| OAuthError::new(e.message()))?;
+    let json = serde_json::from_str::<Value>(&reply.body)
+        .ok()
+        .filter(|v| v.is_object() || v.is_array());
+    Ok((reply.status, reply.body, json))
+}
+
+/// pi's `loginKimiCoding`: the device authorization (its `verification_uri_complete` is
+/// shown), then polling `/api/oauth/token`; the entry `{type, access, refresh, expires}`.
+///
+/// Errors: `Kimi Code device authorization failed with status <s>…`, `Invalid Kimi Code device
+/// authorization response: <json>`, the poll's texts (`Kimi Code login was denied.`, …).
+pub(crate) async fn login(
+    ui: &super::interaction::LoginUi,
+) -> Result<Map<String, Value>, OAuthError> {
+    use super::device::{Poll, poll_device_flow};
+    let (status, text, json) = post(
+        "/api/oauth/device_authorization",
+        &[("client_id", CLIENT_ID)],
+    )
+    .await?;
+    if !(200..300).contains(&status) {
+        let suffix = if text.is_empty() {
+            String::new()
+        } else {
+            format!(": {text}")
+        };
+        return Err(OAuthError::new(format!(
+            "Kimi Code device authorization failed with status {status}{suffix}"
+        )));
+    }
+    let field = |k: &str| json.as_ref().and_then(|j| j.get(k)).and_then(Value::as_str);
+    let complete = trusted_http_url(field("verification_uri_complete"));
+    let (Some(device_code), Some(user_code), Some(_), Some(complete)) = (
+        field("device_code").map(str::to_owned),
+        field("user_code").map(str::to_owned),
+        trusted_http_url(field("verification_uri")),
+        complete,
+    ) else {
+        let shown = json
+            .as_ref()
+            .and_then(|j| crate::json::to_string(j).ok())
+            .unwrap_or_else(|| "null".to_owned());
+        return Err(OAuthError::new(format!(
+            "Invalid Kimi Code device authorization response: {shown}"
+        )));
+    };
+    let number = |k: &str| {
+        json.as_ref()
+            .and_then(|j| j.get(k))
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite() && *n > 0.0)
+    };
+    let interval = number("interval").unwrap_or(5.0);
+    let expires_in = number("expires_in").unwrap_or(15.0 * 60.0);
+    ui.notify(super::interaction::LoginEvent::DeviceCode {
+        user_code,
+        verification_uri: complete,
+    });
+    poll_device_flow(Some(interval), Some(expires_in), true, || async {
+        let (status, text, json) = post(
+            "/api/oauth/token",
+            &[
+                ("client_id", CLIENT_ID),
+                ("device_code", &device_code),
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ],
+        )
+        .await?;
+        if status >= 500 {
+            let suffix = if text.is_empty() {
+                String::new()
+            } else {
+                format!(": {text}")
+            };
+            return Ok(Poll::Failed(format!(
+                "Kimi Code device token request failed with status {status}{suffix}"
+            )));
+        }
+        let get = |k: &str| json.as_ref().and_then(|j| j.get(k));
+        if (200..300).contains(&status) && get("access_token").is_some_and(Value::is_string) {
+            return Ok(match credential_from(json.as_ref(), "", "poll") {
+                Ok(entry) => Poll::Complete(entry),
+                Err(e) => Poll::Failed(e.message().to_owned()),
+            });
+        }
+        let error = get("error").and_then(Value::as_str);
+        let description = get("error_description")
+            .and_then(Value::as_str)
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        Ok(match error {
+            Some("authorization_pending") => Poll::Pending,
+            Some("slow_down") => {
+                Poll::SlowDown(get("interval").and_then(Value::as_f64).filter(|n| *n > 0.0))
+            }
+            Some("expired_token") => {
+                Poll::Failed("Kimi Code device authorization expired. Please restart login.".into())
+            }
+            Some("access_denied") => Poll::Failed("Kimi Code login was denied.".into()),
+            Some(e) => Poll::Failed(format!(
+                "Kimi Code device token request failed (status {status}): {e}{description}"
+            )),
+            None => Poll::Failed(format!(
+                "Kimi Code device token request failed (status {status})"
+            )),
+        })
+    })
+    .await
+}

@@ -19,8 +19,11 @@
 //! one (the server did not rotate it). pi 0.85 writes `undefined` for Anthropic, which drops
 //! the field and breaks the entry (earendil-works/pi#9369), and fails Codex and Kimi.
 //!
-//! Logins without a terminal UI ([`login`]): the browser PKCE flows of Anthropic and Codex
-//! with the local callback server on pi's fixed ports ([`callback`], [`pkce`]).
+//! Logins ([`login`]), talking to their UI through [`interaction`]: the browser PKCE flows of
+//! Anthropic and Codex with the local callback server on pi's fixed ports ([`callback`],
+//! [`pkce`]) and the paste-the-code fallback, OpenRouter's (an ephemeral port; the code buys
+//! a permanent key); the device-code flows of GitHub Copilot, xAI and
+//! Kimi.
 //!
 //! Tests only: in debug builds (`cfg(debug_assertions)`) the variable `PI_RS_TEST_OAUTH_ORIGIN`
 //! (e.g. `http://127.0.0.1:4010`) replaces the scheme, host and port of every endpoint here,
@@ -30,6 +33,8 @@
 
 mod anthropic;
 pub mod callback;
+mod device;
+pub mod interaction;
 
 mod github_copilot;
 pub(crate) mod http;
@@ -37,6 +42,7 @@ mod kimi;
 pub mod login;
 
 mod openai_codex;
+mod openrouter;
 pub mod pkce;
 
 mod xai;

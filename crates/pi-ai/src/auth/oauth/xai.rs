@@ -114,3 +114,93 @@ pub(crate) async fn refresh(
     }
     credential_from(&body, Some(refresh_token))
 }
+
+const DEVICE_CODE_URL: &str = "https://auth.x.ai/oauth2/device/code";
+const SCOPE: &str = "openid profile email offline_access grok-cli:access api:access";
+/// A login request's own timeout, so a server that never answers does not hang the dialog.
+const LOGIN_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// pi's `validateVerificationUri`: only an https URL is shown for the user to open.
+fn verification_uri(raw: &str) -> Result<String, OAuthError> {
+    url::Url::parse(raw)
+        .ok()
+        .filter(|u| u.scheme() == "https")
+        .map(|u| u.to_string())
+        .ok_or_else(|| OAuthError::new("Untrusted verification URI in xAI OAuth response"))
+}
+
+/// pi's `loginXai`: the device code (its `verification_uri_complete` when there is one), then
+/// polling the token endpoint; the entry `{type, access, refresh, expires}`.
+///
+/// Errors: `xAI OAuth device authorization failed (HTTP <s>)…`, `xAI device authorization was
+/// denied`, `xAI device code expired`, the device flow's timeouts.
+pub(crate) async fn login(
+    ui: &super::interaction::LoginUi,
+) -> Result<Map<String, Value>, OAuthError> {
+    use super::device::{Poll, poll_device_flow};
+    let (status, body) = post_form(
+        DEVICE_CODE_URL,
+        &[
+            ("client_id", CLIENT_ID),
+            ("scope", SCOPE),
+            ("referrer", "pi"),
+        ],
+        Instant::now() + LOGIN_REQUEST_TIMEOUT,
+    )
+    .await?;
+    if !(200..300).contains(&status) {
+        return Err(request_failure("device authorization", status, &body));
+    }
+    let interval = body
+        .get("interval")
+        .and_then(Value::as_f64)
+        .filter(|n| n.is_finite() && *n > 0.0);
+    let complete = match body
+        .get("verification_uri_complete")
+        .and_then(Value::as_str)
+    {
+        Some(s) if !s.is_empty() => Some(verification_uri(s)?),
+        _ => None,
+    };
+    let device_code = required_string(&body, "device_code")?.to_owned();
+    let user_code = required_string(&body, "user_code")?.to_owned();
+    let uri = verification_uri(required_string(&body, "verification_uri")?)?;
+    let expires_in = body
+        .get("expires_in")
+        .and_then(Value::as_f64)
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .ok_or_else(|| OAuthError::new("Invalid xAI OAuth response field: expires_in"))?;
+    ui.notify(super::interaction::LoginEvent::DeviceCode {
+        user_code,
+        verification_uri: complete.unwrap_or(uri),
+    });
+    poll_device_flow(interval, Some(expires_in), true, || async {
+        let (status, body) = post_form(
+            TOKEN_URL,
+            &[
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                ("client_id", CLIENT_ID),
+                ("device_code", &device_code),
+            ],
+            Instant::now() + LOGIN_REQUEST_TIMEOUT,
+        )
+        .await?;
+        if (200..300).contains(&status) {
+            return credential_from(&body, None).map(Poll::Complete);
+        }
+        Ok(match body.get("error").and_then(Value::as_str) {
+            Some("authorization_pending") => Poll::Pending,
+            Some("slow_down") => Poll::SlowDown(body.get("interval").and_then(Value::as_f64)),
+            Some("access_denied" | "authorization_denied") => {
+                Poll::Failed("xAI device authorization was denied".into())
+            }
+            Some("expired_token") => Poll::Failed("xAI device code expired".into()),
+            _ => Poll::Failed(
+                request_failure("device token polling", status, &body)
+                    .message()
+                    .to_owned(),
+            ),
+        })
+    })
+    .await
+}

@@ -905,6 +905,10 @@ impl App {
                 self.status_notice("Import cancelled");
                 return;
             }
+            PickerEvent::Cancelled if kind == Pick::Login(super::login::LoginStep::Answer) => {
+                self.cancel_login();
+                return;
+            }
             PickerEvent::Cancelled => {
                 if let Pick::RenameSession(_, back) | Pick::DeleteSession(_, back) = kind {
                     self.open_sessions(self.session_scope, *back);

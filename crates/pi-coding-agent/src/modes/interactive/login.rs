@@ -5,12 +5,13 @@
 //! which provider (`Select provider to configure:`, searchable, each with its status), then the
 //! key (masked); the key is written to `auth.json` as pi writes it (`{"type":"api_key",
 //! "key":…}`, under pi's lock) and used by the next request. `/login <provider>` goes straight to
-//! the provider (by id or name). "Sign in with an account" runs pi's browser login for
-//! Anthropic (Claude Pro/Max) and OpenAI Codex (ChatGPT Plus/Pro): the authorization URL is
-//! shown (and opened with `xdg-open`/`open` when there is one), the callback arrives on pi's
-//! fixed local port, and the entry is written as pi writes it; Esc cancels. The other
-//! subscription logins (GitHub Copilot, xAI, Kimi, OpenRouter) are not here yet: choosing one
-//! says so. `/logout` lists the stored credentials and removes the chosen one.
+//! the provider (by id or name). "Sign in with an account" runs pi's login of the provider
+//! (`pi_ai::auth::oauth::login::login`) as a task: what it shows (the authorization URL, which
+//! is also opened with `xdg-open`/`open` when there is one; a device code and its page;
+//! progress) becomes status lines, what it asks (a GitHub Enterprise domain, Codex's login
+//! method, the paste-the-code fallback beside the browser login) a selector in the editor's
+//! place whose answer goes back to the task. The entry is written as pi writes it; Esc cancels
+//! at any step. `/logout` lists the stored credentials and removes the chosen one.
 
 use super::App;
 use super::commands::Pick;
@@ -56,6 +57,8 @@ pub(super) enum LoginStep {
     Subscription,
     /// The API key for this provider.
     Key(String),
+    /// The answer to a running login's question (a domain, a pasted code).
+    Answer,
     /// Which stored credential to remove.
     Logout,
 }
@@ -167,12 +170,12 @@ impl App {
         self.open_picker(Pick::Login(LoginStep::Key(provider.id.to_owned())), p);
     }
 
-    /// The browser login of `provider`, on the runtime; its end arrives as
-    /// [`super::UiMsg::LoggedIn`].
+    /// The account login of `provider`, on the runtime; what it shows and asks arrives as
+    /// [`super::UiMsg::Login`], its end as [`super::UiMsg::LoggedIn`].
     fn oauth_login(&mut self, provider: &LoginProvider) {
-        use pi_ai::auth::oauth::login::{LOGIN_TIMEOUT, login_anthropic, login_openai_codex};
+        use pi_ai::auth::oauth::{interaction::LoginUi, login};
         let (id, name) = (provider.id, provider.name);
-        if !matches!(id, "anthropic" | "openai-codex") {
+        if !login::has_login(id) {
             self.oauth_not_yet(name);
             return;
         }
@@ -181,24 +184,21 @@ impl App {
                 .notice("Warning: A login is already in progress", "warning");
             return;
         }
-        let flow = pi_ai::auth::oauth::oauth_name(id)
-            .unwrap_or(name)
-            .to_owned();
+        let (ui, mut rx) = LoginUi::new();
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        // The login's messages, until it ends (its end drops `ui` and closes the channel).
+        self.handle.spawn(async move {
+            while let Some(message) = rx.recv().await {
+                if tx.send(super::UiMsg::Login(id, message)).is_err() {
+                    break;
+                }
+                waker.wake();
+            }
+        });
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         let task = self.handle.spawn(async move {
-            let (tx2, waker2) = (tx.clone(), waker.clone());
-            let on_url = move |url: &str| {
-                open_browser(url);
-                let _ = tx2.send(super::UiMsg::Status(format!(
-                    "Sign in to {flow} in your browser (Esc cancels):\n{url}\nWaiting for authentication..."
-                )));
-                waker2.wake();
-            };
-            let entry = if id == "anthropic" {
-                login_anthropic(on_url, LOGIN_TIMEOUT).await
-            } else {
-                login_openai_codex(on_url, LOGIN_TIMEOUT).await
-            };
+            let entry = login::login(id, &ui).await;
+            drop(ui);
             let _ = tx.send(super::UiMsg::LoggedIn(
                 id,
                 entry.map_err(|e| e.message().to_owned()),
@@ -208,14 +208,86 @@ impl App {
         self.login = Some(task.abort_handle());
     }
 
-    /// Esc during a browser login: it is cancelled (pi's "Login cancelled" says nothing).
+    /// What a running login shows or asks.
+    pub(super) fn login_message(
+        &mut self,
+        id: &'static str,
+        message: pi_ai::auth::oauth::interaction::LoginMessage,
+    ) {
+        use pi_ai::auth::oauth::interaction::{LoginEvent, LoginMessage, PromptKind};
+        if self.login.is_none() {
+            return;
+        }
+        let flow = pi_ai::auth::oauth::oauth_name(id).unwrap_or(provider_name(id));
+        match message {
+            LoginMessage::Event(LoginEvent::AuthUrl { url, instructions }) => {
+                open_browser(&url);
+                self.status_notice(format!(
+                    "Sign in to {flow} in your browser (Esc cancels):\n{url}\n{instructions}\nWaiting for authentication..."
+                ));
+            }
+            LoginMessage::Event(LoginEvent::DeviceCode {
+                user_code,
+                verification_uri,
+            }) => {
+                self.status_notice(format!(
+                    "Sign in to {flow} (Esc cancels):\n{verification_uri}\nEnter code: {user_code}\nWaiting for authentication..."
+                ));
+            }
+            LoginMessage::Event(LoginEvent::Progress(text)) => self.status_notice(text),
+            LoginMessage::Prompt(prompt, reply) => {
+                self.login_reply = Some(reply);
+                if let PromptKind::Select(options) = &prompt.kind {
+                    let items = options
+                        .iter()
+                        .map(|(key, label)| PickItem::new(key.clone(), label.clone()))
+                        .collect();
+                    let p =
+                        Picker::new(prompt.message, items, self.theme.clone(), self.keys.clone());
+                    self.open_picker(Pick::Login(LoginStep::Answer), p);
+                    return;
+                }
+                let mut p = Picker::new(
+                    format!("Login to {}", provider_name(id)),
+                    Vec::new(),
+                    self.theme.clone(),
+                    self.keys.clone(),
+                )
+                .text_input("")
+                .with_note(prompt.message, "text");
+                let hint = if prompt.kind == PromptKind::ManualCode {
+                    "Enter to submit · Esc to cancel the login"
+                } else {
+                    "Enter to submit · Esc to cancel"
+                };
+                if prompt.kind == PromptKind::Text
+                    && let Some(example) = prompt.placeholder
+                {
+                    p = p.with_note(format!("e.g., {example}"), "dim");
+                }
+                self.open_picker(Pick::Login(LoginStep::Answer), p.with_hint(hint));
+            }
+        }
+    }
+
+    /// Esc during a login: it is cancelled (pi's "Login cancelled" says nothing).
     pub(super) fn cancel_login(&mut self) -> bool {
         let Some(task) = self.login.take() else {
             return false;
         };
         task.abort();
+        self.close_login_prompt();
         self.status_notice("Login cancelled");
         true
+    }
+
+    /// Drops a running login's open question and its input.
+    fn close_login_prompt(&mut self) {
+        self.login_reply = None;
+        if matches!(self.picker, Some((Pick::Login(LoginStep::Answer), _))) {
+            self.picker = None;
+            self.force = true;
+        }
     }
 
     /// A browser login ended with the entry to store, or pi's error text.
@@ -223,6 +295,7 @@ impl App {
         if self.login.take().is_none() {
             return;
         }
+        self.close_login_prompt();
         let name = provider_name(id).to_owned();
         let saved = entry.and_then(|entry| {
             crate::sync::write(&self.running.registry)
@@ -232,6 +305,7 @@ impl App {
         });
         match saved {
             Ok(()) => self.after_login(id, &format!("Logged in to {name}")),
+            Err(e) if e == pi_ai::auth::oauth::interaction::LOGIN_CANCELLED => {}
             Err(e) => self.error_notice(format!("Failed to login to {name}: {e}")),
         }
     }
@@ -329,6 +403,11 @@ impl App {
                 }
             }
             LoginStep::Key(id) => self.save_api_key(&id, key.trim()),
+            LoginStep::Answer => {
+                if let Some(reply) = self.login_reply.take() {
+                    let _ = reply.send(key);
+                }
+            }
             LoginStep::Logout => self.logout(&key),
         }
     }

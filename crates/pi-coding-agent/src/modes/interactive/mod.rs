@@ -139,8 +139,10 @@ enum UiMsg {
     Navigated(Box<Result<crate::session::NavigateTreeResult, String>>),
     /// `/share` ended.
     Shared(share::ShareOutcome),
-    /// A `/login` browser login ended (the provider id).
+    /// A `/login` account login ended (the provider id).
     LoggedIn(&'static str, login::LoginOutcome),
+    /// A running `/login` account login shows or asks something.
+    Login(&'static str, pi_ai::auth::oauth::interaction::LoginMessage),
 }
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
@@ -314,8 +316,10 @@ struct App {
     scoped_view: Option<scoped_models::ScopedModelsView>,
     /// The `/share` task, while it runs (Esc cancels it).
     share: Option<tokio::task::AbortHandle>,
-    /// A `/login` browser login, while it waits (Esc cancels it).
+    /// A `/login` account login, while it runs (Esc cancels it).
     login: Option<tokio::task::AbortHandle>,
+    /// Where the answer to the running login's open question goes.
+    login_reply: Option<tokio::sync::oneshot::Sender<String>>,
     /// The session selector's scope (kept while renaming or deleting from it).
     session_scope: session_picker::Scope,
     /// `/tree`'s filter while it is open.
@@ -534,6 +538,7 @@ impl App {
             scoped_view: None,
             share: None,
             login: None,
+            login_reply: None,
             session_scope: session_picker::Scope::Current,
             tree_filter: tree_view::TreeFilter::Default,
             dialogs: std::collections::VecDeque::new(),
@@ -1683,6 +1688,7 @@ impl App {
             UiMsg::Replaced(r) => self.adopt_session(r),
             UiMsg::Shared(outcome) => self.shared(outcome),
             UiMsg::LoggedIn(id, outcome) => self.logged_in(id, outcome),
+            UiMsg::Login(id, message) => self.login_message(id, message),
             UiMsg::Navigated(r) => self.navigated(*r),
             UiMsg::Extension(r) => self.extension_request(*r),
             UiMsg::StoredTotals(t) => {
