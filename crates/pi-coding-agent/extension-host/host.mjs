@@ -101,6 +101,7 @@ const mirror = {
 	model: undefined,
 	thinkingLevel: "off",
 	activeTools: [],
+	allTools: undefined,
 	isIdle: true,
 	flags: {},
 };
@@ -131,6 +132,7 @@ function onNotification(method, p) {
 			if ("model" in p) mirror.model = p.model ?? undefined;
 			if ("thinkingLevel" in p) mirror.thinkingLevel = p.thinkingLevel;
 			if ("activeTools" in p) mirror.activeTools = p.activeTools;
+			if ("allTools" in p) mirror.allTools = p.allTools;
 			if ("isIdle" in p) mirror.isIdle = p.isIdle;
 			if ("flags" in p) mirror.flags = p.flags;
 			break;
@@ -211,6 +213,18 @@ const ui = {
 	theme,
 };
 
+// `ctx.modelRegistry`, from what the mirror knows: the session's model. pi-rs does not send
+// its whole model list (nor any credential) over the protocol yet, so the registry holds that
+// one model; it has auth as far as the host can tell, because pi-rs is running on it.
+const modelRegistry = {
+	getAvailable: () => (mirror.model ? [mirror.model] : []),
+	getAll: () => (mirror.model ? [mirror.model] : []),
+	find: (provider, id) => (mirror.model?.provider === provider && mirror.model?.id === id ? mirror.model : undefined),
+	hasConfiguredAuth: (model) => Boolean(model && mirror.model && model.provider === mirror.model.provider),
+	getApiKeyAndHeaders: async () => ({ ok: false, error: "credentials are not shared with extension processes" }),
+	refresh: () => {},
+};
+
 function makeContext() {
 	return {
 		mode,
@@ -218,6 +232,7 @@ function makeContext() {
 		cwd: mirror.cwd,
 		ui,
 		sessionManager,
+		modelRegistry,
 		get model() {
 			return mirror.model;
 		},
@@ -243,6 +258,8 @@ const pi = {
 	},
 	registerTool(def) {
 		tools.set(def.name, def);
+		// After the handshake a registration is news to pi-rs (pi registers at run time too).
+		if (initialized) fire("pi.registerTool", { tool: toolWire(def) });
 	},
 	registerCommand(name, options) {
 		commands.set(name, options);
@@ -267,7 +284,7 @@ const pi = {
 	setLabel: (entryId, label) => fire("pi.setLabel", { entryId, label }),
 	setActiveTools: (toolNames) => fire("pi.setActiveTools", { toolNames }),
 	getActiveTools: () => mirror.activeTools.slice(),
-	getAllTools: () => mirror.activeTools.map((name) => ({ name })),
+	getAllTools: () => (mirror.allTools ?? mirror.activeTools.map((name) => ({ name }))).map((t) => ({ ...t })),
 	getCommands: () => [],
 	setThinkingLevel: (level) => fire("pi.setThinkingLevel", { level }),
 	getThinkingLevel: () => mirror.thinkingLevel,
@@ -397,6 +414,20 @@ function packageAliases(specifier, dir) {
 	return out;
 }
 
+let initialized = false;
+
+function toolWire(t) {
+	return {
+		name: t.name,
+		label: t.label,
+		description: t.description ?? "",
+		parameters: plain(t.parameters) ?? { type: "object", properties: {} },
+		promptSnippet: t.promptSnippet,
+		promptGuidelines: t.promptGuidelines ?? [],
+		executionMode: t.executionMode,
+	};
+}
+
 const plain = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
 
 // ---- serving pi-rs ----------------------------------------------------------------------
@@ -451,17 +482,10 @@ async function serve(method, p, requestId) {
 			hasUI = Boolean(p.hasUI);
 			mirror.cwd = p.cwd ?? mirror.cwd;
 			await load();
+			initialized = true;
 			return {
 				protocolVersion: PROTOCOL_VERSION,
-				tools: [...tools.values()].map((t) => ({
-					name: t.name,
-					label: t.label,
-					description: t.description ?? "",
-					parameters: plain(t.parameters) ?? { type: "object", properties: {} },
-					promptSnippet: t.promptSnippet,
-					promptGuidelines: t.promptGuidelines ?? [],
-					executionMode: t.executionMode,
-				})),
+				tools: [...tools.values()].map(toolWire),
 				commands: [...commands].map(([name, o]) => ({ name, description: o?.description })),
 				flags: [...flags].map(([name, o]) => ({
 					name,

@@ -360,7 +360,12 @@ async fn json_run(
     args.push(prompt);
     args.extend_from_slice(extra);
     let run = rig.run(&args).await;
-    let files = rig.session_files();
+    // Session files only: a subagent's sessions live in a directory beside them.
+    let files: Vec<PathBuf> = rig
+        .session_files()
+        .into_iter()
+        .filter(|f| f.is_file())
+        .collect();
     let records = files.last().map(|f| file_records(f)).unwrap_or_default();
     (run, records)
 }
@@ -618,4 +623,71 @@ async fn the_official_todo_tool_keeps_its_list_across_a_continued_session() {
     assert_eq!(text_of(last), "[x] #1: buy milk\n[ ] #2: write tests");
     assert_eq!(last["details"]["nextId"], 3);
     assert_eq!(server.request_count(), 4);
+}
+
+/// `pi-subagents@0.49.0` from the registry (pinned in `ci/node`), unchanged: its `subagent`
+/// tool spawns `PI_SUBAGENT_PI_BINARY --mode json -p …` — our `pi` — and reads that child's
+/// json output, so this also tests our json mode as another program consumes it. The child
+/// asks the same replay server, between the parent's two requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_subagents_runs_our_pi_as_its_child_agent() {
+    let Some(host) = node_host() else {
+        return;
+    };
+    let Some(package) = host.package("pi-subagents") else {
+        support::node_host::skip_or_fail(&format!(
+            "pi-subagents is not installed in {} (ci/node pins it)",
+            host.modules.display()
+        ));
+        return;
+    };
+    let (_, server) = ReplayServer::start(vec![
+        anthropic_tools(&[(
+            "call_1",
+            "subagent",
+            json!({"agent": "greeter", "task": "Say hello from the child", "async": false}),
+        )]),
+        anthropic_text("hello from the child"),
+        anthropic_text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut rig = Rig::new(
+        &server.base_url(),
+        &json!({"retry": {"enabled": false}, "defaultProvider": "replay-anthropic", "defaultModel": "replay-model"}),
+    );
+    // A user agent with built-in tools only (the packaged ones also ask for tools of other
+    // packages, such as pi-intercom's `intercom`).
+    std::fs::create_dir_all(rig.path("agent/agents")).unwrap();
+    std::fs::write(
+        rig.path("agent/agents/greeter.md"),
+        "---\nname: greeter\ndescription: Says hello\ntools: read, ls\nsystemPromptMode: append\n\
+         inheritSkills: false\n---\n\nYou greet people.\n",
+    )
+    .unwrap();
+    rig.env.extend(host.env());
+    rig.env.push((
+        "PI_SUBAGENT_PI_BINARY".to_owned(),
+        support::binary_rig::pi_bin().display().to_string(),
+    ));
+    let package = package.display().to_string();
+    let (run, records) = json_run(&rig, &["-e", &package], "delegate it", &[]).await;
+    assert_completed_and_consistent(&run, &records);
+    assert_eq!(server.request_count(), 3, "{run:?}");
+    let results = tool_results(&records);
+    assert_eq!(results.len(), 1, "{records:#?}");
+    assert_eq!(results[0]["toolName"], "subagent");
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    let text = text_of(results[0]);
+    assert!(text.contains("Workflow completed."), "{text}");
+    // It parsed our child's json stream: its answer, exit code and usage.
+    assert!(
+        text.contains("\"output\": \"hello from the child\""),
+        "{text}"
+    );
+    assert!(text.contains("\"exitCode\": 0"), "{text}");
+    assert!(text.contains("\"turns\": 1"), "{text}");
+    // The child's request carried the task.
+    let child = String::from_utf8_lossy(&server.requests()[1].body).into_owned();
+    assert!(child.contains("Say hello from the child"), "{child}");
 }
