@@ -691,3 +691,60 @@ async fn pi_subagents_runs_our_pi_as_its_child_agent() {
     let child = String::from_utf8_lossy(&server.requests()[1].body).into_owned();
     assert!(child.contains("Say hello from the child"), "{child}");
 }
+
+/// `pi-mcp-adapter@2.36.0` from the registry (pinned in `ci/node`), unchanged, against the
+/// small stdio MCP server `tests/data/extensions/mcp_server.py` named in the project's
+/// `.mcp.json`: the model's `mcp({tool, args})` call reaches the server's `tools/call` and its
+/// answer is the tool result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_mcp_adapter_calls_a_tool_of_a_stdio_mcp_server() {
+    let Some(host) = node_host() else {
+        return;
+    };
+    if !python_available() {
+        return;
+    }
+    let Some(package) = host.package("pi-mcp-adapter") else {
+        support::node_host::skip_or_fail(&format!(
+            "pi-mcp-adapter is not installed in {} (ci/node pins it)",
+            host.modules.display()
+        ));
+        return;
+    };
+    let (_, server) = ReplayServer::start(vec![
+        anthropic_tools(&[(
+            "call_1",
+            "mcp",
+            json!({"tool": "shouter_shout", "args": {"text": "hello"}}),
+        )]),
+        anthropic_text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/extensions/mcp_server.py");
+    let log = rig.path("tmp/mcp.log");
+    std::fs::write(
+        rig.path("work/.mcp.json"),
+        json!({"mcpServers": {"shouter": {
+            "command": "python3",
+            "args": [script.display().to_string()],
+            "env": {"MCP_LOG": log.display().to_string()},
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    rig.env.extend(host.env());
+    let package = package.display().to_string();
+    let (run, records) = json_run(&rig, &["-e", &package], "shout hello", &[]).await;
+    assert_completed_and_consistent(&run, &records);
+    let results = tool_results(&records);
+    assert_eq!(results.len(), 1, "{records:#?}");
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    assert_eq!(text_of(results[0]), "HELLO!");
+    assert_eq!(results[0]["details"]["server"], "shouter");
+    assert_eq!(results[0]["details"]["tool"], "shout");
+    let asked = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(asked.contains("\"tools/call\""), "{asked}");
+    assert!(asked.contains("\"shout\""), "{asked}");
+}
