@@ -390,6 +390,62 @@ fn offered_tools(request: &pi_ai::testkit::RecordedRequest) -> Vec<String> {
         .collect()
 }
 
+/// What a golden compares of a json-mode run: the event types in order (without the streamed
+/// `message_update`/`tool_execution_update`, whose count follows the transport's chunking), each
+/// tool result's name, error flag and text, and each session entry's kind (`message:<role>`,
+/// `custom:<customType>`, `custom_message:<customType>`, or the entry type).
+fn golden_view(run: &support::binary_rig::Run, records: &[Value]) -> Value {
+    let events: Vec<Value> = run
+        .records()
+        .iter()
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .filter(|t| t != "message_update" && t != "tool_execution_update")
+        .map(Value::from)
+        .collect();
+    let results: Vec<Value> = tool_results(records)
+        .into_iter()
+        .map(|r| json!({"toolName": r["toolName"], "isError": r["isError"], "text": text_of(r)}))
+        .collect();
+    let entries: Vec<Value> = records
+        .iter()
+        .skip(1)
+        .map(|r| {
+            let kind = r["type"].as_str().unwrap_or("?");
+            let detail = match kind {
+                "message" => r["message"]["role"].as_str(),
+                "custom" | "custom_message" => r["customType"].as_str(),
+                _ => None,
+            };
+            Value::from(detail.map_or_else(|| kind.to_owned(), |d| format!("{kind}:{d}")))
+        })
+        .collect();
+    json!({"events": events, "toolResults": results, "entries": entries})
+}
+
+/// Compares the run with the golden `name`, made by the same test run against the TS pi
+/// 0.85.0: `PI_RIG_BIN=~/.cache/pi-reference/bin/pi PI_UPDATE_EXTENSION_GOLDENS=1 cargo test
+/// … -- the_official` writes `tests/data/extensions/goldens/<name>.json`.
+fn assert_matches_ts_golden(name: &str, run: &support::binary_rig::Run, records: &[Value]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/extensions/goldens")
+        .join(format!("{name}.json"));
+    let got = golden_view(run, records);
+    if std::env::var_os("PI_UPDATE_EXTENSION_GOLDENS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        return;
+    }
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("golden {}: {e}", path.display()));
+    let want: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        serde_json::to_string_pretty(&got).unwrap(),
+        serde_json::to_string_pretty(&want).unwrap(),
+        "the run differs from the TS pi's ({})",
+        path.display()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_structured_output_ends_the_run_without_a_second_request() {
     let Some(host) = node_host() else {
@@ -440,6 +496,7 @@ async fn the_official_structured_output_ends_the_run_without_a_second_request() 
         run.stdout
     );
     assert!(events.iter().any(|e| e["type"] == "agent_end"));
+    assert_matches_ts_golden("structured-output", &run, &records);
 }
 
 /// `npm install --offline` of pi's with-deps example in `dir`: from npm's cache only (the tests
@@ -522,6 +579,7 @@ async fn the_official_with_deps_works_after_npm_install_in_a_copy() {
         "{}",
         results[1]
     );
+    assert_matches_ts_golden("with-deps", &run, &records);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -530,10 +588,9 @@ async fn the_official_plan_mode_with_plan_removes_write_tools_and_blocks_bash() 
         return;
     };
     let (_, server) = ReplayServer::start(vec![
-        anthropic_tools(&[
-            ("call_1", "bash", json!({"command": "touch victim"})),
-            ("call_2", "bash", json!({"command": "echo looking"})),
-        ]),
+        // One call per turn: parallel calls finish in any order, and the golden compares order.
+        anthropic_tools(&[("call_1", "bash", json!({"command": "touch victim"}))]),
+        anthropic_tools(&[("call_2", "bash", json!({"command": "echo looking"}))]),
         anthropic_text("Plan:\n1. Read the code\n2. Change it"),
     ])
     .await
@@ -543,8 +600,8 @@ async fn the_official_plan_mode_with_plan_removes_write_tools_and_blocks_bash() 
     let plan = host.example("plan-mode").display().to_string();
     let (run, records) = json_run(&rig, &["-e", &plan], "make a plan", &["--plan"]).await;
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(server.request_count(), 2, "{run:?}");
-    // Both requests offer the read-only set: no edit, no write.
+    assert_eq!(server.request_count(), 3, "{run:?}");
+    // Every request offers the read-only set: no edit, no write.
     for request in server.requests() {
         let tools = offered_tools(&request);
         assert!(tools.contains(&"read".to_owned()), "{tools:?}");
@@ -571,6 +628,7 @@ async fn the_official_plan_mode_with_plan_removes_write_tools_and_blocks_bash() 
     // A command on its allowlist runs.
     assert_eq!(results[1]["isError"], false, "{}", results[1]);
     assert_eq!(text_of(results[1]).trim(), "looking");
+    assert_matches_ts_golden("plan-mode", &run, &records);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -614,6 +672,7 @@ async fn the_official_todo_tool_keeps_its_list_across_a_continued_session() {
             "Error: text required for add",
         ]
     );
+    assert_matches_ts_golden("todo", &run, &records);
     // A new process on the same session rebuilds the list from the branch at session_start.
     let (run, records) = json_run(&rig, &["-e", &todo], "what is left", &["-c"]).await;
     assert_completed_and_consistent(&run, &records);
@@ -744,6 +803,7 @@ async fn pi_mcp_adapter_calls_a_tool_of_a_stdio_mcp_server() {
     assert_eq!(text_of(results[0]), "HELLO!");
     assert_eq!(results[0]["details"]["server"], "shouter");
     assert_eq!(results[0]["details"]["tool"], "shout");
+    assert_matches_ts_golden("pi-mcp-adapter", &run, &records);
     let asked = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(asked.contains("\"tools/call\""), "{asked}");
     assert!(asked.contains("\"shout\""), "{asked}");
