@@ -101,6 +101,7 @@ const mirror = {
 	model: undefined,
 	thinkingLevel: "off",
 	activeTools: [],
+	allTools: undefined,
 	isIdle: true,
 	flags: {},
 };
@@ -131,6 +132,7 @@ function onNotification(method, p) {
 			if ("model" in p) mirror.model = p.model ?? undefined;
 			if ("thinkingLevel" in p) mirror.thinkingLevel = p.thinkingLevel;
 			if ("activeTools" in p) mirror.activeTools = p.activeTools;
+			if ("allTools" in p) mirror.allTools = p.allTools;
 			if ("isIdle" in p) mirror.isIdle = p.isIdle;
 			if ("flags" in p) mirror.flags = p.flags;
 			break;
@@ -214,6 +216,18 @@ const ui = {
 	theme,
 };
 
+// `ctx.modelRegistry`, from what the mirror knows: the session's model. pi-rs does not send
+// its whole model list (nor any credential) over the protocol yet, so the registry holds that
+// one model; it has auth as far as the host can tell, because pi-rs is running on it.
+const modelRegistry = {
+	getAvailable: () => (mirror.model ? [mirror.model] : []),
+	getAll: () => (mirror.model ? [mirror.model] : []),
+	find: (provider, id) => (mirror.model?.provider === provider && mirror.model?.id === id ? mirror.model : undefined),
+	hasConfiguredAuth: (model) => Boolean(model && mirror.model && model.provider === mirror.model.provider),
+	getApiKeyAndHeaders: async () => ({ ok: false, error: "credentials are not shared with extension processes" }),
+	refresh: () => {},
+};
+
 function makeContext() {
 	return {
 		mode,
@@ -221,6 +235,7 @@ function makeContext() {
 		cwd: mirror.cwd,
 		ui,
 		sessionManager,
+		modelRegistry,
 		get model() {
 			return mirror.model;
 		},
@@ -246,6 +261,8 @@ const pi = {
 	},
 	registerTool(def) {
 		tools.set(def.name, def);
+		// After the handshake a registration is news to pi-rs (pi registers at run time too).
+		if (initialized) fire("pi.registerTool", { tool: toolWire(def) });
 	},
 	registerCommand(name, options) {
 		commands.set(name, options);
@@ -272,7 +289,7 @@ const pi = {
 	setLabel: (entryId, label) => fire("pi.setLabel", { entryId, label }),
 	setActiveTools: (toolNames) => fire("pi.setActiveTools", { toolNames }),
 	getActiveTools: () => mirror.activeTools.slice(),
-	getAllTools: () => mirror.activeTools.map((name) => ({ name })),
+	getAllTools: () => (mirror.allTools ?? mirror.activeTools.map((name) => ({ name }))).map((t) => ({ ...t })),
 	getCommands: () => [],
 	setThinkingLevel: (level) => fire("pi.setThinkingLevel", { level }),
 	getThinkingLevel: () => mirror.thinkingLevel,
@@ -305,19 +322,115 @@ async function load() {
 	}
 	const require = createRequire(path.join(modulesDir, "noop.js"));
 	const { createJiti } = await import(pathToFileURL(require.resolve("jiti")).href);
-	const pkg = (name) => path.join(modulesDir, ...name.split("/"));
 	const alias = {};
 	for (const name of ["pi-coding-agent", "pi-ai", "pi-agent-core", "pi-tui"]) {
-		alias[`@earendil-works/${name}`] = pkg(`@earendil-works/${name}`);
-		alias[`@mariozechner/${name}`] = pkg(`@earendil-works/${name}`);
+		const dir = path.join(modulesDir, "@earendil-works", name);
+		for (const scope of ["@earendil-works", "@mariozechner"]) {
+			Object.assign(alias, packageAliases(`${scope}/${name}`, dir));
+		}
 	}
-	alias.typebox = pkg("typebox");
-	alias["@sinclair/typebox"] = pkg("typebox");
-	const jiti = createJiti(pathToFileURL(extensionPath).href, { moduleCache: false, alias });
+	const typebox = path.join(modulesDir, "typebox");
+	Object.assign(alias, packageAliases("typebox", typebox), packageAliases("@sinclair/typebox", typebox));
+	// pi gives extensions pi-ai's compat entry (a superset of the root) for the bare name.
+	for (const scope of ["@earendil-works", "@mariozechner"]) {
+		const compat = alias[`${scope}/pi-ai/compat`];
+		if (compat) alias[`${scope}/pi-ai`] = compat;
+	}
+	// pi-coding-agent 0.85.0's unbundled index reaches its experimental server, whose package
+	// is not published with it: a stand-in lets the index load, and fails only when used.
+	const virtualModules = {};
+	if (!fs.existsSync(path.join(modulesDir, "@earendil-works", "pi-server"))) {
+		for (const id of ["@earendil-works/pi-server", "@earendil-works/pi-server/unix"]) {
+			virtualModules[id] = unavailableModule(id);
+		}
+	}
+	const jiti = createJiti(pathToFileURL(extensionPath).href, { moduleCache: false, alias, virtualModules });
 	const mod = await jiti.import(extensionPath, { default: true });
 	const factory = typeof mod === "function" ? mod : mod?.default;
 	if (typeof factory !== "function") throw new Error("the extension has no default export function");
 	await factory(pi);
+}
+
+function unavailableModule(id) {
+	return new Proxy(
+		{},
+		{
+			get(_target, key) {
+				if (key === "__esModule") return true;
+				if (key === "then" || typeof key === "symbol") return undefined;
+				return function unavailable() {
+					throw new Error(`${id} is not installed beside pi-rs's extension host`);
+				};
+			},
+		},
+	);
+}
+
+// An alias must name a file: jiti resolves an aliased directory as a path, which skips the
+// package's `exports` (ESM-only packages then "cannot be found", and subpaths such as
+// `pi-ai/compat` miss their `dist/`). So every export of the package gets its own alias.
+function exportTarget(value) {
+	if (typeof value === "string") return value;
+	if (Array.isArray(value)) {
+		for (const v of value) {
+			const t = exportTarget(v);
+			if (t) return t;
+		}
+		return undefined;
+	}
+	if (value && typeof value === "object") {
+		for (const condition of ["import", "default", "node", "require"]) {
+			if (condition in value) {
+				const t = exportTarget(value[condition]);
+				if (t) return t;
+			}
+		}
+	}
+	return undefined;
+}
+
+function packageAliases(specifier, dir) {
+	let manifest;
+	try {
+		manifest = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+	} catch {
+		return {};
+	}
+	let exports = manifest.exports;
+	const hasSubpaths = exports && typeof exports === "object" && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith("."));
+	if (exports !== undefined && !hasSubpaths) exports = { ".": exports };
+	if (exports === undefined) {
+		return { [specifier]: path.join(dir, manifest.module ?? manifest.main ?? "index.js") };
+	}
+	const out = {};
+	for (const [subpath, value] of Object.entries(exports)) {
+		const target = exportTarget(value);
+		if (!target) continue;
+		if (subpath === ".") {
+			out[specifier] = path.join(dir, target);
+		} else if (subpath.endsWith("/*") && target.endsWith("*.js")) {
+			// `./providers/*` -> `./dist/providers/*.js`: the prefix maps to the directory, and
+			// jiti adds the `.js` of the file it finds there.
+			out[`${specifier}/${subpath.slice(2, -2)}`] = path.join(dir, target.slice(0, -"/*.js".length));
+		} else if (!subpath.includes("*")) {
+			out[`${specifier}/${subpath.slice(2)}`] = path.join(dir, target);
+		}
+	}
+	return out;
+}
+
+let initialized = false;
+
+function toolWire(t) {
+	return {
+		name: t.name,
+		label: t.label,
+		description: t.description ?? "",
+		parameters: plain(t.parameters) ?? { type: "object", properties: {} },
+		promptSnippet: t.promptSnippet,
+		promptGuidelines: t.promptGuidelines ?? [],
+		executionMode: t.executionMode,
+	};
 }
 
 const plain = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
@@ -374,17 +487,10 @@ async function serve(method, p, requestId) {
 			hasUI = Boolean(p.hasUI);
 			mirror.cwd = p.cwd ?? mirror.cwd;
 			await load();
+			initialized = true;
 			return {
 				protocolVersion: PROTOCOL_VERSION,
-				tools: [...tools.values()].map((t) => ({
-					name: t.name,
-					label: t.label,
-					description: t.description ?? "",
-					parameters: plain(t.parameters) ?? { type: "object", properties: {} },
-					promptSnippet: t.promptSnippet,
-					promptGuidelines: t.promptGuidelines ?? [],
-					executionMode: t.executionMode,
-				})),
+				tools: [...tools.values()].map(toolWire),
 				commands: [...commands].map(([name, o]) => ({ name, description: o?.description })),
 				flags: [...flags].map(([name, o]) => ({
 					name,
@@ -410,7 +516,13 @@ async function serve(method, p, requestId) {
 				const onUpdate = (partial) =>
 					send({ method: "tool/update", params: { id, content: plain(partial?.content) ?? [], details: plain(partial?.details) } });
 				const r = await def.execute(p.toolCallId, p.params, controller.signal, onUpdate, makeContext());
-				return { content: plain(r?.content) ?? [], details: plain(r?.details), isError: r?.isError };
+				return {
+					content: plain(r?.content) ?? [],
+					details: plain(r?.details),
+					isError: r?.isError,
+					// A tool may end the run after its batch (pi's `terminate`).
+					terminate: r?.terminate === true ? true : undefined,
+				};
 			} finally {
 				controllers.delete(id);
 			}

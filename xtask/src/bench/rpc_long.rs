@@ -272,7 +272,7 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
                 return Err(fail(format!("pi closed its output at turn {turn}"), &mut child));
             };
             // Only the small lines matter; skip parsing the big ones (10 KB tool results).
-            if line.len() > 4096 && !line.contains("\"agent_end\"") {
+            if line.len() > 4096 {
                 continue;
             }
             let Ok(v) = serde_json::from_str::<Value>(&line) else {
@@ -295,7 +295,9 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
                         break;
                     }
                 }
-                Some("agent_end") if !refused => {
+                // pi's "no retry, compaction or continuation remains": the next prompt is
+                // accepted (after `agent_end` a compaction may still be starting).
+                Some("agent_settled") if !refused => {
                     turn += 1;
                     break;
                 }

@@ -5,8 +5,10 @@
 //! `extensions`, `<cwd>/.pi/extensions` only when the project is trusted, and
 //! `<agent dir>/extensions`. The command line, the user settings and the agent directory
 //! load before project trust is decided ([`pre_trust_sources`]); the project's own sources
-//! load after, only when trusted ([`project_sources`]). A directory contributes its `*.json`
-//! manifests and each subdirectory's `pi-extension.json`; a path seen twice loads once.
+//! load after, only when trusted ([`project_sources`]). A directory named explicitly loads its
+//! entry points (`pi-extension.json`, `package.json` `pi.extensions`, `index.ts|js`), else
+//! what it contains; a directory contributes its `*.json`/`*.ts`/`*.js` files and each
+//! subdirectory's entry points; a path seen twice loads once.
 //!
 //! pi-rs loads extension processes described by a manifest (`docs/extension-protocol.md`),
 //! and runs a `.ts`/`.js` extension in its Node host (`extension-host/host.mjs`), which
@@ -177,7 +179,7 @@ fn push(out: &mut Vec<Source>, path: PathBuf, explicit: bool) {
 }
 
 /// A directory's extensions: its `*.json`, `*.ts`, `*.js` files, then each subdirectory's
-/// `pi-extension.json` (or `index.ts`/`index.js`), in name order.
+/// entry points ([`directory_entries`]), in name order.
 fn scan_dir(dir: &Path, out: &mut Vec<Source>) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
@@ -194,23 +196,51 @@ fn scan_dir(dir: &Path, out: &mut Vec<Source>) {
         if !p.is_dir() {
             continue;
         }
-        for candidate in [DIRECTORY_MANIFEST, "index.ts", "index.js"] {
-            let c = p.join(candidate);
-            if c.is_file() {
-                push(out, c, false);
-                break;
-            }
+        for entry in directory_entries(p).unwrap_or_default() {
+            push(out, entry, false);
         }
     }
 }
 
+/// A directory's declared entry points, as pi resolves a package directory: our
+/// `pi-extension.json`, else the existing files its `package.json` lists under
+/// `pi.extensions`, else `index.ts`, else `index.js`; `None` when it declares none.
+fn directory_entries(dir: &Path) -> Option<Vec<PathBuf>> {
+    let manifest = dir.join(DIRECTORY_MANIFEST);
+    if manifest.is_file() {
+        return Some(vec![manifest]);
+    }
+    let declared: Vec<PathBuf> = std::fs::read_to_string(dir.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v.pointer("/pi/extensions").cloned())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .map(|rel| lexical_normalize(&dir.join(rel)))
+        .filter(|p| p.exists())
+        .collect();
+    if !declared.is_empty() {
+        return Some(declared);
+    }
+    ["index.ts", "index.js"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
+        .map(|p| vec![p])
+}
+
 fn add_explicit(out: &mut Vec<Source>, path: PathBuf) {
     if path.is_dir() {
-        let manifest = path.join(DIRECTORY_MANIFEST);
-        if manifest.is_file() {
-            push(out, manifest, true);
-        } else {
-            scan_dir(&path, out);
+        // A directory without entry points contributes the extensions found in it.
+        match directory_entries(&path) {
+            Some(entries) => {
+                for entry in entries {
+                    push(out, entry, true);
+                }
+            }
+            None => scan_dir(&path, out),
         }
     } else {
         push(out, path, true);
@@ -298,21 +328,34 @@ pub fn load(
 /// extensions' flags (into `loaded`) and the `Unknown option(s): …` message for the rest.
 pub fn apply_flags(unknown: &[(String, CliFlag)], loaded: &mut LoadedExtensions) -> Option<String> {
     let registered: Vec<String> = loaded.remotes.iter().flat_map(|r| r.flag_names()).collect();
+    let booleans: Vec<String> = loaded
+        .remotes
+        .iter()
+        .flat_map(|r| r.boolean_flag_names())
+        .collect();
     let mut rest = Vec::new();
     for (name, value) in unknown {
         if !registered.contains(name) {
             rest.push((name.clone(), value.clone()));
             continue;
         }
-        let v = match value {
-            CliFlag::Present => FlagValue::Bool(true),
-            CliFlag::Value(s) if s == "true" || s == "false" => FlagValue::Bool(s == "true"),
-            CliFlag::Value(s) => FlagValue::String(s.clone()),
-        };
+        let v = flag_value(value, booleans.contains(name));
         loaded.flag_values.retain(|(n, _)| n != name);
         loaded.flag_values.push((name.clone(), v));
     }
     unknown_options_message(&rest)
+}
+
+/// The value of an extension flag from the command line. The first parse does not know the
+/// flags' types, so `--plan word` took `word` as the value: a boolean flag is then `true`, as
+/// in pi (the word is not a prompt there either), except for an explicit `false`.
+fn flag_value(value: &CliFlag, boolean: bool) -> FlagValue {
+    match value {
+        CliFlag::Present => FlagValue::Bool(true),
+        CliFlag::Value(s) if boolean => FlagValue::Bool(s != "false"),
+        CliFlag::Value(s) if s == "true" || s == "false" => FlagValue::Bool(s == "true"),
+        CliFlag::Value(s) => FlagValue::String(s.clone()),
+    }
 }
 
 /// The start of a run with extensions: binds the session to its hooks and awaits
@@ -345,6 +388,79 @@ pub async fn end_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_boolean_flag_is_true_whatever_word_the_first_parse_gave_it() {
+        let word = CliFlag::Value("make a plan".to_owned());
+        assert_eq!(flag_value(&word, true), FlagValue::Bool(true));
+        assert_eq!(
+            flag_value(&CliFlag::Value("false".to_owned()), true),
+            FlagValue::Bool(false)
+        );
+        assert_eq!(flag_value(&CliFlag::Present, true), FlagValue::Bool(true));
+        assert_eq!(
+            flag_value(&word, false),
+            FlagValue::String("make a plan".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_directory_loads_its_declared_entry_points_as_pi_does() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("work");
+        let agent = root.path().join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        // package.json `pi.extensions` (a missing entry is dropped), never the helper files.
+        let pkg = cwd.join("with-deps");
+        std::fs::create_dir_all(pkg.join("src")).unwrap();
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"pi":{"extensions":["./src/main.ts","./gone.ts"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(pkg.join("src/main.ts"), "").unwrap();
+        std::fs::write(pkg.join("helper.ts"), "").unwrap();
+        // index.ts beside a helper module: only index.ts.
+        let plan = cwd.join("plan-mode");
+        std::fs::create_dir_all(&plan).unwrap();
+        std::fs::write(plan.join("index.ts"), "").unwrap();
+        std::fs::write(plan.join("utils.ts"), "").unwrap();
+        // No entry points: what the directory contains.
+        let loose = cwd.join("loose");
+        std::fs::create_dir_all(&loose).unwrap();
+        std::fs::write(loose.join("a.ts"), "").unwrap();
+        std::fs::write(loose.join("b.js"), "").unwrap();
+        let cli: Vec<String> = ["with-deps", "plan-mode", "loose"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let got: Vec<PathBuf> = pre_trust_sources(&cli, true, &cwd, &agent)
+            .into_iter()
+            .map(|s| s.path.strip_prefix(&cwd).unwrap().to_path_buf())
+            .collect();
+        let want: Vec<PathBuf> = [
+            "with-deps/src/main.ts",
+            "plan-mode/index.ts",
+            "loose/a.ts",
+            "loose/b.js",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(got, want);
+        // In an extensions directory a package subdirectory contributes the same entries.
+        let ext = agent.join("extensions");
+        std::fs::create_dir_all(&ext).unwrap();
+        std::fs::rename(&pkg, ext.join("with-deps")).unwrap();
+        let found = pre_trust_sources(&[], false, &cwd, &agent);
+        assert_eq!(
+            found,
+            vec![Source {
+                path: ext.join("with-deps/src/main.ts"),
+                explicit: false
+            }]
+        );
+    }
 
     #[test]
     fn sources_come_in_pis_order_and_once() {

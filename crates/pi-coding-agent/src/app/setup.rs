@@ -600,7 +600,13 @@ impl SessionConfig {
             });
             (choice, (tools, slot), resources)
         };
-        let (tools, slot) = tools;
+        let (
+            BuiltTools {
+                active: tools,
+                available,
+            },
+            slot,
+        ) = tools;
         for w in &resources.warnings {
             warn(stderr, w);
         }
@@ -632,6 +638,7 @@ impl SessionConfig {
             builder = builder.model(m);
         }
         if let Some(h) = &hooks {
+            h.set_available_tools(available);
             builder = builder.hooks(Arc::clone(h) as Arc<dyn crate::session::SessionHooks>);
         }
         let session = builder
@@ -684,7 +691,7 @@ fn scoped_start<'a>(
         .or_else(|| scoped.first())
 }
 
-/// The active built-in tools, in order. Tools read the session's live state (model, thinking
+/// The built-in tools: the active ones in order, and all of them. Tools read the session's live state (model, thinking
 /// level, file) through `slot`, filled once the session exists.
 fn build_tools(
     flags: &LaunchConfig,
@@ -693,7 +700,7 @@ fn build_tools(
     settings: &SettingsManager,
     model: &Option<Model>,
     slot: &Arc<OnceLock<AgentSession>>,
-) -> Vec<Arc<dyn AgentTool>> {
+) -> BuiltTools {
     let args = &flags.tools;
     let exclude = args.exclude_tools.clone().unwrap_or_default();
     let names = if args.no_builtin_tools && args.tools.is_none() {
@@ -729,10 +736,27 @@ fn build_tools(
             temp_dir: None,
         },
     };
-    names
+    let active = names
         .iter()
         .filter_map(|name| create_builtin_tool(name, cwd, &options))
-        .collect()
+        .collect();
+    // pi's tool registry holds every built-in tool (the allowlist and denylist applied there),
+    // so an extension's `setActiveTools(["grep", …])` can turn on one that did not start active.
+    let available = if args.no_builtin_tools {
+        Vec::new()
+    } else {
+        crate::tools::ALL_TOOL_NAMES
+            .iter()
+            .filter_map(|name| create_builtin_tool(name, cwd, &options))
+            .collect()
+    };
+    BuiltTools { active, available }
+}
+
+/// The built-in tools of a session: the active ones, and every one an extension may activate.
+struct BuiltTools {
+    active: Vec<Arc<dyn AgentTool>>,
+    available: Vec<Arc<dyn AgentTool>>,
 }
 
 /// The `PI_*` variables of the bash tool from the live session.

@@ -2,7 +2,7 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `main.js` → `runRpcMode`: [`serve_stdio`] runs until end of
 //! input (0), SIGTERM (143) or SIGHUP (129). Nothing is written to stdout before the first
-//! command. Session replacement runs on the launch's runtime host ([`crate::app::Running`]);
+//! command but the extension UI requests of `session_start` handlers. Session replacement runs on the launch's runtime host ([`crate::app::Running`]);
 //! `get_commands` lists the prompt templates and skills loaded with the first session.
 
 use super::{RpcRuntime, serve_stdio};
@@ -12,9 +12,10 @@ use crate::app::Running;
 /// runtime.
 pub async fn serve(running: Running) -> i32 {
     let extensions = running.host.extensions();
-    // `session_start` runs before the RPC UI exists: its handlers see `hasUI` false.
-    crate::app::extensions::bind_startup(extensions.as_ref(), &running.session).await;
     let mut rpc = RpcRuntime::new(running.session);
+    // `session_start` runs once the RPC UI is bound: its notifications and dialogs reach the
+    // client, as in pi.
+    rpc.bind_startup = true;
     rpc.extensions = extensions;
     rpc.host = Some(running.host);
     rpc.templates = running.templates;

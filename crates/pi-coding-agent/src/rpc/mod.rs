@@ -69,6 +69,11 @@ pub struct RpcRuntime {
     pub templates: Vec<PromptTemplate>,
     /// Skills (`get_commands`).
     pub skills: Vec<Skill>,
+    /// Await the extensions' `session_start {reason:"startup"}` once the RPC UI is bound and
+    /// before the first command is read (pi's `runRpcMode`), so that its handlers' dialogs
+    /// and notifications reach the client. The binary sets it; a library caller that bound
+    /// the session itself leaves it off.
+    pub bind_startup: bool,
 }
 
 impl std::fmt::Debug for RpcRuntime {
@@ -92,6 +97,7 @@ impl RpcRuntime {
             compaction: None,
             templates: Vec::new(),
             skills: Vec::new(),
+            bind_startup: false,
         }
     }
 }

@@ -173,6 +173,10 @@ where
         })));
     }
 
+    if shared.runtime.bind_startup {
+        crate::app::extensions::bind_startup(extensions.as_ref(), &session).await;
+    }
+
     let mut lines = LineReader::new(reader);
     let mut tasks = JoinSet::new();
     loop {

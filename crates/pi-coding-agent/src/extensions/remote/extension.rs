@@ -207,6 +207,16 @@ impl RemoteExtension {
             .collect()
     }
 
+    /// The names of its `boolean` flags.
+    pub fn boolean_flag_names(&self) -> Vec<String> {
+        self.registration
+            .flags
+            .iter()
+            .filter(|f| f.kind == "boolean")
+            .map(|f| f.name.clone())
+            .collect()
+    }
+
     /// Ends the process (`shutdown`, then its process group is killed after `wait`).
     pub fn shutdown(&self, wait: Duration) {
         self.conn.shutdown(wait);

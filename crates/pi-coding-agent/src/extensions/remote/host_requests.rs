@@ -9,6 +9,7 @@ use pi_ai::ModelThinkingLevel;
 use serde_json::{Value, json};
 
 use super::connection::Connection;
+use super::tool::{RemoteTool, ToolSpec};
 use crate::extensions::api::{DeliverAs, Pi, SendMessageOptions};
 use crate::extensions::context::{
     DialogOptions, ExtensionContext, NotifyLevel, WidgetPlacement, WorkingIndicator,
@@ -42,11 +43,23 @@ pub fn serve(conn: Arc<Connection>, pi: PiSlot, id: Value, method: String, param
     rt.spawn(async move {
         let current = lock(&pi).clone();
         let answer = match current {
+            Some(pi) if method == "pi.registerTool" => register_tool(&pi, &conn, &params),
             Some(pi) => handle(&pi, &method, &params).await,
             None => Err((INTERNAL, "extension not bound to a session yet".to_owned())),
         };
         conn.respond(id, answer);
     });
+}
+
+/// `pi.registerTool` after the handshake (`{tool}`, shaped as the handshake's tools): the
+/// tool runs on this connection and joins the session's tools as pi's run-time registration
+/// does.
+fn register_tool(pi: &Pi, conn: &Arc<Connection>, p: &Value) -> Answer {
+    let spec: ToolSpec = serde_json::from_value(p.get("tool").cloned().unwrap_or(Value::Null))
+        .map_err(|e| invalid(&format!("tool: {e}")))?;
+    pi.register_tool(Arc::new(RemoteTool::new(spec, Arc::clone(conn))))
+        .map_err(stale)?;
+    ok()
 }
 
 fn invalid(what: &str) -> (i64, String) {

@@ -102,6 +102,13 @@ impl Mirror {
                 json!(view.thinking_level().as_str()),
             );
             state.insert("activeTools".into(), json!(view.active_tools()));
+            // `pi.getAllTools()`: every tool the session could activate.
+            let all: Vec<Value> = view
+                .all_tools()
+                .into_iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+                .collect();
+            state.insert("allTools".into(), Value::Array(all));
             state.insert("isIdle".into(), json!(view.is_idle()));
         }
         let changed: Map<String, Value> = state
