@@ -196,7 +196,13 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
         std::fs::create_dir_all(root.join(d)).map_err(|e| e.to_string())?;
     }
     let blob: String = (0..10_240u32)
-        .map(|i| if i % 64 == 63 { '\n' } else { (b'a' + (i % 26) as u8) as char })
+        .map(|i| {
+            if i % 64 == 63 {
+                '\n'
+            } else {
+                (b'a' + (i % 26) as u8) as char
+            }
+        })
         .collect();
     std::fs::write(root.join("work/blob.txt"), blob).map_err(|e| e.to_string())?;
 
@@ -214,7 +220,8 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
         "apiKey": "replay-test-key",
         "models": [{"id": "replay-model", "reasoning": false, "contextWindow": 64000,
             "maxTokens": 4096}]}}});
-    std::fs::write(root.join("agent/models.json"), models.to_string()).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("agent/models.json"), models.to_string())
+        .map_err(|e| e.to_string())?;
     std::fs::write(
         root.join("agent/settings.json"),
         json!({"compaction": {"enabled": true}, "retry": {"enabled": false}}).to_string(),
@@ -251,7 +258,13 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
     let err_tail = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = BufReader::new(stderr).read_to_string(&mut s);
-        s.chars().rev().take(2000).collect::<String>().chars().rev().collect::<String>()
+        s.chars()
+            .rev()
+            .take(2000)
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect::<String>()
     });
     let mut lines = BufReader::new(stdout).lines();
     let started = Instant::now();
@@ -269,7 +282,10 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
         let mut refused = false;
         loop {
             let Some(Ok(line)) = lines.next() else {
-                return Err(fail(format!("pi closed its output at turn {turn}"), &mut child));
+                return Err(fail(
+                    format!("pi closed its output at turn {turn}"),
+                    &mut child,
+                ));
             };
             // Only the small lines matter; skip parsing the big ones (10 KB tool results).
             if line.len() > 4096 {
@@ -371,7 +387,10 @@ mod tests {
             4,
         );
         assert!(done.contains("expected bytes") && done.contains("end_turn"));
-        let summary = answer(br#"{"messages":[{"role":"user","content":"summarize"}]}"#, 5);
+        let summary = answer(
+            br#"{"messages":[{"role":"user","content":"summarize"}]}"#,
+            5,
+        );
         assert!(summary.contains("## Goal"));
         assert!(summary.contains("\"input_tokens\":13"), "{summary}");
     }

@@ -73,8 +73,50 @@ impl AutoCompactor {
         lock(session.settings()).compaction()
     }
 
-    /// The root → leaf entries and the latest compaction's time (ms) on that branch.
+    /// The entries of the current branch that a compaction reads: from the latest
+    /// compaction's first kept entry to the leaf (the whole root → leaf path when there is no
+    /// compaction, or its kept entry is not on the path). `prepare_compaction` looks at
+    /// nothing before that entry, and the entries before it are on disk only: a long session
+    /// reads its tail, not its history, at each check.
     fn branch(session: &AgentSession) -> Vec<Arc<SessionEntry>> {
+        let store = lock(session.store());
+        let mut positions = Vec::new();
+        let mut kept: Option<String> = None;
+        let mut cur = store.leaf_position();
+        while let Some(i) = cur {
+            positions.push(i);
+            if positions.len() > store.len() {
+                // A cycle in the parent links: the full walk reports it as it always did.
+                drop(store);
+                return Self::full_branch(session);
+            }
+            if kept.as_deref() == Some(store.id_at(i)) {
+                break;
+            }
+            if kept.is_none() && *store.kind_at(i) == EntryType::Compaction {
+                match store.entry_at(i).map(|e| e.kind.clone()) {
+                    Ok(EntryKind::Compaction {
+                        first_kept_entry_id,
+                        ..
+                    }) => kept = Some(first_kept_entry_id),
+                    _ => {
+                        drop(store);
+                        return Self::full_branch(session);
+                    }
+                }
+            }
+            cur = store.parent_position(i);
+        }
+        positions.reverse();
+        positions
+            .into_iter()
+            .map(|i| store.entry_at(i))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_or_default()
+    }
+
+    /// Every entry from the root to the leaf.
+    fn full_branch(session: &AgentSession) -> Vec<Arc<SessionEntry>> {
         let store = lock(session.store());
         match store.leaf_id() {
             Some(leaf) => branch_of(&store, leaf).unwrap_or_default(),

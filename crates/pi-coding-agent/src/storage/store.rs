@@ -121,6 +121,13 @@ pub enum StoreError {
     },
 }
 
+/// Whether `source` is the file whose metadata is `writer`.
+fn same_file(source: Option<&File>, writer: &std::fs::Metadata) -> bool {
+    source
+        .and_then(|f| f.metadata().ok())
+        .is_some_and(|m| m.dev() == writer.dev() && m.ino() == writer.ino())
+}
+
 /// pi's `assertValidSessionId` on an id a caller chose (`None`: one is drawn).
 pub(crate) fn check_session_id(id: Option<&str>) -> Result<(), StoreError> {
     match id {
@@ -189,6 +196,10 @@ pub struct SessionStore {
     header_span: (u64, u64),
     scan_warnings: Vec<(usize, String)>,
     prefix_stats: std::sync::OnceLock<EntryStats>,
+    /// `source` reads the file `backing` appends to (same device and inode): an appended
+    /// entry, once written, is read back from the file instead of being kept in memory, so a
+    /// long-lived process holds only the index and what its callers keep.
+    reads_written: bool,
 }
 
 impl SessionStore {
@@ -219,6 +230,7 @@ impl SessionStore {
             header_span: (0, 0),
             scan_warnings: Vec::new(),
             prefix_stats: std::sync::OnceLock::new(),
+            reads_written: false,
         }
     }
 
@@ -467,6 +479,7 @@ impl SessionStore {
             .open(path)
             .map_err(io_err(path))?;
         let m = writer.metadata().map_err(io_err(path))?;
+        store.reads_written = same_file(store.source.as_ref(), &m);
         store.backing = Backing::Open {
             writer,
             dev: m.dev(),
@@ -900,9 +913,17 @@ impl SessionStore {
             Backing::Deferred => Ok(()),
             Backing::Open { .. } => {
                 self.ensure_own_file()?;
+                let offset = match &self.backing {
+                    Backing::Open { len, .. } => *len,
+                    _ => 0,
+                };
                 let mut bytes = line.into_bytes();
+                let line_len = u32::try_from(bytes.len()).ok();
                 bytes.push(b'\n');
                 self.write_raw(&bytes)?;
+                if let (true, Some(len), Some(idx)) = (self.reads_written, line_len, self.leaf) {
+                    self.slots.set_loc(idx, Loc::File { offset, len });
+                }
                 if is_checkpoint {
                     self.sync()?;
                 }
@@ -978,6 +999,14 @@ impl SessionStore {
                 self.slots.set_loc(i, Loc::Memory(e));
             }
         }
+        // A store that never read a file (a new session, a fork) reads the entries it writes
+        // from now on back from this one. A store that did keeps its source: the window and
+        // prefix offsets it opened with point into that file, so after a rewrite or a
+        // replaced file it keeps its entries in memory.
+        if self.source.is_none() {
+            self.source = File::open(path).ok();
+        }
+        self.reads_written = same_file(self.source.as_ref(), &m);
         self.backing = Backing::Open {
             writer,
             dev: m.dev(),
