@@ -184,6 +184,12 @@ pub struct ResourceFlags {
     pub system_prompt: Option<String>,
     /// `--append-system-prompt <text>`, in order.
     pub append_system_prompt: Vec<String>,
+    /// `--theme <path>`, in order (files or directories; the interactive mode reads them).
+    pub themes: Vec<String>,
+    /// `--no-themes`: no theme discovery, only the `--theme` paths.
+    pub no_themes: bool,
+    /// `--use-theme <name[/name]>`: the theme setting for this run (not saved).
+    pub use_theme: Option<String>,
 }
 
 /// A validated command line for a session run: what everything after the command line
@@ -363,6 +369,9 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
             no_context_files: args.no_context_files,
             system_prompt: args.system_prompt,
             append_system_prompt: args.append_system_prompt,
+            themes: args.themes,
+            no_themes: args.no_themes,
+            use_theme: args.use_theme,
         },
         project_trust_override: args.project_trust_override,
         name,

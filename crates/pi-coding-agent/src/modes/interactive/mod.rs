@@ -52,6 +52,7 @@ pub mod scoped_models;
 pub mod session_list;
 mod session_picker;
 pub mod settings_view;
+mod themes;
 mod share;
 pub mod skill_block;
 pub mod slash;
@@ -76,7 +77,6 @@ use pi_tui::components::editor::{Editor, EditorEvent, EditorStyle};
 use pi_tui::keybindings::{Keybindings, Platform, UserBindings};
 use pi_tui::keys::{Decoded, Decoder, escape_timeout_from_env};
 use pi_tui::terminal::{self, TermEvent, Terminal, TerminalOptions, Waker};
-use pi_tui::terminal_colors::ColorScheme;
 use pi_tui::theme::{ColorMode, Theme};
 use pi_tui::tui::{Mode, Tui, TuiOptions};
 use pi_tui::{Component, InputEvent, KeyEvent};
@@ -105,6 +105,12 @@ pub struct InteractiveOptions {
     /// `-r/--resume`: start with the session picker; Esc there quits (`No session
     /// selected`).
     pub resume_picker: bool,
+    /// `--theme` paths.
+    pub theme_paths: Vec<String>,
+    /// `--no-themes`.
+    pub no_themes: bool,
+    /// `--use-theme`: the theme setting of this run, not written to `settings.json`.
+    pub use_theme: Option<String>,
 }
 
 /// Something for the UI thread besides terminal input.
@@ -241,6 +247,8 @@ struct App {
     decoder: Decoder,
     keys: Arc<Keybindings>,
     theme: Arc<Theme>,
+    /// The themes offered, the active one and its file's watch.
+    themes: themes::ThemeState,
     display: Arc<Display>,
     transcript: Transcript,
     status: StatusLine,
@@ -379,23 +387,34 @@ impl App {
         let session = running.session.clone();
         let caps = Capabilities::detect();
         let mode = ColorMode::from_env();
-        let (hide_thinking, theme_name, hardware_cursor) = {
+        let (hide_thinking, theme_name, hardware_cursor, theme_settings, trusted) = {
             let s = crate::sync::lock(session.settings());
             let name = s
                 .get("theme")
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_owned);
+            let paths = s.scoped_resource_paths("themes");
+            let trusted = s.is_project_trusted();
             // pi: the setting, else the terminal's default (`PI_HARDWARE_CURSOR`).
             let cursor = s
                 .get("showHardwareCursor")
                 .and_then(serde_json::Value::as_bool);
-            (s.hide_thinking_block(), name, cursor)
+            (s.hide_thinking_block(), name, cursor, paths, trusted)
         };
-        let scheme = match theme_name.as_deref() {
-            Some("light") => ColorScheme::Light,
-            _ => ColorScheme::Dark,
-        };
-        let theme = Arc::new(Theme::builtin(scheme, mode));
+        let (themes, theme, theme_error) = themes::ThemeState::start(
+            &crate::config::themes::ThemeSources {
+                cwd: &options.cwd,
+                agent_dir: &options.agent_dir,
+                project_trusted: trusted,
+                settings: &theme_settings,
+                cli_paths: &options.theme_paths,
+                no_themes: options.no_themes,
+            },
+            theme_name.as_deref(),
+            options.use_theme.clone(),
+            mode,
+        );
+        let theme = Arc::new(theme);
         let style = Arc::new(theme.markdown_style(caps.hyperlinks));
         let display = Arc::new(Display::default());
         display
@@ -444,6 +463,12 @@ impl App {
         for d in diagnostics {
             transcript.notice(format!("Warning: keybindings.json: {d}"), "warning");
         }
+        if let Some(report) = themes.report() {
+            transcript.notice(report, "warning");
+        }
+        if let Some(e) = theme_error {
+            transcript.notice(e, "error");
+        }
         transcript.expand_key = keys
             .keys("app.tools.expand")
             .first()
@@ -464,6 +489,7 @@ impl App {
             decoder: Decoder::new().with_escape_timeout(escape_timeout_from_env()),
             keys,
             theme,
+            themes,
             display,
             transcript,
             status,
@@ -1361,7 +1387,14 @@ impl App {
         match e {
             AgentEvent::AgentStart => {
                 self.show_working();
-                let _ = self.term.set_progress(true);
+                // pi: only with `terminal.showTerminalProgress`.
+                let progress = crate::sync::lock(self.session.settings())
+                    .get_nested("terminal", "showTerminalProgress")
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false);
+                if progress {
+                    let _ = self.term.set_progress(true);
+                }
             }
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::User(u) => {
@@ -1611,6 +1644,7 @@ impl App {
                 self.dispatch(&mut decoded);
                 pending_since = None;
             }
+            self.poll_theme(now);
             self.draw();
             if self.quit {
                 break;

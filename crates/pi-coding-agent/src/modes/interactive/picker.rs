@@ -207,7 +207,13 @@ impl Picker {
         self.selected = 0;
     }
 
-    fn selected_key(&self) -> Option<String> {
+    /// Draws with another theme (a theme preview).
+    pub fn set_theme(&mut self, theme: Arc<Theme>) {
+        self.theme = theme;
+    }
+
+    /// The key of the selected item.
+    pub fn selected_key(&self) -> Option<String> {
         self.filtered
             .get(self.selected)
             .map(|&i| self.items[i].key.clone())
