@@ -54,6 +54,7 @@ mod html_viewer;
 mod interactive;
 mod interactive_commands;
 mod interactive_keys;
+mod interactive_themes;
 mod kill_durability;
 mod library_use;
 mod listeners_load;

@@ -85,6 +85,9 @@ pub enum ThemeLoadError {
 /// The themes a run offers.
 #[derive(Clone, Debug, Default)]
 pub struct ThemeCatalog {
+    /// `<agentDir>/themes`, where pi looks up a name it did not discover (`<name>.json`);
+    /// `None` with `--no-themes`.
+    pub custom_dir: Option<PathBuf>,
     /// Custom theme files, first of each name only.
     pub files: Vec<ThemeFile>,
     /// Unreadable files and name collisions.
@@ -129,11 +132,16 @@ pub fn theme_name_of(path: &Path) -> Result<String, ThemeLoadError> {
 
 /// Loads a theme file for a colour depth.
 pub fn load_theme_file(path: &Path, mode: ColorMode) -> Result<Theme, ThemeLoadError> {
+    load_labelled(path, &path.display().to_string(), mode)
+}
+
+/// [`load_theme_file`] naming the theme `label` in errors.
+fn load_labelled(path: &Path, label: &str, mode: ColorMode) -> Result<Theme, ThemeLoadError> {
     let text = std::fs::read_to_string(path).map_err(|source| ThemeLoadError::Read {
         path: path.display().to_string(),
         source,
     })?;
-    let (theme, _warnings) = Theme::from_json(&path.display().to_string(), &text, mode)?;
+    let (theme, _warnings) = Theme::from_json(label, &text, mode)?;
     Ok(theme)
 }
 
@@ -156,11 +164,11 @@ impl ThemeCatalog {
         if !src.no_themes {
             let set = src.settings;
             let scope = |paths: &[PathBuf],
-                             entries: &[String],
-                             base: &Path,
-                             auto_dir: Option<PathBuf>,
-                             candidates: &mut Vec<PathBuf>,
-                             diags: &mut Vec<ThemeDiagnostic>| {
+                         entries: &[String],
+                         base: &Path,
+                         auto_dir: Option<PathBuf>,
+                         candidates: &mut Vec<PathBuf>,
+                         diags: &mut Vec<ThemeDiagnostic>| {
                 let mut listed = Vec::new();
                 for p in paths {
                     from_path(p, &mut listed, diags);
@@ -225,6 +233,7 @@ impl ThemeCatalog {
         }
         diags.extend(collisions);
         Self {
+            custom_dir: (!src.no_themes).then(|| src.agent_dir.join("themes")),
             files,
             diagnostics: diags,
         }
@@ -265,7 +274,18 @@ impl ThemeCatalog {
                 pi_tui::terminal_colors::ColorScheme::Light,
                 mode,
             )),
-            _ => Err(ThemeLoadError::NotFound(name.to_owned())),
+            // pi reads `<agentDir>/themes/<name>.json` itself, so a broken file there is
+            // reported with its parse error rather than as missing.
+            _ => {
+                let file = self
+                    .custom_dir
+                    .as_ref()
+                    .map(|d| d.join(format!("{name}.json")));
+                if let Some(file) = file.filter(|f| !name.contains(['/', '\\']) && f.is_file()) {
+                    return load_labelled(&file, name, mode);
+                }
+                Err(ThemeLoadError::NotFound(name.to_owned()))
+            }
         }
     }
 }
@@ -370,6 +390,9 @@ mod tests {
         let none = ScopedResourcePaths::default();
         let mut src = sources(d.path(), &agent, &none, &cli[..1]);
         src.no_themes = true;
-        assert_eq!(ThemeCatalog::discover(&src).names(), ["dark", "extra", "light"]);
+        assert_eq!(
+            ThemeCatalog::discover(&src).names(),
+            ["dark", "extra", "light"]
+        );
     }
 }

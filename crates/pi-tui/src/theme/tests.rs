@@ -148,7 +148,10 @@ fn invalid_themes_report_every_problem() {
     );
     let text = err.to_string();
     assert!(text.starts_with("Invalid theme \"bad.json\":\n"), "{text}");
-    assert!(text.contains("\nMissing required color tokens:\n"), "{text}");
+    assert!(
+        text.contains("\nMissing required color tokens:\n"),
+        "{text}"
+    );
     assert!(text.contains("  - bashMode"));
 
     let cyclic = theme_json("t", "\"x\"", "")

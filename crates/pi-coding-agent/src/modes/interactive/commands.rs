@@ -567,7 +567,9 @@ impl App {
 
     /// `/settings`.
     pub(super) fn settings_command(&mut self) {
-        let images = pi_tui::capabilities::Capabilities::detect().images.is_some();
+        let images = pi_tui::capabilities::Capabilities::detect()
+            .images
+            .is_some();
         let mut view = {
             let s = crate::sync::lock(self.session.settings());
             super::settings_view::SettingsView::new(
@@ -802,7 +804,6 @@ impl App {
             .with_note("Select default thinking level for this model", "muted");
         self.open_picker(Pick::ModelThinkingLevel(model_key), p);
     }
-
 }
 
 /// pi's descriptions of the thinking levels in the per-model selector.

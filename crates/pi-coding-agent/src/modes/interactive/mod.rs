@@ -52,10 +52,10 @@ pub mod scoped_models;
 pub mod session_list;
 mod session_picker;
 pub mod settings_view;
-mod themes;
 mod share;
 pub mod skill_block;
 pub mod slash;
+mod themes;
 pub mod tool_view;
 pub mod transcript;
 mod tree_commands;
@@ -467,7 +467,7 @@ impl App {
             transcript.notice(report, "warning");
         }
         if let Some(e) = theme_error {
-            transcript.notice(e, "error");
+            transcript.notice(format!("Error: {e}"), "error");
         }
         transcript.expand_key = keys
             .keys("app.tools.expand")

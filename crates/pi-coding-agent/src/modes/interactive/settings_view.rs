@@ -271,7 +271,9 @@ impl Setting {
             }
             (Setting::ModelThinking, _) => "none".to_owned(),
             // pi reads anything but 0 as 1.
-            (Setting::OutputPad, Some(v)) => if v.as_f64() == Some(0.0) { "0" } else { "1" }.to_owned(),
+            (Setting::OutputPad, Some(v)) => {
+                if v.as_f64() == Some(0.0) { "0" } else { "1" }.to_owned()
+            }
             (_, Some(Value::Bool(b))) => b.to_string(),
             (_, Some(Value::String(s))) => s.clone(),
             (_, Some(Value::Number(n))) => n.to_string(),

@@ -58,11 +58,13 @@ fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
 /// pi's `resolveThemeSetting`: the name a setting stands for on a terminal of `scheme`.
 pub(super) fn resolve_setting(setting: &str, scheme: ColorScheme) -> Option<String> {
     if let Some((light, dark)) = parse_auto_theme_setting(setting) {
-        return Some(match scheme {
-            ColorScheme::Light => light,
-            ColorScheme::Dark => dark,
-        }
-        .to_owned());
+        return Some(
+            match scheme {
+                ColorScheme::Light => light,
+                ColorScheme::Dark => dark,
+            }
+            .to_owned(),
+        );
     }
     (!setting.contains('/')).then(|| setting.to_owned())
 }
@@ -77,8 +79,7 @@ impl ThemeState {
         mode: ColorMode,
     ) -> (Self, Theme, Option<String>) {
         let catalog = ThemeCatalog::discover(sources);
-        let (scheme, _) =
-            pi_tui::theme::detect_scheme(None, None, |name| std::env::var(name).ok());
+        let (scheme, _) = pi_tui::theme::detect_scheme(None, None, |name| std::env::var(name).ok());
         let mut state = Self {
             catalog,
             run_setting,
@@ -90,7 +91,10 @@ impl ThemeState {
             watched: None,
             last_poll: Instant::now(),
         };
-        let setting = state.run_setting.clone().or(file_setting.map(str::to_owned));
+        let setting = state
+            .run_setting
+            .clone()
+            .or(file_setting.map(str::to_owned));
         let name = match setting.as_deref() {
             Some(s) => resolve_setting(s, scheme),
             // pi: no setting, the terminal's appearance.
@@ -235,7 +239,7 @@ impl App {
         let (theme, error) = self.themes.load(&name);
         self.install_theme(theme);
         if let (Some(e), true) = (error, show_error) {
-            self.transcript.notice(e, "error");
+            self.error_notice(e);
         }
     }
 
@@ -272,11 +276,10 @@ impl App {
             item.current = !automatic && current.as_deref() == Some(name.as_str());
             items.push(item);
         }
-        let p = Picker::new("Theme", items, self.theme.clone(), self.keys.clone())
-            .with_note(
-                "Select a theme, or choose Automatic to follow terminal appearance.",
-                "muted",
-            );
+        let p = Picker::new("Theme", items, self.theme.clone(), self.keys.clone()).with_note(
+            "Select a theme, or choose Automatic to follow terminal appearance.",
+            "muted",
+        );
         self.settings_view = None;
         self.open_picker(super::commands::Pick::Theme, p);
     }
@@ -287,8 +290,8 @@ impl App {
         let (cur_light, cur_dark) = parse_auto_theme_setting(&setting)
             .map(|(l, d)| (l.to_owned(), d.to_owned()))
             .unwrap_or_else(|| {
-                let fixed = resolve_setting(&setting, self.themes.scheme)
-                    .unwrap_or_else(|| "dark".into());
+                let fixed =
+                    resolve_setting(&setting, self.themes.scheme).unwrap_or_else(|| "dark".into());
                 (fixed.clone(), fixed)
             });
         let (title, note, current) = match &light {
@@ -363,10 +366,8 @@ impl App {
             _ => key,
         };
         self.themes.before_preview = None;
-        crate::sync::lock(self.session.settings()).set_global(
-            "theme",
-            Some(serde_json::Value::from(setting.clone())),
-        );
+        crate::sync::lock(self.session.settings())
+            .set_global("theme", Some(serde_json::Value::from(setting.clone())));
         self.themes.run_setting = Some(setting.clone());
         self.apply_theme_setting(&setting, true);
         self.reopen_settings();

@@ -1,0 +1,304 @@
+//! `/settings` rows, themes (discovery, the selector with live preview, hot reload, the CLI
+//! flags, broken files) through the real binary in a pty: what the screen shows, which
+//! colours reach the terminal and what `settings.json` holds.
+
+use std::time::Duration;
+
+use pi_tui::testkit::{PtySession, ScreenModel};
+use serde_json::{Value, json};
+
+use crate::support::binary_rig::slot;
+use crate::support::pty_rig::*;
+
+/// The selector's marked row shows `text`.
+fn selected(m: &mut ScreenModel, text: &str) -> bool {
+    m.screen_lines()
+        .iter()
+        .any(|l| l.trim_start().starts_with('→') && l.contains(text))
+}
+
+/// The text of the marked row.
+fn selected_row(m: &mut ScreenModel) -> String {
+    m.screen_lines()
+        .into_iter()
+        .find(|l| l.trim_start().starts_with('→'))
+        .unwrap_or_default()
+}
+
+fn spawn_in(root: &Root, args: &[&str]) -> PtySession {
+    let dir = root.sessions();
+    let mut all = vec!["--session-dir", dir.as_str()];
+    all.extend_from_slice(args);
+    let mut s = root.spawn_replay(&all, 30, 110);
+    wait_ready(&mut s);
+    s
+}
+
+fn settings_json(root: &Root) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(root.path("agent/settings.json")).unwrap())
+        .unwrap()
+}
+
+/// A theme named `name`: the built-in dark one with `accent` replaced.
+fn theme_file(name: &str, accent: &str) -> String {
+    let mut v: Value = serde_json::from_str(pi_tui::theme::DARK_JSON).unwrap();
+    v["name"] = name.into();
+    v["colors"]["accent"] = accent.into();
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// The bytes written since `from` hold this true-colour foreground.
+fn painted(m: &mut ScreenModel, from: usize, sgr: &str) -> bool {
+    String::from_utf8_lossy(&m.bytes()[from..]).contains(sgr)
+}
+
+/// pi's rows, in pi's order, on a terminal without inline images.
+const PI_ROWS: &[&str] = &[
+    "Auto-compact",
+    "Auto-resize images",
+    "Block images",
+    "Skill commands",
+    "Show hardware cursor",
+    "Editor padding",
+    "Output padding",
+    "Autocomplete max items",
+    "Clear on shrink",
+    "Terminal progress",
+    "Steering mode",
+    "Follow-up mode",
+    "Transport",
+    "HTTP idle timeout",
+    "Hide thinking",
+    "Mermaid diagrams",
+    "Cache miss notices",
+    "Collapse changelog",
+    "Quiet startup",
+    "Install telemetry",
+    "Default project trust",
+    "Double-escape action",
+    "Tree filter mode",
+    "Warnings",
+    "Default thinking level per model",
+    "TUI mode",
+    "Fullscreen exit output",
+    "Fullscreen scrollbar",
+    "Fullscreen copy on select",
+    "Theme",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_lists_pis_rows_in_pis_order_and_writes_pis_keys() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let mut s = spawn_in(&root, &[]);
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Auto-compact");
+    // Down through every row: each label comes in pi's order, with pi's description.
+    let mut seen = Vec::new();
+    for (i, label) in PI_ROWS.iter().enumerate() {
+        ok(s.wait_for(label, WAIT, |m| selected(m, label)));
+        let row = selected_row(s.model());
+        seen.push(row.clone());
+        if *label == "Autocomplete max items" {
+            wait_text(&mut s, "Max visible items in autocomplete dropdown (3-20)");
+        }
+        if i + 1 < PI_ROWS.len() {
+            ok(s.send(b"\x1b[B"));
+        }
+    }
+    // Down from the last row wraps to the first.
+    ok(s.send(b"\x1b[B"));
+    ok(s.wait_for("wrapped", WAIT, |m| selected(m, "Auto-compact")));
+    // Cycle some rows pi-rs only stores, and a live one.
+    let change = |s: &mut PtySession, search: &str, label: &str, value: &str| {
+        ok(s.send(&b"\x7f".repeat(30)));
+        ok(s.send(search.as_bytes()));
+        ok(s.wait_for(label, WAIT, |m| selected(m, label)));
+        ok(s.send(b"\r"));
+        ok(s.wait_for(value, WAIT, |m| {
+            let row = selected_row(m);
+            row.contains(label) && row.trim_end().ends_with(value)
+        }));
+    };
+    change(&mut s, "autocomplete", "Autocomplete max items", "7");
+    change(&mut s, "outputpad", "Output padding", "0");
+    change(&mut s, "terminalprog", "Terminal progress", "true");
+    change(&mut s, "mermaid", "Mermaid diagrams", "off");
+    change(
+        &mut s,
+        "exitoutput",
+        "Fullscreen exit output",
+        "resume-hint",
+    );
+    // The warnings row opens pi's submenu of one row.
+    ok(s.send(&b"\x7f".repeat(30)));
+    ok(s.send(b"warnings"));
+    ok(s.wait_for("warnings row", WAIT, |m| selected(m, "Warnings")));
+    ok(s.send(b"\r"));
+    ok(s.wait_for("the submenu", WAIT, |m| {
+        selected(m, "Anthropic extra usage")
+    }));
+    wait_text(
+        &mut s,
+        "Warn when Anthropic subscription auth may use paid extra usage",
+    );
+    ok(s.send(b"\r"));
+    ok(s.wait_for("off", WAIT, |m| {
+        selected_row(m).trim_end().ends_with("false")
+    }));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("back in the list", WAIT, |m| selected(m, "Warnings")));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("closed", WAIT, |m| {
+        !m.screen_text().contains("Enter/Space to change")
+    }));
+    quit(&mut s);
+    let w = settings_json(&root);
+    assert_eq!(w["autocompleteMaxVisible"], 7, "{w}");
+    assert_eq!(w["outputPad"], 0, "{w}");
+    assert_eq!(w["terminal"]["showTerminalProgress"], true, "{w}");
+    assert_eq!(w["markdown"]["mermaid"], "off", "{w}");
+    assert_eq!(w["fullscreenExitOutput"], "resume-hint", "{w}");
+    assert_eq!(w["warnings"]["anthropicExtraUsage"], false, "{w}");
+    assert_eq!(w["retry"]["enabled"], false, "the rest is kept: {w}");
+    assert_eq!(seen.len(), PI_ROWS.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_theme_row_previews_saves_and_the_theme_file_reloads_when_edited() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    std::fs::create_dir_all(root.path("agent/themes")).unwrap();
+    let ocean = root.path("agent/themes/ocean.json");
+    // accent #123456 → 18;52;86.
+    std::fs::write(&ocean, theme_file("ocean", "#123456")).unwrap();
+    let extra = root.path("extra.json");
+    std::fs::write(&extra, theme_file("extra", "#0a0b0c")).unwrap();
+    let extra_arg = extra.display().to_string();
+    let mut s = spawn_in(&root, &["--theme", &extra_arg]);
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Auto-compact");
+    ok(s.send(b"Theme"));
+    ok(s.wait_for("theme row", WAIT, |m| selected(m, "Theme")));
+    assert!(selected_row(s.model()).trim_end().ends_with("dark"));
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Select a theme, or choose Automatic to follow terminal appearance.",
+    );
+    let screen = s.model().screen_text();
+    for name in ["Automatic", "dark", "extra", "light", "ocean"] {
+        assert!(screen.contains(name), "{name}: {screen}");
+    }
+    // The current theme is marked and selected; moving previews.
+    ok(s.wait_for("dark selected", WAIT, |m| selected(m, "dark")));
+    let before = s.model().bytes().len();
+    ok(s.send(b"\x1b[B\x1b[B\x1b[B"));
+    ok(s.wait_for("ocean selected", WAIT, |m| selected(m, "ocean")));
+    ok(s.wait_for("ocean's accent drawn", WAIT, |m| {
+        painted(m, before, "38;2;18;52;86")
+    }));
+    // Esc restores the theme of before and goes back to the settings.
+    let before = s.model().bytes().len();
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("back in settings", WAIT, |m| selected(m, "Theme")));
+    pump_for(&mut s, Duration::from_millis(300));
+    assert!(!painted(s.model(), before, "38;2;18;52;86"));
+    assert!(selected_row(s.model()).trim_end().ends_with("dark"));
+    // Choose it for real.
+    ok(s.send(b"\r"));
+    ok(s.wait_for("dark selected", WAIT, |m| selected(m, "dark")));
+    ok(s.send(b"\x1b[B\x1b[B\x1b[B\r"));
+    ok(s.wait_for("saved", WAIT, |m| {
+        selected(m, "Theme") && selected_row(m).trim_end().ends_with("ocean")
+    }));
+    assert_eq!(settings_json(&root)["theme"], "ocean");
+    ok(s.send(b"\x1b"));
+    // Editing the active theme's file redraws with its new colours (#654321 → 101;67;33).
+    let before = s.model().bytes().len();
+    std::fs::write(&ocean, theme_file("ocean", "#654321")).unwrap();
+    ok(s.wait_for("reloaded", WAIT, |m| painted(m, before, "38;2;101;67;33")));
+    // A half-written file keeps the last good theme and nothing breaks.
+    std::fs::write(&ocean, "{ \"name\": \"ocean\", ").unwrap();
+    pump_for(&mut s, Duration::from_millis(600));
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Auto-compact");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("closed", WAIT, |m| {
+        !m.screen_text().contains("Enter/Space to change")
+    }));
+    quit(&mut s);
+
+    // --no-themes: discovery is off (the saved ocean is not found), --theme paths still load.
+    let mut s = spawn_in(&root, &["--no-themes", "--theme", &extra_arg]);
+    wait_text(
+        &mut s,
+        "Failed to load theme \"ocean\": Theme not found: ocean",
+    );
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Auto-compact");
+    ok(s.send(b"Theme"));
+    ok(s.wait_for("theme row", WAIT, |m| selected(m, "Theme")));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "extra");
+    let items: Vec<String> = s
+        .model()
+        .screen_lines()
+        .iter()
+        .map(|l| l.trim_start_matches(['→', ' ', '✓']).trim_end().to_owned())
+        .collect();
+    assert!(items.iter().any(|l| l == "light"), "{items:?}");
+    assert!(!items.iter().any(|l| l == "ocean"), "{items:?}");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("back in settings", WAIT, |m| selected(m, "Theme")));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("closed", WAIT, |m| {
+        !m.screen_text().contains("Enter/Space to change")
+    }));
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_themes_are_reported_and_fall_back_to_dark() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({"theme": "broken"}));
+    std::fs::create_dir_all(root.path("agent/themes")).unwrap();
+    std::fs::write(root.path("agent/themes/broken.json"), "{ not json").unwrap();
+    std::fs::write(
+        root.path("agent/themes/partial.json"),
+        r##"{"name": "partial", "colors": {"accent": "#ffffff"}}"##,
+    )
+    .unwrap();
+    let mut s = spawn_in(&root, &[]);
+    wait_text(&mut s, "Fell back to dark theme.");
+    let all = s.model().all_lines().join("\n");
+    assert!(all.contains("[Theme conflicts]"), "{all}");
+    assert!(
+        all.contains("Error: Failed to load theme \"broken\": Failed to parse theme broken: "),
+        "{all}"
+    );
+    assert!(all.contains("Invalid theme"), "{all}");
+    assert!(all.contains("Missing required color tokens:"), "{all}");
+    assert!(all.contains("partial.json"), "{all}");
+    // Still usable.
+    type_line(&mut s, "/settings");
+    ok(s.wait_for("dark in use", WAIT, |m| {
+        m.screen_text().contains("Auto-compact")
+    }));
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("closed", WAIT, |m| {
+        !m.screen_text().contains("Enter/Space to change")
+    }));
+    quit(&mut s);
+    // --use-theme with an unknown name: pi's text, not saved.
+    let mut s = spawn_in(&root, &["--use-theme", "nope"]);
+    wait_text(
+        &mut s,
+        "Failed to load theme \"nope\": Theme not found: nope",
+    );
+    quit(&mut s);
+    assert_eq!(settings_json(&root)["theme"], "broken");
+}
