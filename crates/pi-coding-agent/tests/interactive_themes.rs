@@ -149,6 +149,31 @@ async fn settings_lists_pis_rows_in_pis_order_and_writes_pis_keys() {
     }));
     ok(s.send(b"\x1b"));
     ok(s.wait_for("back in the list", WAIT, |m| selected(m, "Warnings")));
+    // The per-model row: the model, then its level, written to modelThinkingLevels.
+    ok(s.send(&b"\x7f".repeat(30)));
+    ok(s.send(b"permodel"));
+    ok(s.wait_for("per-model row", WAIT, |m| {
+        selected(m, "Default thinking level per model")
+    }));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Select a model to configure");
+    ok(s.wait_for("current model first", WAIT, |m| selected(m, "replay-model")));
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "Thinking Level for replay-model [replay-anthropic]");
+    let level = selected_row(s.model())
+        .trim_start_matches(['→', ' ', '✓'])
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    ok(s.send(b"\r"));
+    // Back to the model step, the override shown; Esc twice returns to the list.
+    wait_text(&mut s, "Select a model to configure");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("summary", WAIT, |m| {
+        selected(m, "Default thinking level per model")
+            && selected_row(m).trim_end().ends_with("1 configured")
+    }));
     ok(s.send(b"\x1b"));
     ok(s.wait_for("closed", WAIT, |m| {
         !m.screen_text().contains("Enter/Space to change")
@@ -161,6 +186,10 @@ async fn settings_lists_pis_rows_in_pis_order_and_writes_pis_keys() {
     assert_eq!(w["markdown"]["mermaid"], "off", "{w}");
     assert_eq!(w["fullscreenExitOutput"], "resume-hint", "{w}");
     assert_eq!(w["warnings"]["anthropicExtraUsage"], false, "{w}");
+    assert_eq!(
+        w["modelThinkingLevels"]["replay-anthropic/replay-model"], level,
+        "{w}"
+    );
     assert_eq!(w["retry"]["enabled"], false, "the rest is kept: {w}");
     assert_eq!(seen.len(), PI_ROWS.len());
 }
@@ -225,6 +254,36 @@ async fn the_theme_row_previews_saves_and_the_theme_file_reloads_when_edited() {
     pump_for(&mut s, Duration::from_millis(600));
     type_line(&mut s, "/settings");
     wait_text(&mut s, "Auto-compact");
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("closed", WAIT, |m| {
+        !m.screen_text().contains("Enter/Space to change")
+    }));
+    // /reload discovers themes again.
+    std::fs::write(&ocean, theme_file("ocean", "#654321")).unwrap();
+    std::fs::write(
+        root.path("agent/themes/forest.json"),
+        theme_file("forest", "#224422"),
+    )
+    .unwrap();
+    type_line(&mut s, "/reload");
+    wait_text(&mut s, "Reloaded keybindings");
+    type_line(&mut s, "/settings");
+    wait_text(&mut s, "Auto-compact");
+    ok(s.send(b"Theme"));
+    ok(s.wait_for("theme row", WAIT, |m| selected(m, "Theme")));
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Select a theme, or choose Automatic to follow terminal appearance.",
+    );
+    ok(s.wait_for("ocean still current", WAIT, |m| selected(m, "ocean")));
+    assert!(
+        s.model().screen_text().contains("forest"),
+        "{}",
+        s.model().screen_text()
+    );
+    ok(s.send(b"\x1b"));
+    ok(s.wait_for("back in settings", WAIT, |m| selected(m, "Theme")));
     ok(s.send(b"\x1b"));
     ok(s.wait_for("closed", WAIT, |m| {
         !m.screen_text().contains("Enter/Space to change")

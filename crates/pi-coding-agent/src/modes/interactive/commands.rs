@@ -477,8 +477,17 @@ impl App {
         self.stored_totals = Default::default();
         self.steering.clear();
         self.follow_up.clear();
+        // Before the history is drawn again, so it comes in the reloaded theme.
+        let theme_notes = if reloaded {
+            self.reload_themes()
+        } else {
+            Vec::new()
+        };
         self.clear_chat();
         self.show_history(false);
+        for (text, token) in theme_notes {
+            self.transcript.notice(text, token);
+        }
         if r.notice.starts_with('✓') {
             self.transcript.notice(r.notice, "accent");
         } else {

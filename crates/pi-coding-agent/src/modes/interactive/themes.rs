@@ -193,15 +193,7 @@ impl App {
     /// Draws everything with `theme` from now on, the history too (pi invalidates the whole
     /// UI on a theme change). While a reply streams only the new blocks change.
     pub(super) fn install_theme(&mut self, theme: Theme) {
-        let theme = Arc::new(theme);
-        let hyperlinks = pi_tui::capabilities::Capabilities::detect().hyperlinks;
-        let style = Arc::new(theme.markdown_style(hyperlinks));
-        self.transcript.set_theme(theme.clone(), style);
-        self.editor
-            .set_style(pi_tui::components::editor::EditorStyle::from_theme(&theme));
-        self.status
-            .set_colors(theme.fg_ansi("borderMuted"), theme.fg_ansi("accent"));
-        self.theme = theme;
+        self.adopt_theme(theme);
         if !self.busy() {
             self.redraw_history();
         }
@@ -213,6 +205,49 @@ impl App {
         }
         self.refresh_footer();
         self.force = true;
+    }
+
+    /// The theme for every part of the mode, without drawing the history again.
+    fn adopt_theme(&mut self, theme: Theme) {
+        let theme = Arc::new(theme);
+        let hyperlinks = pi_tui::capabilities::Capabilities::detect().hyperlinks;
+        let style = Arc::new(theme.markdown_style(hyperlinks));
+        self.transcript.set_theme(theme.clone(), style);
+        self.editor
+            .set_style(pi_tui::components::editor::EditorStyle::from_theme(&theme));
+        self.status
+            .set_colors(theme.fg_ansi("borderMuted"), theme.fg_ansi("accent"));
+        self.theme = theme;
+    }
+
+    /// `/reload`: the themes discovered again (the settings files were read again) and the
+    /// selected theme loaded anew; the caller draws the history, then these notices.
+    pub(super) fn reload_themes(&mut self) -> Vec<(String, &'static str)> {
+        let (paths, trusted) = {
+            let s = crate::sync::lock(self.session.settings());
+            (s.scoped_resource_paths("themes"), s.is_project_trusted())
+        };
+        self.themes.catalog = ThemeCatalog::discover(&ThemeSources {
+            cwd: &self.options.cwd,
+            agent_dir: &self.options.agent_dir,
+            project_trusted: trusted,
+            settings: &paths,
+            cli_paths: &self.options.theme_paths,
+            no_themes: self.options.no_themes,
+        });
+        let setting = self.theme_selection();
+        let name =
+            resolve_setting(&setting, self.themes.scheme).unwrap_or_else(|| "dark".to_owned());
+        let (theme, error) = self.themes.load(&name);
+        self.adopt_theme(theme);
+        let mut notes = Vec::new();
+        if let Some(report) = self.themes.report() {
+            notes.push((report, "warning"));
+        }
+        if let Some(e) = error {
+            notes.push((format!("Error: {e}"), "error"));
+        }
+        notes
     }
 
     /// The transcript drawn again from the session (no editor history or usage changes).
