@@ -78,6 +78,13 @@ fn main() {
         Ok(Command::Auth(argv)) => {
             pi_coding_agent::auth_command::run(&argv, &agent_dir(), &mut stdout, &mut stderr)
         }
+        Ok(Command::Config(argv)) => modes::interactive::config_view::run(
+            &argv,
+            &cwd,
+            &agent_dir(),
+            &mut stdout,
+            &mut stderr,
+        ),
         Ok(Command::Launch(config)) => launch(
             *config,
             cwd,

@@ -361,3 +361,145 @@ async fn broken_themes_are_reported_and_fall_back_to_dark() {
     quit(&mut s);
     assert_eq!(settings_json(&root)["theme"], "broken");
 }
+
+/// The text of the marked row of `pi config` (`> ` leads it).
+fn config_cursor(m: &mut ScreenModel) -> String {
+    m.screen_lines()
+        .into_iter()
+        .find(|l| l.starts_with(">     ["))
+        .unwrap_or_default()
+}
+
+fn project_settings(root: &Root) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(root.path("work/.pi/settings.json")).unwrap_or_default(),
+    )
+    .unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_config_toggles_resources_globally_and_per_project() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    for d in [
+        "agent/prompts",
+        "agent/themes",
+        "agent/skills/lint",
+        "work/.pi/prompts",
+    ] {
+        std::fs::create_dir_all(root.path(d)).unwrap();
+    }
+    std::fs::write(root.path("agent/prompts/review.md"), "Review $ARGUMENTS\n").unwrap();
+    std::fs::write(
+        root.path("agent/themes/ocean.json"),
+        theme_file("ocean", "#123456"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path("agent/skills/lint/SKILL.md"),
+        "---\nname: lint\ndescription: Lint the code\n---\nRun the linter.\n",
+    )
+    .unwrap();
+    std::fs::write(root.path("work/.pi/prompts/local.md"), "Local $ARGUMENTS\n").unwrap();
+    let mut s = root.spawn(&["config", "-a"], 30, 110);
+    wait_text(&mut s, "Global Resources");
+    wait_text(&mut s, "~/.pi/agent/settings.json");
+    wait_text(&mut s, "ocean.json");
+    let screen = s.model().screen_text();
+    for text in [
+        "tab switch mode",
+        "space toggle",
+        "esc close",
+        "Skills",
+        "Prompts",
+        "Themes",
+    ] {
+        assert!(screen.contains(text), "{text}: {screen}");
+    }
+    // Global mode lists what the global file alone leads to, as pi's does.
+    assert!(!screen.contains("local.md"), "{screen}");
+    // The first item is selected; Down goes to the next item, past the headers.
+    ok(s.wait_for("lint first", WAIT, |m| {
+        config_cursor(m).contains("[x] lint")
+    }));
+    ok(s.send(b"\x1b[B"));
+    ok(s.wait_for("review next", WAIT, |m| {
+        config_cursor(m).contains("[x] review.md")
+    }));
+    ok(s.send(b" "));
+    ok(s.wait_for("review off", WAIT, |m| {
+        config_cursor(m).contains("[ ] review.md")
+    }));
+    assert_eq!(
+        settings_json(&root)["prompts"],
+        json!(["-prompts/review.md"])
+    );
+    ok(s.send(b" "));
+    ok(s.wait_for("review on", WAIT, |m| {
+        config_cursor(m).contains("[x] review.md")
+    }));
+    assert_eq!(
+        settings_json(&root)["prompts"],
+        json!(["+prompts/review.md"])
+    );
+    assert_eq!(project_settings(&root), Value::Null);
+    // Tab: the project file, the project's resources too.
+    ok(s.send(b"\t"));
+    wait_text(&mut s, "Project Local Resources");
+    wait_text(&mut s, "inherited global resources are dimmed");
+    wait_text(&mut s, "· inherited global");
+    ok(s.send(b"local"));
+    ok(s.wait_for("local shown", WAIT, |m| {
+        config_cursor(m).contains("local.md")
+    }));
+    ok(s.send(b" "));
+    ok(s.wait_for("unload", WAIT, |m| {
+        let row = config_cursor(m);
+        row.contains("[-] local.md") && row.contains("project unload")
+    }));
+    assert_eq!(
+        project_settings(&root)["prompts"],
+        json!(["-prompts/local.md"])
+    );
+    // A global resource overridden in the project is listed by its path, then switched.
+    ok(s.send(&b"\x7f".repeat(5)));
+    ok(s.send(b"ocean"));
+    ok(s.wait_for("ocean", WAIT, |m| {
+        let row = config_cursor(m);
+        row.contains("[x] ocean.json") && row.contains("inherited global")
+    }));
+    ok(s.send(b" "));
+    ok(s.wait_for("ocean unloaded here", WAIT, |m| {
+        config_cursor(m).contains("[-] ocean.json")
+    }));
+    let ocean = root.path("agent/themes/ocean.json").display().to_string();
+    assert_eq!(
+        project_settings(&root)["themes"],
+        json!([ocean.clone(), format!("-{ocean}")])
+    );
+    ok(s.send(b" "));
+    ok(s.wait_for("ocean loaded", WAIT, |m| {
+        config_cursor(m).contains("[+] ocean.json")
+    }));
+    ok(s.send(b" "));
+    ok(s.wait_for("ocean inherits", WAIT, |m| {
+        config_cursor(m).contains("[x] ocean.json")
+    }));
+    assert_eq!(project_settings(&root)["themes"], json!([]));
+    pump_for(&mut s, Duration::from_millis(200));
+    ok(s.send(b"\x1b"));
+    assert_eq!(ok(s.wait_exit(WAIT)), 0);
+    // The prompt switched off is gone from the next session's menu.
+    let w = settings_json(&root);
+    assert_eq!(w["retry"]["enabled"], false, "{w}");
+    // An untrusted project cannot be edited with -l.
+    let mut s = root.spawn(&["config", "-l", "-na"], 30, 110);
+    assert_eq!(ok(s.wait_exit(WAIT)), 1);
+    assert!(
+        s.model()
+            .all_lines()
+            .join("\n")
+            .contains("Project is not trusted. Use --approve to modify local resource config."),
+    );
+}

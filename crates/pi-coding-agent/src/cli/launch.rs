@@ -29,8 +29,7 @@ use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
 use crate::storage::paths::is_valid_session_id;
 
 /// The first arguments pi treats as its package/auth commands.
-pub const REFERENCE_SUBCOMMANDS: [&str; 6] =
-    ["install", "remove", "uninstall", "update", "list", "config"];
+pub const REFERENCE_SUBCOMMANDS: [&str; 5] = ["install", "remove", "uninstall", "update", "list"];
 
 /// Printed after an extension load failure.
 pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
@@ -115,6 +114,9 @@ pub enum Command {
     /// `pi auth …`: the credentials subcommand ([`crate::auth_command`]), with its own
     /// arguments (the whole argv, `auth` first).
     Auth(Vec<String>),
+    /// `pi config …`: the resource configuration screen
+    /// ([`crate::modes::interactive::config_view`]), the whole argv, `config` first.
+    Config(Vec<String>),
     /// A session run.
     Launch(Box<LaunchConfig>),
 }
@@ -276,6 +278,12 @@ pub fn parse(argv: &[String], env: &CliEnv<'_>) -> Parsed {
         return Parsed {
             diagnostics: Vec::new(),
             command: Ok(Command::Auth(argv.to_vec())),
+        };
+    }
+    if argv.first().is_some_and(|a| a == "config") {
+        return Parsed {
+            diagnostics: Vec::new(),
+            command: Ok(Command::Config(argv.to_vec())),
         };
     }
     if let Some(cmd) = argv

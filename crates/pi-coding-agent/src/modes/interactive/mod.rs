@@ -28,6 +28,8 @@
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
 //! | [`settings_view`] | `/settings` |
+//! | `themes` | the start-up theme, the theme selector, hot reload |
+//! | [`config_view`] | `pi config`: the resource configuration screen |
 //! | [`scoped_models`] | `/scoped-models` |
 //! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
@@ -40,6 +42,7 @@
 pub mod changelog;
 pub mod clipboard;
 mod commands;
+pub mod config_view;
 mod ext_ui;
 pub mod footer;
 pub mod images;
