@@ -503,3 +503,145 @@ async fn pi_config_toggles_resources_globally_and_per_project() {
             .contains("Project is not trusted. Use --approve to modify local resource config."),
     );
 }
+
+/// A session file by hand: its header, then `messages` user/assistant message entries
+/// (`name` adds a `session_info` entry), modified `age_s` seconds ago.
+fn session_file(
+    dir: &std::path::Path,
+    file: &str,
+    parent: Option<&std::path::Path>,
+    name: Option<&str>,
+    first: &str,
+    messages: usize,
+    age_s: u64,
+) -> std::path::PathBuf {
+    let mut header = json!({"type": "session", "version": 3, "id": file,
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"});
+    if let Some(p) = parent {
+        header["parentSession"] = p.display().to_string().into();
+    }
+    let mut lines = vec![header.to_string()];
+    let mut parent_id = Value::Null;
+    for i in 0..messages {
+        let id = format!("{file}-{i}");
+        let message = if i % 2 == 0 {
+            json!({"role": "user", "content": [{"type": "text", "text": format!("{first} {i}")}],
+                "timestamp": 1})
+        } else {
+            json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                "api": "anthropic-messages", "provider": "replay-anthropic",
+                "model": "replay-model", "usage": {"input": 1, "output": 1, "cacheRead": 0,
+                "cacheWrite": 0, "totalTokens": 2, "cost": {"input": 0, "output": 0,
+                "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop",
+                "timestamp": 2})
+        };
+        lines.push(
+            json!({"type": "message", "id": id, "parentId": parent_id,
+                "timestamp": "2026-01-01T00:00:00.000Z", "message": message})
+            .to_string(),
+        );
+        parent_id = id.into();
+    }
+    if let Some(n) = name {
+        lines.push(
+            json!({"type": "session_info", "id": format!("{file}-n"), "parentId": parent_id,
+                "timestamp": "2026-01-01T00:00:00.000Z", "name": n})
+            .to_string(),
+        );
+    }
+    let path = dir.join(format!("{file}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let when = std::time::SystemTime::now() - Duration::from_secs(age_s);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    path
+}
+
+/// The rows of the session list, top to bottom, without the cursor.
+fn session_rows(m: &mut ScreenModel) -> Vec<String> {
+    m.screen_lines()
+        .into_iter()
+        .skip_while(|l| !l.starts_with("> "))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.trim_start_matches(['→', ' ', '✓']).trim_end().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_selector_sorts_filters_names_and_counts_messages() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let dir = root.path("sessions");
+    let a = session_file(&dir, "a", None, None, "alpha topic", 2, 7200);
+    session_file(&dir, "b", Some(&a), None, "beta fork", 1, 3600);
+    session_file(&dir, "c", None, Some("Named gamma"), "gamma", 3, 10);
+    let mut s = spawn_in(&root, &["-r"]);
+    wait_text(&mut s, "Resume Session (Current Folder)");
+    wait_text(
+        &mut s,
+        "◉ Current Folder | ○ All  Name: All  Sort: Threaded",
+    );
+    wait_text(&mut s, "tab scope · re:<pattern> regex · \"phrase\" exact");
+    wait_text(
+        &mut s,
+        "ctrl+s sort · ctrl+n named · ctrl+d delete · ctrl+p path (off) · ctrl+r rename",
+    );
+    // Threaded: the fork under its parent; trees by their latest activity; the message count
+    // and pi's age on each row.
+    ok(s.wait_for("threaded rows", WAIT, |m| session_rows(m).len() == 3));
+    let rows = session_rows(s.model());
+    assert!(
+        rows[0].starts_with("Named gamma") && rows[0].ends_with("3 now"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].starts_with("alpha topic 0") && rows[1].ends_with("2 2h"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[2].starts_with("└─ beta fork 0") && rows[2].ends_with("1 1h"),
+        "{rows:?}"
+    );
+    // Ctrl+S: Recent, newest first.
+    ok(s.send(b"\x13"));
+    wait_text(&mut s, "Sort: Recent");
+    ok(s.wait_for("recent rows", WAIT, |m| {
+        let r = session_rows(m);
+        r.len() == 3 && r[1].starts_with("beta fork") && r[2].starts_with("alpha topic")
+    }));
+    // Ctrl+N: named sessions only; again: all.
+    ok(s.send(b"\x0e"));
+    wait_text(&mut s, "Name: Named");
+    ok(s.wait_for("named only", WAIT, |m| {
+        let r = session_rows(m);
+        r.len() == 1 && r[0].starts_with("Named gamma")
+    }));
+    ok(s.send(b"\x0e"));
+    wait_text(&mut s, "Name: All");
+    // A search keeps the sort and the toggles keep the search.
+    ok(s.send(b"topic"));
+    ok(s.wait_for("alpha only", WAIT, |m| {
+        let r = session_rows(m);
+        r.len() == 1 && r[0].starts_with("alpha topic")
+    }));
+    ok(s.send(b"\x13"));
+    wait_text(&mut s, "Sort: Fuzzy");
+    ok(s.wait_for("search kept", WAIT, |m| {
+        m.screen_text().contains("> topic") && session_rows(m).len() == 1
+    }));
+    ok(s.send(b"\x13"));
+    wait_text(&mut s, "Sort: Threaded");
+    // Ctrl+P shows the file paths.
+    ok(s.send(b"\x10"));
+    wait_text(&mut s, "path (on)");
+    wait_text(&mut s, "a.jsonl");
+    ok(s.send(b"\r"));
+    wait_text(&mut s, "alpha topic 0");
+    quit(&mut s);
+}

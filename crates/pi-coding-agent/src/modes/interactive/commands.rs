@@ -329,6 +329,7 @@ impl App {
 
     /// `/resume`: the session selector over this folder's sessions.
     pub(super) fn resume_command(&mut self) {
+        self.session_view = super::session_picker::View::default();
         self.open_sessions(super::session_picker::Scope::Current, Pick::Session);
     }
 
@@ -1113,6 +1114,9 @@ impl App {
         let Some(event) = picker.handle_key(k) else {
             return;
         };
+        if matches!(kind, Pick::Session | Pick::StartupSession) {
+            self.session_view.query = picker.query().to_owned();
+        }
         self.picker = None;
         if let PickerEvent::Action(action, selected) = event {
             match kind {

@@ -298,6 +298,8 @@ struct App {
     login: Option<tokio::task::AbortHandle>,
     /// The session selector's scope (kept while renaming or deleting from it).
     session_scope: session_picker::Scope,
+    /// The session selector's sort, name filter, path toggle and search.
+    session_view: session_picker::View,
     /// `/tree`'s filter while it is open.
     tree_filter: tree_view::TreeFilter,
     /// Extension dialogs waiting for the open one to close.
@@ -521,6 +523,7 @@ impl App {
             share: None,
             login: None,
             session_scope: session_picker::Scope::Current,
+            session_view: session_picker::View::default(),
             tree_filter: tree_view::TreeFilter::Default,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
@@ -560,6 +563,7 @@ impl App {
             let _ = self.term.set_title(&format!("pi - {name}"));
         }
         if self.options.resume_picker {
+            self.session_view = session_picker::View::default();
             self.open_sessions(
                 session_picker::Scope::Current,
                 commands::Pick::StartupSession,

@@ -88,6 +88,8 @@ pub struct Picker {
     selected: usize,
     hint: String,
     empty_text: String,
+    /// A search keeps the items' order (pi's `Recent` sessions) instead of ranking them.
+    keep_order: bool,
     theme: Arc<Theme>,
     keys: Arc<Keybindings>,
 }
@@ -115,6 +117,7 @@ impl Picker {
             selected,
             hint: "Enter to select · Esc to cancel".into(),
             empty_text: "No matches".into(),
+            keep_order: false,
             theme,
             keys,
         }
@@ -184,6 +187,18 @@ impl Picker {
         self
     }
 
+    /// A search filters without reordering.
+    pub fn keeping_order(mut self) -> Self {
+        self.keep_order = true;
+        self.refilter();
+        self
+    }
+
+    /// The search line.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
     /// Selects the item with `key`, if shown.
     pub fn select_key(&mut self, key: &str) {
         if let Some(p) = self.filtered.iter().position(|&i| self.items[i].key == key) {
@@ -199,10 +214,15 @@ impl Picker {
             (0..self.items.len()).collect()
         } else {
             let all: Vec<(usize, &PickItem)> = self.items.iter().enumerate().collect();
-            pi_tui::fuzzy::fuzzy_filter(all, &self.query, |(_, item)| item.search.as_str())
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect()
+            let mut v: Vec<usize> =
+                pi_tui::fuzzy::fuzzy_filter(all, &self.query, |(_, item)| item.search.as_str())
+                    .into_iter()
+                    .map(|(i, _)| i)
+                    .collect();
+            if self.keep_order {
+                v.sort_unstable();
+            }
+            v
         };
         self.selected = 0;
     }
@@ -335,7 +355,9 @@ impl Component for Picker {
             out.push(t.fg("muted", &format!("  {}", self.empty_text)));
         }
         out.push(String::new());
-        out.push(fit(&t.fg("dim", &format!("  {}", self.hint))));
+        for line in self.hint.split('\n') {
+            out.push(fit(&t.fg("dim", &format!("  {line}"))));
+        }
         out.push(rule);
         out
     }

@@ -14,10 +14,16 @@ pub const HEAD_BYTES: u64 = 256 * 1024;
 /// The name (the last `session_info` name within the head) and the first user message's
 /// text (its first line), when the head has them.
 pub fn summary(path: &Path) -> (Option<String>, Option<String>) {
+    let (name, first, _) = summary_with_count(path);
+    (name, first)
+}
+
+/// [`summary`] and the number of message entries within the head (pi's `messageCount`).
+pub fn summary_with_count(path: &Path) -> (Option<String>, Option<String>, usize) {
     let Ok(file) = std::fs::File::open(path) else {
-        return (None, None);
+        return (None, None, 0);
     };
-    let (mut name, mut first) = (None, None);
+    let (mut name, mut first, mut count) = (None, None, 0);
     for line in BufReader::new(file.take(HEAD_BYTES)).split(b'\n') {
         let Ok(line) = line else { break };
         let Ok(v) = pi_ai::json_depth::from_slice::<Value>(&line, 64) else {
@@ -30,16 +36,33 @@ pub fn summary(path: &Path) -> (Option<String>, Option<String>) {
                     name = (!n.is_empty()).then(|| n.to_owned());
                 }
             }
-            Some("message") if first.is_none() => {
+            Some("message") => {
+                count += 1;
                 let m = &v["message"];
-                if m.get("role").and_then(Value::as_str) == Some("user") {
+                if first.is_none() && m.get("role").and_then(Value::as_str) == Some("user") {
                     first = user_text(&m["content"]);
                 }
             }
             _ => {}
         }
     }
-    (name, first)
+    (name, first, count)
+}
+
+/// pi's `formatSessionDate`: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
+pub fn session_age(d: Duration) -> String {
+    let mins = d.as_secs() / 60;
+    let hours = mins / 60;
+    let days = hours / 24;
+    match () {
+        _ if mins < 1 => "now".into(),
+        _ if mins < 60 => format!("{mins}m"),
+        _ if hours < 24 => format!("{hours}h"),
+        _ if days < 7 => format!("{days}d"),
+        _ if days < 30 => format!("{}w", days / 7),
+        _ if days < 365 => format!("{}mo", days / 30),
+        _ => format!("{}y", days / 365),
+    }
 }
 
 fn user_text(content: &Value) -> Option<String> {
