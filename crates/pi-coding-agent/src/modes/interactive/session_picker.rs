@@ -278,7 +278,13 @@ impl App {
                     right = format!("{} {right}", shorten(&s.path.display().to_string()));
                 }
                 item.badge = Some(right);
-                item.search = format!("{label} {} {}", s.header.id, s.header.cwd);
+                // pi searches the name and the messages too; the first message stands for them.
+                item.search = format!(
+                    "{label} {} {} {}",
+                    first.as_deref().unwrap_or_default(),
+                    s.header.id,
+                    s.header.cwd
+                );
                 item.current = current.as_deref() == Some(s.path.as_path());
                 item
             })
@@ -361,6 +367,8 @@ impl App {
                 self.open_sessions(self.session_scope, kind);
             }
             "app.session.rename" => {
+                // The list comes back unfiltered after the rename.
+                self.session_view.query.clear();
                 let Some(path) = selected else {
                     return self.open_sessions(self.session_scope, kind);
                 };
@@ -376,6 +384,7 @@ impl App {
                 self.open_picker(Pick::RenameSession(path, Box::new(kind)), p);
             }
             "app.session.delete" => {
+                self.session_view.query.clear();
                 let Some(path) = selected else {
                     return self.open_sessions(self.session_scope, kind);
                 };
