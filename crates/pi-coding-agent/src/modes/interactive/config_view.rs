@@ -159,14 +159,13 @@ fn collect(kind: Kind, dir: &Path, agents: bool) -> Vec<PathBuf> {
             for p in sorted_entries(dir) {
                 if p.is_file() && has_ext(&p, &["ts", "js", "mjs", "cjs"]) {
                     out.push(p);
-                } else if p.is_dir() {
-                    if let Some(index) = ["index.ts", "index.js"]
+                } else if p.is_dir()
+                    && let Some(index) = ["index.ts", "index.js"]
                         .iter()
                         .map(|f| p.join(f))
                         .find(|f| f.is_file())
-                    {
-                        out.push(index);
-                    }
+                {
+                    out.push(index);
                 }
             }
         }
@@ -317,7 +316,7 @@ pub fn resolve(settings: &SettingsManager, cwd: &Path, agent_dir: &Path) -> Vec<
 
 /// pi's `buildGroups`: user groups before project ones, auto-discovered before settings
 /// entries; kinds in pi's order and items by name inside.
-fn groups(items: &[Item], cwd: &Path) -> Vec<Group> {
+fn groups(items: &[Item]) -> Vec<Group> {
     let mut groups: Vec<(String, bool, bool, Group)> = Vec::new();
     for it in items {
         let label = match (it.from_settings, it.user) {
@@ -326,7 +325,6 @@ fn groups(items: &[Item], cwd: &Path) -> Vec<Group> {
             (false, true) => format!("User ({})", format_base(&it.base)),
             (false, false) => format!("Project ({})", format_base(&it.base)),
         };
-        let _ = cwd;
         match groups.iter_mut().find(|g| g.0 == label) {
             Some(g) => g.3.items.push(it.clone()),
             None => groups.push((
@@ -387,7 +385,6 @@ pub struct ConfigView {
     scope: Scope,
     project_available: bool,
     cwd: PathBuf,
-    agent_dir: PathBuf,
     /// Global mode's groups, project mode's groups.
     global: Vec<Group>,
     project: Vec<Group>,
@@ -417,14 +414,12 @@ fn canon(p: &Path) -> PathBuf {
 impl ConfigView {
     /// The screen over the resources of `global_items` (what the global file alone leads to)
     /// and `project_items` (with the trusted project's file), writing `scope` first.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         global_items: &[Item],
         project_items: &[Item],
         scope: Scope,
         project_available: bool,
         cwd: &Path,
-        agent_dir: &Path,
         rows: u16,
         theme: Arc<Theme>,
         keys: Arc<Keybindings>,
@@ -437,9 +432,8 @@ impl ConfigView {
             scope,
             project_available,
             cwd: cwd.to_path_buf(),
-            agent_dir: agent_dir.to_path_buf(),
-            global: groups(global_items, cwd),
-            project: groups(project_items, cwd),
+            global: groups(global_items),
+            project: groups(project_items),
             inherited,
             rows: Vec::new(),
             selected: 0,
@@ -816,7 +810,6 @@ impl ConfigView {
         }
         out.push(String::new());
         out.push(rule);
-        let _ = &self.agent_dir;
         out
     }
 }
@@ -949,7 +942,6 @@ pub fn run(
         if local { Scope::Project } else { Scope::Global },
         trusted,
         cwd,
-        agent_dir,
         rows,
         Arc::new(theme),
         keys,
@@ -1046,17 +1038,7 @@ mod tests {
             Platform::current(),
             &Default::default(),
         ));
-        let view = ConfigView::new(
-            &items,
-            &items,
-            Scope::Global,
-            true,
-            &cwd,
-            &agent,
-            30,
-            theme,
-            keys,
-        );
+        let view = ConfigView::new(&items, &items, Scope::Global, true, &cwd, 30, theme, keys);
         let text = view.render_with(&settings, 100).join("\n");
         for t in [
             "Skills",
