@@ -414,6 +414,7 @@ fn canon(p: &Path) -> PathBuf {
 impl ConfigView {
     /// The screen over the resources of `global_items` (what the global file alone leads to)
     /// and `project_items` (with the trusted project's file), writing `scope` first.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         global_items: &[Item],
         project_items: &[Item],
