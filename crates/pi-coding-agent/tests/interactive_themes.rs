@@ -282,8 +282,28 @@ async fn the_theme_row_previews_saves_and_the_theme_file_reloads_when_edited() {
         "{}",
         s.model().screen_text()
     );
-    ok(s.send(b"\x1b"));
-    ok(s.wait_for("back in settings", WAIT, |m| selected(m, "Theme")));
+    // Automatic: the light theme, then the dark one, saved as `light/dark`.
+    ok(s.send(b"\x1b[A\x1b[A\x1b[A\x1b[A\x1b[A"));
+    ok(s.wait_for("automatic", WAIT, |m| selected(m, "Automatic")));
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Select the theme to use for light terminal appearance",
+    );
+    ok(s.wait_for("ocean current", WAIT, |m| selected(m, "ocean")));
+    ok(s.send(b"\x1b[A"));
+    ok(s.wait_for("light", WAIT, |m| selected(m, "light")));
+    ok(s.send(b"\r"));
+    wait_text(
+        &mut s,
+        "Select the theme to use for dark terminal appearance",
+    );
+    ok(s.wait_for("ocean current", WAIT, |m| selected(m, "ocean")));
+    ok(s.send(b"\r"));
+    ok(s.wait_for("saved automatic", WAIT, |m| {
+        selected(m, "Theme") && selected_row(m).trim_end().ends_with("light/ocean")
+    }));
+    assert_eq!(settings_json(&root)["theme"], "light/ocean");
     ok(s.send(b"\x1b"));
     ok(s.wait_for("closed", WAIT, |m| {
         !m.screen_text().contains("Enter/Space to change")

@@ -354,7 +354,8 @@ impl App {
             .collect();
         self.themes.auto_light = light;
         let p = Picker::new(title, items, self.theme.clone(), self.keys.clone())
-            .with_note(note, "muted");
+            .with_note(note, "muted")
+            .with_hint("Enter to select · Esc to go back");
         self.open_picker(super::commands::Pick::AutoTheme, p);
     }
 
