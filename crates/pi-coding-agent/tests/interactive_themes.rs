@@ -657,6 +657,21 @@ async fn the_session_selector_sorts_filters_names_and_counts_messages() {
     }));
     ok(s.send(b"\x13"));
     wait_text(&mut s, "Sort: Threaded");
+    // pi's search syntax: `re:` regexes and quoted phrases.
+    ok(s.send(&b"\x7f".repeat(10)));
+    ok(s.send(b"re:F.RK"));
+    ok(s.wait_for("regex", WAIT, |m| {
+        let r = session_rows(m);
+        r.len() == 1 && r[0].starts_with("beta fork")
+    }));
+    ok(s.send(&b"\x7f".repeat(10)));
+    ok(s.send(b"\"topic  0\""));
+    ok(s.wait_for("phrase", WAIT, |m| {
+        let r = session_rows(m);
+        r.len() == 1 && r[0].starts_with("alpha topic")
+    }));
+    ok(s.send(&b"\x7f".repeat(12)));
+    ok(s.wait_for("all again", WAIT, |m| session_rows(m).len() == 3));
     // Ctrl+P shows the file paths.
     ok(s.send(b"\x10"));
     wait_text(&mut s, "path (on)");

@@ -40,6 +40,8 @@ pub struct PickItem {
     pub search: String,
     /// The current one (ticked).
     pub current: bool,
+    /// Drawn before the label while nothing is searched (a tree's branch lines).
+    pub prefix: String,
 }
 
 impl PickItem {
@@ -52,6 +54,7 @@ impl PickItem {
             label,
             badge: None,
             current: false,
+            prefix: String::new(),
         }
     }
 }
@@ -70,6 +73,13 @@ pub enum PickerEvent {
     /// the selected item's key.
     Action(&'static str, Option<String>),
 }
+
+/// A search matcher: from the query, a scorer of an item's search text (its score, lower
+/// first; `None`: no match). The query is parsed once per change.
+pub type Matcher = Box<dyn Fn(&str) -> Scorer + Send>;
+
+/// What a [`Matcher`] makes of a query.
+pub type Scorer = Box<dyn Fn(&str) -> Option<f64>>;
 
 /// A selector in the editor's place.
 pub struct Picker {
@@ -90,6 +100,9 @@ pub struct Picker {
     empty_text: String,
     /// A search keeps the items' order (pi's `Recent` sessions) instead of ranking them.
     keep_order: bool,
+    /// The search's own matcher (query, item search text → score, lower first), instead of
+    /// the fuzzy one.
+    matcher: Option<Matcher>,
     theme: Arc<Theme>,
     keys: Arc<Keybindings>,
 }
@@ -118,6 +131,7 @@ impl Picker {
             hint: "Enter to select · Esc to cancel".into(),
             empty_text: "No matches".into(),
             keep_order: false,
+            matcher: None,
             theme,
             keys,
         }
@@ -187,6 +201,13 @@ impl Picker {
         self
     }
 
+    /// Searches with `matcher` instead of the fuzzy match; ties keep the items' order.
+    pub fn with_matcher(mut self, matcher: Matcher) -> Self {
+        self.matcher = Some(matcher);
+        self.refilter();
+        self
+    }
+
     /// A search filters without reordering.
     pub fn keeping_order(mut self) -> Self {
         self.keep_order = true;
@@ -213,6 +234,21 @@ impl Picker {
         self.filtered = if self.query.trim().is_empty() {
             (0..self.items.len()).collect()
         } else {
+            if let Some(m) = &self.matcher {
+                let score = m(&self.query);
+                let mut scored: Vec<(usize, f64)> = self
+                    .items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, it)| score(&it.search).map(|s| (i, s)))
+                    .collect();
+                if !self.keep_order {
+                    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
+                }
+                self.filtered = scored.into_iter().map(|(i, _)| i).collect();
+                self.selected = 0;
+                return;
+            }
             let all: Vec<(usize, &PickItem)> = self.items.iter().enumerate().collect();
             let mut v: Vec<usize> =
                 pi_tui::fuzzy::fuzzy_filter(all, &self.query, |(_, item)| item.search.as_str())
@@ -336,6 +372,11 @@ impl Component for Picker {
                 "  ".into()
             };
             let label = pi_tui::ansi::escape_control(&item.label.replace('\n', " "));
+            let label = if self.query.trim().is_empty() && !item.prefix.is_empty() {
+                format!("{}{label}", t.fg("dim", &item.prefix))
+            } else {
+                label
+            };
             let label = if selected {
                 t.fg("accent", &label)
             } else {

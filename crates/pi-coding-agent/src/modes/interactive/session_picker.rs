@@ -265,8 +265,8 @@ impl App {
                     .clone()
                     .or_else(|| first.clone())
                     .unwrap_or_else(|| "(no messages)".into());
-                let mut item =
-                    PickItem::new(s.path.display().to_string(), format!("{prefix}{label}"));
+                let mut item = PickItem::new(s.path.display().to_string(), label.clone());
+                item.prefix = prefix.clone();
                 let age = super::session_list::session_age(
                     now.duration_since(s.modified).unwrap_or_default(),
                 );
@@ -340,6 +340,10 @@ impl App {
         if view.sort == Sort::Recent {
             p = p.keeping_order();
         }
+        p = p.with_matcher(Box::new(|q| {
+            let parsed = super::session_list::SessionQuery::parse(q);
+            Box::new(move |text| parsed.score(text))
+        }));
         self.session_scope = scope;
         self.open_picker(kind, p);
     }
