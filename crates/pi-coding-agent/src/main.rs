@@ -78,6 +78,13 @@ fn main() {
         Ok(Command::Auth(argv)) => {
             pi_coding_agent::auth_command::run(&argv, &agent_dir(), &mut stdout, &mut stderr)
         }
+        Ok(Command::Config(argv)) => modes::interactive::config_view::run(
+            &argv,
+            &cwd,
+            &agent_dir(),
+            &mut stdout,
+            &mut stderr,
+        ),
         Ok(Command::Launch(config)) => launch(
             *config,
             cwd,
@@ -154,6 +161,9 @@ async fn run_mode(launch: Launch, stdout: &mut dyn Write, stderr: &mut dyn Write
                     session_dir: launch.config.session.session_dir.clone(),
                     fullscreen: launch.config.fullscreen,
                     resume_picker: launch.config.session.resume,
+                    theme_paths: launch.config.resources.themes.clone(),
+                    no_themes: launch.config.resources.no_themes,
+                    use_theme: launch.config.resources.use_theme.clone(),
                 };
                 let code = modes::interactive::run(running, launch.initial, options).await;
                 processes.shutdown(app::launch::SHUTDOWN_WAIT);

@@ -271,12 +271,21 @@ fn extensions_fail_with_the_reference_shape() {
 
 #[test]
 fn reference_subcommands_are_not_supported() {
-    for cmd in ["install", "remove", "uninstall", "update", "list", "config"] {
+    for cmd in ["install", "remove", "uninstall", "update", "list"] {
         assert_fails(
             &run(&[cmd, "x"]),
             &format!("Error: pi-rs does not support '{cmd}' yet\n"),
         );
     }
+    // `config` is pi's resource screen; its argument errors are pi's.
+    assert_fails(
+        &run(&["config", "x"]),
+        "Unexpected argument x.\nUsage: pi config [-l] [--approve|--no-approve]\n",
+    );
+    assert_fails(
+        &run(&["config", "--nope"]),
+        "Unknown option --nope for \"config\".\nUse \"pi --help\" or \"pi config [-l] [--approve|--no-approve]\".\n",
+    );
     // Only as the first argument: after -p it is the prompt.
     assert_accepted(&run(&["-p", "list"]));
 }

@@ -57,6 +57,7 @@ mod interactive_commands;
 mod interactive_ext_ui;
 mod interactive_keys;
 mod interactive_start;
+mod interactive_themes;
 mod kill_durability;
 mod library_use;
 mod listeners_load;

@@ -213,7 +213,7 @@ impl ColorMode {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ThemeError {
     /// Not JSON.
-    #[error("failed to parse theme {label}: {message}")]
+    #[error("Failed to parse theme {label}: {message}")]
     Json {
         /// Where it came from (a path or a name).
         label: String,
@@ -233,16 +233,19 @@ pub enum ThemeError {
 }
 
 fn invalid_message(label: &str, missing: &[String], errors: &[String]) -> String {
-    let mut out = format!("invalid theme \"{label}\"");
+    // pi's wording (`validateThemeJson`): users compare it with pi's docs and issues.
+    let mut out = format!("Invalid theme \"{label}\":\n");
     if !missing.is_empty() {
-        out.push_str("\nmissing required color tokens:");
+        out.push_str("\nMissing required color tokens:");
         for m in missing {
             out.push_str("\n  - ");
             out.push_str(m);
         }
+        out.push_str("\n\nPlease add these colors to your theme's \"colors\" object.");
+        out.push_str("\nSee the built-in themes (dark.json, light.json) for reference values.");
     }
     if !errors.is_empty() {
-        out.push_str("\nerrors:");
+        out.push_str("\n\nOther errors:");
         for e in errors {
             out.push_str("\n  - ");
             out.push_str(e);

@@ -41,9 +41,9 @@ Options:
   --prompt-template <path>       Load a prompt template file or directory (repeatable)
   --no-prompt-templates, -np     Do not load prompt templates
   --no-context-files, -nc        Do not load AGENTS.md / CLAUDE.md files
-  --theme <path>                 Interactive theme file (accepted, unused by pi-rs)
-  --use-theme <name>             Interactive theme name (accepted, unused by pi-rs)
-  --no-themes                    Do not load themes (accepted, unused by pi-rs)
+  --theme <path>                 Load a theme file or directory (can be used multiple times)
+  --use-theme <name[/name]>      Set the initial interactive theme for this run
+  --no-themes                    Disable theme discovery and loading
   --tui-mode <mode>              regular or fullscreen (accepted, unused by pi-rs)
   --export <file> [output]       Write a session file as HTML and exit
   --list-models [search]         List the models you have credentials for, optionally filtered

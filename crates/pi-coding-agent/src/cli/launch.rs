@@ -29,8 +29,7 @@ use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
 use crate::storage::paths::is_valid_session_id;
 
 /// The first arguments pi treats as its package/auth commands.
-pub const REFERENCE_SUBCOMMANDS: [&str; 6] =
-    ["install", "remove", "uninstall", "update", "list", "config"];
+pub const REFERENCE_SUBCOMMANDS: [&str; 5] = ["install", "remove", "uninstall", "update", "list"];
 
 /// Printed after an extension load failure.
 pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
@@ -115,6 +114,9 @@ pub enum Command {
     /// `pi auth …`: the credentials subcommand ([`crate::auth_command`]), with its own
     /// arguments (the whole argv, `auth` first).
     Auth(Vec<String>),
+    /// `pi config …`: the resource configuration screen
+    /// ([`crate::modes::interactive::config_view`]), the whole argv, `config` first.
+    Config(Vec<String>),
     /// A session run.
     Launch(Box<LaunchConfig>),
 }
@@ -184,6 +186,12 @@ pub struct ResourceFlags {
     pub system_prompt: Option<String>,
     /// `--append-system-prompt <text>`, in order.
     pub append_system_prompt: Vec<String>,
+    /// `--theme <path>`, in order (files or directories; the interactive mode reads them).
+    pub themes: Vec<String>,
+    /// `--no-themes`: no theme discovery, only the `--theme` paths.
+    pub no_themes: bool,
+    /// `--use-theme <name[/name]>`: the theme setting for this run (not saved).
+    pub use_theme: Option<String>,
 }
 
 /// A validated command line for a session run: what everything after the command line
@@ -270,6 +278,12 @@ pub fn parse(argv: &[String], env: &CliEnv<'_>) -> Parsed {
         return Parsed {
             diagnostics: Vec::new(),
             command: Ok(Command::Auth(argv.to_vec())),
+        };
+    }
+    if argv.first().is_some_and(|a| a == "config") {
+        return Parsed {
+            diagnostics: Vec::new(),
+            command: Ok(Command::Config(argv.to_vec())),
         };
     }
     if let Some(cmd) = argv
@@ -363,6 +377,9 @@ fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
             no_context_files: args.no_context_files,
             system_prompt: args.system_prompt,
             append_system_prompt: args.append_system_prompt,
+            themes: args.themes,
+            no_themes: args.no_themes,
+            use_theme: args.use_theme,
         },
         project_trust_override: args.project_trust_override,
         name,

@@ -19,6 +19,7 @@
 //! | [`context_files`] | `AGENTS.md` / `CLAUDE.md` discovery |
 //! | [`skills`], [`templates`], [`frontmatter`], [`yaml_subset`] | skills and `/name args` templates |
 //! | [`system_prompt`] | prompt assembly and `SYSTEM.md` / `APPEND_SYSTEM.md` sources |
+//! | [`themes`] | custom theme discovery and loading by name (`resource-loader.js`, `theme.js`) |
 //! | [`resources`] | one-call resource loading and the `resources_discover` seam |
 //! | [`migrations`] | start-up migrations of old layouts (`migrations.js`) |
 //! | [`lock`], [`replace`] | file lock; atomic rewrite (temporary file + rename) |
@@ -48,5 +49,6 @@ pub mod skills;
 pub mod system_prompt;
 pub mod templates;
 pub mod text;
+pub mod themes;
 pub mod trust;
 pub mod yaml_subset;

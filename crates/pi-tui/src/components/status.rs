@@ -72,6 +72,12 @@ impl StatusLine {
             .map_or(FRAMES.len(), |f| f.len().max(1))
     }
 
+    /// New colours for the rule and the spinner (a theme change), the state kept.
+    pub fn set_colors(&mut self, rule_sgr: impl Into<String>, spinner_sgr: impl Into<String>) {
+        self.rule_sgr = rule_sgr.into();
+        self.spinner_sgr = spinner_sgr.into();
+    }
+
     /// Starts (or relabels) the working indicator.
     pub fn start(&mut self, label: impl Into<String>, now: Instant) {
         self.label = label.into();

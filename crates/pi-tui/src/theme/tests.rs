@@ -147,7 +147,11 @@ fn invalid_themes_report_every_problem() {
             .any(|e| e.contains("/colors/dim") && e.contains("boolean"))
     );
     let text = err.to_string();
-    assert!(text.starts_with("invalid theme \"bad.json\""));
+    assert!(text.starts_with("Invalid theme \"bad.json\":\n"), "{text}");
+    assert!(
+        text.contains("\nMissing required color tokens:\n"),
+        "{text}"
+    );
     assert!(text.contains("  - bashMode"));
 
     let cyclic = theme_json("t", "\"x\"", "")

@@ -282,6 +282,52 @@ impl SettingsManager {
         self.save();
     }
 
+    /// Sets (or with `None` removes) a field of the project file (`<cwd>/.pi/settings.json`)
+    /// and writes that field alone into it; nothing happens while the project is untrusted.
+    /// A project file that does not parse is left as it is (the error is recorded).
+    pub fn set_project(&mut self, key: &str, value: Option<Value>) {
+        if !self.project_trusted {
+            return;
+        }
+        let Some(path) = self.project_path.clone() else {
+            return;
+        };
+        match &value {
+            Some(v) => {
+                self.project.insert(key.to_owned(), v.clone());
+            }
+            None => {
+                self.project.remove(key);
+            }
+        }
+        self.remerge();
+        let write = || -> Result<(), String> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            }
+            let _lock = FileLock::acquire(&path).map_err(|e| e.to_string())?;
+            let mut next = match crate::config::text::read_config_text(&path) {
+                Ok(text) => parse_settings(&text)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+                Err(e) => return Err(e.to_string()),
+            };
+            match &value {
+                Some(v) => {
+                    next.insert(key.to_owned(), v.clone());
+                }
+                None => {
+                    next.remove(key);
+                }
+            }
+            let text =
+                pi_ai::json::to_string_pretty(&Value::Object(next)).map_err(|e| e.to_string())?;
+            super::replace::replace_file(&path, text.as_bytes(), 0o666).map_err(|e| e.to_string())
+        };
+        if let Err(message) = write() {
+            self.record_error(SettingsScope::Project, message);
+        }
+    }
+
     /// Sets several global fields and writes the global file once.
     pub fn set_global_fields(&mut self, fields: &[(&str, Value)]) {
         for (key, value) in fields {

@@ -37,6 +37,14 @@ pub(super) enum Pick {
     Login(super::login::LoginStep),
     /// The label of this tree entry, then back to `/tree`.
     TreeLabel(String),
+    /// The theme selector of `/settings` (moving previews).
+    Theme,
+    /// A step of the automatic theme selector (light, then dark).
+    AutoTheme,
+    /// The per-model thinking row's model step.
+    ModelThinking,
+    /// Its level step for this `provider/id`.
+    ModelThinkingLevel(String),
     /// The new name of this session file, then back to the selector of this kind.
     RenameSession(String, Box<Pick>),
     /// Whether to delete this session file, then back to the selector of this kind.
@@ -321,6 +329,7 @@ impl App {
 
     /// `/resume`: the session selector over this folder's sessions.
     pub(super) fn resume_command(&mut self) {
+        self.session_view = super::session_picker::View::default();
         self.open_sessions(super::session_picker::Scope::Current, Pick::Session);
     }
 
@@ -469,8 +478,17 @@ impl App {
         self.stored_totals = Default::default();
         self.steering.clear();
         self.follow_up.clear();
+        // Before the history is drawn again, so it comes in the reloaded theme.
+        let theme_notes = if reloaded {
+            self.reload_themes()
+        } else {
+            Vec::new()
+        };
         self.clear_chat();
         self.show_history(false);
+        for (text, token) in theme_notes {
+            self.transcript.notice(text, token);
+        }
         if r.notice.starts_with('✓') {
             self.transcript.notice(r.notice, "accent");
         } else {
@@ -559,12 +577,41 @@ impl App {
 
     /// `/settings`.
     pub(super) fn settings_command(&mut self) {
-        let view = {
+        let images = pi_tui::capabilities::Capabilities::detect()
+            .images
+            .is_some();
+        let mut view = {
             let s = crate::sync::lock(self.session.settings());
-            super::settings_view::SettingsView::new(&s, self.theme.clone(), self.keys.clone())
+            super::settings_view::SettingsView::new(
+                &s,
+                images,
+                self.theme.clone(),
+                self.keys.clone(),
+            )
         };
+        view.set_value(
+            super::settings_view::Setting::Theme,
+            &self.theme_selection(),
+        );
         self.settings_view = Some(view);
         self.force = true;
+    }
+
+    /// `/settings` again after one of its selectors, on that row.
+    pub(super) fn reopen_settings_at(&mut self, row: super::settings_view::Setting) {
+        self.settings_command();
+        if let Some(v) = self.settings_view.as_mut() {
+            v.select(row);
+        }
+    }
+
+    /// Back to `/settings` from the theme selector.
+    pub(super) fn reopen_settings(&mut self) {
+        let row = super::settings_view::Setting::Theme;
+        match self.settings_view.as_mut() {
+            Some(v) => v.set_theme(self.theme.clone()),
+            None => self.reopen_settings_at(row),
+        }
     }
 
     /// A key for `/settings`: a changed value is written and applied at once.
@@ -579,6 +626,21 @@ impl App {
                 self.settings_view = None;
                 return;
             }
+            Some(SettingsEvent::Open(Setting::Warnings)) => {
+                let s = crate::sync::lock(self.session.settings());
+                view.open_warnings(&s);
+                return;
+            }
+            Some(SettingsEvent::Open(Setting::Theme)) => {
+                self.open_theme_selector();
+                return;
+            }
+            Some(SettingsEvent::Open(Setting::ModelThinking)) => {
+                self.settings_view = None;
+                self.open_model_thinking();
+                return;
+            }
+            Some(SettingsEvent::Open(_)) => return,
             Some(SettingsEvent::Changed(s, v)) => (s, v),
         };
         let on = value == "true";
@@ -625,6 +687,9 @@ impl App {
                     self.editor.set_padding_x(n);
                 }
             }
+            Setting::HttpIdleTimeout => {
+                self.status_notice(format!("HTTP idle timeout: {value}"));
+            }
             Setting::TuiMode => {
                 let mode = if value == "fullscreen" {
                     pi_tui::tui::Mode::Fullscreen
@@ -633,10 +698,178 @@ impl App {
                 };
                 let bytes = self.tui.set_mode(mode);
                 let _ = self.term.write(&bytes);
+                self.status_notice(format!("TUI mode: {value}"));
             }
             _ => {}
         }
         self.refresh_footer();
+    }
+
+    /// The per-model thinking row: pi's model step (the current model, then the default,
+    /// then by provider), then the level step.
+    fn open_model_thinking(&mut self) {
+        let models = self.completion_models();
+        let current = self.session.model();
+        let (default, levels) = {
+            let s = crate::sync::lock(self.session.settings());
+            let default = s
+                .default_provider()
+                .map(str::to_owned)
+                .zip(s.default_model().map(str::to_owned));
+            let levels = s
+                .get("modelThinkingLevels")
+                .and_then(serde_json::Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            (default, levels)
+        };
+        let key = |m: &pi_ai::Model| format!("{}/{}", m.provider, m.id);
+        let current_key = current.as_ref().map(&key);
+        let default_key = default.map(|(p, id)| format!("{p}/{id}"));
+        let mut sorted: Vec<&pi_ai::Model> = models.iter().collect();
+        sorted.sort_by(|a, b| {
+            let (ka, kb) = (key(a), key(b));
+            (Some(&kb) == current_key.as_ref())
+                .cmp(&(Some(&ka) == current_key.as_ref()))
+                .then((Some(&kb) == default_key.as_ref()).cmp(&(Some(&ka) == default_key.as_ref())))
+                .then_with(|| crate::config::collate::locale_compare(&a.provider, &b.provider))
+        });
+        let mut items: Vec<PickItem> = sorted
+            .iter()
+            .map(|m| {
+                let mut item = PickItem::new(key(m), m.id.clone());
+                item.search = format!("{} {}", m.id, m.provider);
+                let over = levels.get(&key(m)).and_then(serde_json::Value::as_str);
+                item.badge = Some(match over {
+                    Some(l) => format!("[{}] {l}", m.provider),
+                    None => format!("[{}]", m.provider),
+                });
+                item
+            })
+            .collect();
+        if items.is_empty() {
+            let mut none = PickItem::new("__none__", "No models available");
+            none.badge = Some("Log in to a provider or configure an API key first".into());
+            items.push(none);
+        }
+        let mut p = Picker::new(
+            "Per-Model Thinking Level",
+            items,
+            self.theme.clone(),
+            self.keys.clone(),
+        )
+        .with_note("Select a model to configure", "muted")
+        .searchable("");
+        if let Some(k) = current_key.or(default_key) {
+            p.select_key(&k);
+        }
+        self.open_picker(Pick::ModelThinking, p);
+    }
+
+    /// The level step of the per-model thinking row for `model` (`provider/id`).
+    fn open_model_thinking_level(&mut self, model_key: String) {
+        let models = self.completion_models();
+        let Some(model) = models
+            .iter()
+            .find(|m| format!("{}/{}", m.provider, m.id) == model_key)
+        else {
+            self.reopen_settings_at(super::settings_view::Setting::ModelThinking);
+            return;
+        };
+        let (active, global) = {
+            let s = crate::sync::lock(self.session.settings());
+            let active = s
+                .get("modelThinkingLevels")
+                .and_then(|m| m.get(&model_key))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
+            let global = s
+                .get("defaultThinkingLevel")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("medium")
+                .to_owned();
+            (active, global)
+        };
+        let levels: Vec<&str> = model
+            .supported_thinking_levels()
+            .iter()
+            .map(|l| l.as_str())
+            .collect();
+        let mut items: Vec<PickItem> = levels
+            .iter()
+            .map(|l| {
+                let mut item = PickItem::new(*l, *l);
+                item.current = active.as_deref() == Some(*l);
+                item.badge = thinking_description(l).map(str::to_owned);
+                item
+            })
+            .collect();
+        if active.is_some() {
+            let mut clear = PickItem::new("__clear__", "(clear override)");
+            clear.badge = Some(format!("Revert to global default ({global})"));
+            items.push(clear);
+        }
+        let title = format!("Thinking Level for {} [{}]", model.id, model.provider);
+        let p = Picker::new(title, items, self.theme.clone(), self.keys.clone())
+            .with_note("Select default thinking level for this model", "muted");
+        self.open_picker(Pick::ModelThinkingLevel(model_key), p);
+    }
+}
+
+/// pi's descriptions of the thinking levels in the per-model selector.
+fn thinking_description(level: &str) -> Option<&'static str> {
+    Some(match level {
+        "off" => "No reasoning",
+        "minimal" => "Very brief reasoning (~1k tokens)",
+        "low" => "Light reasoning (~2k tokens)",
+        "medium" => "Moderate reasoning (~8k tokens)",
+        "high" => "Deep reasoning (~16k tokens)",
+        "xhigh" => "Extra-high reasoning (~32k tokens)",
+        "max" => "Maximum reasoning",
+        _ => return None,
+    })
+}
+
+impl App {
+    /// A level chosen for a model: written to `modelThinkingLevels` (or removed), applied to
+    /// the session when it is the current model, as pi does.
+    fn model_thinking_chosen(&mut self, model_key: &str, level: &str) {
+        {
+            let mut s = crate::sync::lock(self.session.settings());
+            let mut map = s
+                .global()
+                .get("modelThinkingLevels")
+                .and_then(serde_json::Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            if level == "__clear__" {
+                map.remove(model_key);
+            } else {
+                map.insert(model_key.to_owned(), serde_json::Value::from(level));
+            }
+            let v = (!map.is_empty()).then_some(serde_json::Value::Object(map));
+            s.set_global("modelThinkingLevels", v);
+        }
+        let is_current = self
+            .session
+            .model()
+            .is_some_and(|m| format!("{}/{}", m.provider, m.id) == model_key);
+        if is_current {
+            let target = if level == "__clear__" {
+                crate::sync::lock(self.session.settings())
+                    .get("defaultThinkingLevel")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("medium")
+                    .to_owned()
+            } else {
+                level.to_owned()
+            };
+            if let Some(l) = pi_ai::ModelThinkingLevel::parse(&target) {
+                let _ = self.session.set_thinking_level(l);
+            }
+            self.refresh_footer();
+        }
+        self.open_model_thinking();
     }
 
     /// `/trust`: pi's trust choices for this project (without the session-only ones), the
@@ -877,9 +1110,33 @@ impl App {
             return;
         };
         let kind = kind.clone();
+        if matches!(kind, Pick::Theme | Pick::AutoTheme) {
+            let event = picker.handle_key(k);
+            let selected = picker.selected_key();
+            match event {
+                None => {
+                    if let Some(key) = selected {
+                        self.preview_theme(&key);
+                    }
+                }
+                Some(PickerEvent::Chosen(key)) => {
+                    self.picker = None;
+                    self.theme_chosen(kind == Pick::AutoTheme, Some(key));
+                }
+                Some(PickerEvent::Cancelled) => {
+                    self.picker = None;
+                    self.theme_chosen(kind == Pick::AutoTheme, None);
+                }
+                Some(_) => {}
+            }
+            return;
+        }
         let Some(event) = picker.handle_key(k) else {
             return;
         };
+        if matches!(kind, Pick::Session | Pick::StartupSession) {
+            self.session_view.query = picker.query().to_owned();
+        }
         self.picker = None;
         if let PickerEvent::Action(action, selected) = event {
             match kind {
@@ -910,7 +1167,11 @@ impl App {
                 return;
             }
             PickerEvent::Cancelled => {
-                if let Pick::RenameSession(_, back) | Pick::DeleteSession(_, back) = kind {
+                if matches!(kind, Pick::ModelThinking) {
+                    self.reopen_settings_at(super::settings_view::Setting::ModelThinking);
+                } else if matches!(kind, Pick::ModelThinkingLevel(_)) {
+                    self.open_model_thinking();
+                } else if let Pick::RenameSession(_, back) | Pick::DeleteSession(_, back) = kind {
                     self.open_sessions(self.session_scope, *back);
                 } else if let Pick::TreeLabel(id) = kind {
                     self.open_tree(Some(id));
@@ -981,6 +1242,15 @@ impl App {
             }
             Pick::Extension => {}
             Pick::Trust => self.trust_chosen(&key),
+            Pick::Theme | Pick::AutoTheme => {}
+            Pick::ModelThinking => {
+                if key == "__none__" {
+                    self.open_model_thinking();
+                } else {
+                    self.open_model_thinking_level(key);
+                }
+            }
+            Pick::ModelThinkingLevel(model) => self.model_thinking_chosen(&model, &key),
             Pick::Login(step) => self.login_chosen(step, key),
             Pick::TreeLabel(id) => self.set_tree_label(id, &key),
             Pick::RenameSession(path, back) => self.rename_session(&path, &key, *back),

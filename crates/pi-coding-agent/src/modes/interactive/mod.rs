@@ -28,6 +28,8 @@
 //! | [`session_list`] | what the session selector shows of a file |
 //! | [`tree_view`] | the `/tree` selector's rows |
 //! | [`settings_view`] | `/settings` |
+//! | `themes` | the start-up theme, the theme selector, hot reload |
+//! | [`config_view`] | `pi config`: the resource configuration screen |
 //! | [`scoped_models`] | `/scoped-models` |
 //! | [`user_bash`] | a user `!cmd` block |
 //! | [`trust`] | the project-trust question before the session is built |
@@ -40,6 +42,7 @@
 pub mod changelog;
 pub mod clipboard;
 mod commands;
+pub mod config_view;
 mod ext_ui;
 pub mod footer;
 pub mod images;
@@ -56,6 +59,7 @@ mod share;
 mod shortcuts;
 pub mod skill_block;
 pub mod slash;
+mod themes;
 pub mod tool_view;
 pub mod transcript;
 mod tree_commands;
@@ -78,7 +82,6 @@ use pi_tui::components::editor::{Editor, EditorEvent, EditorStyle};
 use pi_tui::keybindings::{Keybindings, Platform, UserBindings};
 use pi_tui::keys::{Decoded, Decoder, escape_timeout_from_env};
 use pi_tui::terminal::{self, TermEvent, Terminal, TerminalOptions, Waker};
-use pi_tui::terminal_colors::ColorScheme;
 use pi_tui::theme::{ColorMode, Theme};
 use pi_tui::tui::{Mode, Tui, TuiOptions};
 use pi_tui::{Component, InputEvent, KeyEvent};
@@ -110,6 +113,12 @@ pub struct InteractiveOptions {
     /// The UI the extensions had during `session_start`; what they showed there is shown
     /// once the terminal is ready.
     pub startup_ui: Option<std::sync::Arc<StartupUi>>,
+    /// `--theme` paths.
+    pub theme_paths: Vec<String>,
+    /// `--no-themes`.
+    pub no_themes: bool,
+    /// `--use-theme`: the theme setting of this run, not written to `settings.json`.
+    pub use_theme: Option<String>,
 }
 
 pub use ext_ui::StartupUi;
@@ -274,6 +283,8 @@ struct App {
     decoder: Decoder,
     keys: Arc<Keybindings>,
     theme: Arc<Theme>,
+    /// The themes offered, the active one and its file's watch.
+    themes: themes::ThemeState,
     display: Arc<Display>,
     transcript: Transcript,
     status: StatusLine,
@@ -322,6 +333,8 @@ struct App {
     login_reply: Option<tokio::sync::oneshot::Sender<String>>,
     /// The session selector's scope (kept while renaming or deleting from it).
     session_scope: session_picker::Scope,
+    /// The session selector's sort, name filter, path toggle and search.
+    session_view: session_picker::View,
     /// `/tree`'s filter while it is open.
     tree_filter: tree_view::TreeFilter,
     /// Extension dialogs waiting for the open one to close.
@@ -426,23 +439,34 @@ impl App {
         let session = running.session.clone();
         let caps = Capabilities::detect();
         let mode = ColorMode::from_env();
-        let (hide_thinking, theme_name, hardware_cursor) = {
+        let (hide_thinking, theme_name, hardware_cursor, theme_settings, trusted) = {
             let s = crate::sync::lock(session.settings());
             let name = s
                 .get("theme")
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_owned);
+            let paths = s.scoped_resource_paths("themes");
+            let trusted = s.is_project_trusted();
             // pi: the setting, else the terminal's default (`PI_HARDWARE_CURSOR`).
             let cursor = s
                 .get("showHardwareCursor")
                 .and_then(serde_json::Value::as_bool);
-            (s.hide_thinking_block(), name, cursor)
+            (s.hide_thinking_block(), name, cursor, paths, trusted)
         };
-        let scheme = match theme_name.as_deref() {
-            Some("light") => ColorScheme::Light,
-            _ => ColorScheme::Dark,
-        };
-        let theme = Arc::new(Theme::builtin(scheme, mode));
+        let (themes, theme, theme_error) = themes::ThemeState::start(
+            &crate::config::themes::ThemeSources {
+                cwd: &options.cwd,
+                agent_dir: &options.agent_dir,
+                project_trusted: trusted,
+                settings: &theme_settings,
+                cli_paths: &options.theme_paths,
+                no_themes: options.no_themes,
+            },
+            theme_name.as_deref(),
+            options.use_theme.clone(),
+            mode,
+        );
+        let theme = Arc::new(theme);
         let style = Arc::new(theme.markdown_style(caps.hyperlinks));
         let display = Arc::new(Display::default());
         display
@@ -491,6 +515,12 @@ impl App {
         for d in diagnostics {
             transcript.notice(format!("Warning: keybindings.json: {d}"), "warning");
         }
+        if let Some(report) = themes.report() {
+            transcript.notice(report, "warning");
+        }
+        if let Some(e) = theme_error {
+            transcript.notice(format!("Error: {e}"), "error");
+        }
         transcript.expand_key = keys
             .keys("app.tools.expand")
             .first()
@@ -511,6 +541,7 @@ impl App {
             decoder: Decoder::new().with_escape_timeout(escape_timeout_from_env()),
             keys,
             theme,
+            themes,
             display,
             transcript,
             status,
@@ -540,6 +571,7 @@ impl App {
             login: None,
             login_reply: None,
             session_scope: session_picker::Scope::Current,
+            session_view: session_picker::View::default(),
             tree_filter: tree_view::TreeFilter::Default,
             dialogs: std::collections::VecDeque::new(),
             dialog: None,
@@ -586,6 +618,7 @@ impl App {
             let _ = self.term.set_title(&format!("pi - {name}"));
         }
         if self.options.resume_picker {
+            self.session_view = session_picker::View::default();
             self.open_sessions(
                 session_picker::Scope::Current,
                 commands::Pick::StartupSession,
@@ -1533,7 +1566,14 @@ impl App {
         match e {
             AgentEvent::AgentStart => {
                 self.show_working();
-                let _ = self.term.set_progress(true);
+                // pi: only with `terminal.showTerminalProgress`.
+                let progress = crate::sync::lock(self.session.settings())
+                    .get_nested("terminal", "showTerminalProgress")
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false);
+                if progress {
+                    let _ = self.term.set_progress(true);
+                }
             }
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::User(u) => {
@@ -1787,6 +1827,7 @@ impl App {
                 self.dispatch(&mut decoded);
                 pending_since = None;
             }
+            self.poll_theme(now);
             self.draw();
             if self.quit {
                 break;

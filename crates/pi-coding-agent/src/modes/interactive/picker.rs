@@ -40,6 +40,8 @@ pub struct PickItem {
     pub search: String,
     /// The current one (ticked).
     pub current: bool,
+    /// Drawn before the label while nothing is searched (a tree's branch lines).
+    pub prefix: String,
 }
 
 impl PickItem {
@@ -52,6 +54,7 @@ impl PickItem {
             label,
             badge: None,
             current: false,
+            prefix: String::new(),
         }
     }
 }
@@ -71,6 +74,13 @@ pub enum PickerEvent {
     Action(&'static str, Option<String>),
 }
 
+/// A search matcher: from the query, a scorer of an item's search text (its score, lower
+/// first; `None`: no match). The query is parsed once per change.
+pub type Matcher = Box<dyn Fn(&str) -> Scorer + Send>;
+
+/// What a [`Matcher`] makes of a query.
+pub type Scorer = Box<dyn Fn(&str) -> Option<f64>>;
+
 /// A selector in the editor's place.
 pub struct Picker {
     title: String,
@@ -88,6 +98,11 @@ pub struct Picker {
     selected: usize,
     hint: String,
     empty_text: String,
+    /// A search keeps the items' order (pi's `Recent` sessions) instead of ranking them.
+    keep_order: bool,
+    /// The search's own matcher (query, item search text → score, lower first), instead of
+    /// the fuzzy one.
+    matcher: Option<Matcher>,
     theme: Arc<Theme>,
     keys: Arc<Keybindings>,
 }
@@ -115,6 +130,8 @@ impl Picker {
             selected,
             hint: "Enter to select · Esc to cancel".into(),
             empty_text: "No matches".into(),
+            keep_order: false,
+            matcher: None,
             theme,
             keys,
         }
@@ -184,6 +201,25 @@ impl Picker {
         self
     }
 
+    /// Searches with `matcher` instead of the fuzzy match; ties keep the items' order.
+    pub fn with_matcher(mut self, matcher: Matcher) -> Self {
+        self.matcher = Some(matcher);
+        self.refilter();
+        self
+    }
+
+    /// A search filters without reordering.
+    pub fn keeping_order(mut self) -> Self {
+        self.keep_order = true;
+        self.refilter();
+        self
+    }
+
+    /// The search line.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
     /// Selects the item with `key`, if shown.
     pub fn select_key(&mut self, key: &str) {
         if let Some(p) = self.filtered.iter().position(|&i| self.items[i].key == key) {
@@ -198,16 +234,42 @@ impl Picker {
         self.filtered = if self.query.trim().is_empty() {
             (0..self.items.len()).collect()
         } else {
+            if let Some(m) = &self.matcher {
+                let score = m(&self.query);
+                let mut scored: Vec<(usize, f64)> = self
+                    .items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, it)| score(&it.search).map(|s| (i, s)))
+                    .collect();
+                if !self.keep_order {
+                    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
+                }
+                self.filtered = scored.into_iter().map(|(i, _)| i).collect();
+                self.selected = 0;
+                return;
+            }
             let all: Vec<(usize, &PickItem)> = self.items.iter().enumerate().collect();
-            pi_tui::fuzzy::fuzzy_filter(all, &self.query, |(_, item)| item.search.as_str())
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect()
+            let mut v: Vec<usize> =
+                pi_tui::fuzzy::fuzzy_filter(all, &self.query, |(_, item)| item.search.as_str())
+                    .into_iter()
+                    .map(|(i, _)| i)
+                    .collect();
+            if self.keep_order {
+                v.sort_unstable();
+            }
+            v
         };
         self.selected = 0;
     }
 
-    fn selected_key(&self) -> Option<String> {
+    /// Draws with another theme (a theme preview).
+    pub fn set_theme(&mut self, theme: Arc<Theme>) {
+        self.theme = theme;
+    }
+
+    /// The key of the selected item.
+    pub fn selected_key(&self) -> Option<String> {
         self.filtered
             .get(self.selected)
             .map(|&i| self.items[i].key.clone())
@@ -310,6 +372,11 @@ impl Component for Picker {
                 "  ".into()
             };
             let label = pi_tui::ansi::escape_control(&item.label.replace('\n', " "));
+            let label = if self.query.trim().is_empty() && !item.prefix.is_empty() {
+                format!("{}{label}", t.fg("dim", &item.prefix))
+            } else {
+                label
+            };
             let label = if selected {
                 t.fg("accent", &label)
             } else {
@@ -329,7 +396,9 @@ impl Component for Picker {
             out.push(t.fg("muted", &format!("  {}", self.empty_text)));
         }
         out.push(String::new());
-        out.push(fit(&t.fg("dim", &format!("  {}", self.hint))));
+        for line in self.hint.split('\n') {
+            out.push(fit(&t.fg("dim", &format!("  {line}"))));
+        }
         out.push(rule);
         out
     }

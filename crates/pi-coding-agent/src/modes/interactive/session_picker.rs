@@ -1,6 +1,8 @@
 //! `/resume` and `--resume`: pi's session selector (`components/session-selector.js`) over
 //! the current folder's sessions or all of them (Tab switches: `Resume Session (Current
-//! Folder)` / `Resume Session (All)`), newest first, searchable; Ctrl+R renames the selected
+//! Folder)` / `Resume Session (All)`), searchable, each row with its message count and age;
+//! pi's sort modes (Ctrl+S: `Threaded`, forks under their parent; `Recent`; `Fuzzy`), name
+//! filter (Ctrl+N: named sessions only) and path toggle (Ctrl+P); Ctrl+R renames the selected
 //! session (a `session_info` entry appended to its file, as pi's rename does), Ctrl+D deletes
 //! it after pi's `Delete session?` (never the active one; moved to the trash with `trash`
 //! when there is one, as pi does, else removed).
@@ -22,7 +24,175 @@ pub(super) enum Scope {
 }
 
 /// The selector's extra keys.
-const ACTIONS: &[&str] = &["tui.input.tab", "app.session.rename", "app.session.delete"];
+const ACTIONS: &[&str] = &[
+    "tui.input.tab",
+    "app.session.toggleSort",
+    "app.session.toggleNamedFilter",
+    "app.session.togglePath",
+    "app.session.rename",
+    "app.session.delete",
+];
+
+/// pi's sort modes (`app.session.toggleSort` cycles them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Sort {
+    /// Forks under the session they came from, trees by their latest activity.
+    Threaded,
+    /// Newest first; a search keeps that order.
+    Recent,
+    /// Newest first; a search ranks by match.
+    Fuzzy,
+}
+
+impl Sort {
+    fn label(self) -> &'static str {
+        match self {
+            Sort::Threaded => "Threaded",
+            Sort::Recent => "Recent",
+            Sort::Fuzzy => "Fuzzy",
+        }
+    }
+
+    fn next(self) -> Self {
+        match self {
+            Sort::Threaded => Sort::Recent,
+            Sort::Recent => Sort::Fuzzy,
+            Sort::Fuzzy => Sort::Threaded,
+        }
+    }
+}
+
+/// The selector's view options, kept while it is open and reopened.
+#[derive(Clone, Debug)]
+pub(super) struct View {
+    /// Which sessions.
+    pub scope: Scope,
+    /// The order.
+    pub sort: Sort,
+    /// Only named sessions.
+    pub named: bool,
+    /// The file paths shown.
+    pub path: bool,
+    /// The search line.
+    pub query: String,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        Self {
+            scope: Scope::Current,
+            sort: Sort::Threaded,
+            named: false,
+            path: false,
+            query: String::new(),
+        }
+    }
+}
+
+/// pi's `buildSessionTree` + `flattenSessionTree`: each session with its tree prefix, forks
+/// (by `parentSession`) under their parent, siblings and roots by the latest activity of
+/// their subtree.
+fn threaded(sessions: &[SessionFileInfo]) -> Vec<(usize, String)> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let paths: Vec<PathBuf> = sessions.iter().map(|s| canon(&s.path)).collect();
+    let parent_of: Vec<Option<usize>> = sessions
+        .iter()
+        .map(|s| {
+            let p = canon(Path::new(s.header.parent_session.as_deref()?));
+            paths.iter().position(|x| *x == p)
+        })
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); sessions.len()];
+    let mut roots = Vec::new();
+    for (i, p) in parent_of.iter().enumerate() {
+        match p {
+            Some(p) if *p != i => children[*p].push(i),
+            _ => roots.push(i),
+        }
+    }
+    fn latest(
+        i: usize,
+        s: &[SessionFileInfo],
+        c: &[Vec<usize>],
+        depth: usize,
+    ) -> std::time::SystemTime {
+        let mut t = s[i].modified;
+        if depth < 64 {
+            for &k in &c[i] {
+                t = t.max(latest(k, s, c, depth + 1));
+            }
+        }
+        t
+    }
+    let times: Vec<std::time::SystemTime> = (0..sessions.len())
+        .map(|i| latest(i, sessions, &children, 0))
+        .collect();
+    let by_latest = |v: &mut Vec<usize>| v.sort_by_key(|&i| std::cmp::Reverse(times[i]));
+    by_latest(&mut roots);
+    for c in &mut children {
+        by_latest(c);
+    }
+    let mut out = Vec::new();
+    let mut seen = vec![false; sessions.len()];
+    fn walk(
+        i: usize,
+        depth: usize,
+        ancestors: &mut Vec<bool>,
+        is_last: bool,
+        children: &[Vec<usize>],
+        seen: &mut [bool],
+        out: &mut Vec<(usize, String)>,
+    ) {
+        if seen[i] {
+            return;
+        }
+        seen[i] = true;
+        let prefix = if depth == 0 {
+            String::new()
+        } else {
+            let mut p: String = ancestors
+                .iter()
+                .map(|&c| if c { "│  " } else { "   " })
+                .collect();
+            p.push_str(if is_last { "└─ " } else { "├─ " });
+            p
+        };
+        out.push((i, prefix));
+        let n = children[i].len();
+        for (k, &c) in children[i].iter().enumerate() {
+            ancestors.push(depth > 0 && !is_last);
+            walk(c, depth + 1, ancestors, k + 1 == n, children, seen, out);
+            ancestors.pop();
+        }
+    }
+    let n = roots.len();
+    for (k, &r) in roots.iter().enumerate() {
+        walk(
+            r,
+            0,
+            &mut Vec::new(),
+            k + 1 == n,
+            &children,
+            &mut seen,
+            &mut out,
+        );
+    }
+    // Cycles in parent links leave sessions unvisited: list them as roots.
+    for (i, s) in seen.iter().enumerate() {
+        if !s {
+            out.push((i, String::new()));
+        }
+    }
+    out
+}
+
+fn shorten(path: &str) -> String {
+    let home = crate::config::paths::home_dir();
+    match Path::new(path).strip_prefix(&home) {
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.to_owned(),
+    }
+}
 
 /// Every session of every project directory under `root`, plus those of `current`.
 fn all_sessions(root: &Path, current: &Path) -> Vec<SessionFileInfo> {
@@ -58,34 +228,68 @@ fn delete_session_file(path: &Path) -> std::io::Result<&'static str> {
 }
 
 impl App {
-    /// The session selector over `scope`, as `kind` (`/resume` or the start-up one).
+    /// The session selector over `scope`, as `kind` (`/resume` or the start-up one), with
+    /// the view options of [`App::session_view`].
     pub(super) fn open_sessions(&mut self, scope: Scope, kind: Pick) {
+        self.session_view.scope = scope;
+        let view = self.session_view.clone();
         let dir = self.session_dir();
         let mut sessions = match scope {
             Scope::Current => list_sessions(&dir),
             Scope::All => all_sessions(&self.options.agent_dir.join("sessions"), &dir),
         };
         sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
+        let summaries: Vec<_> = sessions
+            .iter()
+            .map(|s| super::session_list::summary_with_count(&s.path))
+            .collect();
+        let keep: Vec<usize> = (0..sessions.len())
+            .filter(|&i| !view.named || summaries[i].0.is_some())
+            .collect();
+        let kept: Vec<SessionFileInfo> = keep.iter().map(|&i| sessions[i].clone()).collect();
+        let order: Vec<(usize, String)> = match view.sort {
+            Sort::Threaded => threaded(&kept)
+                .into_iter()
+                .map(|(i, p)| (keep[i], p))
+                .collect(),
+            Sort::Recent | Sort::Fuzzy => keep.iter().map(|&i| (i, String::new())).collect(),
+        };
         let current = self.session.session_file();
         let now = std::time::SystemTime::now();
-        let items: Vec<PickItem> = sessions
+        let items: Vec<PickItem> = order
             .iter()
-            .map(|s| {
-                let (name, first) = super::session_list::summary(&s.path);
-                let label = name.or(first).unwrap_or_else(|| "(no messages)".into());
+            .map(|(i, prefix)| {
+                let s = &sessions[*i];
+                let (name, first, count) = &summaries[*i];
+                let label = name
+                    .clone()
+                    .or_else(|| first.clone())
+                    .unwrap_or_else(|| "(no messages)".into());
                 let mut item = PickItem::new(s.path.display().to_string(), label.clone());
-                let age =
-                    super::session_list::age(now.duration_since(s.modified).unwrap_or_default());
-                item.badge = Some(match scope {
-                    Scope::Current => age,
-                    Scope::All => format!("{age} · {}", s.header.cwd),
-                });
-                item.search = format!("{label} {} {}", s.header.id, s.header.cwd);
+                item.prefix = prefix.clone();
+                let age = super::session_list::session_age(
+                    now.duration_since(s.modified).unwrap_or_default(),
+                );
+                let mut right = format!("{count} {age}");
+                if scope == Scope::All {
+                    right = format!("{} {right}", shorten(&s.header.cwd));
+                }
+                if view.path {
+                    right = format!("{} {right}", shorten(&s.path.display().to_string()));
+                }
+                item.badge = Some(right);
+                // pi searches the name and the messages too; the first message stands for them.
+                item.search = format!(
+                    "{label} {} {} {}",
+                    first.as_deref().unwrap_or_default(),
+                    s.header.id,
+                    s.header.cwd
+                );
                 item.current = current.as_deref() == Some(s.path.as_path());
                 item
             })
             .collect();
-        if items.is_empty() && scope == Scope::Current {
+        if sessions.is_empty() && scope == Scope::Current {
             self.status_notice("No sessions found");
             return;
         }
@@ -93,17 +297,53 @@ impl App {
             Scope::Current => "Resume Session (Current Folder)",
             Scope::All => "Resume Session (All)",
         };
-        let empty = match scope {
-            Scope::Current => "No sessions in this folder. Press Tab to view all.",
-            Scope::All => "No matching sessions",
+        let key = |a: &str| self.key_hint(a);
+        let empty = match (view.named, scope) {
+            (true, Scope::All) => format!(
+                "No named sessions found. Press {} to show all.",
+                key("app.session.toggleNamedFilter")
+            ),
+            (true, Scope::Current) => format!(
+                "No named sessions in current folder. Press {} to show all, or Tab to view all.",
+                key("app.session.toggleNamedFilter")
+            ),
+            (false, Scope::All) => "No sessions found".to_owned(),
+            (false, Scope::Current) => {
+                "No sessions in current folder. Press Tab to view all.".to_owned()
+            }
         };
-        let p = Picker::new(title, items, self.theme.clone(), self.keys.clone())
-            .searchable("")
+        let scope_text = match scope {
+            Scope::Current => "◉ Current Folder | ○ All",
+            Scope::All => "○ Current Folder | ◉ All",
+        };
+        let status = format!(
+            "{scope_text}  Name: {}  Sort: {}",
+            if view.named { "Named" } else { "All" },
+            view.sort.label()
+        );
+        let hint = format!(
+            "{} scope · re:<pattern> regex · \"phrase\" exact\n{} sort · {} named · {} delete · {} path ({}) · {} rename",
+            key("tui.input.tab"),
+            key("app.session.toggleSort"),
+            key("app.session.toggleNamedFilter"),
+            key("app.session.delete"),
+            key("app.session.togglePath"),
+            if view.path { "on" } else { "off" },
+            key("app.session.rename"),
+        );
+        let mut p = Picker::new(title, items, self.theme.clone(), self.keys.clone())
+            .with_note(status, "muted")
+            .searchable(&view.query)
             .with_actions(ACTIONS)
-            .with_hint(
-                "Enter to resume · Tab scope · Ctrl+R rename · Ctrl+D delete · Esc to cancel",
-            )
+            .with_hint(hint)
             .with_empty_text(empty);
+        if view.sort == Sort::Recent {
+            p = p.keeping_order();
+        }
+        p = p.with_matcher(Box::new(|q| {
+            let parsed = super::session_list::SessionQuery::parse(q);
+            Box::new(move |text| parsed.score(text))
+        }));
         self.session_scope = scope;
         self.open_picker(kind, p);
     }
@@ -118,7 +358,21 @@ impl App {
                 };
                 self.open_sessions(next, kind);
             }
+            "app.session.toggleSort" => {
+                self.session_view.sort = self.session_view.sort.next();
+                self.open_sessions(self.session_scope, kind);
+            }
+            "app.session.toggleNamedFilter" => {
+                self.session_view.named = !self.session_view.named;
+                self.open_sessions(self.session_scope, kind);
+            }
+            "app.session.togglePath" => {
+                self.session_view.path = !self.session_view.path;
+                self.open_sessions(self.session_scope, kind);
+            }
             "app.session.rename" => {
+                // The list comes back unfiltered after the rename.
+                self.session_view.query.clear();
                 let Some(path) = selected else {
                     return self.open_sessions(self.session_scope, kind);
                 };
@@ -134,6 +388,7 @@ impl App {
                 self.open_picker(Pick::RenameSession(path, Box::new(kind)), p);
             }
             "app.session.delete" => {
+                self.session_view.query.clear();
                 let Some(path) = selected else {
                     return self.open_sessions(self.session_scope, kind);
                 };

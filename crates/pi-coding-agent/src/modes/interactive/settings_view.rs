@@ -1,8 +1,11 @@
-//! `/settings`: pi's settings rows (`components/settings-selector.js`, in pi's order), each
+//! `/settings`: pi's settings rows (`components/settings-selector.js`), with pi's labels and
+//! descriptions in pi's order (the image rows only where the terminal draws images), each
 //! cycling through its values with Enter or Space and written at once to the same
-//! `settings.json` keys; typing filters the rows by name, as pi's list does. Rows of pi's that
-//! change nothing in pi-rs (transport, Mermaid, telemetry, the fullscreen scrollbar and copy
-//! options, output padding, clear on shrink, terminal progress) are left out.
+//! `settings.json` keys; typing filters the rows by name, as pi's list does. The theme and
+//! per-model thinking rows open selectors of the mode, the warnings row a submenu here.
+//! Rows whose feature pi-rs lacks (transport, Mermaid, telemetry, output padding, clear on
+//! shrink, the fullscreen exit/scrollbar/copy options) still write their key, so pi reads
+//! the choice; docs/interactive.md lists them.
 
 use std::sync::Arc;
 
@@ -22,12 +25,18 @@ pub enum Setting {
     SteeringMode,
     /// `followUpMode`.
     FollowUpMode,
+    /// `transport`.
+    Transport,
     /// `hideThinkingBlock`.
     HideThinking,
+    /// `markdown.mermaid` (pi-rs draws no diagrams; the value is kept for pi).
+    Mermaid,
     /// `quietStartup`.
     QuietStartup,
     /// `collapseChangelog`.
     CollapseChangelog,
+    /// `enableInstallTelemetry` (pi-rs sends no telemetry; the value is kept for pi).
+    InstallTelemetry,
     /// `doubleEscapeAction`.
     DoubleEscapeAction,
     /// `treeFilterMode`.
@@ -40,17 +49,35 @@ pub enum Setting {
     AutocompleteMaxVisible,
     /// `editorPaddingX`.
     EditorPadding,
+    /// `outputPad` (kept for pi; pi-rs pads its messages one column).
+    OutputPad,
+    /// `terminal.clearOnShrink` (kept for pi; pi-rs always clears).
+    ClearOnShrink,
+    /// `terminal.showTerminalProgress`.
+    TerminalProgress,
     /// `tuiMode`.
     TuiMode,
-    /// `theme`.
+    /// `fullscreenExitOutput` (kept for pi).
+    FullscreenExitOutput,
+    /// `fullscreenScrollbar` (kept for pi).
+    FullscreenScrollbar,
+    /// `fullscreenCopyOnSelect` (kept for pi).
+    FullscreenCopyOnSelect,
+    /// `theme` (a submenu: the theme selector).
     Theme,
+    /// `warnings` (a submenu of one row).
+    Warnings,
+    /// `warnings.anthropicExtraUsage`.
+    AnthropicExtraUsage,
+    /// `modelThinkingLevels` (a submenu: a model, then its level).
+    ModelThinking,
     /// `terminal.imageWidthCells`.
     ImageWidth,
     /// `images.autoResize`.
     AutoResizeImages,
     /// `images.blockImages`.
     BlockImages,
-    /// `showHardwareCursor` (applies at the next start).
+    /// `showHardwareCursor`.
     HardwareCursor,
     /// `httpIdleTimeoutMs` (shown as pi's choices: `30 sec` … `disabled`).
     HttpIdleTimeout,
@@ -85,7 +112,8 @@ const TRUST_LABELS: &[(&str, &str)] = &[
 struct Row {
     setting: Setting,
     label: &'static str,
-    description: &'static str,
+    description: String,
+    /// The values Enter cycles through; empty for a submenu row.
     values: &'static [&'static str],
     value: String,
 }
@@ -100,17 +128,29 @@ impl Setting {
             Setting::AutoCompact => "compaction.enabled",
             Setting::SteeringMode => "steeringMode",
             Setting::FollowUpMode => "followUpMode",
+            Setting::Transport => "transport",
             Setting::HideThinking => "hideThinkingBlock",
+            Setting::Mermaid => "markdown.mermaid",
             Setting::QuietStartup => "quietStartup",
             Setting::CollapseChangelog => "collapseChangelog",
+            Setting::InstallTelemetry => "enableInstallTelemetry",
             Setting::DoubleEscapeAction => "doubleEscapeAction",
             Setting::TreeFilterMode => "treeFilterMode",
             Setting::ShowImages => "terminal.showImages",
             Setting::SkillCommands => "enableSkillCommands",
             Setting::AutocompleteMaxVisible => "autocompleteMaxVisible",
             Setting::EditorPadding => "editorPaddingX",
+            Setting::OutputPad => "outputPad",
+            Setting::ClearOnShrink => "terminal.clearOnShrink",
+            Setting::TerminalProgress => "terminal.showTerminalProgress",
             Setting::TuiMode => "tuiMode",
+            Setting::FullscreenExitOutput => "fullscreenExitOutput",
+            Setting::FullscreenScrollbar => "fullscreenScrollbar",
+            Setting::FullscreenCopyOnSelect => "fullscreenCopyOnSelect",
             Setting::Theme => "theme",
+            Setting::Warnings => "warnings",
+            Setting::AnthropicExtraUsage => "warnings.anthropicExtraUsage",
+            Setting::ModelThinking => "modelThinkingLevels",
             Setting::ImageWidth => "terminal.imageWidthCells",
             Setting::AutoResizeImages => "images.autoResize",
             Setting::BlockImages => "images.blockImages",
@@ -126,23 +166,42 @@ impl Setting {
             Setting::AutoCompact
             | Setting::ShowImages
             | Setting::SkillCommands
-            | Setting::AutoResizeImages => "true",
+            | Setting::AutoResizeImages
+            | Setting::InstallTelemetry
+            | Setting::FullscreenCopyOnSelect
+            | Setting::AnthropicExtraUsage => "true",
             Setting::HideThinking
             | Setting::QuietStartup
             | Setting::CollapseChangelog
             | Setting::BlockImages
             | Setting::HardwareCursor
-            | Setting::CacheMissNotices => "false",
+            | Setting::CacheMissNotices
+            | Setting::TerminalProgress => "false",
+            // pi: the setting, else `PI_CLEAR_ON_SHRINK=1`.
+            Setting::ClearOnShrink => {
+                if std::env::var("PI_CLEAR_ON_SHRINK").as_deref() == Ok("1") {
+                    "true"
+                } else {
+                    "false"
+                }
+            }
             Setting::ImageWidth => "60",
             Setting::HttpIdleTimeout => "5 min",
             Setting::DefaultProjectTrust => "Ask",
             Setting::SteeringMode | Setting::FollowUpMode => "one-at-a-time",
+            Setting::Transport => "auto",
+            Setting::Mermaid => "streaming",
             Setting::DoubleEscapeAction => "tree",
             Setting::TreeFilterMode => "default",
             Setting::AutocompleteMaxVisible => "5",
             Setting::EditorPadding => "0",
+            Setting::OutputPad => "1",
             Setting::TuiMode => "regular",
+            Setting::FullscreenExitOutput => "transcript",
+            Setting::FullscreenScrollbar => "auto",
             Setting::Theme => "dark",
+            Setting::Warnings => "configure",
+            Setting::ModelThinking => "none",
         }
     }
 
@@ -169,6 +228,7 @@ impl Setting {
                         Setting::AutocompleteMaxVisible
                             | Setting::EditorPadding
                             | Setting::ImageWidth
+                            | Setting::OutputPad
                     ) =>
                 {
                     Value::from(n)
@@ -205,6 +265,15 @@ impl Setting {
                 .find(|(v, _)| v == s)
                 .map_or("Ask", |(_, l)| l)
                 .to_owned(),
+            (Setting::Warnings, _) => "configure".to_owned(),
+            (Setting::ModelThinking, Some(Value::Object(m))) if !m.is_empty() => {
+                format!("{} configured", m.len())
+            }
+            (Setting::ModelThinking, _) => "none".to_owned(),
+            // pi reads anything but 0 as 1.
+            (Setting::OutputPad, Some(v)) => {
+                if v.as_f64() == Some(0.0) { "0" } else { "1" }.to_owned()
+            }
             (_, Some(Value::Bool(b))) => b.to_string(),
             (_, Some(Value::String(s))) => s.clone(),
             (_, Some(Value::Number(n))) => n.to_string(),
@@ -215,6 +284,7 @@ impl Setting {
 
 /// The selector.
 pub struct SettingsView {
+    title: Option<&'static str>,
     rows: Vec<Row>,
     /// The search line.
     query: String,
@@ -222,6 +292,8 @@ pub struct SettingsView {
     shown: Vec<usize>,
     /// Index into `shown`.
     selected: usize,
+    /// An open submenu (the warnings), drawn and keyed instead.
+    child: Option<Box<SettingsView>>,
     theme: Arc<Theme>,
     keys: Arc<Keybindings>,
 }
@@ -231,164 +303,324 @@ pub struct SettingsView {
 pub enum SettingsEvent {
     /// A setting took this value (already persisted by the caller).
     Changed(Setting, String),
+    /// Enter on a submenu row the caller draws (the theme, the per-model thinking levels).
+    Open(Setting),
     /// Esc.
     Closed,
 }
 
+/// pi's key names for descriptions (`keyDisplayText`): each part capitalised, `/` between
+/// the keys of an action.
+fn key_display(keys: &Keybindings, action: &str) -> String {
+    keys.keys(action)
+        .iter()
+        .map(|k| {
+            k.to_string()
+                .split('+')
+                .map(|p| {
+                    let mut c = p.chars();
+                    c.next()
+                        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+                })
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 impl SettingsView {
-    /// The rows with the effective values of `settings`.
-    pub fn new(settings: &SettingsManager, theme: Arc<Theme>, keys: Arc<Keybindings>) -> Self {
+    /// The rows with the effective values of `settings`, in pi's order; the image rows only
+    /// when the terminal draws images (`images`), as pi shows them.
+    pub fn new(
+        settings: &SettingsManager,
+        images: bool,
+        theme: Arc<Theme>,
+        keys: Arc<Keybindings>,
+    ) -> Self {
         let row = |setting: Setting,
                    label: &'static str,
-                   description: &'static str,
+                   description: &str,
                    values: &'static [&'static str]| Row {
             setting,
             label,
-            description,
+            description: description.to_owned(),
             values,
             value: setting.current(settings),
         };
-        const IMAGE_WIDTHS: &[&str] = &["60", "80", "120"];
-        // The labels of HTTP_IDLE_CHOICES and TRUST_LABELS (a test checks they agree).
-        let idle = IDLE_LABELS;
-        let trust = TRUST_VALUE_LABELS;
-        let rows = vec![
-            row(
-                Setting::AutoCompact,
-                "Auto-compact",
-                "Compact the context when it nears the window",
-                BOOL,
-            ),
-            row(
+        let follow_up = key_display(&keys, "app.message.followUp");
+        let cycle_thinking = key_display(&keys, "app.thinking.cycle");
+        let mut rows = vec![row(
+            Setting::AutoCompact,
+            "Auto-compact",
+            "Automatically compact context when it gets too large",
+            BOOL,
+        )];
+        if images {
+            rows.push(row(
                 Setting::ShowImages,
                 "Show images",
-                "Draw images in the terminal where it can",
+                "Render images inline in terminal",
                 BOOL,
-            ),
-            row(
+            ));
+            rows.push(row(
                 Setting::ImageWidth,
                 "Image width",
-                "Width of inline images in terminal cells",
-                IMAGE_WIDTHS,
-            ),
+                "Preferred inline image width in terminal cells",
+                &["60", "80", "120"],
+            ));
+        }
+        rows.extend([
             row(
                 Setting::AutoResizeImages,
                 "Auto-resize images",
-                "Scale large images down to 2000×2000 before sending them",
+                "Resize large images to 2000x2000 max for better model compatibility",
                 BOOL,
             ),
             row(
                 Setting::BlockImages,
                 "Block images",
-                "Never send images to the provider",
+                "Prevent images from being sent to LLM providers",
                 BOOL,
             ),
             row(
                 Setting::SkillCommands,
                 "Skill commands",
-                "Offer skills as /skill:name",
+                "Register skills as /skill:name commands",
                 BOOL,
             ),
             row(
                 Setting::HardwareCursor,
                 "Show hardware cursor",
-                "Show the terminal's own cursor in the editor (applies at the next start)",
+                "Show the terminal cursor while still positioning it for IME support",
                 BOOL,
             ),
             row(
                 Setting::EditorPadding,
                 "Editor padding",
-                "Columns of padding inside the editor",
+                "Horizontal padding for input editor (0-3)",
                 &["0", "1", "2", "3"],
             ),
             row(
+                Setting::OutputPad,
+                "Output padding",
+                "Horizontal padding for user messages, assistant messages, and thinking",
+                &["0", "1"],
+            ),
+            row(
                 Setting::AutocompleteMaxVisible,
-                "Autocomplete rows",
-                "Rows of the completion menu",
-                &["3", "5", "8", "10", "15", "20"],
+                "Autocomplete max items",
+                "Max visible items in autocomplete dropdown (3-20)",
+                &["3", "5", "7", "10", "15", "20"],
+            ),
+            row(
+                Setting::ClearOnShrink,
+                "Clear on shrink",
+                "Clear empty rows when content shrinks (may cause flicker)",
+                BOOL,
+            ),
+            row(
+                Setting::TerminalProgress,
+                "Terminal progress",
+                "Show OSC 9;4 progress indicators in the terminal tab bar",
+                BOOL,
             ),
             row(
                 Setting::SteeringMode,
                 "Steering mode",
-                "How many steering messages a turn takes",
+                "Enter while streaming queues steering messages. 'one-at-a-time': deliver one, wait for response. 'all': deliver all at once.",
                 QUEUE,
             ),
             row(
                 Setting::FollowUpMode,
                 "Follow-up mode",
-                "How many follow-up messages a run takes",
+                &format!("{follow_up} queues follow-up messages until agent stops. 'one-at-a-time': deliver one, wait for response. 'all': deliver all at once."),
                 QUEUE,
+            ),
+            row(
+                Setting::Transport,
+                "Transport",
+                "Preferred transport for providers that support multiple transports",
+                &["sse", "websocket", "websocket-cached", "auto"],
             ),
             row(
                 Setting::HttpIdleTimeout,
                 "HTTP idle timeout",
-                "Longest silence of a provider before the request fails",
-                idle,
+                "Maximum idle gap while waiting for HTTP headers or body chunks. Disable for local models that pause longer than five minutes.",
+                IDLE_LABELS,
             ),
             row(
                 Setting::HideThinking,
                 "Hide thinking",
-                "Collapse thinking blocks",
+                "Hide thinking blocks in assistant responses",
                 BOOL,
+            ),
+            row(
+                Setting::Mermaid,
+                "Mermaid diagrams",
+                "Render Mermaid code blocks as Unicode diagrams",
+                &["off", "final", "streaming"],
             ),
             row(
                 Setting::CacheMissNotices,
                 "Cache miss notices",
-                "Say in the transcript when a request missed the provider's cache",
+                "Show transcript notices for cache costs and provider recovery diagnostics",
                 BOOL,
             ),
             row(
                 Setting::CollapseChangelog,
                 "Collapse changelog",
-                "Condense the changelog after updates",
+                "Show condensed changelog after updates",
                 BOOL,
             ),
             row(
                 Setting::QuietStartup,
                 "Quiet startup",
-                "Leave out the start-up header",
+                "Disable verbose printing at startup",
+                BOOL,
+            ),
+            row(
+                Setting::InstallTelemetry,
+                "Install telemetry",
+                "Send an anonymous version/update ping after changelog-detected updates",
                 BOOL,
             ),
             row(
                 Setting::DefaultProjectTrust,
                 "Default project trust",
-                "What to do with a project that has no saved trust decision",
-                trust,
+                "Fallback behavior when no extension or saved trust decision decides project trust",
+                TRUST_VALUE_LABELS,
             ),
             row(
                 Setting::DoubleEscapeAction,
                 "Double-escape action",
-                "What Esc twice on an empty editor opens",
+                "Action when pressing Escape twice with empty editor",
                 &["tree", "fork", "none"],
             ),
             row(
                 Setting::TreeFilterMode,
                 "Tree filter mode",
-                "The /tree filter to start with",
+                "Default filter when opening /tree",
                 &["default", "no-tools", "user-only", "labeled-only", "all"],
+            ),
+            row(
+                Setting::Warnings,
+                "Warnings",
+                "Enable or disable individual warnings",
+                &[],
+            ),
+            row(
+                Setting::ModelThinking,
+                "Default thinking level per model",
+                &format!("Override the default thinking level for specific models. {cycle_thinking} cycles in-session."),
+                &[],
             ),
             row(
                 Setting::TuiMode,
                 "TUI mode",
-                "Inline (scrollback) or full screen",
+                "Interface layout; fullscreen mode is experimental",
                 &["regular", "fullscreen"],
+            ),
+            row(
+                Setting::FullscreenExitOutput,
+                "Fullscreen exit output",
+                "Print the transcript or only a session resume hint when exiting fullscreen mode",
+                &["transcript", "resume-hint"],
+            ),
+            row(
+                Setting::FullscreenScrollbar,
+                "Fullscreen scrollbar",
+                "Scrollbar behavior in fullscreen mode; has no effect in regular mode",
+                &["auto", "always", "hidden"],
+            ),
+            row(
+                Setting::FullscreenCopyOnSelect,
+                "Fullscreen copy on select",
+                "Automatically copy selected text in fullscreen mode; disable to copy selections with Ctrl+X",
+                BOOL,
             ),
             row(
                 Setting::Theme,
                 "Theme",
-                "Colour theme (applies at the next start)",
-                &["dark", "light"],
+                "Color theme for the interface",
+                &[],
             ),
-        ];
+        ]);
+        Self::with_rows(None, rows, theme, keys)
+    }
+
+    /// pi's warnings submenu.
+    fn warnings(settings: &SettingsManager, theme: Arc<Theme>, keys: Arc<Keybindings>) -> Self {
+        let rows = vec![Row {
+            setting: Setting::AnthropicExtraUsage,
+            label: "Anthropic extra usage",
+            description: "Warn when Anthropic subscription auth may use paid extra usage".into(),
+            values: BOOL,
+            value: Setting::AnthropicExtraUsage.current(settings),
+        }];
+        Self::with_rows(Some("Warnings"), rows, theme, keys)
+    }
+
+    fn with_rows(
+        title: Option<&'static str>,
+        rows: Vec<Row>,
+        theme: Arc<Theme>,
+        keys: Arc<Keybindings>,
+    ) -> Self {
         let shown = (0..rows.len()).collect();
         Self {
+            title,
             rows,
             query: String::new(),
             shown,
             selected: 0,
+            child: None,
             theme,
             keys,
         }
+    }
+
+    /// Opens pi's warnings submenu (after [`SettingsEvent::Open`] of [`Setting::Warnings`]).
+    pub fn open_warnings(&mut self, settings: &SettingsManager) {
+        self.child = Some(Box::new(Self::warnings(
+            settings,
+            self.theme.clone(),
+            self.keys.clone(),
+        )));
+    }
+
+    /// Selects the row of `setting`, if shown.
+    pub fn select(&mut self, setting: Setting) {
+        if let Some(p) = self
+            .shown
+            .iter()
+            .position(|&i| self.rows[i].setting == setting)
+        {
+            self.selected = p;
+        }
+    }
+
+    /// The value shown for `setting`, if it has a row.
+    pub fn value_of(&self, setting: Setting) -> Option<&str> {
+        self.rows
+            .iter()
+            .find(|r| r.setting == setting)
+            .map(|r| r.value.as_str())
+    }
+
+    /// Shows `value` for `setting` (a submenu's result, a refused change).
+    pub fn set_value(&mut self, setting: Setting, value: &str) {
+        if let Some(r) = self.rows.iter_mut().find(|r| r.setting == setting) {
+            r.value = value.to_owned();
+        }
+    }
+
+    /// Draws with another theme (a preview, a reload).
+    pub fn set_theme(&mut self, theme: Arc<Theme>) {
+        if let Some(c) = self.child.as_mut() {
+            c.set_theme(theme.clone());
+        }
+        self.theme = theme;
     }
 
     fn refilter(&mut self) {
@@ -411,6 +643,15 @@ impl SettingsView {
 
     /// Handles a key.
     pub fn handle_key(&mut self, k: &KeyEvent) -> Option<SettingsEvent> {
+        if let Some(child) = self.child.as_mut() {
+            return match child.handle_key(k) {
+                Some(SettingsEvent::Closed) => {
+                    self.child = None;
+                    None
+                }
+                other => other,
+            };
+        }
         let is = |a: &str| self.keys.matches(k, a);
         let n = self.shown.len();
         if is("tui.select.cancel") {
@@ -427,6 +668,9 @@ impl SettingsView {
         } else if is("tui.select.confirm") || k.code == KeyCode::Char(' ') {
             let &i = self.shown.get(self.selected)?;
             let row = &mut self.rows[i];
+            if row.values.is_empty() {
+                return Some(SettingsEvent::Open(row.setting));
+            }
             let at = row.values.iter().position(|v| *v == row.value);
             let next = at.map_or(0, |i| (i + 1) % row.values.len());
             row.value = row.values[next].to_owned();
@@ -440,13 +684,19 @@ impl SettingsView {
 
 impl Component for SettingsView {
     fn render(&mut self, width: u16) -> Vec<String> {
+        if let Some(c) = self.child.as_mut() {
+            return c.render(width);
+        }
         let w = usize::from(width);
         let t = &self.theme;
         let fit = |s: &str| pi_tui::ansi::truncate(s, w, "…");
         let rule = t.fg("border", &"─".repeat(w));
         let mut out = vec![
             rule.clone(),
-            fit(&t.fg("accent", "\x1b[1mSettings\x1b[22m")),
+            fit(&t.fg(
+                "accent",
+                &format!("\x1b[1m{}\x1b[22m", self.title.unwrap_or("Settings")),
+            )),
             fit(&format!(
                 "{} {}",
                 t.fg("accent", ">"),
@@ -491,7 +741,9 @@ impl Component for SettingsView {
         }
         out.push(String::new());
         if let Some(r) = self.shown.get(self.selected).map(|&i| &self.rows[i]) {
-            out.push(fit(&t.fg("dim", &format!("  {}", r.description))));
+            for l in pi_tui::ansi::wrap(&r.description, w.saturating_sub(2).max(1)) {
+                out.push(fit(&t.fg("dim", &format!("  {l}"))));
+            }
         }
         out.push(fit(&t.fg(
             "dim",
@@ -518,7 +770,7 @@ mod tests {
             &Default::default(),
         ));
         let settings = SettingsManager::in_memory(serde_json::Map::new());
-        let mut v = SettingsView::new(&settings, theme, keys);
+        let mut v = SettingsView::new(&settings, true, theme, keys);
         let lines = v.render(22);
         assert!(
             lines.iter().any(|l| l.contains("Auto-compact: true")),
@@ -527,7 +779,7 @@ mod tests {
         let wide = v.render(80);
         assert!(
             wide.iter()
-                .any(|l| l.contains("Auto-compact           true")),
+                .any(|l| l.contains(&format!("Auto-compact{}true", " ".repeat(22)))),
             "{wide:?}"
         );
     }
@@ -574,7 +826,7 @@ mod tests {
             Platform::current(),
             &Default::default(),
         ));
-        let mut v = SettingsView::new(&settings, theme, keys);
+        let mut v = SettingsView::new(&settings, true, theme, keys);
         for c in "trust".chars() {
             v.handle_key(&KeyEvent::new(KeyCode::Char(c), Modifiers::NONE));
         }

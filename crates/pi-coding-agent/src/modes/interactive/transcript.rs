@@ -234,6 +234,12 @@ impl Transcript {
         }
     }
 
+    /// Draws the blocks made from now on with another theme (a theme change).
+    pub fn set_theme(&mut self, theme: Arc<Theme>, style: Arc<Style>) {
+        self.theme = theme;
+        self.style = style;
+    }
+
     /// The blocks finished since the last call, in history order.
     pub fn take_commits(&mut self) -> Vec<Block> {
         std::mem::take(&mut self.commits)
