@@ -44,7 +44,7 @@ Options:
   --theme <path>                 Load a theme file or directory (can be used multiple times)
   --use-theme <name[/name]>      Set the initial interactive theme for this run
   --no-themes                    Disable theme discovery and loading
-  --tui-mode <mode>              regular or fullscreen (accepted, unused by pi-rs)
+  --tui-mode <mode>              TUI mode: regular (default) or fullscreen
   --export <file> [output]       Write a session file as HTML and exit
   --list-models [search]         List the models you have credentials for, optionally filtered
   --verbose                      Verbose startup

@@ -1139,3 +1139,78 @@ fn free_session_path(dir: &Path, id: &str) -> PathBuf {
         &format!("{id}-{}", uuid::Uuid::new_v4().simple()),
     ))
 }
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use pi_ai::{AssistantContent, AssistantMessage, TextContent};
+
+    fn answer(text: &str) -> EntryKind {
+        let mut a = AssistantMessage::empty("anthropic-messages", "p", "m");
+        a.content = vec![AssistantContent::Text(TextContent::new(text))];
+        EntryKind::Message {
+            message: AgentMessage::from(a),
+        }
+    }
+
+    fn in_memory(store: &SessionStore) -> usize {
+        (0..store.len())
+            .filter(|&i| matches!(store.slots.loc(i), Loc::Memory(_)))
+            .count()
+    }
+
+    #[test]
+    fn written_entries_are_read_back_from_the_file_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SessionStore::create(dir.path(), "/work", None).unwrap();
+        let texts: Vec<String> = (0..50).map(|i| format!("answer {i} {}", "x".repeat(i))).collect();
+        for t in &texts {
+            store.append(answer(t)).unwrap();
+        }
+        // The first entry was written with the header (the file appears at the first
+        // assistant message); every one after it is read back from the file.
+        assert!(in_memory(&store) <= 1, "{} in memory", in_memory(&store));
+        for (i, t) in texts.iter().enumerate() {
+            let e = store.entry_at(i).unwrap();
+            let text = match &e.kind {
+                EntryKind::Message {
+                    message: AgentMessage::Assistant(a),
+                } => match &a.content[0] {
+                    AssistantContent::Text(x) => x.text.clone(),
+                    _ => String::new(),
+                },
+                _ => String::new(),
+            };
+            assert_eq!(&text, t);
+        }
+        // Reopened, the same entries.
+        let path = store.path().unwrap().to_owned();
+        drop(store);
+        let reopened = SessionStore::open(&path, "/work").unwrap();
+        assert_eq!(reopened.len(), texts.len());
+    }
+
+    #[test]
+    fn a_resumed_session_reads_its_new_entries_back_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SessionStore::create(dir.path(), "/work", None).unwrap();
+        store.append(answer("first")).unwrap();
+        let path = store.path().unwrap().to_owned();
+        drop(store);
+        let mut store = SessionStore::open(&path, "/work").unwrap();
+        for i in 0..20 {
+            store.append(answer(&format!("more {i}"))).unwrap();
+        }
+        assert_eq!(in_memory(&store), 0);
+        assert!(store.entry_at(20).is_ok());
+    }
+
+    #[test]
+    fn a_session_without_a_file_keeps_its_entries() {
+        let mut store = SessionStore::in_memory("/work");
+        for i in 0..5 {
+            store.append(answer(&format!("kept {i}"))).unwrap();
+        }
+        assert_eq!(in_memory(&store), 5);
+    }
+}
