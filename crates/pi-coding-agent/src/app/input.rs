@@ -244,4 +244,21 @@ mod tests {
         let none = build_initial_message(None, FileInput::default(), &[]);
         assert_eq!(none, InitialMessage::default());
     }
+
+    #[test]
+    fn a_directory_argument_cannot_be_read_with_node_s_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let err = process_file_args(&["sub".into()], dir.path(), true).unwrap_err();
+        assert!(
+            matches!(&err, FileArgError::Unreadable { path, .. } if *path == dir.path().join("sub"))
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Could not read file {}: EISDIR: illegal operation on a directory, read",
+                dir.path().join("sub").display()
+            )
+        );
+    }
 }

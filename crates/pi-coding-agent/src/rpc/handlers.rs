@@ -535,3 +535,33 @@ fn resolve_session_path(path: &str) -> String {
         .display()
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `error` texts of failed commands, as the RPC client reads them.
+    #[test]
+    fn command_errors_read_as_before() {
+        assert_eq!(
+            missing("fork").to_string(),
+            "fork is not available in this pi-rs runtime"
+        );
+        assert_eq!(
+            CommandError::NoEntryToClone.to_string(),
+            "Cannot clone session: no current entry selected"
+        );
+        assert_eq!(
+            CommandError::ModelNotFound {
+                provider: "p".into(),
+                model_id: "m".into()
+            }
+            .to_string(),
+            "Model not found: p/m"
+        );
+        assert_eq!(
+            CommandError::from("Already compacted".to_owned()).to_string(),
+            "Already compacted"
+        );
+    }
+}
