@@ -284,7 +284,9 @@ fn discovery_finds_the_most_recent_and_ids_by_prefix() {
         s3.path().unwrap()
     );
     assert_eq!(
-        find_by_id(&d1, root.path(), "zzzz").unwrap_err(),
+        find_by_id(&d1, root.path(), "zzzz")
+            .unwrap_err()
+            .to_string(),
         "No session found matching 'zzzz'"
     );
     assert!(looks_like_path("a/b") && looks_like_path("x.jsonl") && !looks_like_path("abc"));

@@ -67,13 +67,16 @@ pub fn deployment_name(model_id: &str, map: Option<&str>) -> String {
         .unwrap_or_else(|| model_id.to_owned())
 }
 
+/// A base URL that does not parse as a URL; carries the URL as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid Azure OpenAI base URL: {0}")]
+pub struct InvalidBaseUrl(pub String);
+
 /// pi's `normalizeAzureBaseUrl`: trailing slashes removed; an Azure host with no path,
 /// `/openai` or `/openai/v1/responses` gets the path `/openai/v1` (query dropped).
-/// `Err` = `Invalid Azure OpenAI base URL: <url>`.
-pub fn normalize_base_url(base_url: &str) -> Result<String, String> {
+pub fn normalize_base_url(base_url: &str) -> Result<String, InvalidBaseUrl> {
     let trimmed = base_url.trim().trim_end_matches('/');
-    let mut url = reqwest::Url::parse(trimmed)
-        .map_err(|_| format!("Invalid Azure OpenAI base URL: {base_url}"))?;
+    let mut url = reqwest::Url::parse(trimmed).map_err(|_| InvalidBaseUrl(base_url.to_owned()))?;
     let host = url.host_str().unwrap_or("").to_owned();
     let azure_host = [
         ".openai.azure.com",
@@ -112,7 +115,8 @@ impl AzureOpenAiResponses {
                 StreamError::Config("Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME, or pass azureBaseUrl, azureResourceName, or model.baseUrl.".to_owned())
             })?;
         Ok((
-            normalize_base_url(&base).map_err(StreamError::Config)?,
+            // `StreamError::Config` carries text: the typed error becomes its message here.
+            normalize_base_url(&base).map_err(|e| StreamError::Config(e.to_string()))?,
             version,
         ))
     }
@@ -302,7 +306,7 @@ mod tests {
             assert_eq!(normalize_base_url(input).unwrap(), want, "{input}");
         }
         assert_eq!(
-            normalize_base_url("not a url").unwrap_err(),
+            normalize_base_url("not a url").unwrap_err().to_string(),
             "Invalid Azure OpenAI base URL: not a url"
         );
     }

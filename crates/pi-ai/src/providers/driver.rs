@@ -292,8 +292,9 @@ impl Run {
             return Err(StreamError::InvalidUrl);
         };
         // An unusable proxy setting fails here, unsent, instead of silently going direct.
+        // `StreamError::Proxy` carries text: the typed error becomes its message here.
         super::proxy::proxy_for(&parsed, &super::provider_env::ProviderEnv::Process)
-            .map_err(StreamError::Proxy)?;
+            .map_err(|e| StreamError::Proxy(e.to_string()))?;
         let max_retries = self.options.max_retries.unwrap_or(0);
         let mut remaining = max_retries;
         loop {

@@ -100,9 +100,20 @@ fn should_proxy(env: &ProviderEnv, host: &str, port: u16) -> bool {
         })
 }
 
-/// The proxy for `target`, `None` for a direct connection. `Err` carries pi's text for an
-/// unusable proxy setting.
-pub fn proxy_for(target: &Url, env: &ProviderEnv) -> Result<Option<Url>, String> {
+/// A proxy setting pi refuses; the text is pi's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProxyError {
+    /// The proxy variable's value is not a URL (the value shown as a JSON string, as pi does).
+    #[error("Invalid proxy URL {}: Invalid URL", serde_json::Value::String(.0.clone()))]
+    InvalidUrl(String),
+    /// A scheme other than `http`/`https` (SOCKS, PAC, …); carries the scheme.
+    #[error("{UNSUPPORTED_PROXY_PROTOCOL} Got {0}:")]
+    UnsupportedProtocol(String),
+}
+
+/// The proxy for `target`, `None` for a direct connection. `Err` for an unusable proxy
+/// setting.
+pub fn proxy_for(target: &Url, env: &ProviderEnv) -> Result<Option<Url>, ProxyError> {
     let scheme = target.scheme();
     let Some(host) = target.host_str() else {
         return Ok(None);
@@ -126,17 +137,9 @@ pub fn proxy_for(target: &Url, env: &ProviderEnv) -> Result<Option<Url>, String>
     if !proxy.contains("://") {
         proxy = format!("{scheme}://{proxy}");
     }
-    let url = Url::parse(&proxy).map_err(|_| {
-        format!(
-            "Invalid proxy URL {}: Invalid URL",
-            serde_json::Value::String(proxy.clone())
-        )
-    })?;
+    let url = Url::parse(&proxy).map_err(|_| ProxyError::InvalidUrl(proxy.clone()))?;
     if url.scheme() != "http" && url.scheme() != "https" {
-        return Err(format!(
-            "{UNSUPPORTED_PROXY_PROTOCOL} Got {}:",
-            url.scheme()
-        ));
+        return Err(ProxyError::UnsupportedProtocol(url.scheme().to_owned()));
     }
     Ok(Some(url))
 }
@@ -150,7 +153,9 @@ mod tests {
     }
 
     fn p(url: &str, pairs: &[(&str, &str)]) -> Result<Option<String>, String> {
-        proxy_for(&Url::parse(url).unwrap(), &env(pairs)).map(|o| o.map(|u| u.to_string()))
+        proxy_for(&Url::parse(url).unwrap(), &env(pairs))
+            .map(|o| o.map(|u| u.to_string()))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! (`processFileArguments`) and `cli/initial-message.js` (`buildInitialMessage`).
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pi_ai::ImageContent;
 
@@ -36,6 +36,22 @@ pub struct FileInput {
     pub images: Vec<ImageContent>,
 }
 
+/// An `@file` argument that cannot be used; the text follows `Error: ` on stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum FileArgError {
+    /// Nothing exists at the resolved path.
+    #[error("File not found: {}", .0.display())]
+    NotFound(PathBuf),
+    /// The file exists but reading it failed.
+    #[error("Could not read file {}: {}", path.display(), io_reason(source))]
+    Unreadable {
+        /// The resolved path.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+}
+
 /// Reads the `@file` arguments (without their `@`) against `cwd`.
 ///
 /// Paths resolve as the read tool's (`~`, Unicode spaces, one more leading `@`, macOS
@@ -43,26 +59,28 @@ pub struct FileInput {
 /// tool's image processing (`auto_resize` = setting `images.autoResize`), an image that cannot
 /// be inlined contributes its bracketed explanation instead; text files lose a UTF-8 BOM.
 ///
-/// Errors (the text after `Error: `): `File not found: <abs>` when nothing exists there,
-/// `Could not read file <abs>: <reason>` when it cannot be read.
+/// Errors: [`FileArgError::NotFound`] when nothing exists there,
+/// [`FileArgError::Unreadable`] when it cannot be read.
 pub fn process_file_args(
     file_args: &[String],
     cwd: &Path,
     auto_resize: bool,
-) -> Result<FileInput, String> {
+) -> Result<FileInput, FileArgError> {
     let mut out = FileInput::default();
     for arg in file_args {
         let path = resolve_read_path(arg, cwd);
         let shown = path.display().to_string();
         let meta = match std::fs::metadata(&path) {
             Ok(m) => m,
-            Err(_) => return Err(format!("File not found: {shown}")),
+            Err(_) => return Err(FileArgError::NotFound(path)),
         };
         if meta.len() == 0 {
             continue;
         }
-        let read_error =
-            |e: std::io::Error| format!("Could not read file {shown}: {}", io_reason(&e));
+        let read_error = |source: std::io::Error| FileArgError::Unreadable {
+            path: path.clone(),
+            source,
+        };
         // pi sniffs the type from the file's first bytes, then reads it.
         let mut head = Vec::with_capacity(SNIFF_BYTES);
         std::fs::File::open(&path)
@@ -184,7 +202,7 @@ mod tests {
         assert_eq!(got.images[0].mime_type, "image/png");
         let missing = process_file_args(&["nope.md".into()], dir.path(), true).unwrap_err();
         assert_eq!(
-            missing,
+            missing.to_string(),
             format!("File not found: {}", dir.path().join("nope.md").display())
         );
     }
@@ -225,5 +243,22 @@ mod tests {
         assert_eq!(m.rest, ["second"]);
         let none = build_initial_message(None, FileInput::default(), &[]);
         assert_eq!(none, InitialMessage::default());
+    }
+
+    #[test]
+    fn a_directory_argument_cannot_be_read_with_node_s_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let err = process_file_args(&["sub".into()], dir.path(), true).unwrap_err();
+        assert!(
+            matches!(&err, FileArgError::Unreadable { path, .. } if *path == dir.path().join("sub"))
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Could not read file {}: EISDIR: illegal operation on a directory, read",
+                dir.path().join("sub").display()
+            )
+        );
     }
 }

@@ -122,7 +122,7 @@ pub fn prepare(
         let auto_resize = SettingsManager::load(&cwd, &agent_dir, false).image_auto_resize();
         match process_file_args(&config.file_args, &cwd, auto_resize) {
             Ok(files) => build_initial_message(stdin_text, files, &config.messages),
-            Err(e) => return fail(stderr, &e),
+            Err(e) => return fail(stderr, &e.to_string()),
         }
     };
     let mut extensions = LoadedExtensions::default();

@@ -241,7 +241,8 @@ pub fn open_store(
     // Observed on pi 0.85.0: `--continue` (`SessionManager.continueRecent`) runs the session
     // in the current cwd, so a stored cwd that is gone is not refused there.
     if !args.continue_session {
-        assert_session_cwd_exists(&store, &launch.cwd).map_err(SetupError::Plain)?;
+        assert_session_cwd_exists(&store, &launch.cwd)
+            .map_err(|e| SetupError::Plain(e.to_string()))?;
     }
     Ok(Arc::new(Mutex::new(store)))
 }

@@ -137,21 +137,43 @@ pub async fn read_file_async(path: &Path) -> io::Result<Vec<u8>> {
         .map_err(io::Error::other)?
 }
 
+/// A failed [`write_file`], worded as Node's `fs.writeFile` rejects.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteFileError {
+    /// Creating or truncating the file failed: `<CODE>: <text>, open '<path>'`.
+    #[error("{}", node_message(source, "open", Some(path)))]
+    Open {
+        /// The file being written.
+        path: std::path::PathBuf,
+        /// Why it could not be opened.
+        source: io::Error,
+    },
+    /// Writing the bytes failed: `<CODE>: <text>, write` (Node's write call has a
+    /// descriptor, not a path).
+    #[error("{}", node_message(source, "write", None))]
+    Write {
+        /// Why the write failed.
+        source: io::Error,
+    },
+}
+
 /// Node's `fs.writeFile(path, data)`: creates or truncates the file, then writes all of
-/// `data`. A failed open is `<CODE>: <text>, open '<path>'`, a failed write `<CODE>: <text>,
-/// write` (Node's write call has a descriptor, not a path).
-pub async fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
+/// `data`.
+pub async fn write_file(path: &Path, data: &[u8]) -> Result<(), WriteFileError> {
     use tokio::io::AsyncWriteExt;
     let mut file = tokio::fs::File::create(path)
         .await
-        .map_err(|e| node_message(&e, "open", Some(path)))?;
+        .map_err(|source| WriteFileError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
     file.write_all(data)
         .await
-        .map_err(|e| node_message(&e, "write", None))?;
+        .map_err(|source| WriteFileError::Write { source })?;
     // tokio writes in the background: the result of the last write arrives with the flush.
     file.flush()
         .await
-        .map_err(|e| node_message(&e, "write", None))
+        .map_err(|source| WriteFileError::Write { source })
 }
 
 #[cfg(test)]

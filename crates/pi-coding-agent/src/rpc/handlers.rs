@@ -30,10 +30,46 @@ enum Reply {
     Deferred,
 }
 
-type Outcome = Result<Reply, String>;
+/// Why a command failed; the text is the `error` of its `success:false` response.
+#[derive(Debug, thiserror::Error)]
+enum CommandError {
+    /// The runtime was started without the piece this command needs (no session host, …).
+    #[error("{0} is not available in this pi-rs runtime")]
+    Unavailable(&'static str),
+    /// `clone` on a session with no current entry.
+    #[error("Cannot clone session: no current entry selected")]
+    NoEntryToClone,
+    /// `set_model` for a model that is not available.
+    #[error("Model not found: {provider}/{model_id}")]
+    ModelNotFound { provider: String, model_id: String },
+    /// `set_thinking_level` with an unknown level.
+    #[error("Invalid thinking level: {0}")]
+    InvalidThinkingLevel(String),
+    /// `get_messages_since` for an entry the session does not have.
+    #[error("Entry not found: {0}")]
+    EntryNotFound(String),
+    /// `set_session_name` with an empty (or blank) name.
+    #[error("Session name cannot be empty")]
+    EmptySessionName,
+    /// A value that could not be written as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A failure of the session or its host, which report text; shown as it is.
+    #[error("{0}")]
+    Failed(String),
+}
 
-fn json_text<T: Serialize + ?Sized>(v: &T) -> Result<String, String> {
-    pi_ai::json::to_string(v).map_err(|e| e.to_string())
+/// The session and host layers still report failures as text: it passes through unchanged.
+impl From<String> for CommandError {
+    fn from(text: String) -> Self {
+        CommandError::Failed(text)
+    }
+}
+
+type Outcome = Result<Reply, CommandError>;
+
+fn json_text<T: Serialize + ?Sized>(v: &T) -> Result<String, CommandError> {
+    Ok(pi_ai::json::to_string(v)?)
 }
 
 fn data<T: Serialize + ?Sized>(v: &T) -> Outcome {
@@ -44,8 +80,8 @@ fn done() -> Outcome {
     Ok(Reply::Data(None))
 }
 
-fn missing(what: &str) -> String {
-    format!("{what} is not available in this pi-rs runtime")
+fn missing(what: &'static str) -> CommandError {
+    CommandError::Unavailable(what)
 }
 
 /// Runs one command and writes its response (`prompt` writes its own).
@@ -60,9 +96,11 @@ pub(crate) async fn handle(
             .out
             .send(success_response(id.as_ref(), &name, d.as_deref())),
         Ok(Reply::Deferred) => {}
-        Err(e) => shared
-            .out
-            .send(error_response(id.as_ref(), Some(&Value::from(name)), &e)),
+        Err(e) => shared.out.send(error_response(
+            id.as_ref(),
+            Some(&Value::from(name)),
+            &e.to_string(),
+        )),
     }
     shared.shutdown.check();
 }
@@ -101,7 +139,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
                 ..Default::default()
             };
             match session.prompt(message, options).await {
-                Err(e) if !accepted.load(Ordering::SeqCst) => Err(e.to_string()),
+                Err(e) if !accepted.load(Ordering::SeqCst) => Err(e.to_string().into()),
                 _ => Ok(Reply::Deferred),
             }
         }
@@ -157,7 +195,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::Clone => {
             let Some(leaf) = session.leaf_id() else {
-                return Err("Cannot clone session: no current entry selected".into());
+                return Err(CommandError::NoEntryToClone);
             };
             let host = shared
                 .runtime
@@ -172,7 +210,10 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
             let model = available_models(shared, &session)
                 .into_iter()
                 .find(|m| m.provider == provider && m.id == model_id)
-                .ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+                .ok_or_else(|| CommandError::ModelNotFound {
+                    provider: provider.clone(),
+                    model_id: model_id.clone(),
+                })?;
             session
                 .set_model(model.clone(), false)
                 .await
@@ -195,7 +236,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::SetThinkingLevel { level } => {
             let level = ModelThinkingLevel::parse(&level)
-                .ok_or_else(|| format!("Invalid thinking level: {level}"))?;
+                .ok_or_else(|| CommandError::InvalidThinkingLevel(level.clone()))?;
             session
                 .set_thinking_level(level)
                 .map_err(|e| e.to_string())?;
@@ -283,7 +324,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
                     entries
                         .iter()
                         .position(|e| &e.id == since)
-                        .ok_or_else(|| format!("Entry not found: {since}"))?
+                        .ok_or_else(|| CommandError::EntryNotFound(since.clone()))?
                         + 1
                 }
             };
@@ -319,7 +360,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         RpcCommand::SetSessionName { name } => {
             let name = name.trim();
             if name.is_empty() {
-                return Err("Session name cannot be empty".into());
+                return Err(CommandError::EmptySessionName);
             }
             session.set_session_name(name).map_err(|e| e.to_string())?;
             done()
@@ -441,7 +482,7 @@ fn commands(shared: &Shared) -> Vec<Value> {
 
 /// Writes `[{entry, children:[…], label?}, …]` without recursion (session chains can be far
 /// deeper than the stack).
-fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), String> {
+fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), CommandError> {
     struct Frame<'a> {
         children: std::slice::Iter<'a, TreeNode>,
         first: bool,
@@ -493,4 +534,34 @@ fn resolve_session_path(path: &str) -> String {
     crate::platform::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
         .display()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `error` texts of failed commands, as the RPC client reads them.
+    #[test]
+    fn command_errors_read_as_before() {
+        assert_eq!(
+            missing("fork").to_string(),
+            "fork is not available in this pi-rs runtime"
+        );
+        assert_eq!(
+            CommandError::NoEntryToClone.to_string(),
+            "Cannot clone session: no current entry selected"
+        );
+        assert_eq!(
+            CommandError::ModelNotFound {
+                provider: "p".into(),
+                model_id: "m".into()
+            }
+            .to_string(),
+            "Model not found: p/m"
+        );
+        assert_eq!(
+            CommandError::from("Already compacted".to_owned()).to_string(),
+            "Already compacted"
+        );
+    }
 }

@@ -128,7 +128,8 @@ impl RuntimeHost {
     /// # Errors
     /// The missing-cwd text, or the factory's error.
     pub async fn start(factory: SessionFactory, target: SessionTarget) -> Result<Self, String> {
-        assert_session_cwd_exists(&target.store, &target.cwd)?;
+        // The host's callers (rpc, modes, extensions) still take the error as text.
+        assert_session_cwd_exists(&target.store, &target.cwd).map_err(|e| e.to_string())?;
         let cwd = target.cwd.clone();
         let built = factory(target)?;
         let host = RuntimeHost::with_session(factory, built, cwd);
@@ -256,7 +257,7 @@ impl RuntimeHost {
         }
         let store =
             SessionStore::open(path, &cwd.display().to_string()).map_err(|e| e.to_string())?;
-        assert_session_cwd_exists(&store, &cwd)?;
+        assert_session_cwd_exists(&store, &cwd).map_err(|e| e.to_string())?;
         let next_cwd = stored_cwd(&store, &cwd);
         self.replace(&current, ReplaceReason::Resume, store, next_cwd)
             .await?;
@@ -287,7 +288,8 @@ impl RuntimeHost {
                 selected_text: None,
             });
         }
-        let (store, selected_text) = fork_store(&lock(current.store()), entry_id, position)?;
+        let (store, selected_text) =
+            fork_store(&lock(current.store()), entry_id, position).map_err(|e| e.to_string())?;
         let next_cwd = stored_cwd(&store, &cwd);
         self.replace(&current, ReplaceReason::Fork, store, next_cwd)
             .await?;

@@ -51,14 +51,31 @@ pub fn new_session_store(
     SessionStore::from_entries(header, path, Vec::new())
 }
 
-/// pi's `assertSessionCwdExists`: a session file whose stored cwd no longer exists is refused
-/// with `Stored session working directory does not exist: <cwd>\nSession file:
-/// <file>\nCurrent working directory: <fallback>`. In-memory sessions and an empty stored
-/// cwd pass.
+/// A session file whose stored cwd no longer exists (pi's `assertSessionCwdExists`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Stored session working directory does not exist: {cwd}\nSession file: {}\nCurrent working directory: {}",
+    file.display(),
+    fallback_cwd.display()
+)]
+pub struct MissingSessionCwd {
+    /// The cwd stored in the session header.
+    pub cwd: String,
+    /// The session file.
+    pub file: PathBuf,
+    /// The directory the session would have run in instead.
+    pub fallback_cwd: PathBuf,
+}
+
+/// pi's `assertSessionCwdExists`: a session file whose stored cwd no longer exists is
+/// refused. In-memory sessions and an empty stored cwd pass.
 ///
 /// # Errors
-/// The text above.
-pub fn assert_session_cwd_exists(store: &SessionStore, fallback_cwd: &Path) -> Result<(), String> {
+/// [`MissingSessionCwd`].
+pub fn assert_session_cwd_exists(
+    store: &SessionStore,
+    fallback_cwd: &Path,
+) -> Result<(), MissingSessionCwd> {
     let Some(file) = store.path() else {
         return Ok(());
     };
@@ -66,11 +83,25 @@ pub fn assert_session_cwd_exists(store: &SessionStore, fallback_cwd: &Path) -> R
     if cwd.is_empty() || Path::new(cwd).exists() {
         return Ok(());
     }
-    Err(format!(
-        "Stored session working directory does not exist: {cwd}\nSession file: {}\nCurrent working directory: {}",
-        file.display(),
-        fallback_cwd.display()
-    ))
+    Err(MissingSessionCwd {
+        cwd: cwd.clone(),
+        file: file.to_path_buf(),
+        fallback_cwd: fallback_cwd.to_path_buf(),
+    })
+}
+
+/// Why [`fork_store`] made no fork.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    /// [`INVALID_FORK_ENTRY`]: an unknown entry, or (`before`) not a user message.
+    #[error("{INVALID_FORK_ENTRY}")]
+    InvalidEntry,
+    /// [`SESSION_NOT_SAVED`]: the current file is not on disk yet.
+    #[error("{SESSION_NOT_SAVED}")]
+    NotSaved,
+    /// Creating the new store failed (its text is the store's).
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// A fork of `store` at `entry_id`, and (for [`ForkPosition::Before`]) the forked user
@@ -84,22 +115,20 @@ pub fn assert_session_cwd_exists(store: &SessionStore, fallback_cwd: &Path) -> R
 /// - A store in memory: the same, in memory (without `parentSession`).
 ///
 /// # Errors
-/// [`INVALID_FORK_ENTRY`], [`SESSION_NOT_SAVED`], store failures.
+/// [`ForkError`].
 pub fn fork_store(
     store: &SessionStore,
     entry_id: &str,
     position: ForkPosition,
-) -> Result<(SessionStore, Option<String>), String> {
-    let entry = store
-        .get(entry_id)
-        .map_err(|_| INVALID_FORK_ENTRY.to_owned())?;
+) -> Result<(SessionStore, Option<String>), ForkError> {
+    let entry = store.get(entry_id).map_err(|_| ForkError::InvalidEntry)?;
     let (target, text) = match position {
         ForkPosition::At => (Some(entry.id.clone()), None),
         ForkPosition::Before => match entry.message() {
             Some(AgentMessage::User(u)) => {
                 (entry.parent_id.clone(), Some(content_text(&u.content)))
             }
-            _ => return Err(INVALID_FORK_ENTRY.to_owned()),
+            _ => return Err(ForkError::InvalidEntry),
         },
     };
     let cwd = store.header().cwd.clone();
@@ -109,11 +138,11 @@ pub fn fork_store(
             &cwd,
             Some(file.display().to_string()),
         ),
-        (Some(_), Some(_)) if !store.is_persisted() => return Err(SESSION_NOT_SAVED.to_owned()),
+        (Some(_), Some(_)) if !store.is_persisted() => return Err(ForkError::NotSaved),
         (None, None) => new_session_store(None, &cwd, None),
         (_, Some(leaf)) => create_branched_session(store, &leaf),
     };
-    next.map(|s| (s, text)).map_err(|e| e.to_string())
+    Ok((next?, text))
 }
 
 #[cfg(test)]
@@ -134,7 +163,9 @@ mod tests {
         let file = dir.path().join("s.jsonl");
         let store = SessionStore::from_entries(header, Some(file.clone()), Vec::new()).unwrap();
         assert_eq!(
-            assert_session_cwd_exists(&store, Path::new("/here")).unwrap_err(),
+            assert_session_cwd_exists(&store, Path::new("/here"))
+                .unwrap_err()
+                .to_string(),
             format!(
                 "Stored session working directory does not exist: /no/such/dir\nSession file: {}\nCurrent working directory: /here",
                 file.display()
@@ -165,7 +196,9 @@ mod tests {
         let store = SessionStore::in_memory("/w");
         for position in [ForkPosition::Before, ForkPosition::At] {
             assert_eq!(
-                fork_store(&store, "nope", position).unwrap_err(),
+                fork_store(&store, "nope", position)
+                    .unwrap_err()
+                    .to_string(),
                 INVALID_FORK_ENTRY
             );
         }

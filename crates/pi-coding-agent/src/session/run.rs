@@ -255,7 +255,8 @@ impl AgentSession {
                 self.inner.hooks.report_error(ExtensionErrorInfo {
                     extension_path: path,
                     event: "skill_expansion".into(),
-                    error,
+                    // The extension error report carries text.
+                    error: error.to_string(),
                 });
                 text.to_owned()
             }

@@ -220,12 +220,20 @@ pub fn resolve_session_id(dir: &Path, sessions_root: &Path, query: &str) -> Opti
     SessionScope::default_dir(dir.to_path_buf(), sessions_root.to_path_buf()).resolve_id(query)
 }
 
-/// [`resolve_session_id`] without the local/global distinction. Errors: `No session found
-/// matching '<query>'`.
-pub fn find_by_id(dir: &Path, sessions_root: &Path, query: &str) -> Result<PathBuf, String> {
+/// No session's id starts with the query; carries the query.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("No session found matching '{0}'")]
+pub struct NoSessionMatch(pub String);
+
+/// [`resolve_session_id`] without the local/global distinction.
+pub fn find_by_id(
+    dir: &Path,
+    sessions_root: &Path,
+    query: &str,
+) -> Result<PathBuf, NoSessionMatch> {
     resolve_session_id(dir, sessions_root, query)
         .map(|m| m.path().to_path_buf())
-        .ok_or_else(|| format!("No session found matching '{query}'"))
+        .ok_or_else(|| NoSessionMatch(query.to_owned()))
 }
 
 #[cfg(test)]

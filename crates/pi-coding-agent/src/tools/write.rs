@@ -63,7 +63,7 @@ impl WriteTool {
             check_aborted(&cancel)?;
             write_file(&absolute, content.as_bytes())
                 .await
-                .map_err(ToolError::new)?;
+                .map_err(|e| ToolError::new(e.to_string()))?;
             check_aborted(&cancel)?;
             Ok(AgentToolResult::text(
                 format!("Successfully wrote to {path}"),

@@ -169,8 +169,9 @@ impl GoogleMapper {
                 tc.arguments.extend(args.clone());
             }
             for f in fragments.into_iter().flatten() {
+                // `StreamError::Protocol` carries text, so the typed error becomes its message.
                 super::partial_args::apply(&mut tc.arguments, f, &mut continuing)
-                    .map_err(StreamError::Protocol)?;
+                    .map_err(|e| StreamError::Protocol(e.to_string()))?;
             }
             Ok::<(), StreamError>(())
         });

@@ -19,12 +19,30 @@ enum Segment {
     Index(usize),
 }
 
-fn bad(path: &str) -> String {
-    format!("Invalid partialArgs jsonPath: {path}")
+/// Why one `partialArgs` entry could not be applied; the text is what the stream error shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum PartialArgsError {
+    /// The `jsonPath` is not `$` followed by `.key`, `[n]` or `['key']` steps (or nests
+    /// deeper than [`MAX_DEPTH`]).
+    #[error("Invalid partialArgs jsonPath: {0}")]
+    InvalidPath(String),
+    /// An array index skips past the next free slot.
+    #[error("partialArgs index out of order: {0}")]
+    IndexOutOfOrder(String),
+    /// The entry has no `jsonPath` string.
+    #[error("partialArgs entry without jsonPath")]
+    MissingPath,
+    /// The entry carries none of the `*Value` fields.
+    #[error("partialArgs entry without a value: {0}")]
+    MissingValue(String),
+}
+
+fn bad(path: &str) -> PartialArgsError {
+    PartialArgsError::InvalidPath(path.to_owned())
 }
 
 /// `$.a.b[0]['c d']` → segments.
-fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
+fn parse_path(path: &str) -> Result<Vec<Segment>, PartialArgsError> {
     let mut rest = path.strip_prefix('$').ok_or_else(|| bad(path))?;
     let mut out = Vec::new();
     while !rest.is_empty() {
@@ -62,7 +80,7 @@ fn slot<'a>(
     root: &'a mut Value,
     segments: &[Segment],
     path: &str,
-) -> Result<&'a mut Value, String> {
+) -> Result<&'a mut Value, PartialArgsError> {
     let mut node = root;
     for segment in segments {
         node = match segment {
@@ -83,7 +101,7 @@ fn slot<'a>(
                     return Err(bad(path));
                 };
                 if *i > items.len() {
-                    return Err(format!("partialArgs index out of order: {path}"));
+                    return Err(PartialArgsError::IndexOutOfOrder(path.to_owned()));
                 }
                 if *i == items.len() {
                     items.push(Value::Null);
@@ -101,11 +119,11 @@ pub(super) fn apply(
     args: &mut Map<String, Value>,
     fragment: &Value,
     continuing: &mut Option<String>,
-) -> Result<(), String> {
+) -> Result<(), PartialArgsError> {
     let path = fragment
         .get("jsonPath")
         .and_then(Value::as_str)
-        .ok_or_else(|| "partialArgs entry without jsonPath".to_owned())?;
+        .ok_or(PartialArgsError::MissingPath)?;
     let segments = parse_path(path)?;
     let more = fragment.get("willContinue") == Some(&Value::Bool(true));
     let mut root = Value::Object(std::mem::take(args));
@@ -129,7 +147,7 @@ pub(super) fn apply(
         } else if fragment.get("nullValue").is_some() {
             *target = Value::Null;
         } else {
-            return Err(format!("partialArgs entry without a value: {path}"));
+            return Err(PartialArgsError::MissingValue(path.to_owned()));
         }
         Ok(())
     })();
@@ -146,7 +164,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn run(fragments: &[Value]) -> Result<Value, String> {
+    fn run(fragments: &[Value]) -> Result<Value, PartialArgsError> {
         let mut args = Map::new();
         let mut continuing = None;
         for f in fragments {
@@ -175,15 +193,29 @@ mod tests {
     #[test]
     fn bad_paths_and_gaps_fail() {
         assert_eq!(
-            run(&[json!({"jsonPath": "a.b", "stringValue": "x"})]).unwrap_err(),
+            run(&[json!({"jsonPath": "a.b", "stringValue": "x"})])
+                .unwrap_err()
+                .to_string(),
             "Invalid partialArgs jsonPath: a.b"
         );
         assert_eq!(
-            run(&[json!({"jsonPath": "$.list[5]", "numberValue": 1})]).unwrap_err(),
+            run(&[json!({"jsonPath": "$.list[5]", "numberValue": 1})])
+                .unwrap_err()
+                .to_string(),
             "partialArgs index out of order: $.list[5]"
         );
-        assert!(run(&[json!({"jsonPath": "$.x"})]).is_err());
+        assert_eq!(
+            run(&[json!({"jsonPath": "$.x"})]).unwrap_err().to_string(),
+            "partialArgs entry without a value: $.x"
+        );
+        assert_eq!(
+            run(&[json!({"stringValue": "x"})]).unwrap_err().to_string(),
+            "partialArgs entry without jsonPath"
+        );
         let deep = format!("${}", ".a".repeat(65));
-        assert!(run(&[json!({"jsonPath": deep, "numberValue": 1})]).is_err());
+        assert!(matches!(
+            run(&[json!({"jsonPath": deep, "numberValue": 1})]),
+            Err(PartialArgsError::InvalidPath(_))
+        ));
     }
 }

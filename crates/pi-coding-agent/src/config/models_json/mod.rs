@@ -213,17 +213,50 @@ pub struct ModelsConfig {
     pub error: Option<String>,
 }
 
-fn validate_provider(id: &str, value: Value) -> Result<ProviderConfig, String> {
+/// A provider entry of `models.json` that does not fit the schema; one line of the file's
+/// `Invalid models.json schema:` list.
+#[derive(Debug, thiserror::Error)]
+enum ProviderSchemaError {
+    /// The entry does not deserialize.
+    #[error("providers.{id}: {source}")]
+    Shape {
+        id: String,
+        source: serde_json::Error,
+    },
+    /// A model with an empty id.
+    #[error("providers.{id}.models.{index}.id: must not be empty")]
+    EmptyModelId { id: String, index: usize },
+    /// A model override that does not deserialize.
+    #[error("providers.{id}.modelOverrides.{key}: {source}")]
+    Override {
+        id: String,
+        key: String,
+        source: serde_json::Error,
+    },
+}
+
+fn validate_provider(id: &str, value: Value) -> Result<ProviderConfig, ProviderSchemaError> {
     let config: ProviderConfig =
-        serde_json::from_value(value).map_err(|e| format!("providers.{id}: {e}"))?;
-    for (i, m) in config.models.iter().flatten().enumerate() {
+        serde_json::from_value(value).map_err(|source| ProviderSchemaError::Shape {
+            id: id.to_owned(),
+            source,
+        })?;
+    for (index, m) in config.models.iter().flatten().enumerate() {
         if m.id.is_empty() {
-            return Err(format!("providers.{id}.models.{i}.id: must not be empty"));
+            return Err(ProviderSchemaError::EmptyModelId {
+                id: id.to_owned(),
+                index,
+            });
         }
     }
     for (k, v) in config.model_overrides.iter().flatten() {
-        serde_json::from_value::<ModelOverride>(v.clone())
-            .map_err(|e| format!("providers.{id}.modelOverrides.{k}: {e}"))?;
+        serde_json::from_value::<ModelOverride>(v.clone()).map_err(|source| {
+            ProviderSchemaError::Override {
+                id: id.to_owned(),
+                key: k.clone(),
+                source,
+            }
+        })?;
     }
     Ok(config)
 }
@@ -335,11 +368,66 @@ fn merge_maps(
     }
 }
 
-fn positive(v: Option<f64>, what: &str, provider: &str, id: &str) -> Result<Option<u64>, String> {
+/// Why a provider's models could not be composed from its `models.json` entry: the
+/// reference's structural messages (without the `Provider "<p>": ` prefix the registry adds).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderModelsError {
+    /// `oauth` without `baseUrl`.
+    #[error("Provider {provider}: \"baseUrl\" is required when \"oauth\" is set.")]
+    OauthWithoutBaseUrl {
+        /// The provider id.
+        provider: String,
+    },
+    /// An entry that configures nothing.
+    #[error(
+        "Provider {provider}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
+    )]
+    NothingConfigured {
+        /// The provider id.
+        provider: String,
+    },
+    /// A custom model with no `api` at model or provider level (nor a base model's).
+    #[error(
+        "Provider {provider}, model {model}: no \"api\" specified. Set at provider or model level."
+    )]
+    NoApi {
+        /// The provider id.
+        provider: String,
+        /// The model id.
+        model: String,
+    },
+    /// A custom model with no `baseUrl` anywhere.
+    #[error("Provider {provider}: \"baseUrl\" is required when defining custom models.")]
+    NoBaseUrl {
+        /// The provider id.
+        provider: String,
+    },
+    /// `contextWindow` or `maxTokens` not positive.
+    #[error("Provider {provider}, model {model}: invalid {field}")]
+    InvalidLimit {
+        /// The provider id.
+        provider: String,
+        /// The model id.
+        model: String,
+        /// `contextWindow` or `maxTokens`.
+        field: &'static str,
+    },
+}
+
+fn positive(
+    v: Option<f64>,
+    field: &'static str,
+    provider: &str,
+    id: &str,
+) -> Result<Option<u64>, ProviderModelsError> {
     match v {
         None => Ok(None),
         Some(n) if n > 0.0 => Ok(Some(n as u64)),
-        Some(_) => Err(format!("Provider {provider}, model {id}: invalid {what}")),
+        Some(_) => Err(ProviderModelsError::InvalidLimit {
+            provider: provider.to_owned(),
+            model: id.to_owned(),
+            field,
+        }),
     }
 }
 
@@ -349,25 +437,23 @@ pub fn model_from_definition(
     def: &ModelDefinition,
     config: &ProviderConfig,
     defaults: Option<&Model>,
-) -> Result<Model, String> {
+) -> Result<Model, ProviderModelsError> {
     let api = def
         .api
         .clone()
         .or_else(|| config.api.clone())
         .or_else(|| defaults.map(|d| d.api.clone()))
-        .ok_or_else(|| {
-            format!(
-                "Provider {provider}, model {}: no \"api\" specified. Set at provider or model level.",
-                def.id
-            )
+        .ok_or_else(|| ProviderModelsError::NoApi {
+            provider: provider.to_owned(),
+            model: def.id.clone(),
         })?;
     let base_url = def
         .base_url
         .clone()
         .or_else(|| config.base_url.clone())
         .or_else(|| defaults.map(|d| d.base_url.clone()))
-        .ok_or_else(|| {
-            format!("Provider {provider}: \"baseUrl\" is required when defining custom models.")
+        .ok_or_else(|| ProviderModelsError::NoBaseUrl {
+            provider: provider.to_owned(),
         })?;
     let context_window = positive(def.context_window, "contextWindow", provider, &def.id)?;
     let max_tokens = positive(def.max_tokens, "maxTokens", provider, &def.id)?;
@@ -444,20 +530,20 @@ fn find_defaults<'a>(models: &'a [Model], id: &str, api: Option<&str>) -> Option
 
 /// `applyModelsJson` then the overrides: the provider's final model list.
 ///
-/// Errors are the reference's structural messages (without the `Provider "<p>": ` prefix the
-/// registry adds).
+/// # Errors
+/// [`ProviderModelsError`].
 pub fn compose_provider_models(
     provider: &str,
     base: &[Model],
     config: Option<&ProviderConfig>,
-) -> Result<Vec<Model>, String> {
+) -> Result<Vec<Model>, ProviderModelsError> {
     let Some(config) = config else {
         return Ok(base.to_vec());
     };
     if config.oauth.is_some() && config.base_url.is_none() {
-        return Err(format!(
-            "Provider {provider}: \"baseUrl\" is required when \"oauth\" is set."
-        ));
+        return Err(ProviderModelsError::OauthWithoutBaseUrl {
+            provider: provider.to_owned(),
+        });
     }
     let has_overrides = config
         .model_overrides
@@ -472,9 +558,9 @@ pub fn compose_provider_models(
         && config.oauth.is_none()
         && config.auth_header.is_none()
     {
-        return Err(format!(
-            "Provider {provider}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
-        ));
+        return Err(ProviderModelsError::NothingConfigured {
+            provider: provider.to_owned(),
+        });
     }
     let mut models: Vec<Model> = base
         .iter()

@@ -113,13 +113,17 @@ fn missing_file_is_empty_without_error() {
 fn custom_model_defaults_and_required_fields() {
     let c =
         parse(r#"{"providers": {"p": {"api": "openai-completions", "models": [{"id": "m"}]}}}"#);
-    let err = compose_provider_models("p", &[], c.provider("p")).unwrap_err();
+    let err = compose_provider_models("p", &[], c.provider("p"))
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         "Provider p: \"baseUrl\" is required when defining custom models."
     );
     let c = parse(r#"{"providers": {"p": {"baseUrl": "u", "models": [{"id": "m"}]}}}"#);
-    let err = compose_provider_models("p", &[], c.provider("p")).unwrap_err();
+    let err = compose_provider_models("p", &[], c.provider("p"))
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         "Provider p, model m: no \"api\" specified. Set at provider or model level."
@@ -127,10 +131,14 @@ fn custom_model_defaults_and_required_fields() {
     let c = parse(
         r#"{"providers": {"p": {"baseUrl": "u", "api": "x", "models": [{"id": "m", "maxTokens": 0}]}}}"#,
     );
-    let err = compose_provider_models("p", &[], c.provider("p")).unwrap_err();
+    let err = compose_provider_models("p", &[], c.provider("p"))
+        .unwrap_err()
+        .to_string();
     assert_eq!(err, "Provider p, model m: invalid maxTokens");
     let c = parse(r#"{"providers": {"p": {}}}"#);
-    let err = compose_provider_models("p", &[], c.provider("p")).unwrap_err();
+    let err = compose_provider_models("p", &[], c.provider("p"))
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         "Provider p: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."

@@ -18,7 +18,8 @@ use pi_ai::auth::oauth;
 
 use super::auth::AuthStorage;
 use super::models_json::{
-    ModelsConfig, compose_provider_models, merge_headers, model_headers, provider_headers,
+    ModelsConfig, ProviderModelsError, compose_provider_models, merge_headers, model_headers,
+    provider_headers,
 };
 use super::paths::AgentPaths;
 use super::resolve_value::{
@@ -76,7 +77,7 @@ pub struct ModelRegistry {
     models: Vec<ModelEntry>,
     config: ModelsConfig,
     auth: AuthStorage,
-    composition_errors: Vec<(String, String)>,
+    composition_errors: Vec<(String, ProviderModelsError)>,
     env: fn(&str) -> Option<String>,
     env_token: fn(&str) -> Option<String>,
 }
@@ -319,7 +320,10 @@ impl ModelRegistry {
             .and_then(|c| c.api_key.as_deref())
         {
             let description = format!("API key for provider \"{provider}\"");
-            return resolve_config_value_or_throw(raw, &description, None).map(Some);
+            // The registry's callers (session auth) still take the error as text.
+            return resolve_config_value_or_throw(raw, &description, None)
+                .map(Some)
+                .map_err(|e| e.to_string());
         }
         if (self.env_token)(provider).is_some() {
             return Ok(None); // the bearer token of `request_headers` authenticates
@@ -436,7 +440,8 @@ impl ModelRegistry {
             &model_headers(config, &model.id),
             &description,
             env.as_ref(),
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         merge_headers(&mut headers, own.unwrap_or_default());
         auth.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
         auth.extend(headers.into_iter().map(|(k, v)| (k, Some(v))));

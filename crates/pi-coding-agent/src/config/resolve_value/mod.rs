@@ -255,34 +255,72 @@ pub fn resolve_config_value_uncached(config: &str, env: Option<&EnvOverlay>) -> 
     }
 }
 
-/// Resolves (uncached) or explains why not, naming `description`:
-/// `Failed to resolve <d> from shell command: <cmd>`,
-/// `Failed to resolve <d> from environment variable: <NAME>`,
-/// `Failed to resolve <d> from environment variables: <A>, <B>`, else `Failed to resolve <d>`.
+/// A configuration value that did not resolve; `description` names what it was for (e.g.
+/// `API key for provider "p"`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// A `!command` that failed or printed nothing.
+    #[error("Failed to resolve {description} from shell command: {command}")]
+    Command {
+        /// What the value was for.
+        description: String,
+        /// The command, without its `!`.
+        command: String,
+    },
+    /// One referenced environment variable is unset.
+    #[error("Failed to resolve {description} from environment variable: {name}")]
+    EnvVar {
+        /// What the value was for.
+        description: String,
+        /// The unset variable.
+        name: String,
+    },
+    /// Several referenced environment variables are unset.
+    #[error("Failed to resolve {description} from environment variables: {}", names.join(", "))]
+    EnvVars {
+        /// What the value was for.
+        description: String,
+        /// The unset variables, in reference order.
+        names: Vec<String>,
+    },
+    /// Anything else.
+    #[error("Failed to resolve {description}")]
+    Unresolved {
+        /// What the value was for.
+        description: String,
+    },
+}
+
+/// Resolves (uncached) or explains why not, naming `description`.
+///
+/// # Errors
+/// [`ResolveError`].
 pub fn resolve_config_value_or_throw(
     config: &str,
     description: &str,
     env: Option<&EnvOverlay>,
-) -> Result<String, String> {
+) -> Result<String, ResolveError> {
     if let Some(v) = resolve_config_value_uncached(config, env) {
         return Ok(v);
     }
+    let description = description.to_owned();
     if let Some(command) = config.strip_prefix('!') {
-        return Err(format!(
-            "Failed to resolve {description} from shell command: {command}"
-        ));
+        return Err(ResolveError::Command {
+            description,
+            command: command.to_owned(),
+        });
     }
-    let missing = missing_config_value_env_var_names(config, env);
+    let mut missing = missing_config_value_env_var_names(config, env);
     Err(match missing.len() {
-        0 => format!("Failed to resolve {description}"),
-        1 => format!(
-            "Failed to resolve {description} from environment variable: {}",
-            missing[0]
-        ),
-        _ => format!(
-            "Failed to resolve {description} from environment variables: {}",
-            missing.join(", ")
-        ),
+        0 => ResolveError::Unresolved { description },
+        1 => ResolveError::EnvVar {
+            description,
+            name: missing.remove(0),
+        },
+        _ => ResolveError::EnvVars {
+            description,
+            names: missing,
+        },
     })
 }
 
@@ -304,11 +342,14 @@ pub fn resolve_headers(
 }
 
 /// Resolves every header value (uncached) or fails naming `<description> header "<name>"`.
+///
+/// # Errors
+/// [`ResolveError`] of the first header that does not resolve.
 pub fn resolve_headers_or_throw(
     headers: &[(String, String)],
     description: &str,
     env: Option<&EnvOverlay>,
-) -> Result<Option<Vec<(String, String)>>, String> {
+) -> Result<Option<Vec<(String, String)>>, ResolveError> {
     let mut out = Vec::with_capacity(headers.len());
     for (k, v) in headers {
         let d = format!("{description} header \"{k}\"");

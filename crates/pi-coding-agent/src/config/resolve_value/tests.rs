@@ -120,21 +120,23 @@ fn cached_commands_run_once_uncached_every_time() {
 #[test]
 fn or_throw_messages() {
     assert_eq!(
-        resolve_config_value_or_throw("!exit 1", "API key for provider \"p\"", None),
+        resolve_config_value_or_throw("!exit 1", "API key for provider \"p\"", None)
+            .map_err(|e| e.to_string()),
         Err("Failed to resolve API key for provider \"p\" from shell command: exit 1".into())
     );
     assert_eq!(
-        resolve_config_value_or_throw("$PIRS_T_UNSET_4", "X", None),
+        resolve_config_value_or_throw("$PIRS_T_UNSET_4", "X", None).map_err(|e| e.to_string()),
         Err("Failed to resolve X from environment variable: PIRS_T_UNSET_4".into())
     );
     assert_eq!(
-        resolve_config_value_or_throw("$PIRS_T_UNSET_5:$PIRS_T_UNSET_6", "X", None),
+        resolve_config_value_or_throw("$PIRS_T_UNSET_5:$PIRS_T_UNSET_6", "X", None)
+            .map_err(|e| e.to_string()),
         Err(
             "Failed to resolve X from environment variables: PIRS_T_UNSET_5, PIRS_T_UNSET_6".into()
         )
     );
     assert_eq!(
-        resolve_config_value_or_throw("ok", "X", None),
+        resolve_config_value_or_throw("ok", "X", None).map_err(|e| e.to_string()),
         Ok("ok".into())
     );
 }
@@ -151,7 +153,7 @@ fn headers() {
         Some(vec![("x-a".to_owned(), "v".to_owned())])
     );
     assert_eq!(
-        resolve_headers_or_throw(&h, "provider \"p\"", Some(&e)),
+        resolve_headers_or_throw(&h, "provider \"p\"", Some(&e)).map_err(|e| e.to_string()),
         Err("Failed to resolve provider \"p\" header \"x-b\" from environment variable: PIRS_T_UNSET_7".into())
     );
     assert_eq!(resolve_headers(&[], None), None);

@@ -475,10 +475,20 @@ pub fn format_skills_for_prompt(skills: &[Skill], read_tool: &str) -> String {
     lines.join("\n")
 }
 
+/// A `/skill:` command whose skill file can no longer be read; the text is the I/O error's.
+#[derive(Debug, thiserror::Error)]
+#[error("{source}")]
+pub struct SkillReadError {
+    /// The skill's file.
+    pub path: std::path::PathBuf,
+    /// Why it could not be read.
+    pub source: std::io::Error,
+}
+
 /// Expands `/skill:name [args]`; any other text, or an unknown skill, is returned unchanged.
 ///
 /// Errors: the skill file can no longer be read (the caller reports it and keeps the text).
-pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, String> {
+pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, SkillReadError> {
     let Some(rest) = text.strip_prefix("/skill:") else {
         return Ok(text.to_owned());
     };
@@ -489,7 +499,10 @@ pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, Stri
     let Some(skill) = skills.iter().find(|s| s.name == name) else {
         return Ok(text.to_owned());
     };
-    let content = read_text_lossy(&skill.file_path).map_err(|e| e.to_string())?;
+    let content = read_text_lossy(&skill.file_path).map_err(|source| SkillReadError {
+        path: skill.file_path.clone(),
+        source,
+    })?;
     let body = strip_frontmatter(&content);
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",

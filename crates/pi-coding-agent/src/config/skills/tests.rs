@@ -188,6 +188,13 @@ fn skill_command_expansion() {
         "/skill:nope x"
     );
     assert_eq!(expand_skill_command("hello", &skills).unwrap(), "hello");
+
+    // A skill file gone since discovery: the error names it and reads as the I/O error.
+    std::fs::remove_file(dir.join("SKILL.md")).unwrap();
+    let err = expand_skill_command("/skill:pdf", &skills).unwrap_err();
+    assert_eq!(err.path, dir.join("SKILL.md"));
+    assert_eq!(err.source.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(err.to_string(), err.source.to_string());
 }
 
 #[test]

@@ -116,7 +116,7 @@ impl EditTool {
             );
             write_file(&absolute, final_content.as_bytes())
                 .await
-                .map_err(ToolError::new)?;
+                .map_err(|e| ToolError::new(e.to_string()))?;
             check_aborted(&cancel)?;
 
             let display =
