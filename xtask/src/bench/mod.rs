@@ -229,6 +229,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::copy(&built, &rs).map_err(|e| format!("copy {}: {e}", built.display()))?;
     }
     let binary = std::fs::metadata(&rs).ok().map(|m| m.len());
+    // The OAuth endpoint override exists for tests only (debug builds): a release binary that
+    // knows its variable could be pointed at another token endpoint.
+    if o.pi.is_none()
+        && let Ok(bytes) = std::fs::read(&rs)
+    {
+        let needle = b"PI_RS_TEST_OAUTH_ORIGIN";
+        if bytes.windows(needle.len()).any(|w| w == needle) {
+            return Err(format!(
+                "{}: the release binary reads the test-only OAuth endpoint override",
+                built.display()
+            ));
+        }
+        eprintln!("== release binary: no test-only OAuth endpoint override");
+    }
     let session = session_file(&work, 100)?;
     let wanted = |name: &str| o.only.is_empty() || o.only.iter().any(|n| n == name);
     // 1 GiB takes a while to generate: only when its workload runs.
