@@ -355,10 +355,23 @@ async fn an_expired_codex_login_is_refreshed_and_the_codex_api_answers() {
 }
 
 /// The TypeScript pi, when installed (the check is skipped without it).
-fn reference_pi() -> Option<std::path::PathBuf> {
+/// The TypeScript pi 0.85.0, as a program and its leading arguments: the pinned install of
+/// `.ci/run` (`PI_TEST_NODE` running the package's `dist/bundle/cli.js` from
+/// `PI_TEST_NODE_MODULES`), else `~/.cache/pi-reference/bin/pi`.
+fn reference_pi() -> Option<(std::path::PathBuf, Vec<String>)> {
+    if let (Some(node), Some(modules)) = (
+        std::env::var_os("PI_TEST_NODE"),
+        std::env::var_os("PI_TEST_NODE_MODULES"),
+    ) {
+        let cli = std::path::Path::new(&modules)
+            .join("@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+        if cli.is_file() {
+            return Some((node.into(), vec![cli.display().to_string()]));
+        }
+    }
     let home = std::env::var_os("HOME")?;
     let bin = std::path::Path::new(&home).join(".cache/pi-reference/bin/pi");
-    bin.is_file().then_some(bin)
+    bin.is_file().then_some((bin, Vec::new()))
 }
 
 /// `pi auth check --provider P --json --no-refresh` of ours and, when installed, of the
@@ -373,9 +386,10 @@ async fn both_check(rig: &Rig, provider: &str) -> String {
         "--no-refresh",
     ];
     let ours = rig.run(&args).await;
-    if let Some(ts) = reference_pi() {
+    if let Some((ts, lead)) = reference_pi() {
         let p = |sub: &str| rig.path(sub).display().to_string();
         let out = tokio::process::Command::new(ts)
+            .args(lead)
             .args(args)
             .current_dir(rig.path("work"))
             .env_clear()
