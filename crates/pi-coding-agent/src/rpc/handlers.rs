@@ -51,6 +51,10 @@ enum CommandError {
     /// `set_session_name` with an empty (or blank) name.
     #[error("Session name cannot be empty")]
     EmptySessionName,
+    /// The session host could not replace the session (its text, e.g. `Invalid entry ID
+    /// for forking`).
+    #[error(transparent)]
+    Host(#[from] crate::runtime::HostError),
     /// A value that could not be written as JSON.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
