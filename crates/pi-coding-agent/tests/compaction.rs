@@ -273,7 +273,11 @@ async fn failures_carry_the_reference_texts() {
         retry: SummaryRetry::default(),
         on_retry: None,
     };
-    let err = summarizer.compact(&prep, None).await.unwrap_err();
+    let err = summarizer
+        .compact(&prep, None)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("Turn prefix summarization failed: "),
         "{err}"

@@ -201,7 +201,7 @@ async fn an_exhausted_budget_fails_the_compaction_with_the_last_error() {
     for p in ["first", "second"] {
         h.session.prompt(p, PromptOptions::default()).await.unwrap();
     }
-    let err = h.session.compact(None).await.unwrap_err();
+    let err = h.session.compact(None).await.unwrap_err().to_string();
     assert_eq!(
         err,
         format!("Turn prefix summarization failed: {OVERLOADED}")
@@ -258,7 +258,7 @@ async fn an_abort_during_the_back_off_cancels_the_compaction() {
     let compaction = tokio::spawn(async move { session.compact(None).await });
     backing_off.notified().await;
     h.session.abort().await;
-    let err = compaction.await.unwrap().unwrap_err();
+    let err = compaction.await.unwrap().unwrap_err().to_string();
     assert_eq!(err, "Compaction cancelled");
     let t = timeline(&h);
     let from = t

@@ -217,7 +217,7 @@ async fn manual_compaction_on_a_tiny_session_fails_with_the_reference_texts() {
         .prompt("first", PromptOptions::default())
         .await
         .unwrap();
-    let err = h.session.compact(None).await.unwrap_err();
+    let err = h.session.compact(None).await.unwrap_err().to_string();
     assert_eq!(err, "Nothing to compact (session too small)");
     let events = compaction_events(&h);
     assert_eq!(
@@ -311,7 +311,7 @@ async fn an_extension_can_cancel_a_compaction() {
     )
     .await;
     assert_eq!(
-        h.session.compact(None).await.unwrap_err(),
+        h.session.compact(None).await.unwrap_err().to_string(),
         "Compaction cancelled"
     );
     let events = compaction_events(&h);
@@ -381,7 +381,7 @@ async fn manual_compaction_is_idle_again_when_compaction_end_is_delivered() {
     let seen = watch_compacting(&h);
     h.session.compact(None).await.unwrap();
     assert_eq!(
-        h.session.compact(None).await.unwrap_err(),
+        h.session.compact(None).await.unwrap_err().to_string(),
         "Already compacted"
     );
     assert_eq!(
@@ -526,7 +526,7 @@ async fn a_manual_compaction_with_a_failing_key_command_fails_with_its_text() {
     }
     auth.fails.store(true, std::sync::atomic::Ordering::SeqCst);
     let calls = h.faux.call_count();
-    let err = h.session.compact(None).await.unwrap_err();
+    let err = h.session.compact(None).await.unwrap_err().to_string();
     let text = "API key auth failed for provider faux: Command failed: exit 3";
     assert_eq!(err, text);
     assert_eq!(h.faux.call_count(), calls, "no summary request");

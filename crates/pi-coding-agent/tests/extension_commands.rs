@@ -172,7 +172,7 @@ fn factory_with_gate(
             .hooks(hooks.clone())
             .compactor(Arc::new(AutoCompactor::new()))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| pi_coding_agent::runtime::BuildError::new(e.to_string()))?;
         Ok(BuiltSession {
             session,
             extensions: Some(hooks),

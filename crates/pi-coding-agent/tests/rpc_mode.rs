@@ -14,6 +14,7 @@ use pi_ai::providers::faux::{
     faux_tool_call,
 };
 use pi_coding_agent::rpc::RpcRuntime;
+use pi_coding_agent::runtime::targets::ForkError;
 use pi_coding_agent::runtime::{ForkReplacement, Replacement, SessionHost};
 use pi_coding_agent::session::AgentSession;
 use pi_coding_agent::session::ShutdownReason;
@@ -616,7 +617,7 @@ impl SessionHost for TestHost {
                 .unwrap()
                 .push(format!("fork {entry_id} {at}"));
             if entry_id == "bad" {
-                return Err("Invalid entry ID for forking".into());
+                return Err(ForkError::InvalidEntry.into());
             }
             Ok((Some(self.build()), "picked".into()))
         })

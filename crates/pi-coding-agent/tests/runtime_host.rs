@@ -146,7 +146,7 @@ fn factory(
             .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
             .hooks(hooks.clone())
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| pi_coding_agent::runtime::BuildError::new(e.to_string()))?;
         Ok(BuiltSession {
             session,
             extensions: Some(hooks),
@@ -490,21 +490,30 @@ async fn fork_errors_carry_pi_texts() {
     // Nothing written yet: cloning the leaf is refused.
     let leaf = f.host.session().leaf_id().unwrap();
     assert_eq!(
-        f.host.fork(&leaf, ForkPosition::At).await.unwrap_err(),
+        f.host
+            .fork(&leaf, ForkPosition::At)
+            .await
+            .unwrap_err()
+            .to_string(),
         "This session has not been saved yet. Wait for the first assistant response before cloning or forking it."
     );
     assert_eq!(
         f.host
             .fork("missing-entry", ForkPosition::Before)
             .await
-            .unwrap_err(),
+            .unwrap_err()
+            .to_string(),
         "Invalid entry ID for forking"
     );
     f.prompt("hello", "hi").await;
     // `before` needs a user message.
     let leaf = f.host.session().leaf_id().unwrap();
     assert_eq!(
-        f.host.fork(&leaf, ForkPosition::Before).await.unwrap_err(),
+        f.host
+            .fork(&leaf, ForkPosition::Before)
+            .await
+            .unwrap_err()
+            .to_string(),
         "Invalid entry ID for forking"
     );
 }
@@ -523,7 +532,7 @@ async fn switching_to_a_session_whose_cwd_is_gone_is_refused() {
     )
     .unwrap();
     let before = f.file();
-    let err = f.host.switch_session(&file).await.unwrap_err();
+    let err = f.host.switch_session(&file).await.unwrap_err().to_string();
     assert_eq!(
         err,
         format!(

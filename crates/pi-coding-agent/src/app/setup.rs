@@ -57,7 +57,7 @@ use crate::config::trust::{
     TrustInputs, TrustOption, TrustPrompt, TrustStore, resolve_project_trusted,
 };
 use crate::extensions::{ExtensionHooks, ExtensionRunner, Mode, mode_error_listener};
-use crate::runtime::{BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
+use crate::runtime::{BuildError, BuiltSession, RuntimeHost, SessionFactory, SessionTarget};
 use crate::session::auto_compaction::AutoCompactor;
 use crate::session::hooks::Compactor;
 use crate::session::{AgentSession, RegistryAuth};
@@ -418,7 +418,7 @@ impl SessionConfig {
                     session: b.session,
                     extensions: b.extensions,
                 })
-                .map_err(|e| e.message().to_owned())
+                .map_err(|e| BuildError::new(e.message()))
         })
     }
 

@@ -10,6 +10,7 @@ use pi_agent_core::AgentMessage;
 use pi_ai::Usage;
 use serde_json::Value;
 
+use super::error::SummaryError;
 use super::prepare::{FileOps, format_file_operations};
 use super::prompts::{BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT};
 use super::serialize::serialize_conversation;
@@ -225,10 +226,13 @@ pub async fn generate_branch_summary(
         return BranchSummaryOutcome::Aborted;
     }
     if let Some(f) = summarization_failure(&response, "Branch summarization") {
-        return BranchSummaryOutcome::Error(f);
+        return BranchSummaryOutcome::Error(f.to_string());
     }
     if response.tool_calls().next().is_some() {
-        return BranchSummaryOutcome::Error("Branch summarization attempted to call a tool".into());
+        let e = SummaryError::ToolCall {
+            label: "Branch summarization",
+        };
+        return BranchSummaryOutcome::Error(e.to_string());
     }
     let text: String = response
         .content

@@ -14,6 +14,7 @@
 //! session layer (`session::auto_compaction`); this module is the policy and the summary calls.
 
 pub mod branch;
+pub mod error;
 pub mod fit;
 pub mod prepare;
 pub mod prompts;
@@ -21,6 +22,7 @@ pub mod serialize;
 pub mod summarize;
 pub mod tokens;
 
+pub use error::{CompactionError, SummaryError};
 pub use fit::Omitted;
 pub use prepare::{CompactionPreparation, FileOps, NothingToCompact, prepare_compaction};
 pub use summarize::{

@@ -130,6 +130,8 @@ impl std::fmt::Display for NothingToCompact {
     }
 }
 
+impl std::error::Error for NothingToCompact {}
+
 fn projection(e: &SessionEntry) -> Option<AgentMessage> {
     if matches!(e.kind, EntryKind::Compaction { .. }) {
         None

@@ -20,6 +20,7 @@ use pi_ai::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::error::SummaryError;
 use super::fit::{Omitted, fit_conversation, input_budget, js_len};
 use super::prepare::{CompactionPreparation, format_file_operations};
 use super::prompts::{
@@ -116,19 +117,21 @@ pub struct CompactionResult {
 }
 
 /// `getSummarizationFailure`: the error text for an `error` or `length` response.
-pub fn summarization_failure(response: &AssistantMessage, label: &str) -> Option<String> {
+pub fn summarization_failure(
+    response: &AssistantMessage,
+    label: &'static str,
+) -> Option<SummaryError> {
     match response.stop_reason {
-        StopReason::Error => Some(format!(
-            "{label} failed: {}",
-            response
+        StopReason::Error => Some(SummaryError::Failed {
+            label,
+            message: response
                 .error_message
                 .as_deref()
                 .filter(|s| !s.is_empty())
                 .unwrap_or("Unknown error")
-        )),
-        StopReason::Length => Some(format!(
-            "{label} failed: generation hit the token cap and the summary is incomplete"
-        )),
+                .to_owned(),
+        }),
+        StopReason::Length => Some(SummaryError::Truncated { label }),
         _ => None,
     }
 }
@@ -306,7 +309,7 @@ impl Summarizer {
         reserve_tokens: u64,
         custom_instructions: Option<&str>,
         previous_summary: Option<&str>,
-    ) -> Result<SummaryText, String> {
+    ) -> Result<SummaryText, SummaryError> {
         let mut tail = String::new();
         if let Some(prev) = previous_summary {
             tail.push_str(&format!(
@@ -332,7 +335,7 @@ impl Summarizer {
         &self,
         messages: &[AgentMessage],
         reserve_tokens: u64,
-    ) -> Result<SummaryText, String> {
+    ) -> Result<SummaryText, SummaryError> {
         let max_tokens = self.cap(0.5, reserve_tokens);
         let (prompt, omitted) =
             self.fitted_prompt(messages, TURN_PREFIX_SUMMARIZATION_PROMPT, max_tokens);
@@ -347,7 +350,7 @@ impl Summarizer {
         &self,
         prep: &CompactionPreparation,
         custom_instructions: Option<&str>,
-    ) -> Result<CompactionResult, String> {
+    ) -> Result<CompactionResult, SummaryError> {
         let reserve = prep.settings.reserve_tokens;
         let history = || {
             self.generate_summary(
@@ -418,14 +421,14 @@ pub struct SummaryText {
 
 fn finish(
     response: AssistantMessage,
-    label: &str,
+    label: &'static str,
     omitted: Omitted,
-) -> Result<SummaryText, String> {
+) -> Result<SummaryText, SummaryError> {
     if let Some(f) = summarization_failure(&response, label) {
         return Err(f);
     }
     if response.tool_calls().next().is_some() {
-        return Err(format!("{label} attempted to call a tool"));
+        return Err(SummaryError::ToolCall { label });
     }
     Ok(SummaryText {
         text: text_of(&response),

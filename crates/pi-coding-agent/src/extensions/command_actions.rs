@@ -11,7 +11,7 @@
 use futures::future::BoxFuture;
 use std::path::PathBuf;
 
-use crate::session::{NavigateTreeOptions, WeakAgentSession};
+use crate::session::{NavigateTreeOptions, SessionError, WeakAgentSession};
 use crate::storage::ForkPosition;
 
 /// What a session action answers: `{cancelled}` (an extension's `session_before_*` hook
@@ -22,6 +22,24 @@ pub struct ActionOutcome {
     pub cancelled: bool,
 }
 
+/// Why a session action failed; its text is the failing layer's (pi's thrown message).
+#[derive(Debug, thiserror::Error)]
+pub enum ActionError {
+    /// The session could not be replaced (the runtime host's error, e.g. `Invalid entry ID
+    /// for forking`, `Stored session working directory does not exist: …`).
+    #[error(transparent)]
+    Replace(Box<dyn std::error::Error + Send + Sync>),
+    /// `navigateTree` failed (`Entry <id> not found`, …).
+    #[error(transparent)]
+    Navigate(#[from] SessionError),
+}
+
+impl From<ActionError> for super::HandlerError {
+    fn from(e: ActionError) -> Self {
+        super::HandlerError::new(e.to_string())
+    }
+}
+
 /// `ctx.newSession(options)`: `{parentSession?}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NewSessionOptions {
@@ -30,9 +48,9 @@ pub struct NewSessionOptions {
 }
 
 /// The session actions a mode binds to command contexts. Every method has pi's unbound
-/// default: resolve at once, `{cancelled: false}`, nothing happens. An `Err` carries the
-/// text the action failed with (e.g. `Invalid entry ID for forking`); the command sees it as
-/// a thrown error.
+/// default: resolve at once, `{cancelled: false}`, nothing happens. An [`ActionError`] is
+/// what the action failed with (e.g. `Invalid entry ID for forking`); the command sees its
+/// text as a thrown error.
 pub trait CommandActions: Send + Sync {
     /// `ctx.waitForIdle()`: resolves when the session has no run and no compaction.
     fn wait_for_idle(&self) -> BoxFuture<'_, ()> {
@@ -43,7 +61,7 @@ pub trait CommandActions: Send + Sync {
     fn new_session(
         &self,
         _options: NewSessionOptions,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async { Ok(ActionOutcome::default()) })
     }
 
@@ -52,7 +70,7 @@ pub trait CommandActions: Send + Sync {
         &self,
         _entry_id: String,
         _position: ForkPosition,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async { Ok(ActionOutcome::default()) })
     }
 
@@ -62,12 +80,12 @@ pub trait CommandActions: Send + Sync {
         &self,
         _target_id: String,
         _options: NavigateTreeOptions,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async { Ok(ActionOutcome::default()) })
     }
 
     /// `ctx.switchSession(sessionPath)`.
-    fn switch_session(&self, _path: PathBuf) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    fn switch_session(&self, _path: PathBuf) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async { Ok(ActionOutcome::default()) })
     }
 }
@@ -99,7 +117,7 @@ impl CommandActions for SessionActions {
         &self,
         target_id: String,
         options: NavigateTreeOptions,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async move {
             let Some(session) = self.0.upgrade() else {
                 return Ok(ActionOutcome::default());
@@ -112,17 +130,14 @@ impl CommandActions for SessionActions {
 /// `session.navigateTree(...)` reduced to `{cancelled}` as pi's modes do.
 ///
 /// # Errors
-/// The navigation's error text (`Entry <id> not found`, …).
+/// [`ActionError::Navigate`] (`Entry <id> not found`, …).
 pub(crate) async fn navigate(
     session: &crate::session::AgentSession,
     target_id: &str,
     options: NavigateTreeOptions,
-) -> Result<ActionOutcome, String> {
-    session
-        .navigate_tree(target_id, options)
-        .await
-        .map(|r| ActionOutcome {
-            cancelled: r.cancelled,
-        })
-        .map_err(|e| e.to_string())
+) -> Result<ActionOutcome, ActionError> {
+    let r = session.navigate_tree(target_id, options).await?;
+    Ok(ActionOutcome {
+        cancelled: r.cancelled,
+    })
 }

@@ -45,7 +45,7 @@ pub use api::{
     DeliverAs, EventBus, ExtensionRequest, Pi, STALE_MESSAGE, SendMessageOptions, StaleError,
 };
 pub use command_actions::{
-    ActionOutcome, CommandActions, NewSessionOptions, SessionActions, UnboundActions,
+    ActionError, ActionOutcome, CommandActions, NewSessionOptions, SessionActions, UnboundActions,
 };
 pub use command_info::{CommandInfo, CommandSource};
 pub use config_hooks::RunnerTrustAnswer;

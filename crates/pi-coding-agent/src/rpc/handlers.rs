@@ -51,6 +51,13 @@ enum CommandError {
     /// `set_session_name` with an empty (or blank) name.
     #[error("Session name cannot be empty")]
     EmptySessionName,
+    /// The session host could not replace the session (its text, e.g. `Invalid entry ID
+    /// for forking`).
+    #[error(transparent)]
+    Host(#[from] crate::runtime::HostError),
+    /// `compact` failed (`Already compacted`, `Summarization failed: …`, …).
+    #[error(transparent)]
+    Compaction(#[from] crate::compaction::CompactionError),
     /// A value that could not be written as JSON.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
@@ -261,10 +268,7 @@ async fn run(shared: &Arc<Shared>, id: &Option<Value>, command: RpcCommand) -> O
         }
         RpcCommand::Compact {
             custom_instructions,
-        } => match shared.runtime.compaction.clone() {
-            Some(c) => data(&c.compact(session, custom_instructions).await?),
-            None => data(&session.compact(custom_instructions).await?),
-        },
+        } => data(&session.compact(custom_instructions).await?),
         RpcCommand::SetAutoCompaction { enabled } => {
             session.set_auto_compaction_enabled(enabled);
             done()

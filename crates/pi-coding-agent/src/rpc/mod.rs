@@ -24,7 +24,6 @@ pub mod ui;
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use pi_ai::Model;
 
 use crate::config::skills::Skill;
@@ -35,16 +34,6 @@ use crate::session::AgentSession;
 
 pub use server::run_rpc;
 pub use stdio::serve_stdio;
-
-/// Manual compaction (`compact {customInstructions?}`): the `CompactionResult` as JSON.
-pub trait ManualCompaction: Send + Sync {
-    /// Runs a manual compaction of `session`.
-    fn compact(
-        &self,
-        session: AgentSession,
-        custom_instructions: Option<String>,
-    ) -> BoxFuture<'_, Result<serde_json::Value, String>>;
-}
 
 /// The available-models snapshot (models whose provider has auth), in registry order.
 pub type ModelSource = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
@@ -63,8 +52,6 @@ pub struct RpcRuntime {
     pub models: Option<ModelSource>,
     /// Session replacement.
     pub host: Option<Arc<dyn SessionHost>>,
-    /// Replaces the session's own manual compaction ([`AgentSession::compact`]).
-    pub compaction: Option<Arc<dyn ManualCompaction>>,
     /// Prompt templates (`get_commands`).
     pub templates: Vec<PromptTemplate>,
     /// Skills (`get_commands`).
@@ -94,7 +81,6 @@ impl RpcRuntime {
             extensions: None,
             models: None,
             host: None,
-            compaction: None,
             templates: Vec::new(),
             skills: Vec::new(),
             bind_startup: false,

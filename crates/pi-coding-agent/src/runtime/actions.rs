@@ -9,9 +9,10 @@
 use futures::future::BoxFuture;
 use std::path::PathBuf;
 
+use super::error::HostError;
 use super::host::WeakRuntimeHost;
 use crate::extensions::command_actions::navigate;
-use crate::extensions::{ActionOutcome, CommandActions, NewSessionOptions};
+use crate::extensions::{ActionError, ActionOutcome, CommandActions, NewSessionOptions};
 use crate::session::NavigateTreeOptions;
 use crate::storage::ForkPosition;
 
@@ -37,12 +38,12 @@ impl CommandActions for HostActions {
     fn new_session(
         &self,
         options: NewSessionOptions,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async move {
             let Some(host) = self.0.upgrade() else {
                 return Ok(ActionOutcome::default());
             };
-            host.new_session(options.parent_session).await.map(outcome)
+            Ok(outcome(host.new_session(options.parent_session).await?))
         })
     }
 
@@ -50,14 +51,12 @@ impl CommandActions for HostActions {
         &self,
         entry_id: String,
         position: ForkPosition,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async move {
             let Some(host) = self.0.upgrade() else {
                 return Ok(ActionOutcome::default());
             };
-            host.fork(&entry_id, position)
-                .await
-                .map(|o| outcome(o.cancelled))
+            Ok(outcome(host.fork(&entry_id, position).await?.cancelled))
         })
     }
 
@@ -65,7 +64,7 @@ impl CommandActions for HostActions {
         &self,
         target_id: String,
         options: NavigateTreeOptions,
-    ) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    ) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async move {
             let Some(host) = self.0.upgrade() else {
                 return Ok(ActionOutcome::default());
@@ -74,12 +73,18 @@ impl CommandActions for HostActions {
         })
     }
 
-    fn switch_session(&self, path: PathBuf) -> BoxFuture<'_, Result<ActionOutcome, String>> {
+    fn switch_session(&self, path: PathBuf) -> BoxFuture<'_, Result<ActionOutcome, ActionError>> {
         Box::pin(async move {
             let Some(host) = self.0.upgrade() else {
                 return Ok(ActionOutcome::default());
             };
-            host.switch_session(&path).await.map(outcome)
+            Ok(outcome(host.switch_session(&path).await?))
         })
+    }
+}
+
+impl From<HostError> for ActionError {
+    fn from(e: HostError) -> Self {
+        ActionError::Replace(Box::new(e))
     }
 }

@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::error::BuildError;
 use crate::extensions::ExtensionHooks;
 use crate::session::AgentSession;
 use crate::storage::SessionStore;
@@ -57,6 +58,7 @@ impl From<AgentSession> for BuiltSession {
     }
 }
 
-/// Builds a session for a target; an `Err` carries the text the caller reports (e.g. a
-/// model that cannot be resolved).
-pub type SessionFactory = Arc<dyn Fn(SessionTarget) -> Result<BuiltSession, String> + Send + Sync>;
+/// Builds a session for a target; a [`BuildError`] carries the text the caller reports (e.g.
+/// a model that cannot be resolved).
+pub type SessionFactory =
+    Arc<dyn Fn(SessionTarget) -> Result<BuiltSession, BuildError> + Send + Sync>;

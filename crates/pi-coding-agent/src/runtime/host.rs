@@ -26,6 +26,7 @@ use futures::future::BoxFuture;
 use pi_agent_core::ListenerError;
 
 use super::actions::HostActions;
+use super::error::HostError;
 use super::factory::{BuiltSession, SessionFactory, SessionTarget};
 use super::session_host::{ForkReplacement, RebindFn, Replacement, SessionHost};
 use super::targets::{assert_session_cwd_exists, fork_store, new_session_store, session_dir_of};
@@ -127,9 +128,8 @@ impl RuntimeHost {
     ///
     /// # Errors
     /// The missing-cwd text, or the factory's error.
-    pub async fn start(factory: SessionFactory, target: SessionTarget) -> Result<Self, String> {
-        // The host's callers (rpc, modes, extensions) still take the error as text.
-        assert_session_cwd_exists(&target.store, &target.cwd).map_err(|e| e.to_string())?;
+    pub async fn start(factory: SessionFactory, target: SessionTarget) -> Result<Self, HostError> {
+        assert_session_cwd_exists(&target.store, &target.cwd)?;
         let cwd = target.cwd.clone();
         let built = factory(target)?;
         let host = RuntimeHost::with_session(factory, built, cwd);
@@ -218,7 +218,7 @@ impl RuntimeHost {
     ///
     /// # Errors
     /// The factory's error.
-    pub async fn new_session(&self, parent_session: Option<String>) -> Result<bool, String> {
+    pub async fn new_session(&self, parent_session: Option<String>) -> Result<bool, HostError> {
         let _guard = self.inner.replacing.lock().await;
         let (current, cwd) = self.current();
         if current
@@ -229,8 +229,7 @@ impl RuntimeHost {
             return Ok(true);
         }
         let dir = session_dir_of(&lock(current.store()));
-        let store = new_session_store(dir.as_deref(), &cwd.display().to_string(), parent_session)
-            .map_err(|e| e.to_string())?;
+        let store = new_session_store(dir.as_deref(), &cwd.display().to_string(), parent_session)?;
         self.replace(&current, ReplaceReason::New, store, cwd)
             .await?;
         Ok(false)
@@ -244,7 +243,7 @@ impl RuntimeHost {
     /// # Errors
     /// `Session file is not a valid pi session: <path>`, `Stored session working directory
     /// does not exist: …`, I/O errors, the factory's error.
-    pub async fn switch_session(&self, path: &Path) -> Result<bool, String> {
+    pub async fn switch_session(&self, path: &Path) -> Result<bool, HostError> {
         let _guard = self.inner.replacing.lock().await;
         let (current, cwd) = self.current();
         let target = path.display().to_string();
@@ -255,9 +254,8 @@ impl RuntimeHost {
         {
             return Ok(true);
         }
-        let store =
-            SessionStore::open(path, &cwd.display().to_string()).map_err(|e| e.to_string())?;
-        assert_session_cwd_exists(&store, &cwd).map_err(|e| e.to_string())?;
+        let store = SessionStore::open(path, &cwd.display().to_string())?;
+        assert_session_cwd_exists(&store, &cwd)?;
         let next_cwd = stored_cwd(&store, &cwd);
         self.replace(&current, ReplaceReason::Resume, store, next_cwd)
             .await?;
@@ -275,7 +273,7 @@ impl RuntimeHost {
         &self,
         entry_id: &str,
         position: ForkPosition,
-    ) -> Result<ForkOutcome, String> {
+    ) -> Result<ForkOutcome, HostError> {
         let _guard = self.inner.replacing.lock().await;
         let (current, cwd) = self.current();
         if current
@@ -288,8 +286,7 @@ impl RuntimeHost {
                 selected_text: None,
             });
         }
-        let (store, selected_text) =
-            fork_store(&lock(current.store()), entry_id, position).map_err(|e| e.to_string())?;
+        let (store, selected_text) = fork_store(&lock(current.store()), entry_id, position)?;
         let next_cwd = stored_cwd(&store, &cwd);
         self.replace(&current, ReplaceReason::Fork, store, next_cwd)
             .await?;
@@ -304,11 +301,8 @@ impl RuntimeHost {
     ///
     /// # Errors
     /// As [`RuntimeHost::fork`].
-    pub async fn clone_session(&self) -> Result<bool, String> {
-        let leaf = self
-            .session()
-            .leaf_id()
-            .ok_or_else(|| "Cannot clone session: no current entry selected".to_owned())?;
+    pub async fn clone_session(&self) -> Result<bool, HostError> {
+        let leaf = self.session().leaf_id().ok_or(HostError::NothingToClone)?;
         Ok(self.fork(&leaf, ForkPosition::At).await?.cancelled)
     }
 
@@ -319,7 +313,7 @@ impl RuntimeHost {
     ///
     /// # Errors
     /// The factory's error (the old session is shut down by then, as in pi).
-    pub async fn reload(&self) -> Result<(), String> {
+    pub async fn reload(&self) -> Result<(), HostError> {
         let _guard = self.inner.replacing.lock().await;
         let (current, cwd) = self.current();
         let scoped = current.scoped_models();
@@ -353,7 +347,7 @@ impl RuntimeHost {
         reason: ReplaceReason,
         store: SessionStore,
         cwd: PathBuf,
-    ) -> Result<(), String> {
+    ) -> Result<(), HostError> {
         let previous = current.session_file().map(|p| p.display().to_string());
         let target_file = store.path().map(|p| p.display().to_string());
         current.shutdown(reason.into(), target_file).await;
@@ -368,7 +362,7 @@ impl RuntimeHost {
         cwd: PathBuf,
         previous: Option<String>,
         reload: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), HostError> {
         let built = (self.inner.factory)(SessionTarget {
             store,
             cwd: cwd.clone(),

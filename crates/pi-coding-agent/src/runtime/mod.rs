@@ -6,6 +6,7 @@
 //!
 //! | module | concept |
 //! |---|---|
+//! | [`error`] | [`HostError`], [`BuildError`]: why a start, build or replacement failed |
 //! | [`actions`] | [`HostActions`]: extension commands' `ctx.new_session`/`fork`/`switch_session`/`navigate_tree` |
 //! | [`factory`] | [`SessionFactory`]: builds a session for a store (the seam) |
 //! | [`targets`] | the target stores: new, opened, forked/cloned; cwd check; error texts |
@@ -13,12 +14,14 @@
 //! | [`session_host`] | [`SessionHost`]: the replacement seam a mode drives (implemented by [`RuntimeHost`]) |
 
 pub mod actions;
+pub mod error;
 pub mod factory;
 pub mod host;
 pub mod session_host;
 pub mod targets;
 
 pub use actions::HostActions;
+pub use error::{BuildError, HostError};
 pub use factory::{BuiltSession, SessionFactory, SessionTarget};
 pub use host::{ForkOutcome, HostSubscription, RuntimeHost, WeakRuntimeHost};
 pub use session_host::{ForkReplacement, RebindFn, Replacement, SessionHost};

@@ -8,15 +8,16 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::error::HostError;
 use crate::extensions::ExtensionHooks;
 use crate::session::AgentSession;
 use crate::storage::ForkPosition;
 
 /// The outcome of a session-replacing command: `None` when an extension cancelled it.
-pub type Replacement = Result<Option<AgentSession>, String>;
+pub type Replacement = Result<Option<AgentSession>, HostError>;
 
 /// The outcome of `fork`: the new session (`None`: cancelled) and the forked user text.
-pub type ForkReplacement = Result<(Option<AgentSession>, String), String>;
+pub type ForkReplacement = Result<(Option<AgentSession>, String), HostError>;
 
 /// Session replacement (pi's runtime host): `new_session`, `switch_session`, `fork`,
 /// `clone`. The host tears the current session down (`session_shutdown`) and builds, binds

@@ -483,7 +483,7 @@ impl AgentSession {
     pub async fn compact(
         &self,
         custom_instructions: Option<String>,
-    ) -> Result<super::CompactionResult, String> {
+    ) -> Result<super::CompactionResult, crate::compaction::CompactionError> {
         self.abort().await;
         let compactor = Arc::clone(&self.inner.compactor);
         compactor

@@ -23,6 +23,7 @@ use super::hooks::{BeforeCompactDecision, CheckPhase, Compactor};
 use super::{
     AgentSession, AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource,
 };
+use crate::compaction::CompactionError;
 use crate::compaction::branch::branch_of;
 use crate::compaction::prepare::prepare_compaction;
 use crate::compaction::tokens::{
@@ -210,7 +211,11 @@ impl AutoCompactor {
     /// hooks and ends afterwards. `session_compact_failed.fromExtension` is true
     /// when a `session_before_compact` handler had supplied the content.
     ///
-    async fn execute(&self, session: &AgentSession, job: Job) -> Result<CompactionResult, String> {
+    async fn execute(
+        &self,
+        session: &AgentSession,
+        job: Job,
+    ) -> Result<CompactionResult, CompactionError> {
         let (reason, will_retry) = (job.reason, job.will_retry);
         let cancel = CancellationToken::new();
         *lock(&self.cancel) = Some(cancel.clone());
@@ -246,7 +251,7 @@ impl AutoCompactor {
                 Ok(result)
             }
             Err(error) => {
-                let aborted = cancel.is_cancelled() || error == "Compaction cancelled";
+                let aborted = cancel.is_cancelled() || matches!(error, CompactionError::Cancelled);
                 let message = match reason {
                     CompactionReason::Manual => format!("Compaction failed: {error}"),
                     CompactionReason::Overflow => {
@@ -287,29 +292,30 @@ impl AutoCompactor {
         job: Job,
         cancel: &CancellationToken,
         from_extension: &mut bool,
-    ) -> Result<(CompactionResult, SessionEntry), String> {
+    ) -> Result<(CompactionResult, SessionEntry), CompactionError> {
         let Job {
             reason,
             will_retry,
             custom_instructions,
             resolved_key,
         } = job;
-        let model = session
-            .model()
-            .ok_or_else(|| "No model selected".to_owned())?;
+        let model = session.model().ok_or(CompactionError::NoModel)?;
         if let Some(e) = session.auth().credential_error(&model.provider) {
-            return Err(e);
+            return Err(CompactionError::Auth(e));
         }
         if !session.auth().has_auth(&model.provider) {
-            return Err(format!("No API key found for {}.", model.provider));
+            return Err(CompactionError::NoApiKey(model.provider.clone()));
         }
         let api_key = match resolved_key {
             Some(key) => key,
-            None => session.summary_api_key(&model).await?,
+            None => session
+                .summary_api_key(&model)
+                .await
+                .map_err(CompactionError::Auth)?,
         };
         let settings = Self::settings(session);
         let branch = Self::branch(session);
-        let prep = prepare_compaction(&branch, settings).map_err(|e| e.to_string())?;
+        let prep = prepare_compaction(&branch, settings)?;
         let summarizer = session.summarizer(
             model.clone(),
             api_key,
@@ -328,7 +334,7 @@ impl AutoCompactor {
             )
             .await;
         let (result, from_hook) = match decision {
-            Some(d) if d.cancel => return Err("Compaction cancelled".into()),
+            Some(d) if d.cancel => return Err(CompactionError::Cancelled),
             Some(BeforeCompactDecision {
                 compaction: Some(supplied),
                 ..
@@ -344,29 +350,27 @@ impl AutoCompactor {
             ),
         };
         if cancel.is_cancelled() {
-            return Err("Compaction cancelled".into());
+            return Err(CompactionError::Cancelled);
         }
         let result = result?;
         let usage = result.usage.and_then(|u| serde_json::to_value(u).ok());
         let entry = {
             let mut store = lock(session.store());
-            let id = store
-                .append(EntryKind::Compaction {
-                    summary: result.summary.clone(),
-                    first_kept_entry_id: result.first_kept_entry_id.clone(),
-                    tokens_before: result.tokens_before,
-                    details: Some(result.details.clone()),
-                    usage: usage.clone(),
-                    from_hook: Some(from_hook),
-                })
-                .map_err(|e| e.to_string())?;
-            store.get(&id).map_err(|e| e.to_string())?
+            let id = store.append(EntryKind::Compaction {
+                summary: result.summary.clone(),
+                first_kept_entry_id: result.first_kept_entry_id.clone(),
+                tokens_before: result.tokens_before,
+                details: Some(result.details.clone()),
+                usage: usage.clone(),
+                from_hook: Some(from_hook),
+            })?;
+            store.get(&id)?
         };
         let rebuilt = {
             let store = lock(session.store());
             build_session_context(&store).map(|c| c.messages)
         };
-        let mut messages = rebuilt.map_err(|e| e.to_string())?;
+        let mut messages = rebuilt?;
         if will_retry
             && matches!(
                 messages.last(),
@@ -533,7 +537,7 @@ impl Compactor for AutoCompactor {
         &self,
         session: AgentSession,
         custom_instructions: Option<String>,
-    ) -> BoxFuture<'_, Result<CompactionResult, String>> {
+    ) -> BoxFuture<'_, Result<CompactionResult, CompactionError>> {
         Box::pin(async move {
             let job = Job {
                 reason: CompactionReason::Manual,

@@ -550,8 +550,8 @@ pub trait Compactor: Send + Sync {
         &self,
         _session: AgentSession,
         _custom_instructions: Option<String>,
-    ) -> BoxFuture<'_, Result<super::CompactionResult, String>> {
-        Box::pin(async { Err("Compaction is not available".to_owned()) })
+    ) -> BoxFuture<'_, Result<super::CompactionResult, crate::compaction::CompactionError>> {
+        Box::pin(async { Err(crate::compaction::CompactionError::Unavailable) })
     }
 }
 

@@ -24,7 +24,7 @@ pub fn session_with_extensions(
     runner: ExtensionRunner,
     faux: &FauxProvider,
     store: SessionStore,
-) -> Result<BuiltSession, String> {
+) -> Result<BuiltSession, pi_coding_agent::runtime::BuildError> {
     let hooks = ExtensionHooks::new(runner.clone());
     let f = faux.clone();
     let session = AgentSession::builder()
@@ -34,7 +34,7 @@ pub fn session_with_extensions(
         .stream_fn(runner.wrap_stream_fn(Arc::new(move |m, c, o| f.stream(&m, &c, o))))
         .hooks(hooks.clone())
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| pi_coding_agent::runtime::BuildError::new(e.to_string()))?;
     Ok(BuiltSession {
         session,
         extensions: Some(hooks),

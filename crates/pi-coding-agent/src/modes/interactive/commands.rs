@@ -9,8 +9,20 @@ use pi_tui::components::select_list::SelectItem;
 
 use super::picker::{PickItem, Picker, PickerEvent};
 use super::{App, UiMsg, slash};
+use crate::runtime::HostError;
 use crate::session::queues::content_text;
 use crate::storage::ForkPosition;
+
+/// Why a session replacement started from the UI failed (shown as an error notice).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ReplaceError {
+    /// `/new`, `/resume`, `/fork`, `/clone`, `/import`: the host's text as it is.
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// `/reload`.
+    #[error("Reload failed: {0}")]
+    Reload(HostError),
+}
 
 /// What an open selector picks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -438,15 +450,16 @@ impl App {
         );
     }
 
-    /// Runs a session replacement on the host; the UI adopts the host's new session when
+    /// Runs a session replacement on the host (its error is shown as an error notice); the UI adopts the host's new session when
     /// it reports back.
     pub(super) fn replace_with<F>(&mut self, run: F, notice: impl Into<String>)
     where
         F: FnOnce(
                 std::sync::Arc<crate::runtime::RuntimeHost>,
-            )
-                -> futures::future::BoxFuture<'static, Result<(bool, Option<String>), String>>
-            + Send
+            ) -> futures::future::BoxFuture<
+                'static,
+                Result<(bool, Option<String>), ReplaceError>,
+            > + Send
             + 'static,
     {
         if self.refuse_while_busy() {
@@ -462,7 +475,7 @@ impl App {
                     notice,
                     editor_text,
                 }),
-                Err(e) => UiMsg::Failed(e),
+                Err(e) => UiMsg::Failed(e.to_string()),
             };
             let _ = tx.send(msg);
             waker.wake();

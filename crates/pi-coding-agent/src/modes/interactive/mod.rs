@@ -1047,7 +1047,7 @@ impl App {
                 let (tx, waker) = (self.tx.clone(), self.waker.clone());
                 self.handle.spawn(async move {
                     if let Err(e) = session.compact(instructions).await {
-                        let _ = tx.send(UiMsg::Failed(e));
+                        let _ = tx.send(UiMsg::Failed(e.to_string()));
                         waker.wake();
                     }
                 });

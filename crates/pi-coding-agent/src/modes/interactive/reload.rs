@@ -8,6 +8,7 @@ use std::sync::Arc;
 use pi_tui::keybindings::{Keybindings, Platform, UserBindings};
 
 use super::App;
+use super::commands::ReplaceError;
 
 /// pi's notice while reloading, and its status line after.
 const RELOADING: &str =
@@ -36,9 +37,7 @@ impl App {
         self.replace_with(
             |host| {
                 Box::pin(async move {
-                    host.reload()
-                        .await
-                        .map_err(|e| format!("Reload failed: {e}"))?;
+                    host.reload().await.map_err(ReplaceError::Reload)?;
                     Ok((false, None))
                 })
             },
