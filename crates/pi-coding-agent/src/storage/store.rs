@@ -1163,7 +1163,9 @@ mod memory_tests {
     fn written_entries_are_read_back_from_the_file_not_kept() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SessionStore::create(dir.path(), "/work", None).unwrap();
-        let texts: Vec<String> = (0..50).map(|i| format!("answer {i} {}", "x".repeat(i))).collect();
+        let texts: Vec<String> = (0..50)
+            .map(|i| format!("answer {i} {}", "x".repeat(i)))
+            .collect();
         for t in &texts {
             store.append(answer(t)).unwrap();
         }
