@@ -808,3 +808,108 @@ async fn pi_mcp_adapter_calls_a_tool_of_a_stdio_mcp_server() {
     assert!(asked.contains("\"tools/call\""), "{asked}");
     assert!(asked.contains("\"shout\""), "{asked}");
 }
+
+/// Serves `body` as `text/html` to every request on a loopback port until the test ends;
+/// returns the port and the request lines it saw.
+fn serve_page(body: &'static str) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            log.lock().unwrap().push(line.trim_end().to_owned());
+            // The headers, up to the blank line.
+            loop {
+                let mut header = String::new();
+                match reader.read_line(&mut header) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if header == "\r\n" || header == "\n" => break,
+                    Ok(_) => {}
+                }
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+/// `pi-web-access@0.28.0` from the registry (pinned in `ci/node`), unchanged: the model's
+/// `fetch_content({url})` of a page on a loopback HTTP server the test starts reaches that
+/// server, and the page's text is in the tool result (the page is long because the
+/// extension treats under 500 extracted characters as a failed extraction). Its SSRF guard refuses loopback unless
+/// `ssrf.allowRanges` in `web-search.json` allows it; it reads that file from
+/// `PI_CODING_AGENT_DIR`, which the binary passes on to the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_web_access_fetches_a_page_from_a_local_server() {
+    let Some(host) = node_host() else {
+        return;
+    };
+    let Some(package) = host.package("pi-web-access") else {
+        support::node_host::skip_or_fail(&format!(
+            "pi-web-access is not installed in {} (ci/node pins it)",
+            host.modules.display()
+        ));
+        return;
+    };
+    let (port, seen) = serve_page(
+        "<!doctype html><html><head><title>Quartz notes</title></head><body><main>\
+         <article><h1>Quartz notes</h1><p>The pelican counts seventeen lanterns before \
+         dawn, every single morning, without fail.</p><p>A second paragraph keeps the \
+         readability heuristics content with the length of this article: the extension \
+         calls anything shorter than five hundred characters incomplete and looks for other \
+         services to ask instead, so the page has to say a little more than a note would.</p>\
+         <p>A third paragraph tells how the lanterns are lit one by one along the harbour \
+         wall, how the pelican waits on the last bollard, and how the fishermen nod to it \
+         as they pass on their way down to the boats in the grey early light.</p></article>\
+         </main></body></html>",
+    );
+    let url = format!("http://127.0.0.1:{port}/notes");
+    let (_, server) = ReplayServer::start(vec![
+        anthropic_tools(&[("call_1", "fetch_content", json!({"url": url}))]),
+        anthropic_text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut rig = Rig::new(&server.base_url(), &json!({"retry": {"enabled": false}}));
+    std::fs::write(
+        rig.path("agent/web-search.json"),
+        json!({"ssrf": {"allowRanges": ["127.0.0.0/8"]}}).to_string(),
+    )
+    .unwrap();
+    rig.env.extend(host.env());
+    let package = package.display().to_string();
+    let (run, records) = json_run(&rig, &["-e", &package], "fetch the notes", &[]).await;
+    assert_completed_and_consistent(&run, &records);
+    assert_eq!(server.request_count(), 2, "{run:?}");
+    let results = tool_results(&records);
+    assert_eq!(results.len(), 1, "{records:#?}");
+    assert_eq!(results[0]["toolName"], "fetch_content");
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    let text = text_of(results[0]);
+    assert!(
+        text.contains("The pelican counts seventeen lanterns before dawn"),
+        "{text}"
+    );
+    let asked = seen.lock().unwrap().clone();
+    assert!(
+        asked.iter().any(|l| l.starts_with("GET /notes ")),
+        "{asked:?}"
+    );
+    // The model's second request carried the fetched text back to it.
+    let second = String::from_utf8_lossy(&server.requests()[1].body).into_owned();
+    assert!(second.contains("seventeen lanterns"), "{second}");
+}

@@ -7,6 +7,7 @@
 //! the generated part of `docs/benchmarks.md` (table, exact commands, machine, date, binary
 //! size of `target/release/pi`).
 
+mod ext_overhead;
 mod inprocess;
 mod interactive;
 mod interactive_keys;
@@ -42,7 +43,7 @@ struct Options {
     pi: Option<PathBuf>,
     /// Only these side-by-side workloads (`version`, `tool_read`, `long_answer`, `resume`,
     /// `resume_again`, `resume_1g_again`, `interactive_start`, `interactive_resume`,
-    /// `interactive_keys`).
+    /// `interactive_keys`, `rpc_long`, `ext_overhead`).
     only: Vec<String>,
     /// Skip the side-by-side workloads.
     skip_side_by_side: bool,
@@ -82,7 +83,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 if describe(name) == "?" {
                     return Err(format!(
                         "--only: unknown workload {name} (version, tool_read, long_answer, resume, \
-                         resume_again, resume_1g_again, interactive_start, interactive_resume, interactive_keys, rpc_long)"
+                         resume_again, resume_1g_again, interactive_start, interactive_resume, interactive_keys, rpc_long, ext_overhead)"
                     ));
                 }
                 o.only.push(name.clone());
@@ -196,6 +197,9 @@ fn describe(name: &str) -> &'static str {
             "4. interactive keystroke to echo (10,000 messages) and full redraws on resize (pty)"
         }
         "rpc_long" => "5. one `pi --mode rpc` process, 10,000 turns with a 10 KB tool result each",
+        "ext_overhead" => {
+            "6. extension overhead: tool_call round trip to the Node host, host start, none"
+        }
         _ => "?",
     }
 }
@@ -373,6 +377,55 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Err(why) => {
                     println!("\n== long RPC process: failed ({why})");
                     side_json.push(serde_json::json!({"name": "rpc_long", "failed": why}));
+                }
+            }
+        }
+        if wanted("ext_overhead") {
+            let calls = if o.quick { 500 } else { 1_000 };
+            eprintln!("== extension overhead: {calls} tool calls a run, {runs} runs a variant");
+            let figures = if rs.is_file() {
+                ext_overhead::run(&rs, calls, runs)
+            } else {
+                Err(format!("{} does not exist", built.display()))
+            };
+            match &figures {
+                Ok(f) => {
+                    let [none, flag, cold, warm, handler] = f.medians_ms;
+                    println!(
+                        "\n== extension overhead (pi-rs, medians of {} runs, {} tool calls a run): \
+                         tool_call round trip {:.0} µs (goal <= 150 µs); host start to first reply \
+                         cold {:.0} ms, jiti cache warm {:.0} ms; no extension vs --no-extensions \
+                         {:+.1} ms (goal: 0)\n   runs: none {none:.0} ms, --no-extensions {flag:.0} ms, \
+                         empty .ts cold {cold:.0} ms, warm {warm:.0} ms, tool_call handler \
+                         {handler:.0} ms ({} events seen)",
+                        f.runs,
+                        f.calls,
+                        f.per_event_us,
+                        f.start_cold_ms,
+                        f.start_warm_ms,
+                        f.no_extension_ms,
+                        f.handler_events,
+                    );
+                    let medians: serde_json::Map<String, serde_json::Value> =
+                        ext_overhead::VARIANTS
+                            .iter()
+                            .zip(f.medians_ms)
+                            .map(|(k, v)| ((*k).to_owned(), serde_json::json!(v)))
+                            .collect();
+                    side_json.push(serde_json::json!({
+                        "name": "ext_overhead",
+                        "calls": f.calls,
+                        "runs": f.runs,
+                        "medians_ms": medians,
+                        "tool_call_round_trip_us": f.per_event_us,
+                        "host_start_cold_ms": f.start_cold_ms,
+                        "host_start_warm_ms": f.start_warm_ms,
+                        "no_extension_ms": f.no_extension_ms,
+                    }));
+                }
+                Err(why) => {
+                    println!("\n== extension overhead: failed ({why})");
+                    side_json.push(serde_json::json!({"name": "ext_overhead", "failed": why}));
                 }
             }
         }

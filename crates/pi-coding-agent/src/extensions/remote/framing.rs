@@ -49,15 +49,42 @@ pub fn read_record(reader: &mut impl BufRead, limit: usize) -> Result<Option<Vec
 }
 
 /// Writes one record and its LF, then flushes.
+///
+/// One `write` for both: on an unbuffered pipe two writes wake the reader twice (a Node host
+/// reads the body, then again for the LF), which doubled the cost of an event round trip.
 pub fn write_record(writer: &mut impl Write, record: &[u8]) -> std::io::Result<()> {
-    writer.write_all(record)?;
-    writer.write_all(b"\n")?;
+    let mut line = Vec::with_capacity(record.len().saturating_add(1));
+    line.extend_from_slice(record);
+    line.push(b'\n');
+    writer.write_all(&line)?;
     writer.flush()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records each `write` call separately.
+    #[derive(Default)]
+    struct Writes(Vec<Vec<u8>>);
+
+    impl Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_record_and_its_lf_go_out_in_one_write() {
+        let mut w = Writes::default();
+        write_record(&mut w, b"{\"id\":1}").unwrap();
+        write_record(&mut w, b"").unwrap();
+        assert_eq!(w.0, [b"{\"id\":1}\n".to_vec(), b"\n".to_vec()]);
+    }
 
     #[test]
     fn splits_on_lf_only_and_keeps_unicode_separators() {
