@@ -17,13 +17,13 @@
 //! Node and pi's packages come from `PI_TEST_NODE` / `PI_TEST_NODE_MODULES` (what `.ci/run`
 //! installs from `ci/node`), else the TS reference install under `~/.cache/pi-reference`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{Value, json};
+
+use super::sse_http::{self, sse_event};
 
 /// What the workload measured (milliseconds are medians over the runs).
 #[derive(Clone, Debug)]
@@ -64,14 +64,6 @@ pub fn node_host() -> Option<(PathBuf, PathBuf)> {
         && modules.join("jiti").is_dir()
         && modules.join("@earendil-works/pi-coding-agent").is_dir();
     ok.then_some((node, modules))
-}
-
-fn sse_event(out: &mut String, name: &str, data: &Value) {
-    out.push_str("event: ");
-    out.push_str(name);
-    out.push_str("\ndata: ");
-    out.push_str(&data.to_string());
-    out.push_str("\n\n");
 }
 
 /// A reply of `reads` `read` calls, or the final text when `reads` is 0.
@@ -142,46 +134,6 @@ fn answer(body: &[u8], calls: usize, batch: usize) -> String {
     reply(calls.saturating_sub(done).min(batch), done)
 }
 
-fn serve_connection(stream: TcpStream, calls: usize, batch: usize) {
-    let Ok(read_half) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(read_half);
-    let mut writer = stream;
-    let _ = writer.set_nodelay(true);
-    loop {
-        let mut length = 0usize;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" || line == "\n" {
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let sse = answer(&body, calls, batch);
-        let response = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}",
-            sse.len()
-        );
-        if writer.write_all(response.as_bytes()).is_err() {
-            return;
-        }
-    }
-}
-
 /// The extension without handlers, and the one whose `tool_call` handler counts the events
 /// into the file `PI_BENCH_COUNT` names (so the run can prove every call reached it).
 const EMPTY_EXT: &str = "export default function (pi) {}\n";
@@ -217,13 +169,9 @@ pub fn run(pi: &Path, calls: usize, runs: usize) -> Result<ExtOverheadFigures, S
     std::fs::write(&empty, EMPTY_EXT).map_err(|e| e.to_string())?;
     std::fs::write(&handler, HANDLER_EXT).map_err(|e| e.to_string())?;
 
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || serve_connection(stream, calls, batch));
-        }
-    });
+    let port = sse_http::serve(std::sync::Arc::new(move |body: &[u8], _: usize| {
+        answer(body, calls, batch)
+    }))?;
     let models = json!({"providers": {"replay-anthropic": {
         "baseUrl": format!("http://127.0.0.1:{port}"), "api": "anthropic-messages",
         "apiKey": "replay-test-key",

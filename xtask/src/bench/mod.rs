@@ -15,6 +15,7 @@ mod machine;
 mod process;
 mod report;
 mod rpc_long;
+mod sse_http;
 mod tui_reference;
 mod workloads;
 

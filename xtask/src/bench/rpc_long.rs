@@ -16,12 +16,13 @@
 //! size / 4, so pi's compaction check sees a context that grows as the real one does.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use super::sse_http::{self, sse_event};
 
 /// What one run measured.
 #[derive(Clone, Debug)]
@@ -40,14 +41,6 @@ pub struct LongRunFigures {
     pub compactions: usize,
     /// Wall time of all turns, seconds.
     pub seconds: f64,
-}
-
-fn sse_event(out: &mut String, name: &str, data: &Value) {
-    out.push_str("event: ");
-    out.push_str(name);
-    out.push_str("\ndata: ");
-    out.push_str(&data.to_string());
-    out.push_str("\n\n");
 }
 
 /// An Anthropic SSE reply with one block (`text` or a `read` tool call).
@@ -133,48 +126,6 @@ fn answer(body: &[u8], seq: usize) -> String {
     }
 }
 
-fn serve_connection(stream: TcpStream, seq: &std::sync::atomic::AtomicUsize) {
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut writer = stream;
-    // One write per answer, sent at once (no Nagle wait for the client's delayed ACK).
-    let _ = writer.set_nodelay(true);
-    loop {
-        let mut length = 0usize;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" || line == "\n" {
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let n = seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let sse = answer(&body, n);
-        let response = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}",
-            sse.len()
-        );
-        if writer.write_all(response.as_bytes()).is_err() {
-            return;
-        }
-    }
-}
-
 fn rss_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
@@ -206,15 +157,7 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
         .collect();
     std::fs::write(root.join("work/blob.txt"), blob).map_err(|e| e.to_string())?;
 
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let seq: &'static std::sync::atomic::AtomicUsize =
-        Box::leak(Box::new(std::sync::atomic::AtomicUsize::new(0)));
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || serve_connection(stream, seq));
-        }
-    });
+    let port = sse_http::serve(std::sync::Arc::new(answer))?;
     let models = json!({"providers": {"replay-anthropic": {
         "baseUrl": format!("http://127.0.0.1:{port}"), "api": "anthropic-messages",
         "apiKey": "replay-test-key",
