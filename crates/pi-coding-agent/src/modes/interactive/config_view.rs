@@ -18,11 +18,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use pi_tui::keybindings::{Keybindings, Platform, UserBindings};
-use pi_tui::keys::{Decoded, Decoder, escape_timeout_from_env};
-use pi_tui::terminal::{self, TermEvent, Terminal, TerminalOptions};
+use pi_tui::keys::Decoded;
+use pi_tui::terminal::{self, Terminal, TerminalOptions};
 use pi_tui::theme::{ColorMode, Theme};
 use pi_tui::tui::{Tui, TuiOptions};
 use pi_tui::{Component, InputEvent, KeyCode, KeyEvent, Modifiers};
@@ -951,9 +951,7 @@ pub fn run(
     if let Some(row) = term.cursor_row() {
         tui.set_cursor_row(row);
     }
-    let mut decoder = Decoder::new().with_escape_timeout(escape_timeout_from_env());
-    let mut decoded = Vec::new();
-    let mut pending_since: Option<Instant> = None;
+    let mut input = super::standalone_input::StandaloneInput::new();
     let mut force = true;
     'outer: loop {
         let now = Instant::now();
@@ -965,31 +963,15 @@ pub fn run(
             let _ = term.write(&bytes);
             force = false;
         }
-        let wait = match (pending_since, decoder.pending_timeout()) {
-            (Some(since), Some(t)) => (since + t).saturating_duration_since(now),
-            _ => Duration::from_millis(200),
+        let decoded = match input.poll(&mut term, &mut tui) {
+            super::standalone_input::Polled::Input(d) => d,
+            super::standalone_input::Polled::Redraw => {
+                force = true;
+                continue;
+            }
+            super::standalone_input::Polled::Terminate => break,
         };
-        match term.recv(wait) {
-            Some(TermEvent::Input(bytes)) => {
-                decoder.feed(&bytes, &mut decoded);
-                pending_since = decoder
-                    .pending_timeout()
-                    .map(|_| pending_since.unwrap_or_else(Instant::now));
-            }
-            Some(TermEvent::Resize(c, r)) => {
-                let _ = term.write(&tui.resize(c, r, Instant::now()));
-            }
-            Some(TermEvent::Resumed) => force = true,
-            Some(TermEvent::Terminate(_)) => break,
-            Some(TermEvent::Wake) => {}
-            None => {
-                if pending_since.is_some() {
-                    decoder.flush_pending(&mut decoded);
-                    pending_since = None;
-                }
-            }
-        }
-        for d in decoded.drain(..) {
+        for d in decoded {
             if let Decoded::Input(InputEvent::Key(k)) = d {
                 force = true;
                 if view.handle_key(&mut settings, &k).is_some() {

@@ -59,6 +59,7 @@ mod share;
 mod shortcuts;
 pub mod skill_block;
 pub mod slash;
+mod standalone_input;
 mod themes;
 pub mod tool_view;
 pub mod transcript;
