@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::sse_http::{self, sse_event};
+use super::sse_http;
 
 /// What the workload measured (milliseconds are medians over the runs).
 #[derive(Clone, Debug)]
@@ -68,56 +68,16 @@ pub fn node_host() -> Option<(PathBuf, PathBuf)> {
 
 /// A reply of `reads` `read` calls, or the final text when `reads` is 0.
 fn reply(reads: usize, first_id: usize) -> String {
-    let mut s = String::new();
-    sse_event(
-        &mut s,
-        "message_start",
-        &json!({"type":"message_start","message":{"id":"msg_ext","type":"message",
-            "role":"assistant","model":"replay-model","content":[],"stop_reason":null,
-            "usage":{"input_tokens":10,"output_tokens":1}}}),
-    );
-    let blocks: Vec<(Value, Value)> = if reads == 0 {
-        vec![(
-            json!({"type":"text","text":""}),
-            json!({"type":"text_delta","text":"done"}),
-        )]
-    } else {
-        (0..reads)
-            .map(|i| {
-                (
-                    json!({"type":"tool_use","id":format!("toolu_{}", first_id + i),
-                        "name":"read","input":{}}),
-                    json!({"type":"input_json_delta","partial_json":"{\"path\":\"tiny.txt\"}"}),
-                )
-            })
-            .collect()
-    };
-    for (index, (start, delta)) in blocks.into_iter().enumerate() {
-        sse_event(
-            &mut s,
-            "content_block_start",
-            &json!({"type":"content_block_start","index":index,"content_block":start}),
-        );
-        sse_event(
-            &mut s,
-            "content_block_delta",
-            &json!({"type":"content_block_delta","index":index,"delta":delta}),
-        );
-        sse_event(
-            &mut s,
-            "content_block_stop",
-            &json!({"type":"content_block_stop","index":index}),
-        );
+    if reads == 0 {
+        return sse_http::anthropic_reply(10, &[json!({"type":"text","text":"done"})], "end_turn");
     }
-    let stop = if reads == 0 { "end_turn" } else { "tool_use" };
-    sse_event(
-        &mut s,
-        "message_delta",
-        &json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},
-            "usage":{"output_tokens":5}}),
-    );
-    sse_event(&mut s, "message_stop", &json!({"type":"message_stop"}));
-    s
+    let blocks: Vec<Value> = (0..reads)
+        .map(|i| {
+            json!({"type":"tool_use","id":format!("toolu_{}", first_id + i),"name":"read",
+                "input":{"path":"tiny.txt"}})
+        })
+        .collect();
+    sse_http::anthropic_reply(10, &blocks, "tool_use")
 }
 
 /// The answer to a request: more reads until `calls` tool results are in it.
@@ -172,18 +132,7 @@ pub fn run(pi: &Path, calls: usize, runs: usize) -> Result<ExtOverheadFigures, S
     let port = sse_http::serve(std::sync::Arc::new(move |body: &[u8], _: usize| {
         answer(body, calls, batch)
     }))?;
-    let models = json!({"providers": {"replay-anthropic": {
-        "baseUrl": format!("http://127.0.0.1:{port}"), "api": "anthropic-messages",
-        "apiKey": "replay-test-key",
-        "models": [{"id": "replay-model", "reasoning": false, "contextWindow": 1000000,
-            "maxTokens": 4096}]}}});
-    std::fs::write(root.join("agent/models.json"), models.to_string())
-        .map_err(|e| e.to_string())?;
-    std::fs::write(
-        root.join("agent/settings.json"),
-        json!({"compaction": {"enabled": false}, "retry": {"enabled": false}}).to_string(),
-    )
-    .map_err(|e| e.to_string())?;
+    sse_http::write_agent_config(root, port, 1_000_000, false)?;
     let count_file = root.join("tmp/count");
 
     let one = |variant: &str| -> Result<f64, String> {

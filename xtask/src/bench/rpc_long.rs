@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::sse_http::{self, sse_event};
+use super::sse_http;
 
 /// What one run measured.
 #[derive(Clone, Debug)]
@@ -43,50 +43,8 @@ pub struct LongRunFigures {
     pub seconds: f64,
 }
 
-/// An Anthropic SSE reply with one block (`text` or a `read` tool call).
 fn reply(input_tokens: usize, block: &Value, stop: &str) -> String {
-    let mut s = String::with_capacity(1024);
-    sse_event(
-        &mut s,
-        "message_start",
-        &json!({"type":"message_start","message":{"id":"msg_long_rpc","type":"message",
-            "role":"assistant","model":"replay-model","content":[],"stop_reason":null,
-            "usage":{"input_tokens":input_tokens,"output_tokens":1}}}),
-    );
-    let (start, delta) = if block["type"] == "tool_use" {
-        (
-            json!({"type":"tool_use","id":block["id"],"name":block["name"],"input":{}}),
-            json!({"type":"input_json_delta","partial_json":block["input"].to_string()}),
-        )
-    } else {
-        (
-            json!({"type":"text","text":""}),
-            json!({"type":"text_delta","text":block["text"]}),
-        )
-    };
-    sse_event(
-        &mut s,
-        "content_block_start",
-        &json!({"type":"content_block_start","index":0,"content_block":start}),
-    );
-    sse_event(
-        &mut s,
-        "content_block_delta",
-        &json!({"type":"content_block_delta","index":0,"delta":delta}),
-    );
-    sse_event(
-        &mut s,
-        "content_block_stop",
-        &json!({"type":"content_block_stop","index":0}),
-    );
-    sse_event(
-        &mut s,
-        "message_delta",
-        &json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},
-            "usage":{"output_tokens":20}}),
-    );
-    sse_event(&mut s, "message_stop", &json!({"type":"message_stop"}));
-    s
+    sse_http::anthropic_reply(input_tokens, std::slice::from_ref(block), stop)
 }
 
 /// The answer to one request body (see the module docs).
@@ -158,18 +116,7 @@ pub fn run(pi: &Path, turns: usize) -> Result<LongRunFigures, String> {
     std::fs::write(root.join("work/blob.txt"), blob).map_err(|e| e.to_string())?;
 
     let port = sse_http::serve(std::sync::Arc::new(answer))?;
-    let models = json!({"providers": {"replay-anthropic": {
-        "baseUrl": format!("http://127.0.0.1:{port}"), "api": "anthropic-messages",
-        "apiKey": "replay-test-key",
-        "models": [{"id": "replay-model", "reasoning": false, "contextWindow": 64000,
-            "maxTokens": 4096}]}}});
-    std::fs::write(root.join("agent/models.json"), models.to_string())
-        .map_err(|e| e.to_string())?;
-    std::fs::write(
-        root.join("agent/settings.json"),
-        json!({"compaction": {"enabled": true}, "retry": {"enabled": false}}).to_string(),
-    )
-    .map_err(|e| e.to_string())?;
+    sse_http::write_agent_config(root, port, 64_000, true)?;
 
     let p = |s: &str| root.join(s).display().to_string();
     let mut child = Command::new(pi)
