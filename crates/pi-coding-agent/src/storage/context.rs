@@ -110,6 +110,36 @@ fn walk_to_root(store: &SessionStore) -> (Vec<usize>, bool) {
     (path, false)
 }
 
+/// The positions of `path` the context is built from, given the position in `path` of its
+/// latest (readable) compaction: everything without one; else the compaction entry itself
+/// (returned) and, after it, the entries from its first kept entry up to it and those after
+/// it. A kept entry that is not on the path keeps nothing before the compaction.
+fn context_selection(
+    store: &SessionStore,
+    path: &[usize],
+    last_compaction: Option<usize>,
+) -> Result<(Option<std::sync::Arc<SessionEntry>>, Vec<usize>), StoreError> {
+    let Some(cpos) = last_compaction else {
+        return Ok((None, path.to_vec()));
+    };
+    let c = store.entry_at(path[cpos])?;
+    let EntryKind::Compaction {
+        first_kept_entry_id,
+        ..
+    } = &c.kind
+    else {
+        return Ok((None, path.to_vec()));
+    };
+    let kept_start = path[..cpos]
+        .iter()
+        .position(|&i| store.id_at(i) == first_kept_entry_id.as_str());
+    let mut sel: Vec<usize> = kept_start
+        .map(|s| path[s..cpos].to_vec())
+        .unwrap_or_default();
+    sel.extend_from_slice(&path[cpos + 1..]);
+    Ok((Some(c), sel))
+}
+
 /// Rebuilds the context of the current leaf.
 pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, StoreError> {
     let (path, _) = context_path(store);
@@ -138,35 +168,20 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
     }
 
     let mut messages = Vec::new();
-    let selected: Vec<usize> = match last_compaction {
-        None => path.clone(),
-        Some(cpos) => {
-            let c = store.entry_at(path[cpos])?;
-            if let EntryKind::Compaction {
-                summary,
-                first_kept_entry_id,
-                tokens_before,
-                ..
-            } = &c.kind
-            {
-                messages.push(compaction_summary_message(
-                    summary,
-                    *tokens_before,
-                    iso_to_ms(&c.timestamp),
-                ));
-                let kept_start = path[..cpos]
-                    .iter()
-                    .position(|&i| store.id_at(i) == first_kept_entry_id.as_str());
-                let mut sel: Vec<usize> = kept_start
-                    .map(|s| path[s..cpos].to_vec())
-                    .unwrap_or_default();
-                sel.extend_from_slice(&path[cpos + 1..]);
-                sel
-            } else {
-                path.clone()
-            }
-        }
-    };
+    let (compaction, selected) = context_selection(store, &path, last_compaction)?;
+    if let Some(c) = &compaction
+        && let EntryKind::Compaction {
+            summary,
+            tokens_before,
+            ..
+        } = &c.kind
+    {
+        messages.push(compaction_summary_message(
+            summary,
+            *tokens_before,
+            iso_to_ms(&c.timestamp),
+        ));
+    }
 
     for i in selected {
         let kind = store.kind_at(i);
@@ -223,35 +238,21 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
 /// not entries of their own). Reads only the summary entries.
 pub fn summary_usages(store: &SessionStore) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
     let (path, _) = context_path(store);
-    let last_compaction = path
-        .iter()
-        .rposition(|&i| *store.kind_at(i) == EntryType::Compaction);
-    let mut out = Vec::new();
-    let selected: Vec<usize> = match last_compaction {
-        None => path.clone(),
-        Some(cpos) => {
-            let Some(c) = readable(store, path[cpos])? else {
-                return Ok(out);
-            };
-            let EntryKind::Compaction {
-                first_kept_entry_id,
-                usage,
-                ..
-            } = &c.kind
-            else {
-                return Ok(out);
-            };
-            out.push(usage.clone());
-            let kept_start = path[..cpos]
-                .iter()
-                .position(|&i| store.id_at(i) == first_kept_entry_id.as_str());
-            let mut sel: Vec<usize> = kept_start
-                .map(|s| path[s..cpos].to_vec())
-                .unwrap_or_default();
-            sel.extend_from_slice(&path[cpos + 1..]);
-            sel
+    // The latest compaction the context uses: the last one that reads back.
+    let mut last_compaction = None;
+    for (pos, &i) in path.iter().enumerate().rev() {
+        if *store.kind_at(i) == EntryType::Compaction && readable(store, i)?.is_some() {
+            last_compaction = Some(pos);
+            break;
         }
-    };
+    }
+    let (compaction, selected) = context_selection(store, &path, last_compaction)?;
+    let mut out = Vec::new();
+    if let Some(c) = &compaction
+        && let EntryKind::Compaction { usage, .. } = &c.kind
+    {
+        out.push(usage.clone());
+    }
     for i in selected {
         if *store.kind_at(i) != EntryType::BranchSummary {
             continue;
