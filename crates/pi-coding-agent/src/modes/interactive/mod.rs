@@ -61,6 +61,7 @@ pub mod skill_block;
 pub mod slash;
 mod standalone_input;
 mod themes;
+mod tmux_keys;
 pub mod tool_view;
 pub mod transcript;
 mod tree_commands;
@@ -141,6 +142,8 @@ enum UiMsg {
     Cycled(Result<String, String>),
     /// A background command's notice (pi's `showStatus`; empty: nothing to say).
     Status(String),
+    /// A background check's warning (pi's `showWarning`: `Warning: <text>`).
+    Warning(&'static str),
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
     Replaced(commands::Replaced),
     /// An extension's `ctx.ui` call.
@@ -605,6 +608,7 @@ impl App {
         let prompt_now =
             initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
         self.show_history(prompt_now);
+        self.check_tmux_keys();
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         self.subscription = Some(self.running.host.subscribe(move |e| {
             let _ = tx.send(UiMsg::Session(Box::new(e.clone())));
@@ -632,6 +636,18 @@ impl App {
         for m in initial.rest {
             self.spawn_prompt(m, Vec::new(), Some(StreamingBehavior::FollowUp));
         }
+    }
+
+    /// pi's tmux keyboard check, off the UI thread (it runs `tmux show` twice); its warning
+    /// arrives as [`UiMsg::Warning`].
+    fn check_tmux_keys(&self) {
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn_blocking(move || {
+            if let Some(text) = tmux_keys::warning() {
+                let _ = tx.send(UiMsg::Warning(text));
+                waker.wake();
+            }
+        });
     }
 
     /// pi's header (unless `quietStartup`): name, version and the main keys.
@@ -1720,6 +1736,9 @@ impl App {
                 }
             }
             UiMsg::Failed(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            UiMsg::Warning(text) => self
+                .transcript
+                .notice(format!("Warning: {text}"), "warning"),
             UiMsg::Status(text) => {
                 if !text.is_empty() {
                     self.status_notice(text);
