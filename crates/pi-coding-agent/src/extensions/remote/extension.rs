@@ -239,9 +239,22 @@ impl RemoteExtension {
                 }
                 let deadline = conn.manifest().event_timeout;
                 let params = json!({"type": E::NAME, "event": event.to_wire()});
-                let answer = conn.call("event", params, Some(deadline)).await;
+                let id = conn.next_id();
+                let answer = conn
+                    .call_with_id(
+                        id,
+                        "event",
+                        params,
+                        Some(deadline),
+                        event.signal(),
+                        Duration::ZERO,
+                    )
+                    .await;
                 let answer = match answer {
                     Ok(a) => a,
+                    // The operation was aborted while the extension was asked: nothing to
+                    // answer, and nothing went wrong in the extension.
+                    Err(CallError::Aborted) => return Ok(None),
                     Err(e) => {
                         if matches!(e, CallError::Timeout(_)) {
                             check_alive(&conn);
@@ -374,7 +387,21 @@ impl Extension for Arc<RemoteExtension> {
                 "session_before_switch" => self.on::<ev::SessionBeforeSwitchEvent>(api),
                 "session_before_fork" => self.on::<ev::SessionBeforeForkEvent>(api),
                 "resources_discover" => self.on::<ev::ResourcesDiscoverEvent>(api),
-                // pi accepts any name; the events not carried yet never fire.
+                "agent_settled" => self.on::<ev::AgentSettledEvent>(api),
+                "message_update" => self.on::<ev::MessageUpdateEvent>(api),
+                "ui_prompt_start" => self.on::<ev::UiPromptStartEvent>(api),
+                "ui_prompt_end" => self.on::<ev::UiPromptEndEvent>(api),
+                "after_provider_response" => self.on::<ev::AfterProviderResponseEvent>(api),
+                "session_before_compact" => self.on::<ev::SessionBeforeCompactEvent>(api),
+                "session_compact" => self.on::<ev::SessionCompactEvent>(api),
+                "session_compact_failed" => self.on::<ev::SessionCompactFailedEvent>(api),
+                "session_before_tree" => self.on::<ev::SessionBeforeTreeEvent>(api),
+                "session_tree" => self.on::<ev::SessionTreeEvent>(api),
+                "model_select" => self.on::<ev::ModelSelectEvent>(api),
+                "project_trust" => self.on::<ev::ProjectTrustEvent>(api),
+                "user_bash" => self.on::<ev::UserBashEvent>(api),
+                // pi accepts any name (removed ones such as `session_switch` included); an
+                // unknown event never fires.
                 _ => {}
             }
         }

@@ -1153,13 +1153,19 @@ impl App {
         );
         self.bash = Some(view);
         let session = self.session.clone();
+        let hooks = self.running.host.extensions();
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         self.handle.spawn(async move {
             let options = ExecuteBashOptions {
                 exclude_from_context: exclude.then_some(true),
                 id: None,
             };
-            let r = session.execute_bash(&command, options, |_| {}).await;
+            // pi's `handleBashCommand`: `user_bash` handlers first; a `{result}` is recorded
+            // as if the session had run the command.
+            let r = match hooks {
+                Some(hooks) => hooks.user_bash(&session, &command, options, |_| {}).await,
+                None => session.execute_bash(&command, options, |_| {}).await,
+            };
             let _ = tx.send(UiMsg::BashDone(r.map_err(|e| e.to_string())));
             waker.wake();
         });
