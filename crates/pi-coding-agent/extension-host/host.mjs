@@ -252,6 +252,19 @@ function makeContext() {
 	};
 }
 
+// A command's `ctx`: pi's session actions on top of the event `ctx`, each answered by pi-rs
+// as `{cancelled}`. `newSession`'s `setup` callback cannot cross the pipe.
+function makeCommandContext() {
+	return {
+		...makeContext(),
+		waitForIdle: () => request("cmd.waitForIdle", {}).then(() => undefined),
+		newSession: (options) => request("cmd.newSession", { parentSession: options?.parentSession }),
+		fork: (entryId, options) => request("cmd.fork", { entryId, position: options?.position }),
+		navigateTree: (targetId, options) => request("cmd.navigateTree", { targetId, options: plain(options) }),
+		switchSession: (sessionPath) => request("cmd.switchSession", { sessionPath }),
+	};
+}
+
 const fire = (method, params) => void request(method, params).catch((e) => console.error(errorText(e)));
 
 const pi = {
@@ -565,7 +578,7 @@ async function serve(method, p, requestId) {
 		case "command/run": {
 			const c = commands.get(p.name);
 			if (!c) throw new Error(`Command ${p.name} not found`);
-			await c.handler(p.args ?? "", makeContext());
+			await c.handler(p.args ?? "", makeCommandContext());
 			return null;
 		}
 		default:

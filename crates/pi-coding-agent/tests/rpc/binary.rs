@@ -1025,3 +1025,98 @@ export default function (pi) {
         ]
     );
 }
+
+/// A TypeScript command's `ctx` session actions through the Node host: `waitForIdle`,
+/// `navigateTree` (the leaf moves to the first user message, which goes back to the editor
+/// as pi's `editorText`) and `newSession` (a new session file), each answering `{cancelled}`.
+#[tokio::test]
+async fn an_extension_commands_ctx_navigates_the_tree_and_replaces_the_session() {
+    let Some(host) = support::node_host::node_host() else {
+        return;
+    };
+    let replies = (0..2)
+        .map(|_| Reply::sse(sse("text_openai_completions", "01-text.sse")))
+        .collect();
+    let (_addr, server) = ReplayServer::start(replies).await.unwrap();
+    let extension = r#"
+import { appendFileSync } from "node:fs";
+const LOG = new URL("./actions.log", import.meta.url);
+const log = (data) => appendFileSync(LOG, JSON.stringify(data) + "\n");
+export default function (pi) {
+  // A failure is logged too, so that the test says what went wrong.
+  const logged = (f) => async (args, ctx) => {
+    try { await f(args, ctx); } catch (e) { log({ error: String(e?.stack ?? e) }); }
+  };
+  pi.registerCommand("back", {
+    handler: logged(async (_args, ctx) => {
+      await ctx.waitForIdle();
+      const first = ctx.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
+      const r = await ctx.navigateTree(first.id, { summarize: false });
+      log({ action: "navigateTree", result: r });
+    }),
+  });
+  pi.registerCommand("fresh", {
+    handler: logged(async (_args, ctx) => {
+      const r = await ctx.newSession();
+      log({ action: "newSession", result: r });
+    }),
+  });
+}
+"#;
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &["-e", "actions.ts"],
+        |root| std::fs::write(root.join("work/actions.ts"), extension).unwrap(),
+        &host.env(),
+    );
+    let log_path = pi
+        ._root
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("work/actions.log");
+    let actions = || -> Vec<Value> {
+        std::fs::read_to_string(&log_path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect()
+    };
+    prompt_settled(&mut pi, "p1", "First question").await;
+    prompt_settled(&mut pi, "p2", "Second question").await;
+    let (first_file, n) = state_file(&mut pi, "s1").await;
+    assert_eq!(n, 4);
+
+    pi.send(json!({"id":"b","type":"prompt","message":"/back"}))
+        .await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "b")
+        .await;
+    let wait = std::time::Instant::now();
+    while actions().is_empty() && wait.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let done = actions();
+    assert_eq!(done[0]["action"], "navigateTree", "{done:?}");
+    assert_eq!(done[0]["result"]["cancelled"], false, "{done:?}");
+    // The leaf is now before the first user message: the context is empty again.
+    let (file, n) = state_file(&mut pi, "s2").await;
+    assert_eq!((file.as_str(), n), (first_file.as_str(), 0));
+
+    pi.send(json!({"id":"f","type":"prompt","message":"/fresh"}))
+        .await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "f")
+        .await;
+    let wait = std::time::Instant::now();
+    while actions().len() < 2 && wait.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let done = actions();
+    assert_eq!(
+        done[1],
+        json!({"action": "newSession", "result": {"cancelled": false}})
+    );
+    let (file, n) = state_file(&mut pi, "s3").await;
+    assert_ne!(file, first_file);
+    assert_eq!(n, 0);
+    assert_eq!(pi.finish().await, 0);
+}
