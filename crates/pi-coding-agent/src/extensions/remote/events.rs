@@ -17,8 +17,8 @@ pub trait RemoteEvent: ExtensionEvent {
     /// and returns the handler result.
     ///
     /// # Errors
-    /// An answer of the wrong shape, as text.
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<Self::Output>, String>;
+    /// An answer of the wrong shape.
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<Self::Output>, AnswerShapeError>;
 }
 
 fn to_value(v: &impl serde::Serialize) -> Value {
@@ -34,11 +34,23 @@ fn result(answer: &Value) -> Option<&Value> {
     answer.get("result").filter(|r| !r.is_null())
 }
 
-fn shape(event: &str, e: impl std::fmt::Display) -> String {
-    format!("invalid {event} result: {e}")
+/// An answer whose `result` is not of the shape its event allows; the runner reports the
+/// text as the handler's error (`HandlerError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {event} result: {detail}")]
+pub struct AnswerShapeError {
+    event: String,
+    detail: String,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(event: &str, v: &Value) -> Result<T, String> {
+fn shape(event: &str, e: impl std::fmt::Display) -> AnswerShapeError {
+    AnswerShapeError {
+        event: event.to_owned(),
+        detail: e.to_string(),
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(event: &str, v: &Value) -> Result<T, AnswerShapeError> {
     serde_json::from_value(v.clone()).map_err(|e| shape(event, e))
 }
 
@@ -68,7 +80,7 @@ macro_rules! remote_observers {
             fn to_wire(&self) -> Value {
                 to_value(self)
             }
-            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, String> {
+            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, AnswerShapeError> {
                 Ok(None)
             }
         })*
@@ -94,7 +106,10 @@ impl RemoteEvent for ev::ToolCallEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ToolCallResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ToolCallResult>, AnswerShapeError> {
         if let Some(input) = answer.get("input").filter(|i| !i.is_null()) {
             self.input = input.clone();
         }
@@ -110,7 +125,10 @@ impl RemoteEvent for ev::ToolResultEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ToolResultPatch>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ToolResultPatch>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -131,7 +149,7 @@ impl RemoteEvent for ev::InputEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::InputResult>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::InputResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -151,7 +169,7 @@ impl RemoteEvent for ev::InputEvent {
     }
 }
 
-fn custom_message(event: &str, m: &Value) -> Result<ev::CustomMessageSpec, String> {
+fn custom_message(event: &str, m: &Value) -> Result<ev::CustomMessageSpec, AnswerShapeError> {
     Ok(ev::CustomMessageSpec {
         custom_type: string_field(m, "customType").ok_or_else(|| shape(event, "no customType"))?,
         content: m
@@ -170,7 +188,7 @@ impl RemoteEvent for ev::BeforeAgentStartEvent {
     fn read_answer(
         &mut self,
         answer: &Value,
-    ) -> Result<Option<ev::BeforeAgentStartResult>, String> {
+    ) -> Result<Option<ev::BeforeAgentStartResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -189,7 +207,10 @@ impl RemoteEvent for ev::ContextEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ContextResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ContextResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -206,7 +227,10 @@ impl RemoteEvent for ev::MessageEndEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::MessageEndResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::MessageEndResult>, AnswerShapeError> {
         let Some(m) = result(answer).and_then(|r| r.get("message")) else {
             return Ok(None);
         };
@@ -220,7 +244,7 @@ impl RemoteEvent for ev::BeforeProviderRequestEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<Value>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<Value>, AnswerShapeError> {
         Ok(result(answer).cloned())
     }
 }
@@ -234,7 +258,7 @@ impl RemoteEvent for ev::BeforeProviderHeadersEvent {
             .collect();
         json!({"headers": headers})
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<()>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<()>, AnswerShapeError> {
         let Some(after) = answer.get("headers").and_then(Value::as_object) else {
             return Ok(None);
         };
@@ -260,7 +284,10 @@ impl RemoteEvent for ev::SessionBeforeSwitchEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::CancelResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::CancelResult>, AnswerShapeError> {
         Ok(result(answer).map(|r| ev::CancelResult {
             cancel: bool_field(r, "cancel").unwrap_or(false),
         }))
@@ -271,7 +298,7 @@ impl RemoteEvent for ev::SessionBeforeForkEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ForkResult>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ForkResult>, AnswerShapeError> {
         Ok(result(answer).map(|r| ev::ForkResult {
             cancel: bool_field(r, "cancel").unwrap_or(false),
             skip_conversation_restore: bool_field(r, "skipConversationRestore"),
@@ -286,7 +313,7 @@ impl RemoteEvent for ev::ResourcesDiscoverEvent {
     fn read_answer(
         &mut self,
         answer: &Value,
-    ) -> Result<Option<ev::ResourcesDiscoverResult>, String> {
+    ) -> Result<Option<ev::ResourcesDiscoverResult>, AnswerShapeError> {
         Ok(result(answer).map(|r| ev::ResourcesDiscoverResult {
             skill_paths: string_list(r, "skillPaths"),
             prompt_paths: string_list(r, "promptPaths"),
@@ -358,9 +385,11 @@ mod tests {
                 images: None
             })
         );
-        assert!(
+        assert_eq!(
             e.read_answer(&json!({"result": {"action": "explode"}}))
-                .is_err()
+                .unwrap_err()
+                .to_string(),
+            r#"invalid input result: unknown action "explode""#
         );
         assert_eq!(
             e.read_answer(&json!({"result": {"action": "handled"}}))
