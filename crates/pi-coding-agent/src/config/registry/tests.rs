@@ -139,7 +139,10 @@ fn request_auth_headers_and_auth_header() {
         json!({}),
     );
     let m = r.find("c", "m").unwrap().clone();
-    assert_eq!(r.request_auth(&m), Err("No API key found for \"c\"".into()));
+    assert_eq!(
+        r.request_auth(&m).unwrap_err().to_string(),
+        "No API key found for \"c\""
+    );
 }
 
 #[test]

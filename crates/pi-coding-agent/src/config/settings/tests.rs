@@ -300,8 +300,8 @@ fn broken_project_file_is_a_diagnostic_and_global_still_loads() {
 #[test]
 fn non_object_settings_is_an_error() {
     assert_eq!(
-        parse_settings("[]"),
-        Err("expected a JSON object".to_owned())
+        parse_settings("[]").unwrap_err().to_string(),
+        "expected a JSON object"
     );
     assert_eq!(parse_settings("\u{feff}{}"), Ok(Map::new()));
     assert_eq!(parse_settings(""), Ok(Map::new()));
