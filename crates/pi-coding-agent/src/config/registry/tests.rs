@@ -105,8 +105,8 @@ fn models_json_env_key_counts_only_when_set() {
     );
     assert!(!r.has_configured_auth("c"));
     assert_eq!(
-        r.api_key("c"),
-        Err("Failed to resolve API key for provider \"c\" from environment variable: PIRS_REG_UNSET".into())
+        r.api_key("c").map_err(|e| e.to_string()),
+        Err("Failed to resolve API key for provider \"c\" from environment variable: PIRS_REG_UNSET".to_owned())
     );
     let r = registry(
         r#"{"providers": {"c": {"baseUrl": "u", "api": "openai-completions", "apiKey": "!printf k", "models": [{"id": "m"}]}}}"#,

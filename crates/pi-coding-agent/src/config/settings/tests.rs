@@ -212,11 +212,15 @@ fn http_idle_timeout_forms() {
     assert_eq!(s(json!("disabled")).http_idle_timeout_ms(), Ok(0));
     assert_eq!(s(json!(" 2000 ")).http_idle_timeout_ms(), Ok(2000));
     assert_eq!(
-        s(json!(-1)).http_idle_timeout_ms(),
+        s(json!(-1))
+            .http_idle_timeout_ms()
+            .map_err(|e| e.to_string()),
         Err("Invalid httpIdleTimeoutMs setting: -1".to_owned())
     );
     assert_eq!(
-        s(json!("soon")).http_idle_timeout_ms(),
+        s(json!("soon"))
+            .http_idle_timeout_ms()
+            .map_err(|e| e.to_string()),
         Err("Invalid httpIdleTimeoutMs setting: soon".to_owned())
     );
 }
