@@ -34,7 +34,7 @@ use super::resolve_value::{
 /// or model header, and as [`RequestAuthError::ProviderAuth`] where pi-ai words it as the
 /// provider's auth failure; a due OAuth refresh that fails is
 /// [`super::oauth::OAuthRefreshError`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum RequestAuthError {
     /// A configured key or model header does not resolve.
     #[error("{0}")]
@@ -56,6 +56,9 @@ pub enum RequestAuthError {
     /// The provider's OAuth credential was due and did not refresh.
     #[error("{0}")]
     Refresh(#[from] super::oauth::OAuthRefreshError),
+    /// The failure of an embedder's own `AuthSource` (its text as it is).
+    #[error("{0}")]
+    Source(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Key and headers for one request. `Debug` prints neither the key nor header values.
