@@ -70,22 +70,28 @@ pub fn node_host_script(agent_dir: &Path) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Why the Node host cannot run a TS/JS extension; each text is [`NODE_HOST_MISSING`] and
+/// what is missing, shown as the extension's load error or skip warning.
+#[derive(Debug, thiserror::Error)]
+enum NodeHostError {
+    #[error("{NODE_HOST_MISSING} ({0})")]
+    Write(std::io::Error),
+    #[error("{NODE_HOST_MISSING} (looked in {})", .0.display())]
+    NoModules(PathBuf),
+    #[error("{NODE_HOST_MISSING} (no host script at {})", .0.display())]
+    NoScript(PathBuf),
+}
+
 /// The manifest that runs `script` in the Node host (`PI_NODE`, else `node` on `PATH`), or
 /// why it cannot run.
-fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, String> {
+fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, NodeHostError> {
     let modules = node_modules_dir(agent_dir);
-    let host = node_host_script(agent_dir).map_err(|e| format!("{NODE_HOST_MISSING} ({e})"))?;
+    let host = node_host_script(agent_dir).map_err(NodeHostError::Write)?;
     if !modules.join("@earendil-works/pi-coding-agent").is_dir() || !modules.join("jiti").is_dir() {
-        return Err(format!(
-            "{NODE_HOST_MISSING} (looked in {})",
-            modules.display()
-        ));
+        return Err(NodeHostError::NoModules(modules));
     }
     if !host.is_file() {
-        return Err(format!(
-            "{NODE_HOST_MISSING} (no host script at {})",
-            host.display()
-        ));
+        return Err(NodeHostError::NoScript(host));
     }
     let node = std::env::var_os("PI_NODE")
         .filter(|v| !v.is_empty())
@@ -304,9 +310,9 @@ pub fn load(
         let started = if matches!(ext, "ts" | "js" | "mjs" | "cjs" | "mts" | "cts") {
             match node_manifest(&s.path, agent_dir) {
                 Ok(m) => RemoteExtension::start_manifest(m, cwd, ext_mode, has_ui),
-                Err(error) if s.explicit => Err(ExtensionLoadError {
+                Err(e) if s.explicit => Err(ExtensionLoadError {
                     path: display,
-                    error,
+                    error: e.to_string(),
                 }),
                 Err(error) => {
                     warnings.push(format!("Skipping extension \"{display}\": {error}"));

@@ -551,17 +551,17 @@ impl App {
                 custom_instructions: instructions,
                 ..Default::default()
             };
-            let r = session
-                .navigate_tree(&target, options)
-                .await
-                .map_err(|e| e.to_string());
+            let r = session.navigate_tree(&target, options).await;
             let _ = tx.send(UiMsg::Navigated(Box::new(r)));
             waker.wake();
         });
     }
 
     /// The leaf moved: the transcript shows the new branch after what was there.
-    pub(super) fn navigated(&mut self, r: Result<crate::session::NavigateTreeResult, String>) {
+    pub(super) fn navigated(
+        &mut self,
+        r: Result<crate::session::NavigateTreeResult, crate::session::SessionError>,
+    ) {
         self.status.stop();
         let r = match r {
             Ok(r) => r,
