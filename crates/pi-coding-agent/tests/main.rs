@@ -67,6 +67,7 @@ mod modes_runs;
 mod modes_signals;
 mod newuser_tryout;
 mod oauth_binary;
+mod packages_binary;
 mod providers_binary;
 mod read_ls_reference;
 mod request_headers_binary;
