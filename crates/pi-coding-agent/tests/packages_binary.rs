@@ -394,13 +394,9 @@ async fn a_git_source_on_an_unreachable_host_fails_clearly() {
     assert!(!rig.path("agent/settings.json").exists());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_git_source_clones_from_a_loopback_host() {
-    let rig = fresh_rig("http://127.0.0.1:9");
-    let work = rig.path("tmp/repo");
-    fixture(&work);
-    // No package.json in the repository: no npm install after the clone.
-    std::fs::remove_file(work.join("package.json")).unwrap();
+/// A bare repository of `work` (committed) served over git's "dumb" HTTP protocol (static
+/// files) at `<url>/user/repo.git`.
+fn serve_repo(rig: &Rig, work: &Path) -> StaticServer {
     let git = |args: &[&str], dir: &Path| {
         let out = std::process::Command::new("git")
             .args(args)
@@ -413,9 +409,9 @@ async fn a_git_source_clones_from_a_loopback_host() {
             .unwrap();
         assert!(out.status.success(), "git {args:?}: {out:?}");
     };
-    git(&["init", "-q", "-b", "main"], &work);
-    git(&["add", "."], &work);
-    git(&["commit", "-q", "-m", "fixture"], &work);
+    git(&["init", "-q", "-b", "main"], work);
+    git(&["add", "."], work);
+    git(&["commit", "-q", "-m", "fixture"], work);
     let bare = rig.path("tmp/bare.git");
     git(
         &[
@@ -428,7 +424,6 @@ async fn a_git_source_clones_from_a_loopback_host() {
         &rig.path("tmp"),
     );
     git(&["update-server-info"], &bare);
-    // Git's "dumb" HTTP protocol is static files.
     let mut routes = HashMap::new();
     let mut stack = vec![bare.clone()];
     while let Some(d) = stack.pop() {
@@ -442,7 +437,17 @@ async fn a_git_source_clones_from_a_loopback_host() {
             }
         }
     }
-    let server = StaticServer::start(TcpListener::bind("127.0.0.1:0").unwrap(), routes);
+    StaticServer::start(TcpListener::bind("127.0.0.1:0").unwrap(), routes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_source_clones_from_a_loopback_host() {
+    let rig = fresh_rig("http://127.0.0.1:9");
+    let work = rig.path("tmp/repo");
+    fixture(&work);
+    // No package.json in the repository: no npm install after the clone.
+    std::fs::remove_file(work.join("package.json")).unwrap();
+    let server = serve_repo(&rig, &work);
     let source = format!("git:{}/user/repo.git", server.url());
     let run = rig.run(&["install", &source]).await;
     assert_eq!(run.code, 0, "{run:?}");
@@ -502,5 +507,118 @@ async fn update_says_how_to_update_pi_rs_and_checks_its_arguments() {
             "Error: Path does not exist: {}\n",
             rig.path("work/nope").display()
         )
+    );
+}
+
+fn prompt_args(sessions: &str) -> Vec<String> {
+    [
+        "-ne",
+        "--mode",
+        "json",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+        "--session-dir",
+        sessions,
+        "/pkg-greet",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+/// The text of the first user message of the run's session.
+fn first_user_text(rig: &Rig) -> String {
+    let files = rig.session_files();
+    let records = file_records(files.last().unwrap());
+    records
+        .iter()
+        .find(|r| r["message"]["role"] == "user")
+        .map(|r| r["message"].to_string())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_git_package_installs_when_a_run_starts() {
+    let (_, server) = ReplayServer::start(vec![anthropic_text("ok")])
+        .await
+        .unwrap();
+    let mut rig = Rig::new(&server.base_url(), &json!({}));
+    let work = rig.path("tmp/repo");
+    fixture(&work);
+    std::fs::remove_file(work.join("package.json")).unwrap();
+    std::fs::remove_dir_all(work.join("extensions")).unwrap();
+    let host = serve_repo(&rig, &work);
+    let source = format!("git:{}/user/repo.git", host.url());
+    write(
+        &rig.path("agent/settings.json"),
+        &json!({"packages": [source]}).to_string(),
+    );
+    // Under PI_OFFLINE nothing is fetched: the package is simply absent.
+    let sessions = rig.sessions();
+    let args = prompt_args(&sessions);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = rig.run(&args).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!rig.path("agent/git/127.0.0.1/user/repo").exists());
+    assert!(!first_user_text(&rig).contains("greet the package user"));
+    rig.env.push(("PI_OFFLINE".to_owned(), "0".to_owned()));
+    let (_, server2) = ReplayServer::start(vec![anthropic_text("ok")])
+        .await
+        .unwrap();
+    write(
+        &rig.path("agent/models.json"),
+        &support::binary_rig::models_json(&server2.base_url(), Some(support::binary_rig::KEY))
+            .to_string(),
+    );
+    let run = rig.run(&args).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        rig.path("agent/git/127.0.0.1/user/repo/prompts/pkg-greet.md")
+            .is_file()
+    );
+    assert!(first_user_text(&rig).contains("Please greet the package user warmly."));
+    let body: Value = server2.requests()[0].body_json().unwrap();
+    assert!(body["system"].to_string().contains("pkg-skill"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_project_entry_of_a_package_wins_once_trusted() {
+    let script = vec![anthropic_text("one"), anthropic_text("two")];
+    let (_, server) = ReplayServer::start(script).await.unwrap();
+    let rig = Rig::new(
+        &server.base_url(),
+        &json!({"packages": ["../work/fixture"]}),
+    );
+    fixture(&rig.path("work/fixture"));
+    // The same package in the project, filtered: no prompt templates from it.
+    write(
+        &rig.path("work/.pi/settings.json"),
+        r#"{"packages":[{"source":"../fixture","prompts":[]}]}"#,
+    );
+    let sessions = rig.sessions();
+    let mut args = prompt_args(&sessions);
+    // Untrusted project: the user entry counts, the template expands.
+    args.insert(0, "--no-approve".to_owned());
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = rig.run(&a).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(first_user_text(&rig).contains("Please greet the package user warmly."));
+    args[0] = "--approve".to_owned();
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = rig.run(&a).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = first_user_text(&rig);
+    assert!(
+        !text.contains("greet the package user") && text.contains("/pkg-greet"),
+        "{text}"
+    );
+    // `pi list` marks the object entry as filtered.
+    let list = rig.run(&["list", "--approve"]).await;
+    assert!(
+        list.stdout
+            .contains("Project packages:\n  ../fixture (filtered)\n"),
+        "{list:?}"
     );
 }

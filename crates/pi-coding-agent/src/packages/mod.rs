@@ -214,3 +214,38 @@ pub fn session_resources(
         warnings,
     )
 }
+
+/// The `--theme` paths, then the packages' theme files (none with `--no-themes`). Missing
+/// packages are not installed here: the run's start already did.
+pub fn with_package_themes(
+    cli: &[String],
+    no_themes: bool,
+    settings: &SettingsManager,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> Vec<String> {
+    let mut out = cli.to_vec();
+    if no_themes {
+        return out;
+    }
+    let mut settings = SettingsManager::load(cwd, agent_dir, settings.is_project_trusted());
+    let project = packages_of(settings.project());
+    let user = packages_of(settings.global());
+    let pm = PackageManager {
+        cwd: cwd.to_path_buf(),
+        agent_dir: agent_dir.to_path_buf(),
+        settings: &mut settings,
+        quiet_stdout: true,
+        progress: None,
+    };
+    let entries: Vec<resolve::Entry> = resolve::dedupe(&pm, &project, &user)
+        .into_iter()
+        .filter(|(v, scope)| {
+            manager::entry_source(v).is_some_and(|s| pm.installed_path(s, *scope).is_some())
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    let found = resolve::resolve(&pm, &entries, &mut warnings);
+    out.extend(found.themes.iter().map(|p| p.display().to_string()));
+    out
+}

@@ -190,8 +190,9 @@ fn collect_package(
         }
         return true;
     }
-    if manifest.is_some() {
-        for kind in KINDS {
+    if let Some(m) = &manifest {
+        // A manifest names each kind it brings; a kind it leaves out brings nothing.
+        for kind in KINDS.iter().filter(|k| m.contains_key(**k)) {
             for f in manifest_files(root, manifest.as_ref(), kind) {
                 out.add(kind, f);
             }
