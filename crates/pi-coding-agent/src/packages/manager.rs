@@ -480,7 +480,7 @@ impl PackageManager<'_> {
         let key = self.input_key(source);
         let next: Vec<Value> = entries
             .iter()
-            .filter(|e| !entry_source(e).is_some_and(|s| self.identity(s, Some(scope)) == key))
+            .filter(|e| entry_source(e).is_none_or(|s| self.identity(s, Some(scope)) != key))
             .cloned()
             .collect();
         if next.len() == entries.len() {

@@ -206,13 +206,7 @@ pub fn session_resources(
     warnings: &mut Vec<String>,
 ) -> PackageResources {
     let mut settings = SettingsManager::load(cwd, agent_dir, settings.is_project_trusted());
-    resolve_with(
-        &mut settings,
-        cwd,
-        agent_dir,
-        |pm, project, user| resolve::dedupe(pm, project, user),
-        warnings,
-    )
+    resolve_with(&mut settings, cwd, agent_dir, resolve::dedupe, warnings)
 }
 
 /// The `--theme` paths, then the packages' theme files (none with `--no-themes`). Missing

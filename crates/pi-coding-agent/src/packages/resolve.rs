@@ -97,9 +97,10 @@ pub fn resolve(
         let parsed = parse_source(source);
         let path = pm.package_path(source, *scope);
         if let PackageSource::Local(_) = parsed {
-            if path.is_file() {
-                out.add("extensions", path);
-            } else if path.is_dir() && !collect_package(&path, filter, &mut out) {
+            // A file, or a directory without resources, is one extension.
+            let one =
+                path.is_file() || (path.is_dir() && !collect_package(&path, filter, &mut out));
+            if one {
                 out.add("extensions", path);
             }
             continue;
