@@ -574,6 +574,8 @@ async fn a_missing_git_package_installs_when_a_run_starts() {
     );
     let run = rig.run(&args).await;
     assert_eq!(run.code, 0, "{run:?}");
+    // git's and npm's output stay off the JSONL stream.
+    assert!(!run.records().is_empty());
     assert!(
         rig.path("agent/git/127.0.0.1/user/repo/prompts/pkg-greet.md")
             .is_file()

@@ -243,3 +243,38 @@ pub fn with_package_themes(
     out.extend(found.themes.iter().map(|p| p.display().to_string()));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installed_package_themes_follow_the_theme_flags() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (cwd, agent) = (tmp.path().join("work"), tmp.path().join("agent"));
+        std::fs::create_dir_all(cwd.join("pkg/themes")).unwrap();
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(cwd.join("pkg/themes/ocean.json"), "{}").unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            r#"{"packages":["../work/pkg","npm:not-installed"]}"#,
+        )
+        .unwrap();
+        let settings = SettingsManager::load(&cwd, &agent, false);
+        let cli = vec!["mine.json".to_owned()];
+        let got = with_package_themes(&cli, false, &settings, &cwd, &agent);
+        assert_eq!(
+            got,
+            vec![
+                "mine.json".to_owned(),
+                cwd.join("pkg/themes/ocean.json").display().to_string()
+            ]
+        );
+        // Nothing was installed for the missing npm package.
+        assert!(!agent.join("npm").exists());
+        assert_eq!(
+            with_package_themes(&cli, true, &settings, &cwd, &agent),
+            cli
+        );
+    }
+}
