@@ -20,6 +20,7 @@ pub mod config;
 pub mod extensions;
 pub mod messages;
 pub mod modes;
+pub mod packages;
 pub mod platform;
 pub mod rpc;
 pub mod runtime;

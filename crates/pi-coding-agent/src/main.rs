@@ -85,6 +85,14 @@ fn main() {
             &mut stdout,
             &mut stderr,
         ),
+        Ok(Command::Package(argv)) => pi_coding_agent::packages::command::run(
+            &argv,
+            &cwd,
+            &agent_dir(),
+            &mut stdout,
+            &mut stderr,
+        )
+        .unwrap_or(1),
         Ok(Command::Launch(config)) => launch(
             *config,
             cwd,

@@ -3,7 +3,7 @@
 //! Mirrors pi-coding-agent 0.85.0's resolution order (`core/package-manager.js`,
 //! `resource-loader.js`): the `-e` paths first, then (unless `-ne`) the settings'
 //! `extensions`, `<cwd>/.pi/extensions` only when the project is trusted, and
-//! `<agent dir>/extensions`. The command line, the user settings and the agent directory
+//! `<agent dir>/extensions`, then the settings `packages`' extensions ([`crate::packages`]). The command line, the user settings and the agent directory
 //! load before project trust is decided ([`pre_trust_sources`]); the project's own sources
 //! load after, only when trusted ([`project_sources`]). A directory named explicitly loads its
 //! entry points (`pi-extension.json`, `package.json` `pi.extensions`, `index.ts|js`), else
@@ -273,6 +273,38 @@ pub fn pre_trust_sources(
         add_explicit(&mut out, p);
     }
     scan_dir(&agent_dir.join("extensions"), &mut out);
+    let mut warnings = Vec::new();
+    for p in crate::packages::pre_trust_extensions(cwd, agent_dir, &mut warnings) {
+        add_explicit(&mut out, p);
+    }
+    print_package_warnings(&warnings);
+    out
+}
+
+/// Install failures of missing packages: the run goes on without them.
+fn print_package_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("Warning: {w}");
+    }
+}
+
+/// The package extensions that wait for the trust decision (settings `packages`): a trusted
+/// project's packages, else the user packages the project also lists. None with `-ne`.
+pub fn post_trust_package_sources(
+    cwd: &Path,
+    agent_dir: &Path,
+    trusted: bool,
+    no_extensions: bool,
+) -> Vec<Source> {
+    let mut out = Vec::new();
+    if no_extensions {
+        return out;
+    }
+    let mut warnings = Vec::new();
+    for p in crate::packages::post_trust_extensions(cwd, agent_dir, trusted, &mut warnings) {
+        add_explicit(&mut out, p);
+    }
+    print_package_warnings(&warnings);
     out
 }
 

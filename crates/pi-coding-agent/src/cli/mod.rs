@@ -11,11 +11,13 @@
 //! | [`launch`] | pi's order of checks: raw arguments → [`Command`] / [`LaunchConfig`] |
 //! | [`mode`] | the mode a run uses ([`AppMode`]) |
 //! | [`help`] | the `--help` text |
+//! | [`packages`] | the arguments of `pi install/remove/update/list` |
 
 pub mod args;
 pub mod help;
 pub mod launch;
 pub mod mode;
+pub mod packages;
 
 pub use args::{Args, parse_args};
 pub use launch::{

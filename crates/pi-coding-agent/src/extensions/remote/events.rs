@@ -164,7 +164,10 @@ impl RemoteEvent for ev::ProjectTrustEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ProjectTrustResult>, AnswerShapeError> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ProjectTrustResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -225,7 +228,10 @@ impl RemoteEvent for ev::SessionBeforeCompactEvent {
         m.insert("willRetry".into(), json!(self.will_retry));
         Value::Object(m)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::CompactResult>, AnswerShapeError> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::CompactResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -315,7 +321,10 @@ impl RemoteEvent for ev::UserBashEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::UserBashResult>, AnswerShapeError> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::UserBashResult>, AnswerShapeError> {
         match result(answer).and_then(|r| r.get("result")) {
             Some(b) if !b.is_null() => Ok(Some(ev::UserBashResult {
                 result: parse("user_bash", b)?,

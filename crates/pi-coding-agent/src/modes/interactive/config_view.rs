@@ -12,8 +12,8 @@
 //!   cycles through inherit / `+path` / `-path` in the project file; a global resource
 //!   overridden there is also listed by its absolute path, as pi writes it.
 //!
-//! Typing filters by name, kind or path; Esc closes, Ctrl+C quits. pi-rs has no packages, so
-//! there are no package groups.
+//! Typing filters by name, kind or path; Esc closes, Ctrl+C quits. Package resources
+//! (`pi install`) are not listed here yet: there are no package groups.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

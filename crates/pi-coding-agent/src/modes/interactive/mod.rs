@@ -457,13 +457,20 @@ impl App {
                 .and_then(serde_json::Value::as_bool);
             (s.hide_thinking_block(), name, cursor, paths, trusted)
         };
+        let theme_cli_paths = crate::packages::with_package_themes(
+            &options.theme_paths,
+            options.no_themes,
+            &crate::sync::lock(session.settings()),
+            &options.cwd,
+            &options.agent_dir,
+        );
         let (themes, theme, theme_error) = themes::ThemeState::start(
             &crate::config::themes::ThemeSources {
                 cwd: &options.cwd,
                 agent_dir: &options.agent_dir,
                 project_trusted: trusted,
                 settings: &theme_settings,
-                cli_paths: &options.theme_paths,
+                cli_paths: &theme_cli_paths,
                 no_themes: options.no_themes,
             },
             theme_name.as_deref(),
