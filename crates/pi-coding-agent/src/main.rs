@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use pi_coding_agent::app::{self, Launch, LaunchIo, Prepared};
 use pi_coding_agent::cli::{self, AppMode, CliEnv, Command, LaunchConfig, is_truthy_env_flag};
-use pi_coding_agent::config::paths::agent_dir;
+use pi_coding_agent::config::agent_paths::agent_dir;
 use pi_coding_agent::{modes, rpc};
 
 fn is_tty(fd: i32) -> bool {

@@ -9,8 +9,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::paths::{expand_tilde, resolve_path};
-use crate::platform::path::lexical_normalize;
+use crate::config::agent_paths::{expand_tilde, resolve_path};
+use crate::platform::lexical_path::lexical_normalize;
 use crate::storage::export::{HtmlExtras, export_html};
 use crate::storage::{SessionStore, StoreError};
 

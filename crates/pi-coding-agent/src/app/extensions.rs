@@ -24,7 +24,7 @@ use crate::config::settings::SettingsManager;
 use crate::extensions::ExtensionHooks;
 use crate::extensions::remote::{Manifest, RemoteExtension};
 use crate::extensions::{ExtensionLoadError, FlagValue, Mode};
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 use crate::session::{AgentSession, SessionStartReason, ShutdownReason};
 
 /// Why a `.ts`/`.js` extension does not load: the Node host's packages are missing.
@@ -263,7 +263,7 @@ pub fn pre_trust_sources(
 ) -> Vec<Source> {
     let mut out = Vec::new();
     for p in cli {
-        add_explicit(&mut out, crate::config::paths::resolve_path(p, cwd));
+        add_explicit(&mut out, crate::config::agent_paths::resolve_path(p, cwd));
     }
     if no_extensions {
         return out;

@@ -35,10 +35,10 @@ pub use setup::{
     build_session_asking,
 };
 
+use crate::config::agent_paths::AgentPaths;
 use crate::config::list_models::list_models as model_listing;
-use crate::config::paths::AgentPaths;
 use crate::config::registry::ModelRegistry;
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 
 /// The directory holding pi-rs's documentation (`$PI_PACKAGE_DIR/docs`, else the `docs`
 /// folder of the source tree this binary was built from).

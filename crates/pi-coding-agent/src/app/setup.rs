@@ -40,13 +40,13 @@ use super::launch::{Launch, SHUTDOWN_WAIT};
 use super::session_select::open_store;
 use crate::cli::LaunchConfig;
 use crate::cli::launch::EXTENSION_LOAD_FAILURE_HINT;
+use crate::config::agent_paths::{AgentPaths, home_dir};
 use crate::config::migrations::run_migrations;
 use crate::config::model_resolver::ScopedModel;
 use crate::config::model_resolver::{
     API_KEY_REQUIRES_MODEL, SessionModelInputs, choose_session_model, parse_thinking_level,
     resolve_cli_model, resolve_model_scope,
 };
-use crate::config::paths::{AgentPaths, home_dir};
 use crate::config::registry::ModelRegistry;
 use crate::config::resources::{ResourceOptions, Resources};
 use crate::config::settings::SettingsManager;

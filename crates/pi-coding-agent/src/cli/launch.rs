@@ -26,7 +26,7 @@ use std::path::Path;
 
 use super::args::{Args, Diagnostic, FlagValue, ListModels, Severity, parse_args, trim_js};
 use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
-use crate::storage::paths::is_valid_session_id;
+use crate::storage::session_paths::is_valid_session_id;
 
 /// The first arguments pi treats as its package commands.
 pub const REFERENCE_SUBCOMMANDS: [&str; 5] = ["install", "remove", "uninstall", "update", "list"];

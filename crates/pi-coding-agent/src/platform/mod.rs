@@ -4,4 +4,4 @@
 //! The bottom layer of the crate: it uses no other module of it.
 
 pub mod fs_error;
-pub mod path;
+pub mod lexical_path;

@@ -16,12 +16,12 @@ use pi_ai::Model;
 
 use pi_ai::auth::oauth;
 
+use super::agent_paths::AgentPaths;
 use super::auth::AuthStorage;
 use super::models_json::{
     ModelsConfig, ProviderModelsError, compose_provider_models, merge_headers, model_headers,
     provider_headers,
 };
-use super::paths::AgentPaths;
 use super::resolve_value::{
     ResolveError, is_command_config_value, is_config_value_configured, lookup_env,
     resolve_config_value_or_throw, resolve_headers_or_throw,
@@ -515,8 +515,8 @@ impl ModelRegistry {
 /// Refreshes `provider`'s OAuth credential (in the file at `path`, or in memory when the
 /// credentials have no file) and takes the result into `registry`.
 ///
-/// Errors: [`super::oauth::OAuthRefreshError`] (in memory too: `OAuth refresh failed for
-/// <p>: <cause>`).
+/// Errors: [`super::oauth::OAuthRefreshError`] (in memory too:
+/// `OAuth refresh failed for <p>: <cause>`).
 pub async fn refresh_oauth(
     registry: &std::sync::RwLock<ModelRegistry>,
     provider: &str,

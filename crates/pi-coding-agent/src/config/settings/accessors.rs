@@ -9,7 +9,7 @@ use pi_ai::{ModelThinkingLevel, ThinkingBudgets};
 use serde_json::{Map, Value};
 
 use super::SettingsManager;
-use crate::config::paths::expand_tilde;
+use crate::config::agent_paths::expand_tilde;
 use crate::config::resource_filter::is_pattern;
 
 /// Default `httpIdleTimeoutMs` (5 minutes).
@@ -455,7 +455,7 @@ impl SettingsManager {
                 .iter()
                 .map(|e| e.trim())
                 .filter(|e| !e.is_empty() && !is_pattern(e))
-                .map(|e| crate::config::paths::resolve_path(e, base))
+                .map(|e| crate::config::agent_paths::resolve_path(e, base))
                 .collect()
         };
         let project_base = base(self.project_path.as_deref());

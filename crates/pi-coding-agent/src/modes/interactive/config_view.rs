@@ -28,7 +28,7 @@ use pi_tui::tui::{Tui, TuiOptions};
 use pi_tui::{Component, InputEvent, KeyCode, KeyEvent, Modifiers};
 use serde_json::Value;
 
-use crate::config::paths::CONFIG_DIR_NAME;
+use crate::config::agent_paths::CONFIG_DIR_NAME;
 use crate::config::resource_filter::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use crate::config::settings::SettingsManager;
 
@@ -103,7 +103,7 @@ struct Group {
 }
 
 fn home() -> PathBuf {
-    crate::config::paths::home_dir()
+    crate::config::agent_paths::home_dir()
 }
 
 /// pi's `formatBaseDir`: `~` for the home directory, a trailing `/`.
@@ -239,7 +239,7 @@ pub fn resolve(settings: &SettingsManager, cwd: &Path, agent_dir: &Path) -> Vec<
                 if e.is_empty() || is_pattern(e) {
                     continue;
                 }
-                let p = crate::config::paths::resolve_path(e, base);
+                let p = crate::config::agent_paths::resolve_path(e, base);
                 if p.is_file() {
                     files.push(p);
                 } else if p.is_dir() {
