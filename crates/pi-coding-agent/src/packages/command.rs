@@ -108,7 +108,7 @@ fn run_parsed(
         a.trust_override
             .unwrap_or_else(|| store.get(cwd).ok().flatten() == Some(true))
     } else {
-        let home = crate::config::paths::home_dir();
+        let home = crate::config::agent_paths::home_dir();
         let default_trust = SettingsManager::load(cwd, agent_dir, false).default_project_trust();
         let t = resolve_project_trusted(
             TrustInputs {

@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use super::source::{GitSource, NpmSource, PackageSource, parse_source};
 use super::{PackageError, Scope};
-use crate::config::paths::{CONFIG_DIR_NAME, resolve_path};
+use crate::config::agent_paths::{CONFIG_DIR_NAME, resolve_path};
 use crate::config::settings::SettingsManager;
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 
 /// A configured package, as `pi list` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use super::Scope;
 use super::manager::{PackageManager, entry_source, offline, relative};
 use super::source::{PackageSource, parse_source};
 use crate::config::resource_filter::{matches_any, matches_any_exact};
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 
 /// The four kinds of package resources.
 pub const KINDS: [&str; 4] = ["extensions", "skills", "prompts", "themes"];
