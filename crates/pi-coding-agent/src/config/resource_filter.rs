@@ -17,7 +17,8 @@
 //! Globs are `globset` globs with `*` not crossing `/` (minimatch's rule); unlike minimatch,
 //! `*` also matches a leading dot.
 
-use std::path::{Component, Path, PathBuf};
+use crate::platform::lexical_path::node_relative;
+use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
 
@@ -28,20 +29,6 @@ pub fn is_pattern(entry: &str) -> bool {
 
 fn posix(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
-}
-
-/// Node's `path.relative(from, to)` for absolute, lexically normal paths.
-fn relative(from: &Path, to: &Path) -> String {
-    let a: Vec<Component> = from.components().collect();
-    let b: Vec<Component> = to.components().collect();
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = vec!["..".to_owned(); a.len() - common];
-    parts.extend(
-        b[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    parts.join("/")
 }
 
 /// The spellings of `file` a pattern is compared with: relative, name, absolute, and for a
@@ -63,7 +50,7 @@ fn names(file: &Path, base: &Path) -> Names {
         .flatten()
         .map(|dir| {
             (
-                relative(base, dir),
+                node_relative(base, dir),
                 dir.file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
@@ -71,7 +58,7 @@ fn names(file: &Path, base: &Path) -> Names {
             )
         });
     Names {
-        rel: relative(base, file),
+        rel: node_relative(base, file),
         name,
         abs: posix(file),
         skill_dir,
@@ -219,6 +206,9 @@ mod tests {
             apply_patterns(&files, &v(&["!*.md", "+myp/a.md"]), base),
             vec![PathBuf::from("/a/myp/a.md")]
         );
-        assert_eq!(relative(Path::new("/a/b"), Path::new("/a/c/d")), "../c/d");
+        assert_eq!(
+            node_relative(Path::new("/a/b"), Path::new("/a/c/d")),
+            "../c/d"
+        );
     }
 }

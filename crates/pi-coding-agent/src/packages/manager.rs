@@ -15,7 +15,8 @@
 //! Commands inherit the terminal, except that their standard output goes to our standard
 //! error when `quiet_stdout` is set (a run in json or rpc mode owns standard output).
 
-use std::path::{Component, Path, PathBuf};
+use crate::platform::lexical_path::node_relative;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -60,20 +61,6 @@ pub fn entry_source(entry: &Value) -> Option<&str> {
         Value::Object(o) => o.get("source").and_then(Value::as_str),
         _ => None,
     }
-}
-
-/// Node's `path.relative` between two absolute, lexically normal paths.
-pub fn relative(from: &Path, to: &Path) -> String {
-    let a: Vec<Component> = from.components().collect();
-    let b: Vec<Component> = to.components().collect();
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = vec!["..".to_owned(); a.len() - common];
-    parts.extend(
-        b[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    parts.join("/")
 }
 
 /// Whether PI_OFFLINE asks for no network.
@@ -408,7 +395,7 @@ impl PackageManager<'_> {
         match parse_source(source) {
             PackageSource::Local(p) => {
                 let resolved = self.resolve_from(&p, &self.cwd);
-                let rel = relative(&self.base_dir(scope), &resolved);
+                let rel = node_relative(&self.base_dir(scope), &resolved);
                 if rel.is_empty() { ".".to_owned() } else { rel }
             }
             _ => source.to_owned(),

@@ -127,6 +127,29 @@ fn resolve_with(
     resolve::resolve(&pm, &entries, warnings)
 }
 
+/// The user packages the project settings also list (`listed_by_project`) or do not: a
+/// package both list waits for the trust decision, where the project's entry wins.
+fn user_packages(
+    pm: &PackageManager<'_>,
+    project: &[Value],
+    user: &[Value],
+    listed_by_project: bool,
+) -> Vec<resolve::Entry> {
+    let listed: Vec<String> = project
+        .iter()
+        .filter_map(manager::entry_source)
+        .map(|s| pm.identity(s, Some(Scope::Project)))
+        .collect();
+    resolve::dedupe(pm, &[], user)
+        .into_iter()
+        .filter(|(v, _)| {
+            manager::entry_source(v).is_some_and(|s| {
+                listed.contains(&pm.identity(s, Some(Scope::User))) == listed_by_project
+            })
+        })
+        .collect()
+}
+
 /// The extensions of the user packages that load before project trust: those the project
 /// settings file does not also list.
 pub fn pre_trust_extensions(
@@ -141,20 +164,7 @@ pub fn pre_trust_extensions(
         &mut settings,
         cwd,
         agent_dir,
-        |pm, _, user| {
-            let listed: Vec<String> = project
-                .iter()
-                .filter_map(manager::entry_source)
-                .map(|s| pm.identity(s, Some(Scope::Project)))
-                .collect();
-            resolve::dedupe(pm, &[], user)
-                .into_iter()
-                .filter(|(v, _)| {
-                    manager::entry_source(v)
-                        .is_some_and(|s| !listed.contains(&pm.identity(s, Some(Scope::User))))
-                })
-                .collect()
-        },
+        |pm, _, user| user_packages(pm, &project, user, false),
         warnings,
     )
     .extensions
@@ -179,18 +189,7 @@ pub fn post_trust_extensions(
             if trusted {
                 return resolve::dedupe(pm, trusted_project, &[]);
             }
-            let listed: Vec<String> = project
-                .iter()
-                .filter_map(manager::entry_source)
-                .map(|s| pm.identity(s, Some(Scope::Project)))
-                .collect();
-            resolve::dedupe(pm, &[], user)
-                .into_iter()
-                .filter(|(v, _)| {
-                    manager::entry_source(v)
-                        .is_some_and(|s| listed.contains(&pm.identity(s, Some(Scope::User))))
-                })
-                .collect()
+            user_packages(pm, &project, user, true)
         },
         warnings,
     )

@@ -18,10 +18,11 @@ use globset::GlobBuilder;
 use serde_json::{Map, Value};
 
 use super::Scope;
-use super::manager::{PackageManager, entry_source, offline, relative};
+use super::manager::{PackageManager, entry_source, offline};
 use super::source::{PackageSource, parse_source};
 use crate::config::resource_filter::{matches_any, matches_any_exact};
 use crate::platform::lexical_path::lexical_normalize;
+use crate::platform::lexical_path::node_relative;
 
 /// The four kinds of package resources.
 pub const KINDS: [&str; 4] = ["extensions", "skills", "prompts", "themes"];
@@ -294,7 +295,7 @@ fn expand_glob(pattern: &str, root: &Path) -> Vec<PathBuf> {
             if e.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            if matcher.is_match(relative(root, &p)) {
+            if matcher.is_match(node_relative(root, &p)) {
                 out.push(p.clone());
             }
             if p.is_dir() && e.file_name() != "node_modules" {
