@@ -13,7 +13,7 @@ use super::manager::PackageManager;
 use super::{PackageError, Scope};
 use crate::cli::packages::{PackageArgs, PackageCommand, UpdateTarget, parse_package_command};
 use crate::config::settings::SettingsManager;
-use crate::config::trust::{TrustInputs, TrustStore, resolve_project_trusted};
+use crate::config::trust::{TrustStore, trusted_without_asking};
 
 fn help(command: PackageCommand) -> String {
     let usage = command.usage();
@@ -108,23 +108,7 @@ fn run_parsed(
         a.trust_override
             .unwrap_or_else(|| store.get(cwd).ok().flatten() == Some(true))
     } else {
-        let home = crate::config::agent_paths::home_dir();
-        let default_trust = SettingsManager::load(cwd, agent_dir, false).default_project_trust();
-        let t = resolve_project_trusted(
-            TrustInputs {
-                cwd,
-                home: &home,
-                trust_override: a.trust_override,
-                default_trust,
-                hook: None,
-                prompt: None,
-            },
-            &store,
-        );
-        for d in &t.diagnostics {
-            let _ = writeln!(stderr, "Warning: {d}");
-        }
-        t.trusted
+        trusted_without_asking(cwd, agent_dir, a.trust_override, stderr)
     };
     if a.local && !trusted {
         let _ = writeln!(

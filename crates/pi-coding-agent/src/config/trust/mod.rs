@@ -317,6 +317,36 @@ pub struct TrustResolution {
     pub diagnostics: Vec<String>,
 }
 
+/// Whether `cwd`'s project is trusted for a command that never asks (`pi install -l`,
+/// `pi config`): the `-a`/`-na` override, else the trust store, else the settings'
+/// `defaultProjectTrust`; no extension hook and no terminal question. Each diagnostic is
+/// written to `stderr` as pi's `Warning: …`.
+pub fn trusted_without_asking(
+    cwd: &Path,
+    agent_dir: &Path,
+    trust_override: Option<bool>,
+    stderr: &mut dyn std::io::Write,
+) -> bool {
+    let home = super::agent_paths::home_dir();
+    let default_trust =
+        super::settings::SettingsManager::load(cwd, agent_dir, false).default_project_trust();
+    let resolution = resolve_project_trusted(
+        TrustInputs {
+            cwd,
+            home: &home,
+            trust_override,
+            default_trust,
+            hook: None,
+            prompt: None,
+        },
+        &TrustStore::new(agent_dir),
+    );
+    for d in &resolution.diagnostics {
+        let _ = writeln!(stderr, "Warning: {d}");
+    }
+    resolution.trusted
+}
+
 /// `resolveProjectTrusted` (see the module docs for the order).
 pub fn resolve_project_trusted(inputs: TrustInputs<'_>, store: &TrustStore) -> TrustResolution {
     let mut diagnostics = Vec::new();

@@ -872,24 +872,8 @@ pub fn run(
             }
         }
     }
-    let home = home();
-    let default_trust = SettingsManager::load(cwd, agent_dir, false).default_project_trust();
-    let store = crate::config::trust::TrustStore::new(agent_dir);
-    let trust = crate::config::trust::resolve_project_trusted(
-        crate::config::trust::TrustInputs {
-            cwd,
-            home: &home,
-            trust_override,
-            default_trust,
-            hook: None,
-            prompt: None,
-        },
-        &store,
-    );
-    for d in &trust.diagnostics {
-        let _ = writeln!(stderr, "Warning: {d}");
-    }
-    let trusted = trust.trusted;
+    let trusted =
+        crate::config::trust::trusted_without_asking(cwd, agent_dir, trust_override, stderr);
     if local && !trusted {
         let _ = writeln!(
             stderr,
