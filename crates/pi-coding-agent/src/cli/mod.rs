@@ -12,14 +12,12 @@
 //! | [`mode`] | the mode a run uses ([`AppMode`]) |
 //! | [`help`] | the `--help` text |
 
-pub mod args;
-pub mod help;
-pub mod launch;
-pub mod mode;
+pub(crate) mod args;
+pub(crate) mod help;
+pub(crate) mod launch;
+pub(crate) mod mode;
 
-pub use args::{Args, parse_args};
-pub use launch::{
-    CliEnv, CliError, Command, LaunchConfig, ModelFlags, Parsed, ResourceFlags, SessionFlags,
-    ToolFlags, is_truthy_env_flag, parse,
+pub(crate) use launch::{
+    CliEnv, Command, LaunchConfig, SessionFlags, is_truthy_env_flag, parse,
 };
-pub use mode::{AppMode, resolve_app_mode};
+pub(crate) use mode::AppMode;

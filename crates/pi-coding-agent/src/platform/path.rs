@@ -4,7 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Node's `path.resolve` normalization of an already absolute path: drops `.` and empty
 /// segments, applies `..` (never above the root) and removes a trailing separator.
-pub fn lexical_normalize(path: &Path) -> PathBuf {
+pub(crate) fn lexical_normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -13,14 +13,14 @@
 //! | [`server`] | [`run_rpc`]: the read loop, concurrency, events, lifecycle |
 //! | [`stdio`] | [`serve_stdio`]: stdin/stdout and SIGTERM/SIGHUP for the binary |
 
-pub mod binary;
-pub mod commands;
-pub mod framing;
-pub mod handlers;
-pub mod output;
-pub mod server;
-pub mod stdio;
-pub mod ui;
+pub(crate) mod binary;
+pub(crate) mod commands;
+pub(crate) mod framing;
+pub(crate) mod handlers;
+pub(crate) mod output;
+pub(crate) mod server;
+pub(crate) mod stdio;
+pub(crate) mod ui;
 
 use std::sync::Arc;
 
@@ -33,6 +33,7 @@ use crate::runtime::SessionHost;
 use crate::session::AgentSession;
 
 pub use server::run_rpc;
+pub use framing::LineReader;
 pub use stdio::serve_stdio;
 
 /// The available-models snapshot (models whose provider has auth), in registry order.

@@ -13,9 +13,9 @@ use crate::config::paths::expand_tilde;
 use crate::config::resource_filter::is_pattern;
 
 /// Default `httpIdleTimeoutMs` (5 minutes).
-pub const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
+pub(super) const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// The request timeout used when `httpIdleTimeoutMs` is 0 ("off"): 2^31 − 1 ms.
-pub const NO_TIMEOUT_MS: u64 = 2_147_483_647;
+pub(super) const NO_TIMEOUT_MS: u64 = 2_147_483_647;
 
 /// How queued steering / follow-up messages are delivered: the agent's own type, so the
 /// settings, the session and RPC speak one vocabulary.
@@ -157,7 +157,7 @@ fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
 
 /// Mirrors `parseHttpIdleTimeoutMs`: `"disabled"` → 0; numeric strings parse; a finite
 /// non-negative number is floored; anything else is `None`.
-pub fn parse_timeout_ms(value: &Value) -> Option<u64> {
+pub(super) fn parse_timeout_ms(value: &Value) -> Option<u64> {
     match value {
         Value::String(s) => {
             let t = s.trim();
