@@ -99,13 +99,13 @@ pub fn run_command_line(argv: &[String]) -> i32 {
     };
     let _ = stdout.flush();
     let _ = stderr.flush();
-    std::process::exit(code);}
+    std::process::exit(code);
+}
 
 fn is_tty(fd: i32) -> bool {
     // SAFETY: isatty only inspects the descriptor.
     unsafe { libc::isatty(fd) == 1 }
 }
-
 
 /// A session run: the launch, then the mode on a tokio runtime.
 fn launch(

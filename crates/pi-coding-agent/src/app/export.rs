@@ -16,7 +16,11 @@ use crate::storage::export::{HtmlExtras, export_html};
 
 /// Exports `input` as HTML and returns the output path as pi prints it; the error is the text
 /// after `Error: `.
-pub(crate) fn export_from_file(input: &str, output: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
+pub(crate) fn export_from_file(
+    input: &str,
+    output: Option<&str>,
+    cwd: &Path,
+) -> Result<PathBuf, String> {
     let resolved = lexical_normalize(&resolve_path(input, cwd));
     if !resolved.exists() {
         return Err(format!("File not found: {}", resolved.display()));

@@ -326,7 +326,10 @@ pub(crate) fn load(
 
 /// Splits the command line's unknown long options into the values of the loaded
 /// extensions' flags (into `loaded`) and the `Unknown option(s): …` message for the rest.
-pub(crate) fn apply_flags(unknown: &[(String, CliFlag)], loaded: &mut LoadedExtensions) -> Option<String> {
+pub(crate) fn apply_flags(
+    unknown: &[(String, CliFlag)],
+    loaded: &mut LoadedExtensions,
+) -> Option<String> {
     let registered: Vec<String> = loaded.remotes.iter().flat_map(|r| r.flag_names()).collect();
     let booleans: Vec<String> = loaded
         .remotes

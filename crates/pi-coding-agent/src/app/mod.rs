@@ -31,9 +31,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use input::InitialMessage;
 pub(crate) use launch::{Launch, LaunchIo, Prepared, prepare};
-pub(crate) use setup::{
-    Running, build_running, build_running_asking, build_session,
-};
+pub(crate) use setup::{Running, build_running, build_running_asking, build_session};
 
 use crate::config::list_models::list_models as model_listing;
 use crate::config::paths::AgentPaths;

@@ -137,7 +137,10 @@ fn compactor() -> Arc<dyn Compactor> {
 /// A session that cannot be found ([`SetupError::Plain`]), opened or written; a model that
 /// cannot be resolved (`Model "x" not found. …`, `Unknown provider "p". …`); `--api-key`
 /// without a model.
-pub(crate) fn build_session(launch: &Launch, stderr: &mut dyn Write) -> Result<SessionSetup, SetupError> {
+pub(crate) fn build_session(
+    launch: &Launch,
+    stderr: &mut dyn Write,
+) -> Result<SessionSetup, SetupError> {
     build_session_asking(launch, stderr, None)
 }
 
@@ -202,7 +205,10 @@ pub(crate) struct Running {
 ///
 /// # Errors
 /// Those of [`build_session`].
-pub(crate) fn build_running(launch: &Launch, stderr: &mut dyn Write) -> Result<Running, SetupError> {
+pub(crate) fn build_running(
+    launch: &Launch,
+    stderr: &mut dyn Write,
+) -> Result<Running, SetupError> {
     build_running_asking(launch, stderr, None)
 }
 

@@ -28,7 +28,8 @@
 //! - Anything else is a message.
 
 /// The thinking levels `--thinking` accepts, in pi's order.
-pub(crate) const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+pub(crate) const THINKING_LEVELS: [&str; 7] =
+    ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// `--mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

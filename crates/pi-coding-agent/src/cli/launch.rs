@@ -27,10 +27,12 @@ use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
 use crate::storage::paths::is_valid_session_id;
 
 /// The first arguments pi treats as its package/auth commands.
-pub(crate) const REFERENCE_SUBCOMMANDS: [&str; 5] = ["install", "remove", "uninstall", "update", "list"];
+pub(crate) const REFERENCE_SUBCOMMANDS: [&str; 5] =
+    ["install", "remove", "uninstall", "update", "list"];
 
 /// Printed after an extension load failure.
-pub(crate) const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
+pub(crate) const EXTENSION_LOAD_FAILURE_HINT: &str =
+    "Hint: Start without extensions using \"pi -ne\".";
 
 /// What the command line reads from its surroundings.
 #[derive(Clone, Copy, Debug)]

@@ -17,7 +17,5 @@ pub(crate) mod help;
 pub(crate) mod launch;
 pub(crate) mod mode;
 
-pub(crate) use launch::{
-    CliEnv, Command, LaunchConfig, SessionFlags, is_truthy_env_flag, parse,
-};
+pub(crate) use launch::{CliEnv, Command, LaunchConfig, SessionFlags, is_truthy_env_flag, parse};
 pub(crate) use mode::AppMode;

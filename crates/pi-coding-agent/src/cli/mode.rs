@@ -19,7 +19,6 @@ pub(crate) enum AppMode {
     Rpc,
 }
 
-
 /// pi's `resolveAppMode(parsed, stdin.isTTY, stdout.isTTY)`.
 pub(crate) fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) -> AppMode {
     match args.mode {

@@ -58,7 +58,11 @@ const BATCH_BYTES: usize = 64 * 1024;
 /// flush per batch rather than per line (a streamed answer queues thousands of short lines
 /// faster than a pipe takes one syscall each). Lines are written in order, and what was
 /// gathered is flushed before waiting for a barrier, so nothing sits unwritten behind a wait.
-pub(crate) async fn write_batch(out: &mut dyn Write, first: Line, rx: &mut UnboundedReceiver<Line>) {
+pub(crate) async fn write_batch(
+    out: &mut dyn Write,
+    first: Line,
+    rx: &mut UnboundedReceiver<Line>,
+) {
     let mut w = BufWriter::with_capacity(BATCH_BYTES, out);
     let mut next = Some(first);
     while let Some((body, barrier)) = next.take() {

@@ -32,8 +32,8 @@ use crate::extensions::ExtensionHooks;
 use crate::runtime::SessionHost;
 use crate::session::AgentSession;
 
-pub use server::run_rpc;
 pub use framing::LineReader;
+pub use server::run_rpc;
 pub use stdio::serve_stdio;
 
 /// The available-models snapshot (models whose provider has auth), in registry order.

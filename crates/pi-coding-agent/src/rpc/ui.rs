@@ -164,7 +164,12 @@ impl RpcUi {
 
     /// `confirm`: `{method:"confirm", title, message, timeout?}` → `confirmed` (default
     /// `false`).
-    pub(crate) async fn confirm_with(&self, title: &str, message: &str, opts: DialogOptions) -> bool {
+    pub(crate) async fn confirm_with(
+        &self,
+        title: &str,
+        message: &str,
+        opts: DialogOptions,
+    ) -> bool {
         let timeout = opts.timeout_ms.map(Value::from);
         let r = self
             .dialog(
@@ -357,3 +362,6 @@ impl Ui for RpcUi {
         RpcUi::set_editor_text(self, text);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -157,7 +157,11 @@ enum UiMsg {
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
 /// Must run inside a tokio runtime (the UI takes a blocking thread of it).
-pub(crate) async fn run(running: Running, initial: InitialMessage, options: InteractiveOptions) -> i32 {
+pub(crate) async fn run(
+    running: Running,
+    initial: InitialMessage,
+    options: InteractiveOptions,
+) -> i32 {
     let handle = Handle::current();
     match tokio::task::spawn_blocking(move || ui_main(running, initial, options, handle)).await {
         Ok(code) => code,

@@ -43,7 +43,11 @@ fn is_enabled(enabled: &Option<Vec<String>>, id: &str) -> bool {
 }
 
 /// Enables a disabled model (appended to the order) or disables an enabled one.
-pub(crate) fn toggle(enabled: &Option<Vec<String>>, all: &[String], id: &str) -> Option<Vec<String>> {
+pub(crate) fn toggle(
+    enabled: &Option<Vec<String>>,
+    all: &[String],
+    id: &str,
+) -> Option<Vec<String>> {
     match enabled {
         None => Some(all.iter().filter(|x| *x != id).cloned().collect()),
         Some(list) => {

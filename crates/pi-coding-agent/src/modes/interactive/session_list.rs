@@ -218,5 +218,4 @@ mod tests {
         );
         assert_eq!(summary(&d.path().join("missing")), (None, None));
     }
-
 }

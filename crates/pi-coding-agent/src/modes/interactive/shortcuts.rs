@@ -42,7 +42,10 @@ pub(super) struct Bound {
 }
 
 /// The shortcuts to bind, in the order pi lists them, and the warnings about the others.
-pub(super) fn resolve(shortcuts: Vec<ShortcutSpec>, keys: &Keybindings) -> (Vec<Bound>, Vec<String>) {
+pub(super) fn resolve(
+    shortcuts: Vec<ShortcutSpec>,
+    keys: &Keybindings,
+) -> (Vec<Bound>, Vec<String>) {
     let mut bound: Vec<Bound> = Vec::new();
     let mut warnings = Vec::new();
     for shortcut in shortcuts {

@@ -512,7 +512,13 @@ impl Transcript {
     }
 
     /// A tool finished.
-    pub(crate) fn tool_end(&mut self, id: &str, name: &str, result: &AgentToolResult, is_error: bool) {
+    pub(crate) fn tool_end(
+        &mut self,
+        id: &str,
+        name: &str,
+        result: &AgentToolResult,
+        is_error: bool,
+    ) {
         self.tool(id, name).finish(result, is_error, Instant::now());
         self.flush_tools();
     }

@@ -43,7 +43,12 @@ pub(crate) struct UserBashView {
 
 impl UserBashView {
     /// A running command (`exclude`: `!!`).
-    pub(crate) fn new(command: &str, exclude: bool, theme: Arc<Theme>, display: Arc<Display>) -> Self {
+    pub(crate) fn new(
+        command: &str,
+        exclude: bool,
+        theme: Arc<Theme>,
+        display: Arc<Display>,
+    ) -> Self {
         Self {
             command: command.to_owned(),
             exclude,

@@ -20,7 +20,12 @@ pub(super) struct Widgets {
 impl Widgets {
     /// Sets or (`None`) removes the widget `key`. Setting a key again moves it to the end of
     /// its placement, as pi's delete-then-insert does.
-    pub(super) fn set(&mut self, key: &str, lines: Option<Vec<String>>, placement: WidgetPlacement) {
+    pub(super) fn set(
+        &mut self,
+        key: &str,
+        lines: Option<Vec<String>>,
+        placement: WidgetPlacement,
+    ) {
         self.above.retain(|(k, _)| k != key);
         self.below.retain(|(k, _)| k != key);
         if let Some(lines) = lines {
