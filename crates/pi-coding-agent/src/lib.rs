@@ -83,8 +83,9 @@
 //!
 //! The modules below are the API; the command line, the launch, the interactive, print and
 //! json modes, the RPC internals and the platform glue are private, reachable only through
-//! [`run_command_line`]. With the `internals` feature, [`internals`] exposes a few more
-//! pieces for the fuzz targets and benchmarks; it is not part of the API.
+//! [`run_command_line`]. The layer's building blocks the fuzz targets and benchmarks use
+//! (the session store's line index, labels, the SSE parser of pi-ai) sit in public modules
+//! already, so no internals feature is needed.
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -124,9 +125,3 @@ pub use session::{
     SessionSubscription,
 };
 pub use storage::{SessionContext, SessionEntry, SessionStore, build_session_context};
-
-/// Pieces the fuzz targets and benchmarks reach inside for; not part of the API and not
-/// stable.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod internals {}

@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// Longest RPC record (a command line without its LF): 256 MiB, far above any command (a
 /// prompt's images are base64 of a few MiB each) and half of what pi's reader can hold at all.
-pub(crate) const MAX_RECORD_BYTES: usize = 256 * 1024 * 1024;
+pub const MAX_RECORD_BYTES: usize = 256 * 1024 * 1024;
 
 /// A record longer than the reader's limit; its bytes were consumed and dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
