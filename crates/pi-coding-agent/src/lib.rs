@@ -100,6 +100,7 @@ mod auth_command;
 mod cli;
 pub mod compaction;
 pub mod config;
+mod entry;
 pub mod extensions;
 pub mod messages;
 mod modes;
@@ -111,10 +112,10 @@ pub mod storage;
 mod sync;
 pub mod tools;
 
-pub use app::entry::{export_process_environment, run_command_line};
 pub use config::auth::AuthStorage;
 pub use config::registry::ModelRegistry;
 pub use config::settings::SettingsManager;
+pub use entry::{export_process_environment, run_command_line};
 pub use extensions::{
     Extension, ExtensionApi, ExtensionContext, ExtensionRunner, FnExtension, HandlerError,
     HandlerResult,

@@ -18,7 +18,6 @@
 //!
 //! Warnings go to stderr as `Warning: …`; errors as `Error: …` with exit status 1.
 
-pub(crate) mod entry;
 pub(crate) mod export;
 pub(crate) mod extensions;
 pub(crate) mod input;
