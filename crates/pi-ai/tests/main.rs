@@ -6,8 +6,8 @@ mod anthropic_google_support;
 mod openai_request_support;
 mod openai_support;
 
-mod anthropic_bugs;
 mod anthropic_conformance;
+mod anthropic_edge_streams;
 mod bedrock;
 mod bedrock_failures;
 mod google_conformance;

@@ -24,7 +24,7 @@ fn incremental(chunks: &[&str]) -> PartialJsonParser {
 }
 
 #[test]
-fn bug08_partial_json_prefix_vectors() {
+fn partial_json_prefix_vectors() {
     let text = std::fs::read_to_string(format!("{DATA}/bugs/partial-json-prefixes.jsonl")).unwrap();
     // pi's output for `{"a":"\ud83d` is a lone surrogate, which serde_json cannot hold (and
     // which is not what pi-rs returns); blank it before parsing the file.

@@ -71,7 +71,7 @@ fn vendored_stream_set_is_complete() {
 }
 
 #[test]
-fn bug01_crlf_split_across_reads_vectors() {
+fn crlf_split_across_reads_vectors() {
     let text = std::fs::read_to_string(format!(
         "{DATA}/bugs/sse-crlf-split-across-reads.chunks.json"
     ))

@@ -252,6 +252,19 @@ function makeContext() {
 	};
 }
 
+// A command's `ctx`: pi's session actions on top of the event `ctx`, each answered by pi-rs
+// as `{cancelled}`. `newSession`'s `setup` callback cannot cross the pipe.
+function makeCommandContext() {
+	return {
+		...makeContext(),
+		waitForIdle: () => request("cmd.waitForIdle", {}).then(() => undefined),
+		newSession: (options) => request("cmd.newSession", { parentSession: options?.parentSession }),
+		fork: (entryId, options) => request("cmd.fork", { entryId, position: options?.position }),
+		navigateTree: (targetId, options) => request("cmd.navigateTree", { targetId, options: plain(options) }),
+		switchSession: (sessionPath) => request("cmd.switchSession", { sessionPath }),
+	};
+}
+
 const fire = (method, params) => void request(method, params).catch((e) => console.error(errorText(e)));
 
 const pi = {
@@ -437,6 +450,8 @@ const plain = (value) => (value === undefined ? undefined : JSON.parse(JSON.stri
 
 // ---- serving pi-rs ----------------------------------------------------------------------
 
+const typeHasSignal = (type) => type === "session_before_compact" || type === "session_before_tree";
+
 async function dispatch(type, event) {
 	const ctx = makeContext();
 	let result;
@@ -464,6 +479,15 @@ async function dispatch(type, event) {
 			} else if (type.startsWith("session_before_")) {
 				result = r;
 				if (r.cancel) break;
+			} else if (type === "user_bash") {
+				// pi: the first handler that answers wins.
+				result = r;
+				break;
+			} else if (type === "project_trust") {
+				// pi: the first `yes` or `no` wins; `undecided` asks the next handler.
+				if (r.trusted === "undecided") continue;
+				result = r;
+				break;
 			} else {
 				result = r;
 			}
@@ -504,8 +528,26 @@ async function serve(method, p, requestId) {
 		}
 		case "$/ping":
 			return "pong";
-		case "event":
-			return dispatch(p.type, p.event);
+		case "event": {
+			const event = { type: p.type, ...(p.event ?? {}) };
+			if (typeHasSignal(p.type)) {
+				// pi's `event.signal`: aborted when pi-rs cancels this call.
+				const controller = new AbortController();
+				controllers.set(requestId, controller);
+				event.signal = controller.signal;
+				if (p.type === "session_before_compact" && event.preparation?.fileOps) {
+					// pi's `fileOps` holds sets; they cross the pipe as arrays.
+					const ops = event.preparation.fileOps;
+					for (const k of ["read", "written", "edited"]) ops[k] = new Set(ops[k] ?? []);
+				}
+				try {
+					return await dispatch(p.type, event);
+				} finally {
+					controllers.delete(requestId);
+				}
+			}
+			return dispatch(p.type, event);
+		}
 		case "tool/execute": {
 			const def = tools.get(p.toolName);
 			if (!def) throw new Error(`Tool ${p.toolName} not found`);
@@ -536,7 +578,7 @@ async function serve(method, p, requestId) {
 		case "command/run": {
 			const c = commands.get(p.name);
 			if (!c) throw new Error(`Command ${p.name} not found`);
-			await c.handler(p.args ?? "", makeContext());
+			await c.handler(p.args ?? "", makeCommandContext());
 			return null;
 		}
 		default:

@@ -1,6 +1,6 @@
-//! One integration-test binary for the crate: every file beside this one is a module of it
-//! (one link instead of one per file keeps the debug build small). Helpers are declared
-//! here once; test files reach them with `use crate::<helper>;`. Two files are binaries of their
+//! One integration-test binary for the crate (one link instead of one per file keeps the debug
+//! build small). The test files are grouped by behaviour, a directory a group, declared below;
+//! helpers are declared here once and reached with `use crate::<helper>;`. Two files are binaries of their
 //! own, for process-wide effects: `secrets.rs` (sets an environment variable, installs a
 //! tracing subscriber) and `bash_kill_tracked.rs` (kills every bash command of the process).
 
@@ -21,77 +21,109 @@ mod support {
     pub(crate) mod streams;
 }
 
-mod abort_loop;
-mod auth_broken_binary;
-mod bad_files;
-mod bash_tool;
-mod cli;
-mod cli_pty;
-mod compaction;
-mod compaction_extensions;
-mod compaction_fit;
-mod compaction_ports;
-mod compaction_retry;
-mod compaction_retry_binary;
-mod compaction_session;
-mod config_startup;
-mod conformance;
-mod conformance_normalize;
-mod doc_snippets;
-mod edit_diff_reference;
-mod extension_commands;
-mod extensions_api;
-mod extensions_chaining;
-mod extensions_config;
-mod extensions_exec;
-mod extensions_lifecycle;
-mod extensions_process;
-mod extensions_runner;
-mod extensions_session;
-mod fault_injection;
-mod grep_find;
-mod hostile_input;
-mod html_viewer;
-mod interactive;
-mod interactive_commands;
-mod interactive_ext_ui;
-mod interactive_keys;
-mod interactive_start;
-mod interactive_themes;
-mod kill_durability;
-mod library_use;
-mod listeners_load;
-mod model_cycling;
-mod model_scope_binary;
-mod modes_runs;
-mod modes_signals;
-mod newuser_tryout;
-mod oauth_binary;
-mod providers_binary;
-mod read_ls_reference;
-mod request_headers_binary;
-mod resources_binary;
-mod rpc_binary;
-mod rpc_command_actions;
-mod rpc_kill;
-mod rpc_mode;
-mod rpc_runtime;
-mod rpc_ui;
-mod runtime_host;
-mod secrets_binary;
-mod session_features;
-mod session_goldens;
-mod session_hooks;
-mod session_lifecycle;
-mod session_ports;
-mod session_retry;
-mod session_robustness;
-mod session_selection;
-mod session_store;
-mod session_tree_export;
-mod store_barrier;
-mod streams;
-mod streams_check;
-mod tool_prompts;
-mod tools_files;
-mod tree_navigation;
+/// The agent loop and providers: aborts, listeners under load, provider wire formats and request headers.
+mod streaming {
+    mod abort;
+    mod listeners_load;
+    mod providers;
+    mod request_headers;
+}
+/// The shared conformance scenarios and the recorded provider streams, diffed with the TS goldens.
+mod conformance {
+    mod normalize;
+    mod scenarios;
+    mod streams;
+    mod streams_check;
+}
+/// The built-in tools: bash, read, write, edit, ls, grep, find, their schemas and prompts.
+mod tools {
+    mod bash;
+    mod edge_cases;
+    mod edit_diff;
+    mod files;
+    mod grep_find;
+    mod prompts;
+    mod read_ls;
+}
+/// Sessions: the JSONL store, goldens the TS pi wrote, lifecycle, hooks, retry, tree navigation, models.
+mod sessions {
+    mod features;
+    mod goldens;
+    mod hooks;
+    mod library_use;
+    mod lifecycle;
+    mod model_cycling;
+    mod retry;
+    mod robustness;
+    mod selection;
+    mod slow_handlers;
+    mod store;
+    mod store_barrier;
+    mod tree_export;
+    mod tree_navigation;
+}
+/// Compaction: planning the cut, the summary request, fitting, retry, extension hooks.
+mod compaction {
+    mod extensions;
+    mod fit;
+    mod planning;
+    mod retry;
+    mod retry_binary;
+    mod session;
+    mod summary_request;
+}
+/// Extensions: the Rust API and runner, chaining, configuration, exec, extension processes.
+mod extensions {
+    mod api;
+    mod chaining;
+    mod commands;
+    mod config;
+    mod exec;
+    mod lifecycle;
+    mod process;
+    mod runner;
+    mod session;
+}
+/// RPC mode: the protocol over stdin/stdout, its commands, UI requests and the runtime host.
+mod rpc {
+    mod binary;
+    mod command_actions;
+    mod export_html;
+    mod kill;
+    mod mode;
+    mod runtime;
+    mod runtime_host;
+    mod ui;
+}
+/// The command line: arguments, terminals and pipes, start-up, modes, signals, logins, export.
+mod cli {
+    mod args;
+    mod auth_broken;
+    mod config_startup;
+    mod doc_snippets;
+    mod html_viewer;
+    mod model_scope;
+    mod modes_runs;
+    mod oauth;
+    mod resources;
+    mod secrets;
+    mod session_paths;
+    mod signals;
+    mod terminals;
+}
+/// The interactive mode in a pty with a screen model: chat, keys, commands, themes, extension UI.
+mod interactive {
+    mod chat;
+    mod commands;
+    mod extension_ui;
+    mod keys;
+    mod start;
+    mod themes;
+}
+/// Hostile and broken input, injected faults and kills: the run completes and no data is lost.
+mod robustness {
+    mod bad_files;
+    mod fault_injection;
+    mod hostile_input;
+    mod kill_durability;
+}

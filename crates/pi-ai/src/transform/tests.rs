@@ -361,7 +361,7 @@ fn a_failed_assistant_still_closes_the_previous_tool_flow() {
 }
 
 #[test]
-fn bug17_orphaned_tool_call_in_session_file() {
+fn an_orphaned_tool_call_in_a_session_file_gets_a_result() {
     let text = include_str!("../../tests/data/bugs/session-orphaned-toolcall-no-result.jsonl");
     let messages: Vec<Message> = text
         .lines()

@@ -228,3 +228,17 @@ pub(crate) fn file_records(path: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// The arguments of a print-mode run of `replay-model`, with `extra` before the prompt.
+pub fn print_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "-p",
+        "--provider",
+        "replay-anthropic",
+        "--model",
+        "replay-model",
+    ];
+    args.extend_from_slice(extra);
+    args.push("hi");
+    args
+}

@@ -1,5 +1,5 @@
 //! The `kill -9` durability loop, shared by the seeded test
-//! (`tests/kill_durability.rs`) and `cargo xtask kill-loop` (which includes this file).
+//! (`tests/robustness/kill_durability.rs`) and `cargo xtask kill-loop` (which includes this file).
 //!
 //! A scripted conversation runs through `pi --mode json` with a session: two prompts, three
 //! tool rounds (bash and read, the first with two parallel calls), so the session grows to 13

@@ -1,5 +1,5 @@
 //! `SIGKILL` right after a `message_end` line of `pi --mode rpc`: shared by the suite's test
-//! (`tests/rpc_kill.rs`) and `cargo xtask rpc-kill` (which includes this file).
+//! (`tests/rpc/kill.rs`) and `cargo xtask rpc-kill` (which includes this file).
 //!
 //! The guarantee under test: an event that reports a session entry complete is printed only
 //! once the entry is in the session file. A run drives `pi --mode rpc` with a session through

@@ -5,6 +5,7 @@
 use pi_agent_core::AgentMessage;
 use pi_ai::{ImageContent, UserContent};
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::extensions::events::{self as ev, ExtensionEvent};
 
@@ -19,6 +20,13 @@ pub trait RemoteEvent: ExtensionEvent {
     /// # Errors
     /// An answer of the wrong shape, as text.
     fn read_answer(&mut self, answer: &Value) -> Result<Option<Self::Output>, String>;
+
+    /// Aborts the operation the event asks about (`session_before_compact`,
+    /// `session_before_tree`): the call is then cancelled (`$/cancelRequest`) and the
+    /// extension's `event.signal` aborts.
+    fn signal(&self) -> Option<CancellationToken> {
+        None
+    }
 }
 
 fn to_value(v: &impl serde::Serialize) -> Value {
@@ -88,7 +96,224 @@ remote_observers!(
     ev::ToolExecutionStartEvent,
     ev::ToolExecutionUpdateEvent,
     ev::ToolExecutionEndEvent,
+    ev::AgentSettledEvent,
+    ev::UiPromptStartEvent,
+    ev::UiPromptEndEvent,
+    ev::AfterProviderResponseEvent,
+    ev::SessionCompactFailedEvent,
 );
+
+/// Observers whose event object is built by hand (no `Serialize` of their own).
+macro_rules! remote_observers_with {
+    ($($ty:ty => |$e:ident| $wire:expr),* $(,)?) => {
+        $(impl RemoteEvent for $ty {
+            fn to_wire(&self) -> Value {
+                let $e = self;
+                $wire
+            }
+            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, String> {
+                Ok(None)
+            }
+        })*
+    };
+}
+
+remote_observers_with!(
+    ev::MessageUpdateEvent => |e| json!({
+        "message": AgentMessage::Assistant(std::sync::Arc::new(e.message.read().clone())),
+        "assistantMessageEvent": to_value(&e.assistant_message_event.json_projection()),
+    }),
+    ev::SessionCompactEvent => |e| json!({
+        "compactionEntry": to_value(&e.compaction_entry),
+        "fromExtension": e.from_extension,
+        "reason": e.reason,
+        "willRetry": e.will_retry,
+    }),
+    ev::SessionTreeEvent => |e| {
+        let mut m = Map::new();
+        m.insert("newLeafId".into(), json!(e.new_leaf_id));
+        m.insert("oldLeafId".into(), json!(e.old_leaf_id));
+        if let Some(entry) = &e.summary_entry {
+            m.insert("summaryEntry".into(), to_value(entry));
+        }
+        if let Some(from) = e.from_extension {
+            m.insert("fromExtension".into(), json!(from));
+        }
+        Value::Object(m)
+    },
+    ev::ModelSelectEvent => |e| json!({
+        "model": super::mirror::model_wire(&e.model),
+        "previousModel": e.previous_model.as_ref().map(super::mirror::model_wire),
+        "source": e.source,
+    }),
+);
+
+impl RemoteEvent for ev::ProjectTrustEvent {
+    fn to_wire(&self) -> Value {
+        to_value(self)
+    }
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ProjectTrustResult>, String> {
+        let Some(r) = result(answer) else {
+            return Ok(None);
+        };
+        let trusted = match r.get("trusted").and_then(Value::as_str) {
+            Some("yes") => ev::TrustDecision::Yes,
+            Some("no") => ev::TrustDecision::No,
+            Some("undecided") | None => ev::TrustDecision::Undecided,
+            Some(other) => {
+                return Err(shape(
+                    "project_trust",
+                    format!("unknown decision {other:?}"),
+                ));
+            }
+        };
+        Ok(Some(ev::ProjectTrustResult {
+            trusted,
+            remember: bool_field(r, "remember"),
+        }))
+    }
+}
+
+impl RemoteEvent for ev::SessionBeforeCompactEvent {
+    fn to_wire(&self) -> Value {
+        let p = &self.preparation;
+        let settings = json!({
+            "enabled": p.settings.enabled,
+            "reserveTokens": p.settings.reserve_tokens,
+            "keepRecentTokens": p.settings.keep_recent_tokens,
+        });
+        // pi's `fileOps` holds three `Set`s; the Node host turns these arrays back into sets.
+        let file_ops = json!({
+            "read": p.file_ops.read, "written": p.file_ops.written, "edited": p.file_ops.edited,
+        });
+        let mut preparation = Map::new();
+        preparation.insert("firstKeptEntryId".into(), json!(p.first_kept_entry_id));
+        preparation.insert(
+            "messagesToSummarize".into(),
+            to_value(&p.messages_to_summarize),
+        );
+        preparation.insert(
+            "turnPrefixMessages".into(),
+            to_value(&p.turn_prefix_messages),
+        );
+        preparation.insert("isSplitTurn".into(), json!(p.is_split_turn));
+        preparation.insert("tokensBefore".into(), json!(p.tokens_before));
+        if let Some(previous) = &p.previous_summary {
+            preparation.insert("previousSummary".into(), json!(previous));
+        }
+        preparation.insert("fileOps".into(), file_ops);
+        preparation.insert("settings".into(), settings);
+        let mut m = Map::new();
+        m.insert("preparation".into(), Value::Object(preparation));
+        m.insert("branchEntries".into(), to_value(&self.branch_entries));
+        if let Some(ci) = &self.custom_instructions {
+            m.insert("customInstructions".into(), json!(ci));
+        }
+        m.insert("reason".into(), json!(self.reason));
+        m.insert("willRetry".into(), json!(self.will_retry));
+        Value::Object(m)
+    }
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::CompactResult>, String> {
+        let Some(r) = result(answer) else {
+            return Ok(None);
+        };
+        let compaction = match r.get("compaction") {
+            Some(c) if !c.is_null() => {
+                let field = |name: &str| shape("session_before_compact", format!("no {name}"));
+                Some(crate::compaction::CompactionResult {
+                    summary: string_field(c, "summary").ok_or_else(|| field("summary"))?,
+                    first_kept_entry_id: string_field(c, "firstKeptEntryId")
+                        .ok_or_else(|| field("firstKeptEntryId"))?,
+                    tokens_before: c
+                        .get("tokensBefore")
+                        .and_then(Value::as_f64)
+                        .filter(|t| t.is_finite() && *t >= 0.0)
+                        // JavaScript numbers: a fraction is cut as the count it stands for.
+                        .map(|t| t as u64)
+                        .ok_or_else(|| field("tokensBefore"))?,
+                    usage: None,
+                    details: c.get("details").cloned().unwrap_or(Value::Null),
+                })
+            }
+            _ => None,
+        };
+        Ok(Some(ev::CompactResult {
+            cancel: bool_field(r, "cancel").unwrap_or(false),
+            compaction,
+        }))
+    }
+    fn signal(&self) -> Option<CancellationToken> {
+        Some(self.signal.clone())
+    }
+}
+
+impl RemoteEvent for ev::SessionBeforeTreeEvent {
+    fn to_wire(&self) -> Value {
+        let p = &self.preparation;
+        let mut preparation = Map::new();
+        preparation.insert("targetId".into(), json!(p.target_id));
+        preparation.insert("oldLeafId".into(), json!(p.old_leaf_id));
+        preparation.insert("commonAncestorId".into(), json!(p.common_ancestor_id));
+        preparation.insert(
+            "entriesToSummarize".into(),
+            to_value(&p.entries_to_summarize),
+        );
+        preparation.insert("userWantsSummary".into(), json!(p.user_wants_summary));
+        if let Some(ci) = &p.custom_instructions {
+            preparation.insert("customInstructions".into(), json!(ci));
+        }
+        if let Some(ri) = p.replace_instructions {
+            preparation.insert("replaceInstructions".into(), json!(ri));
+        }
+        if let Some(label) = &p.label {
+            preparation.insert("label".into(), json!(label));
+        }
+        json!({"preparation": preparation})
+    }
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::TreeResult>, String> {
+        let Some(r) = result(answer) else {
+            return Ok(None);
+        };
+        let summary = match r.get("summary") {
+            Some(s) if !s.is_null() => Some(ev::TreeSummary {
+                summary: string_field(s, "summary")
+                    .ok_or_else(|| shape("session_before_tree", "no summary text"))?,
+                details: s.get("details").filter(|d| !d.is_null()).cloned(),
+                usage: match s.get("usage") {
+                    Some(u) if !u.is_null() => Some(parse("session_before_tree", u)?),
+                    _ => None,
+                },
+            }),
+            _ => None,
+        };
+        Ok(Some(ev::TreeResult {
+            cancel: bool_field(r, "cancel").unwrap_or(false),
+            summary,
+            custom_instructions: string_field(r, "customInstructions"),
+            replace_instructions: bool_field(r, "replaceInstructions"),
+            label: string_field(r, "label"),
+        }))
+    }
+    fn signal(&self) -> Option<CancellationToken> {
+        Some(self.signal.clone())
+    }
+}
+
+impl RemoteEvent for ev::UserBashEvent {
+    fn to_wire(&self) -> Value {
+        to_value(self)
+    }
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::UserBashResult>, String> {
+        match result(answer).and_then(|r| r.get("result")) {
+            Some(b) if !b.is_null() => Ok(Some(ev::UserBashResult {
+                result: parse("user_bash", b)?,
+            })),
+            // `{operations}` cannot cross the pipe (functions); pi-rs has no pluggable
+            // executor either, so the command runs as usual.
+            _ => Ok(None),
+        }
+    }
+}
 
 impl RemoteEvent for ev::ToolCallEvent {
     fn to_wire(&self) -> Value {
@@ -367,5 +592,94 @@ mod tests {
                 .unwrap(),
             Some(ev::InputResult::Handled)
         );
+    }
+
+    #[test]
+    fn project_trust_reads_pis_three_decisions() {
+        let mut e = ev::ProjectTrustEvent { cwd: "/p".into() };
+        assert_eq!(e.to_wire(), json!({"cwd": "/p"}));
+        let yes = e
+            .read_answer(&json!({"result": {"trusted": "yes", "remember": true}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(yes.trusted, ev::TrustDecision::Yes);
+        assert_eq!(yes.remember, Some(true));
+        let undecided = e
+            .read_answer(&json!({"result": {"trusted": "undecided"}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(undecided.trusted, ev::TrustDecision::Undecided);
+        assert!(
+            e.read_answer(&json!({"result": {"trusted": "maybe"}}))
+                .is_err()
+        );
+        assert!(e.read_answer(&json!({"result": null})).unwrap().is_none());
+    }
+
+    #[test]
+    fn session_before_tree_crosses_with_pis_fields_and_reads_the_summary() {
+        let signal = CancellationToken::new();
+        let mut e = ev::SessionBeforeTreeEvent {
+            preparation: ev::TreePreparation {
+                target_id: "t".into(),
+                old_leaf_id: Some("o".into()),
+                common_ancestor_id: None,
+                entries_to_summarize: Vec::new(),
+                user_wants_summary: true,
+                custom_instructions: None,
+                replace_instructions: Some(false),
+                label: None,
+            },
+            signal: signal.clone(),
+        };
+        assert_eq!(
+            e.to_wire(),
+            json!({"preparation": {"targetId": "t", "oldLeafId": "o", "commonAncestorId": null,
+                "entriesToSummarize": [], "userWantsSummary": true, "replaceInstructions": false}})
+        );
+        let r = e
+            .read_answer(
+                &json!({"result": {"summary": {"summary": "s", "details": {"k": 1}},
+                "label": "L", "replaceInstructions": true}}),
+            )
+            .unwrap()
+            .unwrap();
+        assert!(!r.cancel);
+        assert_eq!(r.summary.as_ref().map(|s| s.summary.as_str()), Some("s"));
+        assert_eq!(r.summary.unwrap().details, Some(json!({"k": 1})));
+        assert_eq!(r.label.as_deref(), Some("L"));
+        assert_eq!(r.replace_instructions, Some(true));
+        assert!(
+            e.read_answer(&json!({"result": {"summary": {"details": 1}}}))
+                .is_err()
+        );
+        // The call is cancelled with the navigation.
+        assert!(e.signal().is_some_and(|s| !s.is_cancelled()));
+        signal.cancel();
+        assert!(e.signal().is_some_and(|s| s.is_cancelled()));
+    }
+
+    #[test]
+    fn user_bash_takes_a_result_and_ignores_operations() {
+        let mut e = ev::UserBashEvent {
+            command: "ls".into(),
+            exclude_from_context: true,
+            cwd: "/w".into(),
+        };
+        assert_eq!(
+            e.to_wire(),
+            json!({"command": "ls", "excludeFromContext": true, "cwd": "/w"})
+        );
+        assert!(
+            e.read_answer(&json!({"result": {"operations": {}}}))
+                .unwrap()
+                .is_none()
+        );
+        let r = e
+            .read_answer(&json!({"result": {"result": {"output": "x", "exitCode": 3,
+                "cancelled": false, "truncated": false}}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.result.output, "x");
     }
 }

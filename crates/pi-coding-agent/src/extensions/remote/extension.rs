@@ -15,10 +15,11 @@ use serde_json::{Value, json};
 
 use super::connection::{CallError, Connection};
 use super::events::RemoteEvent;
-use super::host_requests::{self, PiSlot};
+use super::host_requests::{self, CommandSlot, PiSlot};
 use super::manifest::Manifest;
 use super::mirror::Mirror;
 use super::tool::{RemoteTool, ToolSpec};
+use crate::extensions::context::ExtensionContext;
 use crate::extensions::errors::{HandlerError, Mode};
 use crate::extensions::events as ev;
 use crate::extensions::extension::{
@@ -78,6 +79,9 @@ pub struct RemoteExtension {
     registration: Registration,
     pi: PiSlot,
     mirror: Arc<Mutex<Mirror>>,
+    /// The `ctx` of each command running now, innermost last: what its `ctx.newSession`,
+    /// `ctx.fork`, … requests act on.
+    commands: CommandSlot,
 }
 
 impl std::fmt::Debug for RemoteExtension {
@@ -170,9 +174,11 @@ impl RemoteExtension {
             )));
         }
         let pi: PiSlot = Arc::default();
-        let serve_pi = Arc::clone(&pi);
+        let commands: CommandSlot = Arc::default();
+        let (serve_pi, serve_commands) = (Arc::clone(&pi), Arc::clone(&commands));
         conn.set_request_handler(Arc::new(move |conn, id, method, params| {
-            host_requests::serve(conn, Arc::clone(&serve_pi), id, method, params);
+            let slots = (Arc::clone(&serve_pi), Arc::clone(&serve_commands));
+            host_requests::serve(conn, slots, id, method, params);
         }));
         let sink_pi = Arc::clone(&pi);
         let sink_path = path.clone();
@@ -190,6 +196,7 @@ impl RemoteExtension {
             registration,
             pi,
             mirror: Arc::default(),
+            commands,
         }))
     }
 
@@ -222,6 +229,19 @@ impl RemoteExtension {
         self.conn.shutdown(wait);
     }
 
+    /// Brings the extension's mirror up to date with `ctx` before pi-rs asks it something
+    /// that may read the session synchronously (an event, a command, a shortcut).
+    fn syncer(&self) -> impl Fn(&ExtensionContext) + Send + Sync + 'static {
+        let conn = Arc::clone(&self.conn);
+        let mirror = Arc::clone(&self.mirror);
+        let pi = Arc::clone(&self.pi);
+        let flags = self.flag_names();
+        move |ctx| {
+            let current = lock(&pi).clone();
+            lock(&mirror).sync(&conn, ctx, current.as_ref(), &flags);
+        }
+    }
+
     fn on<E: RemoteEvent>(&self, api: &mut ExtensionApi<'_>) {
         let conn = Arc::clone(&self.conn);
         let mirror = Arc::clone(&self.mirror);
@@ -239,9 +259,22 @@ impl RemoteExtension {
                 }
                 let deadline = conn.manifest().event_timeout;
                 let params = json!({"type": E::NAME, "event": event.to_wire()});
-                let answer = conn.call("event", params, Some(deadline)).await;
+                let id = conn.next_id();
+                let answer = conn
+                    .call_with_id(
+                        id,
+                        "event",
+                        params,
+                        Some(deadline),
+                        event.signal(),
+                        Duration::ZERO,
+                    )
+                    .await;
                 let answer = match answer {
                     Ok(a) => a,
+                    // The operation was aborted while the extension was asked: nothing to
+                    // answer, and nothing went wrong in the extension.
+                    Err(CallError::Aborted) => return Ok(None),
                     Err(e) => {
                         if matches!(e, CallError::Timeout(_)) {
                             check_alive(&conn);
@@ -292,14 +325,19 @@ impl Extension for Arc<RemoteExtension> {
         }
         for command in &self.registration.commands {
             let conn = Arc::clone(&self.conn);
+            let commands = Arc::clone(&self.commands);
+            let sync = self.syncer();
             let name = command.name.clone();
             api.register_command(
                 command.name.clone(),
                 command.description.clone(),
-                move |args, _ctx| {
+                move |args, ctx| {
                     let conn = Arc::clone(&conn);
                     let name = name.clone();
+                    sync(&ctx);
+                    let running = RunningCommand::enter(&commands, ctx);
                     Box::pin(async move {
+                        let _running = running;
                         conn.call("command/run", json!({"name": name, "args": args}), None)
                             .await
                             .map(|_| ())
@@ -314,10 +352,12 @@ impl Extension for Arc<RemoteExtension> {
             let conn = Arc::clone(&self.conn);
             let key = shortcut.key.clone();
             // No deadline, as for commands: the handler may open dialogs.
+            let sync = self.syncer();
             api.register_shortcut(
                 shortcut.key.clone(),
                 shortcut.description.clone(),
-                move |_ctx| {
+                move |ctx| {
+                    sync(&ctx);
                     let conn = Arc::clone(&conn);
                     let key = key.clone();
                     Box::pin(async move {
@@ -374,10 +414,45 @@ impl Extension for Arc<RemoteExtension> {
                 "session_before_switch" => self.on::<ev::SessionBeforeSwitchEvent>(api),
                 "session_before_fork" => self.on::<ev::SessionBeforeForkEvent>(api),
                 "resources_discover" => self.on::<ev::ResourcesDiscoverEvent>(api),
-                // pi accepts any name; the events not carried yet never fire.
+                "agent_settled" => self.on::<ev::AgentSettledEvent>(api),
+                "message_update" => self.on::<ev::MessageUpdateEvent>(api),
+                "ui_prompt_start" => self.on::<ev::UiPromptStartEvent>(api),
+                "ui_prompt_end" => self.on::<ev::UiPromptEndEvent>(api),
+                "after_provider_response" => self.on::<ev::AfterProviderResponseEvent>(api),
+                "session_before_compact" => self.on::<ev::SessionBeforeCompactEvent>(api),
+                "session_compact" => self.on::<ev::SessionCompactEvent>(api),
+                "session_compact_failed" => self.on::<ev::SessionCompactFailedEvent>(api),
+                "session_before_tree" => self.on::<ev::SessionBeforeTreeEvent>(api),
+                "session_tree" => self.on::<ev::SessionTreeEvent>(api),
+                "model_select" => self.on::<ev::ModelSelectEvent>(api),
+                "project_trust" => self.on::<ev::ProjectTrustEvent>(api),
+                "user_bash" => self.on::<ev::UserBashEvent>(api),
+                // pi accepts any name (removed ones such as `session_switch` included); an
+                // unknown event never fires.
                 _ => {}
             }
         }
         Ok(())
+    }
+}
+
+/// Keeps a command's `ctx` in the extension's [`CommandSlot`] while the command runs (also
+/// when its future is dropped or panics).
+struct RunningCommand {
+    slot: CommandSlot,
+}
+
+impl RunningCommand {
+    fn enter(slot: &CommandSlot, ctx: ExtensionContext) -> Self {
+        lock(slot).push(ctx);
+        RunningCommand {
+            slot: Arc::clone(slot),
+        }
+    }
+}
+
+impl Drop for RunningCommand {
+    fn drop(&mut self) {
+        lock(&self.slot).pop();
     }
 }

@@ -11,12 +11,15 @@ use serde_json::{Value, json};
 use super::connection::Connection;
 use super::tool::{RemoteTool, ToolSpec};
 use crate::extensions::api::{DeliverAs, Pi, SendMessageOptions};
+use crate::extensions::command_actions::NewSessionOptions;
 use crate::extensions::context::{
     DialogOptions, ExtensionContext, NotifyLevel, WidgetPlacement, WorkingIndicator,
 };
 use crate::extensions::events::{CustomMessageSpec, StreamingBehavior};
 use crate::extensions::exec::ExecOptions;
 use crate::extensions::runner::ExtensionRunner;
+use crate::session::NavigateTreeOptions;
+use crate::storage::ForkPosition;
 use crate::sync::lock;
 
 /// JSON-RPC's `Method not found`.
@@ -31,8 +34,17 @@ type Answer = Result<Value, (i64, String)>;
 /// The `pi` of the runner the extension is loaded into now (replaced on every load).
 pub type PiSlot = Arc<Mutex<Option<Pi>>>;
 
+/// The `ctx` of each of the extension's commands running now, innermost last.
+pub type CommandSlot = Arc<Mutex<Vec<ExtensionContext>>>;
+
 /// Serves request `id` on the connection's runtime.
-pub fn serve(conn: Arc<Connection>, pi: PiSlot, id: Value, method: String, params: Value) {
+pub fn serve(
+    conn: Arc<Connection>,
+    (pi, commands): (PiSlot, CommandSlot),
+    id: Value,
+    method: String,
+    params: Value,
+) {
     let Some(rt) = conn.runtime() else {
         conn.respond(
             id,
@@ -43,6 +55,10 @@ pub fn serve(conn: Arc<Connection>, pi: PiSlot, id: Value, method: String, param
     rt.spawn(async move {
         let current = lock(&pi).clone();
         let answer = match current {
+            _ if method.starts_with("cmd.") => {
+                let ctx = lock(&commands).last().cloned();
+                handle_command_ctx(ctx, &method["cmd.".len()..], &params).await
+            }
             Some(pi) if method == "pi.registerTool" => register_tool(&pi, &conn, &params),
             Some(pi) => handle(&pi, &method, &params).await,
             None => Err((INTERNAL, "extension not bound to a session yet".to_owned())),
@@ -209,6 +225,58 @@ async fn handle(pi: &Pi, method: &str, p: &Value) -> Answer {
         }
         other => Err((METHOD_NOT_FOUND, format!("Method not found: {other}"))),
     }
+}
+
+/// A command `ctx`'s session actions (`cmd.<name>`), on the `ctx` of the innermost command
+/// running now; outside a command, pi's error.
+async fn handle_command_ctx(ctx: Option<ExtensionContext>, method: &str, p: &Value) -> Answer {
+    let Some(ctx) = ctx else {
+        return Err((
+            INTERNAL,
+            format!("ctx.{method}() is only available in command handlers"),
+        ));
+    };
+    let failed = |e: crate::extensions::HandlerError| (INTERNAL, e.to_string());
+    let outcome = match method {
+        "waitForIdle" => {
+            ctx.wait_for_idle().await.map_err(failed)?;
+            return ok();
+        }
+        "newSession" => {
+            let options = NewSessionOptions {
+                parent_session: opt_text(p, "parentSession"),
+            };
+            ctx.new_session(options).await.map_err(failed)?
+        }
+        "fork" => {
+            let position = match opt_text(p, "position").as_deref() {
+                Some("at") => ForkPosition::At,
+                Some("before") | None => ForkPosition::Before,
+                Some(other) => return Err(invalid(&format!("unknown fork position {other:?}"))),
+            };
+            ctx.fork(text(p, "entryId")?, position)
+                .await
+                .map_err(failed)?
+        }
+        "navigateTree" => {
+            let o = p.get("options").cloned().unwrap_or(Value::Null);
+            let options = NavigateTreeOptions {
+                summarize: o.get("summarize").and_then(Value::as_bool).unwrap_or(false),
+                custom_instructions: opt_text(&o, "customInstructions"),
+                replace_instructions: o.get("replaceInstructions").and_then(Value::as_bool),
+                label: opt_text(&o, "label"),
+            };
+            ctx.navigate_tree(text(p, "targetId")?, options)
+                .await
+                .map_err(failed)?
+        }
+        "switchSession" => ctx
+            .switch_session(text(p, "sessionPath")?)
+            .await
+            .map_err(failed)?,
+        other => return Err((METHOD_NOT_FOUND, format!("Method not found: ctx.{other}"))),
+    };
+    Ok(json!({"cancelled": outcome.cancelled}))
 }
 
 async fn handle_ctx(ctx: &ExtensionContext, method: &str, p: &Value) -> Answer {

@@ -90,12 +90,7 @@ impl Mirror {
                     break;
                 }
             }
-            let model = view.model().map(|m| {
-                json!({
-                    "provider": m.provider, "id": m.id, "name": m.name, "api": m.api,
-                    "contextWindow": m.context_window, "reasoning": m.reasoning,
-                })
-            });
+            let model = view.model().map(|m| model_wire(&m));
             state.insert("model".into(), model.unwrap_or(Value::Null));
             state.insert(
                 "thinkingLevel".into(),
@@ -122,4 +117,14 @@ impl Mirror {
             conn.notify("mirror/state", Value::Object(changed));
         }
     }
+}
+
+/// A model as an extension process sees it (`ctx.model`, `model_select`): pi's model fields
+/// without `headers`, which may carry credentials from `models.json`.
+pub(super) fn model_wire(m: &pi_ai::Model) -> Value {
+    json!({
+        "provider": m.provider, "id": m.id, "name": m.name, "api": m.api,
+        "baseUrl": m.base_url, "reasoning": m.reasoning, "input": m.input, "cost": m.cost,
+        "contextWindow": m.context_window, "maxTokens": m.max_tokens,
+    })
 }

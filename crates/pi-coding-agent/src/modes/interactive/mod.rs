@@ -61,6 +61,7 @@ pub(crate) mod skill_block;
 pub(crate) mod slash;
 mod standalone_input;
 mod themes;
+mod tmux_keys;
 pub(crate) mod tool_view;
 pub(crate) mod transcript;
 mod tree_commands;
@@ -141,6 +142,8 @@ enum UiMsg {
     Cycled(Result<String, String>),
     /// A background command's notice (pi's `showStatus`; empty: nothing to say).
     Status(String),
+    /// A background check's warning (pi's `showWarning`: `Warning: <text>`).
+    Warning(&'static str),
     /// The host replaced the session (`/new`, `/resume`, `/fork`, `/clone`, `/import`).
     Replaced(commands::Replaced),
     /// An extension's `ctx.ui` call.
@@ -609,6 +612,7 @@ impl App {
         let prompt_now =
             initial.text.as_deref().is_some_and(|t| !t.is_empty()) || !initial.rest.is_empty();
         self.show_history(prompt_now);
+        self.check_tmux_keys();
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         self.subscription = Some(self.running.host.subscribe(move |e| {
             let _ = tx.send(UiMsg::Session(Box::new(e.clone())));
@@ -636,6 +640,18 @@ impl App {
         for m in initial.rest {
             self.spawn_prompt(m, Vec::new(), Some(StreamingBehavior::FollowUp));
         }
+    }
+
+    /// pi's tmux keyboard check, off the UI thread (it runs `tmux show` twice); its warning
+    /// arrives as [`UiMsg::Warning`].
+    fn check_tmux_keys(&self) {
+        let (tx, waker) = (self.tx.clone(), self.waker.clone());
+        self.handle.spawn_blocking(move || {
+            if let Some(text) = tmux_keys::warning() {
+                let _ = tx.send(UiMsg::Warning(text));
+                waker.wake();
+            }
+        });
     }
 
     /// pi's header (unless `quietStartup`): name, version and the main keys.
@@ -1141,13 +1157,19 @@ impl App {
         );
         self.bash = Some(view);
         let session = self.session.clone();
+        let hooks = self.running.host.extensions();
         let (tx, waker) = (self.tx.clone(), self.waker.clone());
         self.handle.spawn(async move {
             let options = ExecuteBashOptions {
                 exclude_from_context: exclude.then_some(true),
                 id: None,
             };
-            let r = session.execute_bash(&command, options, |_| {}).await;
+            // pi's `handleBashCommand`: `user_bash` handlers first; a `{result}` is recorded
+            // as if the session had run the command.
+            let r = match hooks {
+                Some(hooks) => hooks.user_bash(&session, &command, options, |_| {}).await,
+                None => session.execute_bash(&command, options, |_| {}).await,
+            };
             let _ = tx.send(UiMsg::BashDone(r.map_err(|e| e.to_string())));
             waker.wake();
         });
@@ -1724,6 +1746,9 @@ impl App {
                 }
             }
             UiMsg::Failed(e) => self.transcript.notice(format!("Error: {e}"), "error"),
+            UiMsg::Warning(text) => self
+                .transcript
+                .notice(format!("Warning: {text}"), "warning"),
             UiMsg::Status(text) => {
                 if !text.is_empty() {
                     self.status_notice(text);

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use pi_tui::testkit::{PtySession, ScreenModel};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::anthropic_sse::anthropic_text;
 use crate::support::binary_rig::slot;
@@ -407,4 +407,49 @@ async fn pi_own_widget_and_working_message_examples_run_unchanged() {
     ok(s.send(b"\x1b[121;6u"));
     wait_text(&mut s, "TypeScript shortcut ran");
     quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_bash_handler_answers_a_bang_command_in_the_terminal() {
+    // pi's `handleBashCommand`: `user_bash` handlers see `!cmd` first; a `{result}` is shown
+    // and recorded as if pi had run the command. Another command runs as usual.
+    let _slot = slot();
+    let srv = server(vec![anthropic_text("noted")]).await;
+    let root = Root::new(&srv.base_url(), json!({}));
+    let Some(manifest) = python_extension(
+        &root,
+        r#"
+@ext.on("user_bash")
+def bash(event, ctx):
+    if event["command"] == "pretend":
+        return {"result": {"output": "answered by the extension", "exitCode": 0,
+                           "cancelled": False, "truncated": False}}
+"#,
+    ) else {
+        return;
+    };
+    let dir = root.sessions();
+    let mut s = root.spawn(&["--session-dir", &dir, "-e", &manifest], 30, 100);
+    wait_ready(&mut s);
+    type_line(&mut s, "!pretend");
+    wait_text(&mut s, "answered by the extension");
+    type_line(&mut s, "!echo ran-by-pi");
+    wait_text(&mut s, "ran-by-pi");
+    // pi writes the session file with the first answer.
+    type_line(&mut s, "what ran?");
+    wait_text(&mut s, "noted");
+    quit(&mut s);
+    let file = std::fs::read_to_string(&root.session_files()[0]).unwrap();
+    let executions: Vec<Value> = file
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["message"]["role"] == "bashExecution")
+        .collect();
+    assert_eq!(executions.len(), 2, "{file}");
+    assert_eq!(executions[0]["message"]["command"], "pretend");
+    assert_eq!(
+        executions[0]["message"]["output"],
+        "answered by the extension"
+    );
+    assert_eq!(executions[1]["message"]["output"], "ran-by-pi\n");
 }

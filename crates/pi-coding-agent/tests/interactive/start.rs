@@ -122,3 +122,81 @@ async fn the_first_run_records_the_version_and_an_upgrade_shows_what_is_new() {
     assert!(!s.model().screen_text().contains("What's New"));
     quit(&mut s);
 }
+
+/// A fake `tmux` on `PATH` answering `show -gv <option>` from `answers` and logging each call.
+fn fake_tmux(root: &Root, answers: &[(&str, &str)]) -> String {
+    let bin = root.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let mut script = format!(
+        "#!/bin/sh\necho \"$*\" >> {}\ncase \"$3\" in\n",
+        root.path("tmux.log").display()
+    );
+    for (option, value) in answers {
+        script.push_str(&format!("  {option}) echo {value} ;;\n"));
+    }
+    script.push_str("  *) exit 1 ;;\nesac\n");
+    let path = bin.join("tmux");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inside_tmux_without_extended_keys_pi_warns_at_start() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    for (answers, warning) in [
+        (
+            [("extended-keys", "off"), ("extended-keys-format", "csi-u")],
+            "Warning: tmux extended-keys is off. Modified Enter keys may not work. Add `set -g extended-keys on` to ~/.tmux.conf and restart tmux.",
+        ),
+        (
+            [("extended-keys", "on"), ("extended-keys-format", "xterm")],
+            "Warning: tmux extended-keys-format is xterm. Pi works best with csi-u. Add `set -g extended-keys-format csi-u` to ~/.tmux.conf and restart tmux.",
+        ),
+    ] {
+        let root = Root::new(&srv.base_url(), json!({}));
+        let path = fake_tmux(&root, &answers);
+        let tmux = [("TMUX", "/tmp/tmux-0/default,1,0".to_owned())];
+        let mut s = root.spawn_with_env(&["--no-session"], &path, &tmux, 30, 200);
+        wait_ready(&mut s);
+        wait_text(&mut s, warning);
+        quit(&mut s);
+        let log = std::fs::read_to_string(root.path("tmux.log")).unwrap();
+        assert!(log.contains("show -gv extended-keys\n"), "{log}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outside_tmux_or_with_csi_u_there_is_no_tmux_warning() {
+    let _slot = slot();
+    let srv = server(vec![]).await;
+    // Outside tmux (no `TMUX`) tmux is not even asked.
+    let root = Root::new(&srv.base_url(), json!({}));
+    let path = fake_tmux(&root, &[("extended-keys", "off")]);
+    let mut s = root.spawn_with_path(&["--no-session"], &path, 30, 200);
+    wait_ready(&mut s);
+    pump_for(&mut s, std::time::Duration::from_millis(500));
+    assert!(!s.model().screen_text().contains("tmux"));
+    quit(&mut s);
+    assert!(!root.path("tmux.log").exists());
+    // Inside tmux with the settings pi wants: asked, and silent.
+    let root = Root::new(&srv.base_url(), json!({}));
+    let path = fake_tmux(
+        &root,
+        &[
+            ("extended-keys", "always"),
+            ("extended-keys-format", "csi-u"),
+        ],
+    );
+    let tmux = [("TMUX", "/tmp/tmux-0/default,1,0".to_owned())];
+    let mut s = root.spawn_with_env(&["--no-session"], &path, &tmux, 30, 200);
+    wait_ready(&mut s);
+    ok(s.wait_for("both tmux questions", WAIT, |_| {
+        std::fs::read_to_string(root.path("tmux.log")).is_ok_and(|l| l.lines().count() == 2)
+    }));
+    pump_for(&mut s, std::time::Duration::from_millis(300));
+    assert!(!s.model().screen_text().contains("tmux"));
+    quit(&mut s);
+}

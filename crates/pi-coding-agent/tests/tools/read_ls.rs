@@ -100,7 +100,8 @@ fn check(case: &Value, outcome: Result<AgentToolResult, pi_agent_core::ToolError
 
 #[tokio::test]
 async fn read_and_ls_match_pi() {
-    let cases: Value = serde_json::from_str(include_str!("data/tools/read_ls_cases.json")).unwrap();
+    let cases: Value =
+        serde_json::from_str(include_str!("../data/tools/read_ls_cases.json")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     fixture(tmp.path());
     let dir = tmp.path().to_string_lossy().into_owned();

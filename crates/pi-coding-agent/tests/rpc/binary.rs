@@ -846,3 +846,277 @@ async fn the_official_git_checkpoint_restores_the_file_on_fork() {
     pi.until(|v| v["type"] == "agent_end").await;
     assert_eq!(pi.finish().await, 0);
 }
+
+/// A TypeScript extension in the Node host receives the events pi gives extensions beyond the
+/// core loop — `message_update`, `after_provider_response`, `agent_settled`, `model_select`,
+/// `user_bash` (its `{result}` replaces the command), `session_before_compact` (cancel, then
+/// supply the compaction) with `session_compact_failed`/`session_compact`, and
+/// `ui_prompt_start`/`_end` around its own dialog — with pi's shapes (`type`, an `AbortSignal`,
+/// `fileOps` as sets, no model `headers`).
+#[tokio::test]
+async fn an_extension_process_receives_pis_other_events() {
+    let Some(host) = support::node_host::node_host() else {
+        return;
+    };
+    let replies = (0..2)
+        .map(|_| Reply::sse(sse("text_openai_completions", "01-text.sse")))
+        .collect();
+    let (_addr, server) = ReplayServer::start(replies).await.unwrap();
+    let extension = r#"
+import { appendFileSync } from "node:fs";
+const LOG = new URL("./events.log", import.meta.url);
+const log = (e, data) => appendFileSync(LOG, JSON.stringify({ type: e.type, ...data }) + "\n");
+let compactions = 0;
+export default function (pi) {
+  pi.on("message_update", (e) => log(e, { kind: e.assistantMessageEvent.type, role: e.message.role }));
+  pi.on("after_provider_response", (e) => log(e, { status: e.status }));
+  pi.on("agent_settled", (e) => log(e, {}));
+  pi.on("model_select", (e) => log(e, {
+    model: `${e.model.provider}/${e.model.id}`, previous: e.previousModel?.provider,
+    source: e.source, headers: "headers" in e.model,
+  }));
+  pi.on("user_bash", (e) => {
+    log(e, { command: e.command, excluded: e.excludeFromContext });
+    if (e.command === "pretend") {
+      return { result: { output: "from the extension", exitCode: 0, cancelled: false, truncated: false } };
+    }
+  });
+  pi.on("session_before_compact", (e) => {
+    compactions += 1;
+    log(e, {
+      reason: e.reason, signal: e.signal instanceof AbortSignal,
+      sets: e.preparation.fileOps.read instanceof Set, branch: e.branchEntries.length,
+      kept: e.preparation.firstKeptEntryId,
+    });
+    if (compactions === 1) return { cancel: true };
+    return { compaction: {
+      summary: "summary from the extension", firstKeptEntryId: e.preparation.firstKeptEntryId,
+      tokensBefore: e.preparation.tokensBefore, details: { by: "extension" },
+    } };
+  });
+  pi.on("session_compact_failed", (e) => log(e, { aborted: e.aborted, reason: e.reason }));
+  pi.on("session_compact", (e) => log(e, {
+    fromExtension: e.fromExtension, summary: e.compactionEntry.summary, reason: e.reason,
+  }));
+  pi.on("ui_prompt_start", (e) => log(e, { kind: e.kind, title: e.title, reason: e.reason }));
+  pi.on("ui_prompt_end", (e) => log(e, { kind: e.kind, title: e.title }));
+  pi.registerCommand("ask", {
+    description: "asks",
+    handler: async (_args, ctx) => {
+      const yes = await ctx.ui.confirm("Proceed?", "Really proceed?");
+      log({ type: "answer" }, { yes });
+    },
+  });
+}
+"#;
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &["-e", "events.ts"],
+        |root| {
+            std::fs::write(root.join("work/events.ts"), extension).unwrap();
+            std::fs::write(
+                root.join("agent/settings.json"),
+                r#"{"compaction": {"keepRecentTokens": 1}, "retry": {"enabled": false}}"#,
+            )
+            .unwrap();
+        },
+        &host.env(),
+    );
+    let log_path = pi
+        ._root
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("work/events.log");
+    let events = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(&log_path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["type"] == name)
+            .collect()
+    };
+    prompt_settled(&mut pi, "p1", "Say hello").await;
+    prompt_settled(&mut pi, "p2", "Say it again").await;
+
+    // The command's dialog: answered by the client; the prompt span wraps it.
+    pi.send(json!({"id":"a","type":"prompt","message":"/ask"}))
+        .await;
+    let ask = pi
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "confirm")
+        .await;
+    pi.send(json!({"type":"extension_ui_response","id":ask["id"],"confirmed":true}))
+        .await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "a")
+        .await;
+
+    let bash = pi.data("b", "bash", json!({"command": "pretend"})).await;
+    assert_eq!(bash["output"], "from the extension", "{bash}");
+    let cancelled = pi.call("c1", "compact", json!({})).await;
+    assert_eq!(cancelled["success"], false, "{cancelled}");
+    assert_eq!(cancelled["error"], "Compaction cancelled", "{cancelled}");
+    let compacted = pi.data("c2", "compact", json!({})).await;
+    assert_eq!(
+        compacted["summary"], "summary from the extension",
+        "{compacted}"
+    );
+    pi.data(
+        "m",
+        "set_model",
+        json!({"provider": "replay-anthropic", "modelId": "replay-model"}),
+    )
+    .await;
+    // Observers are not awaited by their emitters: let the last ones land.
+    let wait = std::time::Instant::now();
+    while (events("model_select").is_empty() || events("ui_prompt_end").is_empty())
+        && wait.elapsed() < Duration::from_secs(10)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(pi.finish().await, 0);
+
+    let updates = events("message_update");
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["kind"] == "text_delta" && u["role"] == "assistant"),
+        "{updates:?}"
+    );
+    assert_eq!(events("after_provider_response")[0]["status"], 200);
+    assert!(events("agent_settled").len() >= 2);
+    assert_eq!(
+        events("ui_prompt_start"),
+        [
+            json!({"type": "ui_prompt_start", "kind": "confirm", "title": "Proceed?", "reason": "ui_prompt"})
+        ]
+    );
+    assert_eq!(
+        events("ui_prompt_end"),
+        [json!({"type": "ui_prompt_end", "kind": "confirm", "title": "Proceed?"})]
+    );
+    assert_eq!(events("answer")[0]["yes"], true);
+    assert_eq!(
+        events("user_bash"),
+        [json!({"type": "user_bash", "command": "pretend", "excluded": false})]
+    );
+    let before = events("session_before_compact");
+    assert_eq!(before.len(), 2, "{before:?}");
+    for b in &before {
+        assert_eq!(b["reason"], "manual");
+        assert_eq!(b["signal"], true);
+        assert_eq!(b["sets"], true);
+        assert!(b["branch"].as_u64().unwrap() >= 4, "{b}");
+        assert!(b["kept"].as_str().is_some_and(|k| !k.is_empty()), "{b}");
+    }
+    assert_eq!(
+        events("session_compact_failed"),
+        [json!({"type": "session_compact_failed", "aborted": true, "reason": "manual"})]
+    );
+    assert_eq!(
+        events("session_compact"),
+        [json!({"type": "session_compact", "fromExtension": true,
+                "summary": "summary from the extension", "reason": "manual"})]
+    );
+    assert_eq!(
+        events("model_select"),
+        [
+            json!({"type": "model_select", "model": "replay-anthropic/replay-model",
+                "previous": "replay-openai", "source": "set", "headers": false})
+        ]
+    );
+}
+
+/// A TypeScript command's `ctx` session actions through the Node host: `waitForIdle`,
+/// `navigateTree` (the leaf moves to the first user message, which goes back to the editor
+/// as pi's `editorText`) and `newSession` (a new session file), each answering `{cancelled}`.
+#[tokio::test]
+async fn an_extension_commands_ctx_navigates_the_tree_and_replaces_the_session() {
+    let Some(host) = support::node_host::node_host() else {
+        return;
+    };
+    let replies = (0..2)
+        .map(|_| Reply::sse(sse("text_openai_completions", "01-text.sse")))
+        .collect();
+    let (_addr, server) = ReplayServer::start(replies).await.unwrap();
+    let extension = r#"
+import { appendFileSync } from "node:fs";
+const LOG = new URL("./actions.log", import.meta.url);
+const log = (data) => appendFileSync(LOG, JSON.stringify(data) + "\n");
+export default function (pi) {
+  // A failure is logged too, so that the test says what went wrong.
+  const logged = (f) => async (args, ctx) => {
+    try { await f(args, ctx); } catch (e) { log({ error: String(e?.stack ?? e) }); }
+  };
+  pi.registerCommand("back", {
+    handler: logged(async (_args, ctx) => {
+      await ctx.waitForIdle();
+      const first = ctx.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
+      const r = await ctx.navigateTree(first.id, { summarize: false });
+      log({ action: "navigateTree", result: r });
+    }),
+  });
+  pi.registerCommand("fresh", {
+    handler: logged(async (_args, ctx) => {
+      const r = await ctx.newSession();
+      log({ action: "newSession", result: r });
+    }),
+  });
+}
+"#;
+    let mut pi = Rpc::start_with_env(
+        &server.base_url(),
+        &["-e", "actions.ts"],
+        |root| std::fs::write(root.join("work/actions.ts"), extension).unwrap(),
+        &host.env(),
+    );
+    let log_path = pi
+        ._root
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("work/actions.log");
+    let actions = || -> Vec<Value> {
+        std::fs::read_to_string(&log_path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect()
+    };
+    prompt_settled(&mut pi, "p1", "First question").await;
+    prompt_settled(&mut pi, "p2", "Second question").await;
+    let (first_file, n) = state_file(&mut pi, "s1").await;
+    assert_eq!(n, 4);
+
+    pi.send(json!({"id":"b","type":"prompt","message":"/back"}))
+        .await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "b")
+        .await;
+    let wait = std::time::Instant::now();
+    while actions().is_empty() && wait.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let done = actions();
+    assert_eq!(done[0]["action"], "navigateTree", "{done:?}");
+    assert_eq!(done[0]["result"]["cancelled"], false, "{done:?}");
+    // The leaf is now before the first user message: the context is empty again.
+    let (file, n) = state_file(&mut pi, "s2").await;
+    assert_eq!((file.as_str(), n), (first_file.as_str(), 0));
+
+    pi.send(json!({"id":"f","type":"prompt","message":"/fresh"}))
+        .await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "f")
+        .await;
+    let wait = std::time::Instant::now();
+    while actions().len() < 2 && wait.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let done = actions();
+    assert_eq!(
+        done[1],
+        json!({"action": "newSession", "result": {"cancelled": false}})
+    );
+    let (file, n) = state_file(&mut pi, "s3").await;
+    assert_ne!(file, first_file);
+    assert_eq!(n, 0);
+    assert_eq!(pi.finish().await, 0);
+}

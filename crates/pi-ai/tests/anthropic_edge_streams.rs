@@ -1,5 +1,6 @@
-//! The Anthropic bug inputs of the shared `bugs/` folder (vendored), each with its correct
-//! value, in every chunking.
+//! Anthropic streams that tripped ports of pi (fixtures under `data/bugs/`, made from public
+//! bug reports): a mid-stream error, a tool call without input deltas, cumulative usage; each
+//! with its correct value, in every chunking.
 
 use crate::anthropic_google_support;
 
@@ -14,7 +15,7 @@ fn anthropic() -> pi_ai::Model {
 /// An in-stream `event: error` (overloaded) after some text fails the stream with
 /// stopReason `error`, keeps the partial text and emits no `done`.
 #[test]
-fn bug02_mid_stream_overloaded_error_is_an_error_with_the_partial_text() {
+fn mid_stream_overloaded_error_is_an_error_with_the_partial_text() {
     let body = data("bugs/anthropic-mid-stream-overloaded.sse");
     for chunking in CHUNKINGS {
         let out = replay(&AnthropicMessages, &anthropic(), &body, chunking);
@@ -37,7 +38,7 @@ fn bug02_mid_stream_overloaded_error_is_an_error_with_the_partial_text() {
 /// A `tool_use` block without any `input_json_delta` has arguments `{}`; events
 /// are toolcall_start then toolcall_end with no delta.
 #[test]
-fn bug06_tool_use_without_input_delta_has_empty_arguments() {
+fn tool_use_without_input_delta_has_empty_arguments() {
     let body = data("bugs/anthropic-tool-use-without-input-delta.sse");
     for chunking in CHUNKINGS {
         let out = replay(&AnthropicMessages, &anthropic(), &body, chunking);
@@ -61,7 +62,7 @@ fn bug06_tool_use_without_input_delta_has_empty_arguments() {
 
 /// Usage from `message_start` is overwritten, not summed, by `message_delta`.
 #[test]
-fn bug11_cumulative_usage_is_overwritten_not_added() {
+fn cumulative_usage_is_overwritten_not_added() {
     let body = data("bugs/anthropic-usage-cumulative-in-both-events.sse");
     for chunking in CHUNKINGS {
         let out = replay(&AnthropicMessages, &anthropic(), &body, chunking);

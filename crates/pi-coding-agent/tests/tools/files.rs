@@ -75,7 +75,8 @@ fn masked(value: &Value) -> Value {
 
 #[test]
 fn parameter_schemas_match_the_reference() {
-    let golden: Value = serde_json::from_str(include_str!("data/tools/tool_schemas.json")).unwrap();
+    let golden: Value =
+        serde_json::from_str(include_str!("../data/tools/tool_schemas.json")).unwrap();
     let cwd = PathBuf::from("/");
     let tools: Vec<Box<dyn AgentTool>> = vec![
         Box::new(read_tool(&cwd)),

@@ -10,7 +10,7 @@ use serde_json::Value;
 #[test]
 fn display_diff_and_patch_match_pi_on_generated_edits() {
     let cases: Vec<Value> =
-        serde_json::from_str(include_str!("data/tools/edit_diff_cases.json")).unwrap();
+        serde_json::from_str(include_str!("../data/tools/edit_diff_cases.json")).unwrap();
     assert_eq!(cases.len(), 60);
     let mut mismatches = Vec::new();
     for (i, case) in cases.iter().enumerate() {
@@ -44,7 +44,7 @@ async fn edit_tool_matches_pi_end_to_end() {
     use tokio_util::sync::CancellationToken;
 
     let cases: Vec<Value> =
-        serde_json::from_str(include_str!("data/tools/edit_cases.json")).unwrap();
+        serde_json::from_str(include_str!("../data/tools/edit_cases.json")).unwrap();
     assert_eq!(cases.len(), 15);
     let dir = tempfile::tempdir().unwrap();
     let tool = EditTool::new(dir.path().to_path_buf());
