@@ -230,7 +230,7 @@ pub(crate) fn file_records(path: &Path) -> Vec<Value> {
 }
 
 /// The arguments of a print-mode run of `replay-model`, with `extra` before the prompt.
-pub fn print_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+pub(crate) fn print_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "-p",
         "--provider",
