@@ -9,7 +9,7 @@
 //! Layout: [`types`] (the data model), [`event`] and [`stream`] (the event protocol),
 //! [`sse`] (our SSE parser), [`json`] (JavaScript number spelling), [`providers`] (wire APIs);
 //! shared by the wire APIs: [`partial_json`] (streamed tool arguments), [`transform`]
-//! (request-side message normalization), [`overflow`] and [`retry`] (error classification).
+//! (request-side message normalization), [`overflow`] and [`retryable`] (error classification).
 //!
 //! Examples that run offline (`cargo run -p pi-ai --example …`): `stream_events` (a reply
 //! streamed from the faux provider, event by event), `tool_call` (a tool-call round trip with
@@ -30,7 +30,7 @@ pub mod models;
 pub mod overflow;
 pub mod partial_json;
 pub mod providers;
-pub mod retry;
+pub mod retryable;
 pub mod sse;
 pub mod stream;
 mod sync;

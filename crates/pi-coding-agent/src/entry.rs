@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::app::{self, Launch, LaunchIo, Prepared};
 use crate::cli::{self, AppMode, CliEnv, Command, LaunchConfig, is_truthy_env_flag};
-use crate::config::paths::agent_dir;
+use crate::config::agent_paths::agent_dir;
 use crate::{modes, rpc};
 
 /// Exports what pi exports to the tools' child processes: `AI_AGENT=pi`,
@@ -88,6 +88,10 @@ pub fn run_command_line(argv: &[String]) -> i32 {
             &mut stdout,
             &mut stderr,
         ),
+        Ok(Command::Package(argv)) => {
+            crate::packages::command::run(&argv, &cwd, &agent_dir(), &mut stdout, &mut stderr)
+                .unwrap_or(1)
+        }
         Ok(Command::Launch(config)) => launch(
             *config,
             cwd,

@@ -104,6 +104,7 @@ mod entry;
 pub mod extensions;
 pub mod messages;
 mod modes;
+pub mod packages;
 mod platform;
 pub mod rpc;
 pub mod runtime;

@@ -105,6 +105,7 @@ mod cli {
     mod model_scope;
     mod modes_runs;
     mod oauth;
+    mod packages;
     mod resources;
     mod secrets;
     mod session_paths;

@@ -331,12 +331,36 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
+/// Why one colour reference in a theme does not resolve; each text is one entry of
+/// [`ThemeError::Invalid`]'s `errors`, prefixed by the JSON path of the reference.
+#[derive(Debug, thiserror::Error)]
+enum ColorRefError {
+    #[error("{path}: invalid hex color {value:?} (expected #rrggbb)")]
+    BadHex { path: String, value: String },
+    #[error("{path}: circular variable reference {chain}")]
+    Cycle { path: String, chain: String },
+    #[error("{path}: variable {name:?} is not defined in vars")]
+    Undefined { path: String, name: String },
+    #[error("{path}: variable {name:?} is {number}, not a 256-color index")]
+    NotAnIndex {
+        path: String,
+        name: String,
+        number: serde_json::Number,
+    },
+    #[error("{path}: variable {name:?} is {kind}, not a color")]
+    NotAColor {
+        path: String,
+        name: String,
+        kind: &'static str,
+    },
+}
+
 /// Resolves a colour string through `vars`, following chains and rejecting cycles.
 fn resolve(
     path: &str,
     value: &RawValue<'_>,
     vars: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Color, String> {
+) -> Result<Color, ColorRefError> {
     let mut chain: Vec<&str> = Vec::new();
     let mut current = match value {
         RawValue::Index(i) => return Ok(Color::Index(*i)),
@@ -347,22 +371,26 @@ fn resolve(
             return Ok(Color::Default);
         }
         if current.starts_with('#') {
-            return Rgb::from_hex(current).map(Color::Rgb).ok_or_else(|| {
-                format!("{path}: invalid hex color {current:?} (expected #rrggbb)")
-            });
+            return Rgb::from_hex(current)
+                .map(Color::Rgb)
+                .ok_or_else(|| ColorRefError::BadHex {
+                    path: path.to_owned(),
+                    value: current.to_owned(),
+                });
         }
         if chain.contains(&current) {
             chain.push(current);
-            return Err(format!(
-                "{path}: circular variable reference {}",
-                chain.join(" -> ")
-            ));
+            return Err(ColorRefError::Cycle {
+                path: path.to_owned(),
+                chain: chain.join(" -> "),
+            });
         }
         chain.push(current);
         let Some(next) = vars.get(current) else {
-            return Err(format!(
-                "{path}: variable {current:?} is not defined in vars"
-            ));
+            return Err(ColorRefError::Undefined {
+                path: path.to_owned(),
+                name: current.to_owned(),
+            });
         };
         match next {
             serde_json::Value::String(s) => current = s,
@@ -371,15 +399,18 @@ fn resolve(
                     .as_u64()
                     .and_then(|i| u8::try_from(i).ok())
                     .map(Color::Index)
-                    .ok_or_else(|| {
-                        format!("{path}: variable {current:?} is {n}, not a 256-color index")
+                    .ok_or_else(|| ColorRefError::NotAnIndex {
+                        path: path.to_owned(),
+                        name: current.to_owned(),
+                        number: n.clone(),
                     });
             }
             other => {
-                return Err(format!(
-                    "{path}: variable {current:?} is {}, not a color",
-                    json_kind(other)
-                ));
+                return Err(ColorRefError::NotAColor {
+                    path: path.to_owned(),
+                    name: current.to_owned(),
+                    kind: json_kind(other),
+                });
             }
         }
     }
@@ -483,7 +514,7 @@ impl Theme {
                                     Ok(c) => {
                                         colors.insert(token.name, c);
                                     }
-                                    Err(e) => errors.push(e),
+                                    Err(e) => errors.push(e.to_string()),
                                 }
                             }
                         }
@@ -513,7 +544,7 @@ impl Theme {
                             Ok(c) => {
                                 export.insert(known, c);
                             }
-                            Err(e) => errors.push(e),
+                            Err(e) => errors.push(e.to_string()),
                         }
                     }
                 }

@@ -6,7 +6,7 @@
 //! 1. The stream is returned at once; a Tokio task does the work.
 //! 2. Key (`options.api_key`, else the provider's environment variable, else `""`), request
 //!    ([`WireApi::build_request`]), `on_payload` (may replace the body).
-//! 3. pi's retry wrapper (`retry` module): default 0 retries; a cancelled token before or
+//! 3. pi's retry wrapper (`http_retry` module): default 0 retries; a cancelled token before or
 //!    during the request, or while sleeping between attempts, fails with `Request aborted`
 //!    and nothing more is sent. Non-2xx → [`WireApi::format_http_error`].
 //! 4. Request timeout `timeout_ms ?? (idle limit || 2^31−1)` without response headers →
@@ -36,7 +36,7 @@
 //! earlier one, and `content-type: application/json` is added unless present. The body is
 //! written with [`crate::json`] (JavaScript number spelling).
 
-mod retry;
+mod http_retry;
 #[cfg(test)]
 mod tests;
 
@@ -59,8 +59,8 @@ use crate::types::{
     AssistantMessage, Context, Model, ResponseInfo, StopReason, StreamOptions, now_ms,
 };
 
-use retry::AttemptFailure;
-pub use retry::DEFAULT_MAX_RETRY_DELAY_MS;
+use http_retry::AttemptFailure;
+pub use http_retry::DEFAULT_MAX_RETRY_DELAY_MS;
 
 /// Default idle limit between body chunks (`httpIdleTimeoutMs`), in ms.
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
@@ -319,7 +319,7 @@ impl Run {
             }
             let index = max_retries - remaining;
             remaining -= 1;
-            let delay = retry::retry_delay(
+            let delay = http_retry::retry_delay(
                 &failure,
                 index,
                 self.options.max_retry_delay_ms,

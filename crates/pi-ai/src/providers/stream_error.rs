@@ -9,7 +9,7 @@
 //!
 //! Layers: the mappers' own parse failures ([`crate::js_json_error`]), strict-schema failures
 //! ([`StrictSchemaError`]) and hook failures ([`crate::StreamHookError`]) convert into a
-//! variant here; the retry classifier ([`crate::retry`]) reads the resulting text, as pi's
+//! variant here; the retry classifier ([`crate::retryable`]) reads the resulting text, as pi's
 //! reads `errorMessage`.
 
 use crate::sse::SseError;

@@ -9,23 +9,37 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::paths::{expand_tilde, resolve_path};
-use crate::platform::path::lexical_normalize;
-use crate::storage::SessionStore;
+use crate::config::agent_paths::{expand_tilde, resolve_path};
+use crate::platform::lexical_path::lexical_normalize;
 use crate::storage::export::{HtmlExtras, export_html};
+use crate::storage::{SessionStore, StoreError};
 
-/// Exports `input` as HTML and returns the output path as pi prints it; the error is the text
-/// after `Error: `.
+/// Why `--export` wrote nothing; the text is what follows `Error: `.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExportError {
+    /// The input does not exist (its absolute path).
+    #[error("File not found: {}", .0.display())]
+    NotFound(PathBuf),
+    /// The input cannot be read as a session, or the HTML cannot be written.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// The output's directory does not exist (the output as given: Node's `writeFileSync`
+    /// message).
+    #[error("ENOENT: no such file or directory, open '{}'", .0.display())]
+    NoOutputDir(PathBuf),
+}
+
+/// Exports `input` as HTML and returns the output path as pi prints it.
 pub(crate) fn export_from_file(
     input: &str,
     output: Option<&str>,
     cwd: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, ExportError> {
     let resolved = lexical_normalize(&resolve_path(input, cwd));
     if !resolved.exists() {
-        return Err(format!("File not found: {}", resolved.display()));
+        return Err(ExportError::NotFound(resolved));
     }
-    let store = SessionStore::open(&resolved, &cwd.to_string_lossy()).map_err(|e| e.to_string())?;
+    let store = SessionStore::open(&resolved, &cwd.to_string_lossy())?;
     let output = match output {
         Some(o) => expand_tilde(o),
         None => {
@@ -43,13 +57,9 @@ pub(crate) fn export_from_file(
         cwd.join(&output)
     };
     if target.parent().is_some_and(|dir| !dir.is_dir()) {
-        // Node's writeFileSync message for a missing directory, with the path as given.
-        return Err(format!(
-            "ENOENT: no such file or directory, open '{}'",
-            output.display()
-        ));
+        return Err(ExportError::NoOutputDir(output));
     }
-    export_html(&store, Some(&target), &HtmlExtras::default()).map_err(|e| e.to_string())?;
+    export_html(&store, Some(&target), &HtmlExtras::default())?;
     Ok(output)
 }
 

@@ -3,7 +3,7 @@
 //! Mirrors pi-coding-agent 0.85.0's resolution order (`core/package-manager.js`,
 //! `resource-loader.js`): the `-e` paths first, then (unless `-ne`) the settings'
 //! `extensions`, `<cwd>/.pi/extensions` only when the project is trusted, and
-//! `<agent dir>/extensions`. The command line, the user settings and the agent directory
+//! `<agent dir>/extensions`, then the settings `packages`' extensions ([`crate::packages`]). The command line, the user settings and the agent directory
 //! load before project trust is decided ([`pre_trust_sources`]); the project's own sources
 //! load after, only when trusted ([`project_sources`]). A directory named explicitly loads its
 //! entry points (`pi-extension.json`, `package.json` `pi.extensions`, `index.ts|js`), else
@@ -24,7 +24,7 @@ use crate::config::settings::SettingsManager;
 use crate::extensions::ExtensionHooks;
 use crate::extensions::remote::{Manifest, RemoteExtension};
 use crate::extensions::{ExtensionLoadError, FlagValue, Mode};
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 use crate::session::{AgentSession, SessionStartReason, ShutdownReason};
 
 /// Why a `.ts`/`.js` extension does not load: the Node host's packages are missing.
@@ -70,22 +70,28 @@ pub(crate) fn node_host_script(agent_dir: &Path) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Why the Node host cannot run a TS/JS extension; each text is [`NODE_HOST_MISSING`] and
+/// what is missing, shown as the extension's load error or skip warning.
+#[derive(Debug, thiserror::Error)]
+enum NodeHostError {
+    #[error("{NODE_HOST_MISSING} ({0})")]
+    Write(std::io::Error),
+    #[error("{NODE_HOST_MISSING} (looked in {})", .0.display())]
+    NoModules(PathBuf),
+    #[error("{NODE_HOST_MISSING} (no host script at {})", .0.display())]
+    NoScript(PathBuf),
+}
+
 /// The manifest that runs `script` in the Node host (`PI_NODE`, else `node` on `PATH`), or
 /// why it cannot run.
-fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, String> {
+fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, NodeHostError> {
     let modules = node_modules_dir(agent_dir);
-    let host = node_host_script(agent_dir).map_err(|e| format!("{NODE_HOST_MISSING} ({e})"))?;
+    let host = node_host_script(agent_dir).map_err(NodeHostError::Write)?;
     if !modules.join("@earendil-works/pi-coding-agent").is_dir() || !modules.join("jiti").is_dir() {
-        return Err(format!(
-            "{NODE_HOST_MISSING} (looked in {})",
-            modules.display()
-        ));
+        return Err(NodeHostError::NoModules(modules));
     }
     if !host.is_file() {
-        return Err(format!(
-            "{NODE_HOST_MISSING} (no host script at {})",
-            host.display()
-        ));
+        return Err(NodeHostError::NoScript(host));
     }
     let node = std::env::var_os("PI_NODE")
         .filter(|v| !v.is_empty())
@@ -257,7 +263,7 @@ pub(crate) fn pre_trust_sources(
 ) -> Vec<Source> {
     let mut out = Vec::new();
     for p in cli {
-        add_explicit(&mut out, crate::config::paths::resolve_path(p, cwd));
+        add_explicit(&mut out, crate::config::agent_paths::resolve_path(p, cwd));
     }
     if no_extensions {
         return out;
@@ -267,6 +273,38 @@ pub(crate) fn pre_trust_sources(
         add_explicit(&mut out, p);
     }
     scan_dir(&agent_dir.join("extensions"), &mut out);
+    let mut warnings = Vec::new();
+    for p in crate::packages::pre_trust_extensions(cwd, agent_dir, &mut warnings) {
+        add_explicit(&mut out, p);
+    }
+    print_package_warnings(&warnings);
+    out
+}
+
+/// Install failures of missing packages: the run goes on without them.
+fn print_package_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("Warning: {w}");
+    }
+}
+
+/// The package extensions that wait for the trust decision (settings `packages`): a trusted
+/// project's packages, else the user packages the project also lists. None with `-ne`.
+pub(crate) fn post_trust_package_sources(
+    cwd: &Path,
+    agent_dir: &Path,
+    trusted: bool,
+    no_extensions: bool,
+) -> Vec<Source> {
+    let mut out = Vec::new();
+    if no_extensions {
+        return out;
+    }
+    let mut warnings = Vec::new();
+    for p in crate::packages::post_trust_extensions(cwd, agent_dir, trusted, &mut warnings) {
+        add_explicit(&mut out, p);
+    }
+    print_package_warnings(&warnings);
     out
 }
 
@@ -304,9 +342,9 @@ pub(crate) fn load(
         let started = if matches!(ext, "ts" | "js" | "mjs" | "cjs" | "mts" | "cts") {
             match node_manifest(&s.path, agent_dir) {
                 Ok(m) => RemoteExtension::start_manifest(m, cwd, ext_mode, has_ui),
-                Err(error) if s.explicit => Err(ExtensionLoadError {
+                Err(e) if s.explicit => Err(ExtensionLoadError {
                     path: display,
-                    error,
+                    error: e.to_string(),
                 }),
                 Err(error) => {
                     warnings.push(format!("Skipping extension \"{display}\": {error}"));

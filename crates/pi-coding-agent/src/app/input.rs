@@ -13,7 +13,7 @@ use crate::tools::image::{
     MAX_IMAGE_FILE_BYTES, ProcessedImage, SNIFF_BYTES, detect_image_mime_type, oversized_image,
     process_image, read_image_file,
 };
-use crate::tools::path::resolve_read_path;
+use crate::tools::path_args::resolve_read_path;
 
 /// Reads piped stdin to its end (invalid UTF-8 becomes U+FFFD) and trims it (JavaScript
 /// `trim`); `None` when nothing but white space arrived. Callers skip this when stdin is a

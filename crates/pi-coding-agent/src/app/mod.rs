@@ -32,10 +32,10 @@ pub(crate) use input::InitialMessage;
 pub(crate) use launch::{Launch, LaunchIo, Prepared, prepare};
 pub(crate) use setup::{Running, build_running, build_running_asking, build_session};
 
+use crate::config::agent_paths::AgentPaths;
 use crate::config::list_models::list_models as model_listing;
-use crate::config::paths::AgentPaths;
 use crate::config::registry::ModelRegistry;
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 
 /// The directory holding pi-rs's documentation (`$PI_PACKAGE_DIR/docs`, else the `docs`
 /// folder of the source tree this binary was built from).

@@ -21,17 +21,17 @@ use std::sync::{Arc, Mutex};
 use super::launch::Launch;
 use super::setup::SetupError;
 use crate::cli::SessionFlags;
-use crate::config::paths::{AgentPaths, resolve_path};
+use crate::config::agent_paths::{AgentPaths, resolve_path};
 use crate::config::settings::SettingsManager;
 use crate::platform::fs_error::node_message;
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 use crate::runtime::targets::assert_session_cwd_exists;
 use crate::storage::SessionStore;
 use crate::storage::discovery::{SessionMatch, SessionScope, looks_like_path};
 use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::fork_from_with_id;
-use crate::storage::paths::default_session_dir;
-use crate::storage::paths::iso_now;
+use crate::storage::session_paths::default_session_dir;
+use crate::storage::session_paths::iso_now;
 
 /// pi's session directory choice: `--session-dir`, else `PI_CODING_AGENT_SESSION_DIR`, else
 /// settings `sessionDir` (each resolved against `cwd`), else the project's default directory.

@@ -33,20 +33,20 @@ use pi_ai::{InputKind, Model, ModelThinkingLevel};
 
 use super::docs_dir;
 use super::extensions::{
-    ExtensionProcesses, LoadedExtensions, apply_flags, extension_mode, load, pre_trust_sources,
-    project_sources,
+    ExtensionProcesses, LoadedExtensions, apply_flags, extension_mode, load,
+    post_trust_package_sources, pre_trust_sources, project_sources,
 };
 use super::launch::{Launch, SHUTDOWN_WAIT};
 use super::session_select::open_store;
 use crate::cli::LaunchConfig;
 use crate::cli::launch::EXTENSION_LOAD_FAILURE_HINT;
+use crate::config::agent_paths::{AgentPaths, home_dir};
 use crate::config::migrations::run_migrations;
 use crate::config::model_resolver::ScopedModel;
 use crate::config::model_resolver::{
     API_KEY_REQUIRES_MODEL, SessionModelInputs, choose_session_model, parse_thinking_level,
     resolve_cli_model, resolve_model_scope,
 };
-use crate::config::paths::{AgentPaths, home_dir};
 use crate::config::registry::ModelRegistry;
 use crate::config::resources::{ResourceOptions, Resources};
 use crate::config::settings::SettingsManager;
@@ -440,11 +440,18 @@ impl SessionConfig {
             for e in settings.drain_errors() {
                 warn(stderr, &e.diagnostic());
             }
-            if self.trusted && !self.flags.no_extensions {
+            let mut project = if self.trusted && !self.flags.no_extensions {
                 project_sources(&settings, &self.launch_cwd)
             } else {
                 Vec::new()
-            }
+            };
+            project.extend(post_trust_package_sources(
+                &self.launch_cwd,
+                &self.agent_dir,
+                self.trusted,
+                self.flags.no_extensions,
+            ));
+            project
         };
         let old = self.extensions.replace(LoadedExtensions::default());
         old.shutdown(SHUTDOWN_WAIT);
@@ -589,6 +596,16 @@ impl SessionConfig {
                 &choice.model,
                 &slot,
             );
+            let mut package_warnings = Vec::new();
+            let packages = crate::packages::session_resources(
+                &settings,
+                cwd,
+                &self.agent_dir,
+                &mut package_warnings,
+            );
+            for w in &package_warnings {
+                warn(stderr, w);
+            }
             let resources = Resources::load(&ResourceOptions {
                 cwd: cwd.to_path_buf(),
                 agent_dir: self.agent_dir.clone(),
@@ -596,8 +613,16 @@ impl SessionConfig {
                 project_trusted: self.trusted,
                 settings_skill_paths: settings.scoped_resource_paths("skills"),
                 settings_prompt_paths: settings.scoped_resource_paths("prompts"),
-                cli_skill_paths: resource_flags.skills.clone(),
-                cli_prompt_paths: resource_flags.prompt_templates.clone(),
+                cli_skill_paths: with_packages(
+                    &resource_flags.skills,
+                    &packages.skills,
+                    resource_flags.no_skills,
+                ),
+                cli_prompt_paths: with_packages(
+                    &resource_flags.prompt_templates,
+                    &packages.prompts,
+                    resource_flags.no_prompt_templates,
+                ),
                 no_skills: resource_flags.no_skills,
                 no_prompt_templates: resource_flags.no_prompt_templates,
                 no_context_files: resource_flags.no_context_files,
@@ -784,6 +809,16 @@ fn thinking_name(level: ModelThinkingLevel) -> &'static str {
     level.as_str()
 }
 
+/// The `--skill` / `--prompt-template` paths, then the packages' files (unless the kind is
+/// switched off: explicit paths still load then, package files do not, as in pi).
+fn with_packages(cli: &[String], packages: &[std::path::PathBuf], off: bool) -> Vec<String> {
+    let mut out = cli.to_vec();
+    if !off {
+        out.extend(packages.iter().map(|p| p.display().to_string()));
+    }
+    out
+}
+
 /// After trust: the project's extensions (trusted projects only, not with `-ne`), then the
 /// unknown options that no loaded extension registered as a flag. Any failure ends the run
 /// like pi's start-up errors: every line, then the `pi -ne` hint after load failures.
@@ -796,9 +831,19 @@ fn load_project_extensions(
     let flags = &launch.config;
     let mut extensions = launch.extensions.clone();
     let mut load_errors = Vec::new();
-    if trusted && !flags.no_extensions {
+    if !flags.no_extensions {
         let mut warnings = Vec::new();
-        let sources = project_sources(settings, &launch.cwd);
+        let mut sources = if trusted {
+            project_sources(settings, &launch.cwd)
+        } else {
+            Vec::new()
+        };
+        sources.extend(post_trust_package_sources(
+            &launch.cwd,
+            &launch.agent_dir,
+            trusted,
+            false,
+        ));
         load_errors = load(
             &sources,
             &mut extensions,

@@ -28,9 +28,9 @@ use pi_ai::auth::oauth;
 use serde_json::{Map, Value, json};
 
 use crate::cli::args::parse_args;
+use crate::config::agent_paths::AgentPaths;
 use crate::config::model_resolver::resolve_cli_model;
 use crate::config::oauth::{Refreshed, refresh_stored};
-use crate::config::paths::AgentPaths;
 use crate::config::registry::ModelRegistry;
 
 pub(crate) use parse::{AuthCommand, Kind, parse_auth_command};

@@ -11,6 +11,16 @@ Usage:
 The first message is sent after the text piped on stdin and the contents of the @files;
 every further message is sent as its own prompt once the previous one is done.
 
+Commands:
+  pi install <source> [-l]     Install a package (npm:, git: or a path) and add it to settings
+  pi remove <source> [-l]      Remove a package and its settings entry
+  pi uninstall <source> [-l]   Alias for remove
+  pi update [source|self|pi]   Update packages (pi-rs itself is updated by reinstalling it)
+  pi list                      List the packages of the user and project settings
+  pi config [-l]               Enable or disable resources (Tab switches scope)
+  pi auth <command>            Print credentials or check provider readiness
+  pi <command> --help          Show help for install/remove/uninstall/update/list/config/auth
+
 Options:
   --provider <name>              Provider of the model
   --model <pattern>              Model id or pattern (\"provider/id\", optional \":<thinking>\")
@@ -71,9 +81,6 @@ Environment:
                                  GEMINI_API_KEY; custom providers go in models.json
 
 Built-in tools: read, bash, edit, write (on by default); grep, find, ls (off by default).
-
-Not supported by pi-rs yet: the interactive mode, extensions, and the commands
-install, remove, uninstall, update, list, config and auth.
 ",
         version = crate::VERSION,
         reference = crate::REFERENCE_VERSION,

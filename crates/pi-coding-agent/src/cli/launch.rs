@@ -2,8 +2,8 @@
 //!
 //! Mirrors the argument half of pi-coding-agent 0.85.0 `main.js` (`main`), in its order of
 //! checks, so which error wins matches the reference:
-//! 1. a reference subcommand as the first argument (`install`, `remove`, `uninstall`,
-//!    `update`, `list`, `config`, `auth`) → `Error: pi-rs does not support '<cmd>' yet`;
+//! 1. a subcommand as the first argument (`install`, `remove`, `uninstall`, `update`,
+//!    `list`, `config`, `auth`) → its own command with the whole argv;
 //! 2. parse; every diagnostic (`Warning: …`/`Error: …`) is returned for printing; any error
 //!    → exit 1;
 //! 3. `--version`; 4. `--export`;
@@ -24,9 +24,9 @@
 
 use super::args::{Args, Diagnostic, FlagValue, ListModels, Severity, parse_args, trim_js};
 use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
-use crate::storage::paths::is_valid_session_id;
+use crate::storage::session_paths::is_valid_session_id;
 
-/// The first arguments pi treats as its package/auth commands.
+/// The first arguments pi treats as its package commands.
 pub(crate) const REFERENCE_SUBCOMMANDS: [&str; 5] =
     ["install", "remove", "uninstall", "update", "list"];
 
@@ -115,6 +115,9 @@ pub(crate) enum Command {
     /// `pi config …`: the resource configuration screen
     /// ([`crate::modes::interactive::config_view`]), the whole argv, `config` first.
     Config(Vec<String>),
+    /// `pi install|remove|uninstall|update|list …` ([`crate::packages::command`]), the whole
+    /// argv, the subcommand first.
+    Package(Vec<String>),
     /// A session run.
     Launch(Box<LaunchConfig>),
 }
@@ -284,13 +287,13 @@ pub(crate) fn parse(argv: &[String], env: &CliEnv) -> Parsed {
             command: Ok(Command::Config(argv.to_vec())),
         };
     }
-    if let Some(cmd) = argv
+    if argv
         .first()
-        .filter(|a| REFERENCE_SUBCOMMANDS.contains(&a.as_str()))
+        .is_some_and(|a| REFERENCE_SUBCOMMANDS.contains(&a.as_str()))
     {
         return Parsed {
             diagnostics: Vec::new(),
-            command: Err(invalid(format!("pi-rs does not support '{cmd}' yet"))),
+            command: Ok(Command::Package(argv.to_vec())),
         };
     }
     let mut args = parse_args(argv);
@@ -442,7 +445,7 @@ mod tests {
         );
         assert_eq!(
             parse_in(&["install", "--version"], true).command,
-            Err(invalid("pi-rs does not support 'install' yet"))
+            Ok(Command::Package(vec!["install".into(), "--version".into()]))
         );
     }
 

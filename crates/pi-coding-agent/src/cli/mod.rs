@@ -11,11 +11,13 @@
 //! | [`launch`] | pi's order of checks: raw arguments → [`Command`] / [`LaunchConfig`] |
 //! | [`mode`] | the mode a run uses ([`AppMode`]) |
 //! | [`help`] | the `--help` text |
+//! | [`packages`] | the arguments of `pi install/remove/update/list` |
 
 pub(crate) mod args;
 pub(crate) mod help;
 pub(crate) mod launch;
 pub(crate) mod mode;
+pub(crate) mod packages;
 
 pub(crate) use launch::{CliEnv, Command, LaunchConfig, SessionFlags, is_truthy_env_flag, parse};
 pub(crate) use mode::AppMode;

@@ -233,7 +233,7 @@ impl Summarizer {
                 .await;
             let retryable = self.retry.enabled
                 && response.stop_reason == StopReason::Error
-                && pi_ai::retry::is_retryable_assistant_error(&response);
+                && pi_ai::retryable::is_retryable_assistant_error(&response);
             if !retryable || attempt >= self.retry.max_retries || self.signal.is_cancelled() {
                 if scheduled {
                     self.emit(SummarizationRetryEvent::Finished {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::js_json::parse_json;
+use super::js_json::{JsonParseError, parse_json};
 use super::lock::FileLock;
 use super::resolve_value::{EnvOverlay, resolve_config_value};
 use super::text::strip_bom;
@@ -126,7 +126,7 @@ fn parse_credential(provider: &str, value: &Value) -> Result<Credential, AuthFil
 ///
 /// Errors: V8's `JSON.parse` message, e.g. `Unexpected end of JSON input` or
 /// `Expected ',' or '}' after property value in JSON at position 44 (line 1 column 45)`.
-pub(crate) fn parse_auth_syntax(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_auth_syntax(text: &str) -> Result<Value, JsonParseError> {
     if text.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
@@ -138,7 +138,7 @@ pub(crate) fn parse_auth_syntax(text: &str) -> Result<Value, String> {
 /// Errors: `Failed to parse auth.json: <why, with line and column>`, `Invalid auth.json:
 /// expected an object`, `Invalid auth.json credential for provider "<p>"`.
 pub fn parse_auth_json(text: &str) -> Result<Map<String, Value>, AuthFileError> {
-    let value = parse_auth_syntax(text).map_err(AuthFileError::Syntax)?;
+    let value = parse_auth_syntax(text).map_err(|e| AuthFileError::Syntax(e.to_string()))?;
     let Value::Object(map) = value else {
         return Err(AuthFileError::NotAnObject);
     };

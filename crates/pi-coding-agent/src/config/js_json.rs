@@ -12,14 +12,20 @@ pub fn js_json_parse_message(text: &str, err: &serde_json::Error) -> String {
     pi_ai::js_json_error::json_parse_message(text, err)
 }
 
+/// A file's text that is not JSON: the text is `JSON.parse`'s message (or the depth limit's),
+/// which the settings, auth, trust and models diagnostics quote after their own prefix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JsonParseError(String);
+
 /// Parses JSON nested at most [`pi_ai::json_depth::MAX_DOCUMENT_DEPTH`] levels; on failure
 /// returns the `JSON.parse` message, or `JSON nested deeper than 1064 levels`.
-pub fn parse_json(text: &str) -> Result<serde_json::Value, String> {
+pub fn parse_json(text: &str) -> Result<serde_json::Value, JsonParseError> {
     use pi_ai::json_depth::DeepJsonError;
     match pi_ai::json_depth::from_str(text, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
         Ok(v) => Ok(v),
-        Err(DeepJsonError::Json(e)) => Err(js_json_parse_message(text, &e)),
-        Err(e) => Err(e.to_string()),
+        Err(DeepJsonError::Json(e)) => Err(JsonParseError(js_json_parse_message(text, &e))),
+        Err(e) => Err(JsonParseError(e.to_string())),
     }
 }
 
@@ -28,7 +34,7 @@ mod tests {
     use super::*;
 
     fn msg(text: &str) -> String {
-        parse_json(text).unwrap_err()
+        parse_json(text).unwrap_err().to_string()
     }
 
     /// Settings, models and auth files nested up to the document limit parse; deeper ones fail

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::paths::CONFIG_DIR_NAME;
+use super::agent_paths::CONFIG_DIR_NAME;
 use super::replace::replace_file;
 use super::text::strip_bom;
 

@@ -6,7 +6,7 @@
 //!
 //! | module | what (pi 0.85.0 source) |
 //! |---|---|
-//! | [`paths`] | agent dir (`PI_CODING_AGENT_DIR`, `~/.pi/agent`) and its files (`config.js`) |
+//! | [`agent_paths`] | agent dir (`PI_CODING_AGENT_DIR`, `~/.pi/agent`) and its files (`config.js`) |
 //! | [`settings`] | `settings.json`: merge, migrations, diagnostics, locked writes, typed keys |
 //! | [`resolve_value`] | literal / `$VAR` / `${VAR}` / `$$` / `$!` / `!command` values |
 //! | [`auth`] | `auth.json` (0600) and run-time `--api-key` keys (`auth-storage.js`) |
@@ -25,6 +25,7 @@
 //! | [`lock`], [`replace`] | file lock; atomic rewrite (temporary file + rename) |
 //! | [`text`], [`collate`] | BOM/JSONC helpers, `localeCompare` |
 
+pub mod agent_paths;
 pub mod auth;
 pub mod collate;
 pub mod context_files;
@@ -38,7 +39,6 @@ pub mod migrations;
 pub mod model_resolver;
 pub mod models_json;
 pub mod oauth;
-pub mod paths;
 pub mod registry;
 pub mod replace;
 pub mod resolve_value;

@@ -71,16 +71,15 @@ pub async fn refresh_stored(
     timeout: Duration,
 ) -> Result<Refreshed, OAuthRefreshError> {
     refresh_stored_with(path, provider, min_validity, |current| async move {
-        oauth::refresh(provider, &current, timeout)
-            .await
-            .map_err(|e| e.to_string())
+        oauth::refresh(provider, &current, timeout).await
     })
     .await
 }
 
 /// [`refresh_stored`] with the provider exchange given: `exchange` gets the entry read under
-/// the lock and returns the entry to store, or the failure text.
-pub async fn refresh_stored_with<F, Fut>(
+/// the lock and returns the entry to store, or the failure (its text is the `cause` of
+/// [`OAuthRefreshError::Refresh`]).
+pub async fn refresh_stored_with<F, Fut, E>(
     path: &Path,
     provider: &str,
     min_validity: Option<Duration>,
@@ -88,7 +87,8 @@ pub async fn refresh_stored_with<F, Fut>(
 ) -> Result<Refreshed, OAuthRefreshError>
 where
     F: FnOnce(Map<String, Value>) -> Fut,
-    Fut: std::future::Future<Output = Result<Map<String, Value>, String>>,
+    Fut: std::future::Future<Output = Result<Map<String, Value>, E>>,
+    E: std::fmt::Display,
 {
     let store = |cause: String| OAuthRefreshError::Store {
         provider: provider.to_owned(),
@@ -99,7 +99,7 @@ where
         .await
         .map_err(|e| store(e.to_string()))?;
     let text = std::fs::read_to_string(path).map_err(|e| store(e.to_string()))?;
-    let mut data = match parse_auth_syntax(&text).map_err(store)? {
+    let mut data = match parse_auth_syntax(&text).map_err(|e| store(e.to_string()))? {
         Value::Object(map) => map,
         _ => return Err(store("Invalid auth.json: expected an object".into())),
     };
@@ -124,7 +124,7 @@ where
         .await
         .map_err(|cause| OAuthRefreshError::Refresh {
             provider: provider.to_owned(),
-            cause,
+            cause: cause.to_string(),
         })?;
     lock.check().map_err(|e| store(e.to_string()))?;
     if let Some(slot) = data.get_mut(provider) {

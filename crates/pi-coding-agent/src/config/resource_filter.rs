@@ -87,8 +87,9 @@ fn glob(pattern: &str) -> Option<globset::GlobMatcher> {
         .map(|g| g.compile_matcher())
 }
 
-/// `matchesAnyPattern`.
-fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
+/// `matchesAnyPattern`: whether a glob of `patterns` matches `file` (relative to `base`,
+/// its name, its absolute path, or a `SKILL.md`'s directory).
+pub fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
     let n = names(file, base);
     patterns.iter().filter_map(|p| glob(p)).any(|g| {
         g.is_match(&n.rel)
@@ -100,8 +101,8 @@ fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
     })
 }
 
-/// `matchesAnyExactPattern`.
-fn matches_any_exact(file: &Path, patterns: &[&str], base: &Path) -> bool {
+/// `matchesAnyExactPattern`: whether an entry of `patterns` names `file` exactly.
+pub fn matches_any_exact(file: &Path, patterns: &[&str], base: &Path) -> bool {
     let n = names(file, base);
     patterns.iter().any(|p| {
         let p = p

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use super::frontmatter::parse_frontmatter;
 use super::ignore_rules::IgnoreRules;
 
-use super::paths::{CONFIG_DIR_NAME, resolve_path};
+use super::agent_paths::{CONFIG_DIR_NAME, resolve_path};
 use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
 use super::text::read_text_lossy;

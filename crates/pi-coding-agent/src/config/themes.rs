@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 
 use pi_tui::theme::{ColorMode, Theme, ThemeError};
 
-use super::paths::resolve_path;
+use super::agent_paths::resolve_path;
 use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
-use crate::config::paths::CONFIG_DIR_NAME;
+use crate::config::agent_paths::CONFIG_DIR_NAME;
 
 /// Where to look.
 #[derive(Clone, Copy, Debug)]

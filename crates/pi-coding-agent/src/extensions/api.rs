@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use super::command_info::{CommandInfo, extension_commands};
 use super::context::SessionView;
-use super::errors::panic_message;
+use super::errors::{HandlerError, panic_message};
 use super::events::{CustomMessageSpec, StreamingBehavior};
 use super::exec::{ExecOptions, ExecResult};
 use super::extension::FlagValue;
@@ -388,7 +388,7 @@ impl Pi {
     }
 }
 
-type BusHandler = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+type BusHandler = Arc<dyn Fn(&Value) -> Result<(), HandlerError> + Send + Sync>;
 type BusErrorSink = Arc<dyn Fn(String) + Send + Sync>;
 
 /// `pi.events`: channels between extensions. `emit` calls every subscriber of the channel
@@ -426,7 +426,7 @@ impl EventBus {
     pub fn on(
         &self,
         channel: impl Into<String>,
-        handler: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static,
+        handler: impl Fn(&Value) -> Result<(), HandlerError> + Send + Sync + 'static,
     ) -> Unsubscribe {
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut s) = self.inner.subscribers.lock() {
@@ -452,7 +452,7 @@ impl EventBus {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(data)));
             let error = match outcome {
                 Ok(Ok(())) => continue,
-                Ok(Err(e)) => e,
+                Ok(Err(e)) => e.to_string(),
                 Err(p) => panic_message(p),
             };
             let line = format!("Event handler error ({channel}): {error}");
@@ -472,7 +472,7 @@ impl EventBus {
     }
 }
 
-impl From<StaleError> for super::errors::HandlerError {
+impl From<StaleError> for HandlerError {
     fn from(e: StaleError) -> Self {
         super::errors::HandlerError::new(e.to_string())
     }

@@ -8,7 +8,7 @@ use pi_agent_core::AgentMessage;
 use serde_json::Value;
 use std::sync::Arc;
 
-use super::errors::ExtensionErrorRecord;
+use super::errors::{ExtensionErrorRecord, HandlerError};
 use super::events::{
     BeforeAgentStartEvent, BeforeAgentStartOutcome, BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent, ContextEvent, InputEvent, InputResult, MessageEndEvent,
@@ -186,7 +186,10 @@ impl ExtensionRunner {
     /// becomes `Err` — the caller blocks the tool with it as the error result, and no
     /// extension error is reported. A panic gives
     /// `Extension failed, blocking execution: <panic message>`.
-    pub async fn emit_tool_call(&self, event: ToolCallEvent) -> Result<ToolCallOutcome, String> {
+    pub async fn emit_tool_call(
+        &self,
+        event: ToolCallEvent,
+    ) -> Result<ToolCallOutcome, HandlerError> {
         let ctx = self.context();
         let mut event = event;
         let mut result = None;
@@ -200,8 +203,8 @@ impl ExtensionRunner {
                     }
                 }
                 Outcome::Done(None) => {}
-                Outcome::Failed(e) => return Err(e),
-                Outcome::Panicked(p) => return Err(blocking_failure_text(&p)),
+                Outcome::Failed(e) => return Err(HandlerError::new(e)),
+                Outcome::Panicked(p) => return Err(HandlerError::new(blocking_failure_text(&p))),
             }
         }
         Ok(ToolCallOutcome {
@@ -339,7 +342,7 @@ impl ExtensionRunner {
                 Err(e) => errors.push(ExtensionErrorRecord {
                     extension_path: path.to_owned(),
                     event: "project_trust".to_owned(),
-                    error: e,
+                    error: e.to_string(),
                 }),
             }
         }

@@ -36,6 +36,8 @@ impl fmt::Display for HandlerError {
     }
 }
 
+impl std::error::Error for HandlerError {}
+
 impl From<String> for HandlerError {
     fn from(s: String) -> Self {
         HandlerError(s)

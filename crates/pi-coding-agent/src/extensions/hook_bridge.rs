@@ -16,7 +16,7 @@ use pi_ai::{Model, ModelThinkingLevel};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-use super::errors::ExtensionErrorRecord;
+use super::errors::{ExtensionErrorRecord, HandlerError};
 use super::events as ev;
 use super::session_hooks::ExtensionHooks;
 use crate::session::{self as s, SessionHooks, TurnInfo};
@@ -126,7 +126,7 @@ impl SessionHooks for ExtensionHooks {
         self.runner.has_command(name)
     }
 
-    fn run_command(&self, name: &str, args: &str) -> BoxFuture<'_, Result<(), String>> {
+    fn run_command(&self, name: &str, args: &str) -> BoxFuture<'_, Result<(), HandlerError>> {
         let (name, args) = (name.to_owned(), args.to_owned());
         Box::pin(async move {
             let r = self.runner.run_command(&name, &args).await;
@@ -219,7 +219,7 @@ impl SessionHooks for ExtensionHooks {
                 })
                 .await;
             self.pump();
-            let outcome = outcome.map_err(HookError::new)?;
+            let outcome = outcome.map_err(|e| HookError::new(e.to_string()))?;
             let args = (outcome.input != original).then_some(outcome.input);
             if outcome.result.is_none() && args.is_none() {
                 return Ok(None);

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use super::api::{EventBus, ExtensionRequest, Pi, RequestQueue, RunnerSlot, SessionSlot};
 use super::command_actions::{CommandActions, UnboundActions};
 use super::context::{ExtensionContext, PromptTracker, SessionView, Ui, UiHandle};
-use super::errors::{ErrorListener, ExtensionErrorRecord, Mode, panic_message};
+use super::errors::{ErrorListener, ExtensionErrorRecord, HandlerError, Mode, panic_message};
 use super::events::{
     Cancellable, ExtensionEvent, UiPromptEndEvent, UiPromptKind, UiPromptStartEvent,
 };
@@ -35,11 +35,11 @@ pub(crate) enum Outcome<T> {
 }
 
 impl<T> Outcome<T> {
-    /// The result, or the error text for the error record.
-    pub(crate) fn into_result(self) -> Result<Option<T>, String> {
+    /// The result, or the failure (its text is the error record's `error`).
+    pub(crate) fn into_result(self) -> Result<Option<T>, HandlerError> {
         match self {
             Outcome::Done(v) => Ok(v),
-            Outcome::Failed(e) | Outcome::Panicked(e) => Err(e),
+            Outcome::Failed(e) | Outcome::Panicked(e) => Err(HandlerError::new(e)),
         }
     }
 }
@@ -290,11 +290,11 @@ impl ExtensionRunner {
         }
     }
 
-    pub(crate) fn report(&self, path: &str, event: &str, error: String) {
+    pub(crate) fn report(&self, path: &str, event: &str, error: impl std::fmt::Display) {
         self.report_error(ExtensionErrorRecord {
             extension_path: path.to_owned(),
             event: event.to_owned(),
-            error,
+            error: error.to_string(),
         });
     }
 
@@ -417,15 +417,16 @@ impl ExtensionRunner {
             .collect()
     }
 
-    /// Runs a shortcut's handler with a fresh `ctx`. `Err(text)`: its failure or panic.
-    pub async fn run_shortcut(&self, shortcut: &ShortcutSpec) -> Result<(), String> {
+    /// Runs a shortcut's handler with a fresh `ctx`. `Err`: its failure, or its panic
+    /// message.
+    pub async fn run_shortcut(&self, shortcut: &ShortcutSpec) -> Result<(), HandlerError> {
         let ctx = self.context();
         let handler = Arc::clone(&shortcut.handler);
         let future = std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx)))
-            .map_err(panic_message)?;
+            .map_err(|p| HandlerError::new(panic_message(p)))?;
         match AssertUnwindSafe(future).catch_unwind().await {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(p) => Err(panic_message(p)),
+            Ok(r) => r,
+            Err(p) => Err(HandlerError::new(panic_message(p))),
         }
     }
 
@@ -434,9 +435,9 @@ impl ExtensionRunner {
         self.commands().iter().any(|c| c.invocation_name == name)
     }
 
-    /// Runs command `name` with `args`. `Err(text)` (a failure or panic) is for the caller
-    /// to report as `{extensionPath:"command:<name>", event:"command"}`.
-    pub async fn run_command(&self, name: &str, args: &str) -> Result<(), String> {
+    /// Runs command `name` with `args`. `Err` (a failure, or a panic's message) is for the
+    /// caller to report as `{extensionPath:"command:<name>", event:"command"}`.
+    pub async fn run_command(&self, name: &str, args: &str) -> Result<(), HandlerError> {
         let Some(cmd) = self
             .commands()
             .into_iter()
@@ -448,10 +449,10 @@ impl ExtensionRunner {
         let handler = Arc::clone(&cmd.spec.handler);
         let args = args.to_owned();
         let future = std::panic::catch_unwind(AssertUnwindSafe(move || handler(args, ctx)))
-            .map_err(panic_message)?;
+            .map_err(|p| HandlerError::new(panic_message(p)))?;
         match AssertUnwindSafe(future).catch_unwind().await {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(p) => Err(panic_message(p)),
+            Ok(r) => r,
+            Err(p) => Err(HandlerError::new(panic_message(p))),
         }
     }
 

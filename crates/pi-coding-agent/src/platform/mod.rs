@@ -4,4 +4,4 @@
 //! The bottom layer of the crate: it uses no other module of it.
 
 pub(crate) mod fs_error;
-pub(crate) mod path;
+pub(crate) mod lexical_path;

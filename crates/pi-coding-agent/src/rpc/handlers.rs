@@ -535,9 +535,11 @@ fn tree_json(roots: &[TreeNode], out: &mut String) -> Result<(), CommandError> {
 /// the process's working directory with `.`, `..` and a trailing slash folded.
 fn resolve_session_path(path: &str) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    crate::platform::path::lexical_normalize(&crate::config::paths::resolve_path(path, &cwd))
-        .display()
-        .to_string()
+    crate::platform::lexical_path::lexical_normalize(&crate::config::agent_paths::resolve_path(
+        path, &cwd,
+    ))
+    .display()
+    .to_string()
 }
 
 #[cfg(test)]

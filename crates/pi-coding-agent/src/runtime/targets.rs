@@ -13,7 +13,7 @@ use serde_json::Map;
 use crate::session::queues::content_text;
 use crate::storage::entry::{SESSION_VERSION, SessionHeader};
 use crate::storage::fork::{ForkPosition, create_branched_session};
-use crate::storage::paths::{iso_now, new_session_id, session_file_name};
+use crate::storage::session_paths::{iso_now, new_session_id, session_file_name};
 use crate::storage::{SessionStore, StoreError};
 
 /// `Invalid entry ID for forking`: an unknown entry, or (`before`) not a user message.

@@ -311,7 +311,7 @@ impl AutoCompactor {
             None => session
                 .summary_api_key(&model)
                 .await
-                .map_err(CompactionError::Auth)?,
+                .map_err(|e| CompactionError::Auth(e.to_string()))?,
         };
         let settings = Self::settings(session);
         let branch = Self::branch(session);

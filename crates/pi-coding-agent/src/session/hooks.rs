@@ -287,7 +287,11 @@ pub trait SessionHooks: Send + Sync {
 
     /// Runs extension command `name` with `args` (text after the first space). `Err` is
     /// reported as `{extensionPath:"command:<name>", event:"command"}`.
-    fn run_command(&self, _name: &str, _args: &str) -> BoxFuture<'_, Result<(), String>> {
+    fn run_command(
+        &self,
+        _name: &str,
+        _args: &str,
+    ) -> BoxFuture<'_, Result<(), crate::extensions::HandlerError>> {
         Box::pin(async { Ok(()) })
     }
 

@@ -10,7 +10,7 @@
 //! | [`durability`] | when an entry an event reports is in the file: pending writes, barriers |
 //! | `handler` | the agent listener (contractual per-event order) and the agent hooks |
 //! | `run` | `prompt()` preflight, the product run and `postRun`, queues, injected messages |
-//! | [`retry`] | auto-retry |
+//! | [`auto_retry`] | auto-retry |
 //! | [`bash`] | user bash (`!`, RPC `bash`) and `bash_execution_update` |
 //! | [`models`] | model control: `set_model`, `set_thinking_level`, cycling, the level for a switch |
 //! | [`modes`] | queue modes, auto-compaction/retry toggles, name, counts |
@@ -25,6 +25,7 @@
 
 pub mod agent_session;
 pub mod auto_compaction;
+pub mod auto_retry;
 pub mod bash;
 pub mod builder;
 pub mod convert;
@@ -37,7 +38,6 @@ pub mod modes;
 pub mod prompt;
 pub mod queues;
 pub mod request_auth;
-pub mod retry;
 mod run;
 pub mod stats;
 mod summarizer;

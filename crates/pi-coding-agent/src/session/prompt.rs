@@ -11,7 +11,7 @@ use pi_ai::ImageContent;
 
 use super::hooks::{InputSource, StreamingBehavior};
 use crate::config::model_resolver::{format_no_api_key_found, format_no_model_selected};
-use crate::config::registry::ModelRegistry;
+use crate::config::registry::{ModelRegistry, RequestAuthError};
 use crate::storage::StoreError;
 
 /// `prompt()` while a manual compaction runs (step 2).
@@ -111,7 +111,7 @@ pub trait AuthSource: Send + Sync {
     /// The API key for a request to `provider`, or the failure text the request ends with when
     /// a configured key cannot be resolved (mirrors pi-ai 0.85.1 `auth/resolve.ts`:
     /// `API key auth failed for provider <p>: <cause>`). Defaults to [`AuthSource::api_key`].
-    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, RequestAuthError> {
         Ok(self.api_key(provider))
     }
 
@@ -123,7 +123,7 @@ pub trait AuthSource: Send + Sync {
         &self,
         _model: &pi_ai::Model,
         _api_key: Option<&str>,
-    ) -> Result<Vec<(String, Option<String>)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, RequestAuthError> {
         Ok(Vec::new())
     }
 
@@ -139,7 +139,7 @@ pub trait AuthSource: Send + Sync {
     fn prepare_request(
         &self,
         _model: &pi_ai::Model,
-    ) -> Option<futures::future::BoxFuture<'static, Result<(), String>>> {
+    ) -> Option<futures::future::BoxFuture<'static, Result<(), RequestAuthError>>> {
         None
     }
 
@@ -177,17 +177,20 @@ impl AuthSource for RegistryAuth {
         r.api_key(provider).ok().flatten()
     }
 
-    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, RequestAuthError> {
         let r = crate::sync::read(&self.0);
         r.api_key(provider)
-            .map_err(|cause| format!("API key auth failed for provider {provider}: {cause}"))
+            .map_err(|cause| RequestAuthError::ProviderAuth {
+                provider: provider.to_owned(),
+                cause,
+            })
     }
 
     fn request_headers(
         &self,
         model: &pi_ai::Model,
         api_key: Option<&str>,
-    ) -> Result<Vec<(String, Option<String>)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, RequestAuthError> {
         let r = crate::sync::read(&self.0);
         r.request_headers(model, api_key)
     }
@@ -205,7 +208,7 @@ impl AuthSource for RegistryAuth {
     fn prepare_request(
         &self,
         model: &pi_ai::Model,
-    ) -> Option<futures::future::BoxFuture<'static, Result<(), String>>> {
+    ) -> Option<futures::future::BoxFuture<'static, Result<(), RequestAuthError>>> {
         let provider = model.provider.clone();
         let (path, entry) = {
             let r = self.0.read().unwrap_or_else(|e| e.into_inner());
@@ -219,7 +222,9 @@ impl AuthSource for RegistryAuth {
         };
         let registry = Arc::clone(&self.0);
         Some(Box::pin(async move {
-            crate::config::registry::refresh_oauth(&registry, &provider, path, entry).await
+            crate::config::registry::refresh_oauth(&registry, &provider, path, entry)
+                .await
+                .map_err(RequestAuthError::from)
         }))
     }
 }

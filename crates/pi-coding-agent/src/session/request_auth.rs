@@ -40,9 +40,12 @@ pub fn with_request_auth(auth: Arc<dyn AuthSource>, stream_fn: StreamFn) -> Stre
         runtime.spawn(async move {
             let mut inner = match prepare.await {
                 Ok(()) => apply_auth(auth.as_ref(), &stream_fn, model, context, options),
-                Err(text) => AssistantMessageEventStream::error_only(
-                    AssistantMessage::setup_error(&model.api, &model.provider, &model.id, text),
-                ),
+                Err(e) => AssistantMessageEventStream::error_only(AssistantMessage::setup_error(
+                    &model.api,
+                    &model.provider,
+                    &model.id,
+                    e.to_string(),
+                )),
             };
             while let Some(event) = inner.next_event().await {
                 if !sink.push(event).await {
@@ -76,7 +79,7 @@ fn apply_auth(
         if options.api_key.as_deref().is_none_or(str::is_empty) {
             match auth.resolve_api_key(&model.provider) {
                 Ok(key) => options.api_key = key.filter(|k| !k.is_empty()),
-                Err(text) => return fail(text),
+                Err(e) => return fail(e.to_string()),
             }
         }
         match auth.request_headers(&model, options.api_key.as_deref()) {
@@ -86,7 +89,7 @@ fn apply_auth(
                 options.headers = headers;
                 options.headers.extend(own);
             }
-            Err(text) => return fail(text),
+            Err(e) => return fail(e.to_string()),
         }
         stream_fn(model, context, options)
     }
@@ -99,6 +102,8 @@ mod tests {
     use pi_ai::{Context, Model, StopReason, StreamOptions};
 
     use super::*;
+    use crate::config::registry::RequestAuthError;
+    use crate::config::resolve_value::ResolveError;
 
     /// A configured key per provider: `Ok` for `good` and `headers`, empty for `blank`, an
     /// error otherwise; headers for `headers` (an error for `bad-header`).
@@ -107,25 +112,33 @@ mod tests {
         fn has_auth(&self, _provider: &str) -> bool {
             true
         }
-        fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, RequestAuthError> {
             match provider {
                 "good" | "headers" | "bad-header" => Ok(Some("configured".into())),
                 "blank" => Ok(Some(String::new())),
-                p => Err(format!("API key auth failed for provider {p}: exit 3")),
+                p => Err(RequestAuthError::ProviderAuth {
+                    provider: p.to_owned(),
+                    cause: ResolveError::Command {
+                        description: format!("API key for provider \"{p}\""),
+                        command: "exit 3".into(),
+                    },
+                }),
             }
         }
         fn request_headers(
             &self,
             model: &Model,
             api_key: Option<&str>,
-        ) -> Result<Vec<(String, Option<String>)>, String> {
+        ) -> Result<Vec<(String, Option<String>)>, RequestAuthError> {
             match model.provider.as_str() {
                 "headers" => Ok(vec![
                     ("X-Team".into(), Some("blue".into())),
                     ("X-Key".into(), Some(api_key.unwrap_or("none").into())),
                     ("X-Over".into(), Some("configured".into())),
                 ]),
-                "bad-header" => Err("Failed to resolve model \"bad-header/m\" header".into()),
+                "bad-header" => Err(RequestAuthError::Resolve(ResolveError::Unresolved {
+                    description: "model \"bad-header/m\" header".into(),
+                })),
                 _ => Ok(Vec::new()),
             }
         }
@@ -212,7 +225,9 @@ mod tests {
         assert!(m.error_before_timestamp);
         assert_eq!(
             m.error_message.as_deref(),
-            Some("API key auth failed for provider broken: exit 3")
+            Some(
+                "API key auth failed for provider broken: Failed to resolve API key for provider \"broken\" from shell command: exit 3"
+            )
         );
         assert_eq!(
             (m.api.as_str(), m.provider.as_str(), m.model.as_str()),

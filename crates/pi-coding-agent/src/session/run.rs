@@ -142,7 +142,7 @@ impl AgentSession {
                     hooks.report_error(ExtensionErrorInfo {
                         extension_path: format!("command:{name}"),
                         event: "command".into(),
-                        error,
+                        error: error.to_string(),
                     });
                 }
                 return Ok(None);

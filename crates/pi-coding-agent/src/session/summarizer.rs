@@ -23,7 +23,10 @@ impl AgentSession {
     ///
     /// Errors: the refresh's text (`OAuth refresh failed for <p>: …`); the key's resolution
     /// error.
-    pub(crate) async fn summary_api_key(&self, model: &Model) -> Result<Option<String>, String> {
+    pub(crate) async fn summary_api_key(
+        &self,
+        model: &Model,
+    ) -> Result<Option<String>, crate::config::registry::RequestAuthError> {
         if let Some(refresh) = self.auth().prepare_request(model) {
             refresh.await?;
         }

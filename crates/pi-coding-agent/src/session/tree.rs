@@ -343,7 +343,7 @@ impl AgentSession {
         let api_key = self
             .summary_api_key(&model)
             .await
-            .map_err(SessionError::Refused)?;
+            .map_err(|e| SessionError::Refused(e.to_string()))?;
         Ok(self.summarizer(model, api_key, cancel, SummarizationSource::BranchSummary))
     }
 }

@@ -139,7 +139,8 @@ impl SessionScope {
             Some(cwd) => {
                 let stored = &info.header.cwd;
                 !stored.is_empty()
-                    && lexical(&crate::config::paths::resolve_path(stored, cwd)) == lexical(cwd)
+                    && lexical(&crate::config::agent_paths::resolve_path(stored, cwd))
+                        == lexical(cwd)
             }
         }
     }
@@ -202,7 +203,7 @@ impl SessionScope {
 }
 
 fn lexical(p: &Path) -> PathBuf {
-    crate::platform::path::lexical_normalize(p)
+    crate::platform::lexical_path::lexical_normalize(p)
 }
 
 /// Exact id first, else the most recently modified id with `query` as prefix.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::context::path_to_leaf;
 use super::entry::{SessionEntry, SessionHeader};
-use super::paths::iso_now;
+use super::session_paths::iso_now;
 use super::store::{SessionStore, StoreError};
 use crate::platform::fs_error::node_message;
 

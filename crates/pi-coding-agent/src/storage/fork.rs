@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Map;
 
 use super::entry::{EntryKind, SESSION_VERSION, SessionEntry, SessionHeader};
-use super::paths::{iso_now, new_session_id, session_file_name};
+use super::session_paths::{iso_now, new_session_id, session_file_name};
 use super::store::{SessionStore, StoreError};
 
 /// Where a fork starts (pi's `position`; JSON `"before"` / `"at"`): the one type the runtime,

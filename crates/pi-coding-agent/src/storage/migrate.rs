@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::paths::new_entry_id;
+use super::session_paths::new_entry_id;
 
 /// The current session version.
 const CURRENT: u64 = 3;

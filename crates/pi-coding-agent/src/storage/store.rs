@@ -32,9 +32,9 @@ use super::entry_stats::EntryStats;
 use super::index::{ProbedLine, probe_line};
 use super::lines::{LineTooLong, Lines};
 use super::migrate;
-use super::paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::scan::{self, FileRange, Indexer};
 use super::session_index::{self, IndexData, Opening};
+use super::session_paths::{iso_now, new_entry_id, new_session_id, session_file_name};
 use super::slots::{Kind, Loc, Pinned, Prefix, Slots};
 use crate::platform::fs_error::node_message;
 
@@ -131,7 +131,9 @@ fn same_file(source: Option<&File>, writer: &std::fs::Metadata) -> bool {
 /// pi's `assertValidSessionId` on an id a caller chose (`None`: one is drawn).
 pub(crate) fn check_session_id(id: Option<&str>) -> Result<(), StoreError> {
     match id {
-        Some(id) if !super::paths::is_valid_session_id(id) => Err(StoreError::InvalidSessionId),
+        Some(id) if !super::session_paths::is_valid_session_id(id) => {
+            Err(StoreError::InvalidSessionId)
+        }
         _ => Ok(()),
     }
 }

@@ -32,7 +32,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::path::resolve_to_cwd;
+use crate::tools::path_args::resolve_to_cwd;
 use crate::tools::search::{IgnoreRules, js_number_value, walker};
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
 use crate::tools::{check_aborted, js_number};

@@ -42,7 +42,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::path::resolve_to_cwd;
+use crate::tools::path_args::resolve_to_cwd;
 use crate::tools::search::{IgnoreRules, js_number_value, walker};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TruncationOptions, format_size, truncate_head,

@@ -21,7 +21,7 @@ use pi_agent_core::{AgentTool, AgentToolResult, ToolError};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::path::resolve_to_cwd;
+use super::path_args::resolve_to_cwd;
 use super::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
 use super::{aborted, check_aborted, js_number, js_number_value, optional_number};
 use crate::platform::fs_error::node_message;

@@ -12,7 +12,7 @@ pub mod find;
 pub mod grep;
 pub mod image;
 pub mod ls;
-pub mod path;
+pub mod path_args;
 pub mod read;
 pub(crate) mod search;
 pub mod truncate;

@@ -29,7 +29,7 @@ use super::image::{
     MAX_IMAGE_FILE_BYTES, ProcessedImage, SNIFF_BYTES, detect_image_mime_type, oversized_image,
     process_image, read_image_file,
 };
-use super::path::resolve_read_path;
+use super::path_args::resolve_read_path;
 use super::truncate::{
     DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size, truncate_head,
 };

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::file_mutex::with_file_mutation;
-use super::path::resolve_to_cwd;
+use super::path_args::resolve_to_cwd;
 use super::{check_aborted, required_str};
 use crate::platform::fs_error::{node_message, write_file};
 

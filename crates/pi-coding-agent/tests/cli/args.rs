@@ -272,13 +272,15 @@ fn extensions_fail_with_the_reference_shape() {
 }
 
 #[test]
-fn reference_subcommands_are_not_supported() {
-    for cmd in ["install", "remove", "uninstall", "update", "list"] {
-        assert_fails(
-            &run(&[cmd, "x"]),
-            &format!("Error: pi-rs does not support '{cmd}' yet\n"),
-        );
-    }
+fn subcommands_check_their_arguments_as_pi_does() {
+    assert_fails(
+        &run(&["install", "a", "b"]),
+        "Unexpected argument b.\nUsage: pi install <source> [-l] [--approve|--no-approve]\n",
+    );
+    assert_fails(
+        &run(&["list", "--x"]),
+        "Unknown option --x for \"list\".\nUse \"pi --help\" or \"pi list [--approve|--no-approve]\".\n",
+    );
     // `config` is pi's resource screen; its argument errors are pi's.
     assert_fails(
         &run(&["config", "x"]),

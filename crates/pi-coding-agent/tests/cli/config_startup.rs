@@ -5,11 +5,11 @@ use std::fs;
 use std::path::Path;
 
 use pi_ai::ModelThinkingLevel;
+use pi_coding_agent::config::agent_paths::AgentPaths;
 use pi_coding_agent::config::model_resolver::{
     InitialModelOptions, SessionModelInputs, choose_session_model, find_initial_model,
     format_no_api_key_found, resolve_cli_model, resolve_model_scope,
 };
-use pi_coding_agent::config::paths::AgentPaths;
 use pi_coding_agent::config::registry::ModelRegistry;
 use pi_coding_agent::config::settings::SettingsManager;
 

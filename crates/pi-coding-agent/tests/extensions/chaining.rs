@@ -118,7 +118,7 @@ async fn a_failing_tool_call_handler_blocks_without_an_extension_error() {
     ]);
     assert_eq!(
         r.emit_tool_call(tool_call("ls")).await,
-        Err("policy service down".to_owned())
+        Err(HandlerError::new("policy service down"))
     );
     let (r2, errors2) = runner(vec![
         (
@@ -132,7 +132,9 @@ async fn a_failing_tool_call_handler_blocks_without_an_extension_error() {
     ]);
     assert_eq!(
         r2.emit_tool_call(tool_call("ls")).await,
-        Err("Extension failed, blocking execution: oops".to_owned())
+        Err(HandlerError::new(
+            "Extension failed, blocking execution: oops"
+        ))
     );
     assert!(entries(&l).is_empty());
     assert!(entries(&errors).is_empty() && entries(&errors2).is_empty());

@@ -58,7 +58,7 @@ fn settings_with_a_wrong_timeout_value_name_the_setting() {
     .unwrap();
     let s = SettingsManager::load(&cwd, &agent, true);
     assert_eq!(
-        s.http_idle_timeout_ms(),
+        s.http_idle_timeout_ms().map_err(|e| e.to_string()),
         Err("Invalid httpIdleTimeoutMs setting: soon".to_owned())
     );
 }

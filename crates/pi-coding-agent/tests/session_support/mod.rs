@@ -275,10 +275,14 @@ impl pi_coding_agent::session::AuthSource for CommandKey {
     fn has_auth(&self, _provider: &str) -> bool {
         true
     }
-    fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+    fn resolve_api_key(
+        &self,
+        provider: &str,
+    ) -> Result<Option<String>, pi_coding_agent::config::registry::RequestAuthError> {
         if self.fails.load(std::sync::atomic::Ordering::SeqCst) {
-            Err(format!(
-                "API key auth failed for provider {provider}: Command failed: exit 3"
+            Err(pi_coding_agent::config::registry::RequestAuthError::Source(
+                format!("API key auth failed for provider {provider}: Command failed: exit 3")
+                    .into(),
             ))
         } else {
             Ok(Some("resolved-key".into()))

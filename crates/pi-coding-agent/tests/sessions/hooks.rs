@@ -63,7 +63,11 @@ impl SessionHooks for Recording {
     fn has_command(&self, name: &str) -> bool {
         self.commands.iter().any(|c| c == name)
     }
-    fn run_command(&self, name: &str, args: &str) -> BoxFuture<'_, Result<(), String>> {
+    fn run_command(
+        &self,
+        name: &str,
+        args: &str,
+    ) -> BoxFuture<'_, Result<(), pi_coding_agent::extensions::HandlerError>> {
         self.push(format!("hook:command:{name}:{args}"));
         Box::pin(async { Ok(()) })
     }

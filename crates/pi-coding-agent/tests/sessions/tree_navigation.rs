@@ -1333,21 +1333,36 @@ impl pi_coding_agent::session::AuthSource for ExpiringLogin {
     fn is_oauth(&self, _provider: &str) -> bool {
         true
     }
-    fn resolve_api_key(&self, _provider: &str) -> Result<Option<String>, String> {
+    fn resolve_api_key(
+        &self,
+        _provider: &str,
+    ) -> Result<Option<String>, pi_coding_agent::config::registry::RequestAuthError> {
         let fresh = self.refreshed.load(std::sync::atomic::Ordering::SeqCst);
         Ok(Some(if fresh { "fresh" } else { "stale" }.into()))
     }
     fn prepare_request(
         &self,
         _model: &pi_ai::Model,
-    ) -> Option<futures::future::BoxFuture<'static, Result<(), String>>> {
+    ) -> Option<
+        futures::future::BoxFuture<
+            'static,
+            Result<(), pi_coding_agent::config::registry::RequestAuthError>,
+        >,
+    > {
         if self.refreshed.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
         let (refreshed, revoked) = (self.refreshed.clone(), self.revoked);
         Some(Box::pin(async move {
             if revoked {
-                return Err("OAuth refresh failed for faux: invalid_grant".into());
+                return Err(
+                    pi_coding_agent::config::registry::RequestAuthError::Refresh(
+                        pi_coding_agent::config::oauth::OAuthRefreshError::Refresh {
+                            provider: "faux".into(),
+                            cause: "invalid_grant".into(),
+                        },
+                    ),
+                );
             }
             refreshed.store(true, std::sync::atomic::Ordering::SeqCst);
             Ok(())

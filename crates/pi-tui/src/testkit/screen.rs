@@ -255,18 +255,27 @@ impl ScreenModel {
     }
 
     /// Asserts that each of `lines` appears exactly once in scrollback + screen, in order.
-    /// Returns a description of the first violation.
-    pub fn check_each_once(&mut self, lines: &[String]) -> Result<(), String> {
+    /// Returns the first violation.
+    pub fn check_each_once(&mut self, lines: &[String]) -> Result<(), OnceCheckError> {
         let all = self.all_lines();
         let mut at = 0usize;
         for l in lines {
             let n = all.iter().filter(|x| *x == l).count();
             if n != 1 {
-                return Err(format!("{l:?} appears {n} times\n{}", all.join("\n")));
+                return Err(OnceCheckError::Count {
+                    line: l.clone(),
+                    count: n,
+                    screen: all.join("\n"),
+                });
             }
             match all[at..].iter().position(|x| x == l) {
                 Some(i) => at += i + 1,
-                None => return Err(format!("{l:?} out of order\n{}", all.join("\n"))),
+                None => {
+                    return Err(OnceCheckError::OutOfOrder {
+                        line: l.clone(),
+                        screen: all.join("\n"),
+                    });
+                }
             }
         }
         Ok(())
@@ -275,6 +284,30 @@ impl ScreenModel {
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The first way [`ScreenModel::check_each_once`]'s lines are not each on screen once, in order;
+/// the text carries the whole scrollback + screen so a failing test shows what it saw.
+#[derive(Debug, thiserror::Error)]
+pub enum OnceCheckError {
+    /// A line appears zero or several times.
+    #[error("{line:?} appears {count} times\n{screen}")]
+    Count {
+        /// The expected line.
+        line: String,
+        /// How often it appears.
+        count: usize,
+        /// Scrollback + screen, one line each.
+        screen: String,
+    },
+    /// A line appears once but before an earlier expected one.
+    #[error("{line:?} out of order\n{screen}")]
+    OutOfOrder {
+        /// The expected line.
+        line: String,
+        /// Scrollback + screen, one line each.
+        screen: String,
+    },
 }
 
 #[cfg(test)]

@@ -11,13 +11,29 @@ pub(crate) const CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
 pub(crate) const TOKEN_URL: &str = "https://platform.claude.com/v1/oauth/token";
 const FIVE_MINUTES_MS: f64 = 5.0 * 60.0 * 1000.0;
 
+/// Why [`post_json`] got no 2xx body; the text is the `details=` part that the refresh and
+/// the token exchange wrap into their [`OAuthError`].
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PostError {
+    /// No reply (timeout or transport): [`FetchError::details`].
+    #[error("{}", .0.details())]
+    Fetch(FetchError),
+    /// A reply with a non-2xx status.
+    #[error("Error: HTTP request failed. status={status}; url={url}; body={body}")]
+    Status {
+        status: u16,
+        url: String,
+        body: String,
+    },
+}
+
 /// pi's `postJson`: a JSON POST; a non-2xx status is
 /// `HTTP request failed. status=<s>; url=<u>; body=<b>`.
 pub(crate) async fn post_json(
     url: &str,
     body: &Value,
     deadline: Instant,
-) -> Result<String, String> {
+) -> Result<String, PostError> {
     let url = endpoint(url);
     let reply: Reply = send(
         Exchange {
@@ -32,12 +48,13 @@ pub(crate) async fn post_json(
         deadline,
     )
     .await
-    .map_err(|e: FetchError| e.details())?;
+    .map_err(PostError::Fetch)?;
     if !reply.ok() {
-        return Err(format!(
-            "Error: HTTP request failed. status={}; url={url}; body={}",
-            reply.status, reply.body
-        ));
+        return Err(PostError::Status {
+            status: reply.status,
+            url,
+            body: reply.body,
+        });
     }
     Ok(reply.body)
 }

@@ -231,7 +231,7 @@ mod tests {
     /// The prefixes exist for pi's retry classifier, which reads them as pi's does.
     #[test]
     fn retry_classification_reads_the_prefixes() {
-        use crate::retry::is_transient_error_message as transient;
+        use crate::retryable::is_transient_error_message as transient;
         assert!(transient(&exception_text_of(
             "serviceUnavailableException",
             r#"{"message":"Bedrock is unable to process your request."}"#

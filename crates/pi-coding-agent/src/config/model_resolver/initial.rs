@@ -134,6 +134,12 @@ fn per_model(
     levels.iter().find(|(k, _)| *k == key).map(|(_, l)| *l)
 }
 
+/// The `--provider`/`--model` pair names no model: the CLI resolution's text (e.g.
+/// `Model "x" not found for provider "p"`), which the caller prints as `Error: …`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CliModelError(pub String);
+
 /// `findInitialModel`: CLI model; else the first scoped model (not when continuing); else the
 /// settings default when its provider has auth; else the first available provider default;
 /// else the first available model; else none.
@@ -142,11 +148,11 @@ fn per_model(
 pub fn find_initial_model(
     opts: &InitialModelOptions<'_>,
     source: &dyn ModelSource,
-) -> Result<InitialModel, String> {
+) -> Result<InitialModel, CliModelError> {
     if let (Some(_), Some(_)) = (opts.cli_provider, opts.cli_model) {
         let r = resolve_cli_model(opts.cli_provider, opts.cli_model, None, source);
         if let Some(e) = r.error {
-            return Err(e);
+            return Err(CliModelError(e));
         }
         if let Some(model) = r.model {
             return Ok(InitialModel {

@@ -20,9 +20,9 @@ mod messages;
 pub use cycle::{CycleStep, next_model_in_cycle, thinking_level_for_switch};
 
 pub use initial::{
-    DEFAULT_MODEL_PER_PROVIDER, DEFAULT_THINKING_LEVEL, InitialModel, InitialModelOptions,
-    RestoredModel, SessionModelChoice, SessionModelInputs, choose_session_model,
-    find_initial_model, restore_model_from_session,
+    CliModelError, DEFAULT_MODEL_PER_PROVIDER, DEFAULT_THINKING_LEVEL, InitialModel,
+    InitialModelOptions, RestoredModel, SessionModelChoice, SessionModelInputs,
+    choose_session_model, find_initial_model, restore_model_from_session,
 };
 pub use messages::{
     API_KEY_REQUIRES_MODEL, format_no_api_key_found, format_no_model_selected,

@@ -50,7 +50,7 @@ async fn an_expired_entry_is_refreshed_in_place_and_nothing_else_changes() {
     let got = refresh_stored_with(&path, "anthropic", None, |current| {
         calls.fetch_add(1, Ordering::SeqCst);
         assert_eq!(current["refresh"], "sk-ant-ort01-old");
-        async { Ok(fresh_entry("sk-ant-ort01-new")) }
+        async { Ok::<_, String>(fresh_entry("sk-ant-ort01-new")) }
     })
     .await
     .unwrap();
@@ -88,9 +88,11 @@ async fn an_entry_fresh_under_the_lock_is_not_refreshed_again() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     // Logged out meanwhile.
     let path = write(&dir, r#"{"openai": {"type": "api_key", "key": "k"}}"#);
-    let got = refresh_stored_with(&path, "anthropic", None, |_| async { Ok(fresh_entry("r")) })
-        .await
-        .unwrap();
+    let got = refresh_stored_with(&path, "anthropic", None, |_| async {
+        Ok::<_, String>(fresh_entry("r"))
+    })
+    .await
+    .unwrap();
     assert_eq!(got, Refreshed::Gone);
 }
 
@@ -131,18 +133,22 @@ async fn bad_files_are_errors_and_stay_as_they_are() {
         ),
     ] {
         let path = write(&dir, text);
-        let err = refresh_stored_with(&path, "anthropic", None, |_| async { Ok(fresh_entry("r")) })
-            .await
-            .unwrap_err();
+        let err = refresh_stored_with(&path, "anthropic", None, |_| async {
+            Ok::<_, String>(fresh_entry("r"))
+        })
+        .await
+        .unwrap_err();
         assert_eq!(err.to_string(), expected);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
     // An entry of a type pi does not know is not ours to refresh.
     let text = r#"{"anthropic": {"type": "passkey", "x": 1}}"#;
     let path = write(&dir, text);
-    let got = refresh_stored_with(&path, "anthropic", None, |_| async { Ok(fresh_entry("r")) })
-        .await
-        .unwrap();
+    let got = refresh_stored_with(&path, "anthropic", None, |_| async {
+        Ok::<_, String>(fresh_entry("r"))
+    })
+    .await
+    .unwrap();
     assert_eq!(got, Refreshed::Gone);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
@@ -159,9 +165,11 @@ async fn a_lock_left_by_a_dead_process_is_taken_over() {
         .set_modified(old)
         .unwrap();
     let started = std::time::Instant::now();
-    refresh_stored_with(&path, "anthropic", None, |_| async { Ok(fresh_entry("n")) })
-        .await
-        .unwrap();
+    refresh_stored_with(&path, "anthropic", None, |_| async {
+        Ok::<_, String>(fresh_entry("n"))
+    })
+    .await
+    .unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(!lock_dir.exists());
 }
@@ -177,7 +185,7 @@ async fn concurrent_refreshes_make_one_request() {
                 calls.fetch_add(1, Ordering::SeqCst);
                 // Hold the lock long enough for the other task to wait on it.
                 tokio::time::sleep(Duration::from_millis(200)).await;
-                Ok(fresh_entry("n"))
+                Ok::<_, String>(fresh_entry("n"))
             })
             .await
         })
@@ -201,7 +209,7 @@ async fn a_token_shorter_than_the_minimum_is_refused_after_being_stored() {
         &path,
         "anthropic",
         Some(Duration::from_secs(7200)),
-        |_| async { Ok(fresh_entry("n")) },
+        |_| async { Ok::<_, String>(fresh_entry("n")) },
     )
     .await
     .unwrap_err();

@@ -16,16 +16,50 @@ use pi_ai::Model;
 
 use pi_ai::auth::oauth;
 
+use super::agent_paths::AgentPaths;
 use super::auth::AuthStorage;
 use super::models_json::{
     ModelsConfig, ProviderModelsError, compose_provider_models, merge_headers, model_headers,
     provider_headers,
 };
-use super::paths::AgentPaths;
 use super::resolve_value::{
-    is_command_config_value, is_config_value_configured, lookup_env, resolve_config_value_or_throw,
-    resolve_headers_or_throw,
+    ResolveError, is_command_config_value, is_config_value_configured, lookup_env,
+    resolve_config_value_or_throw, resolve_headers_or_throw,
 };
+
+/// Why a request cannot be authenticated; the text is the error the request ends with
+/// before anything is sent.
+///
+/// Layers: [`ResolveError`] (one configured value) is wrapped as it is for a `models.json` key
+/// or model header, and as [`RequestAuthError::ProviderAuth`] where pi-ai words it as the
+/// provider's auth failure; a due OAuth refresh that fails is
+/// [`super::oauth::OAuthRefreshError`].
+#[derive(Debug, thiserror::Error)]
+pub enum RequestAuthError {
+    /// A configured key or model header does not resolve.
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    /// The provider's key or headers do not resolve.
+    #[error("API key auth failed for provider {provider}: {cause}")]
+    ProviderAuth {
+        /// The provider id.
+        provider: String,
+        /// The value that did not resolve.
+        cause: ResolveError,
+    },
+    /// The provider sets `authHeader` and there is no key.
+    #[error("No API key found for \"{provider}\"")]
+    NoKey {
+        /// The provider id.
+        provider: String,
+    },
+    /// The provider's OAuth credential was due and did not refresh.
+    #[error("{0}")]
+    Refresh(#[from] super::oauth::OAuthRefreshError),
+    /// The failure of an embedder's own `AuthSource` (its text as it is).
+    #[error("{0}")]
+    Source(Box<dyn std::error::Error + Send + Sync>),
+}
 
 /// Key and headers for one request. `Debug` prints neither the key nor header values.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -302,7 +336,7 @@ impl ModelRegistry {
     ///
     /// Errors: the resolver's text for a `models.json` key that fails, e.g.
     /// `Failed to resolve API key for provider "p" from environment variable: X`.
-    pub fn api_key(&self, provider: &str) -> Result<Option<String>, String> {
+    pub fn api_key(&self, provider: &str) -> Result<Option<String>, ResolveError> {
         if let Some(k) = self.auth.runtime_api_key(provider) {
             return Ok(Some(k.to_owned()));
         }
@@ -320,10 +354,7 @@ impl ModelRegistry {
             .and_then(|c| c.api_key.as_deref())
         {
             let description = format!("API key for provider \"{provider}\"");
-            // The registry's callers (session auth) still take the error as text.
-            return resolve_config_value_or_throw(raw, &description, None)
-                .map(Some)
-                .map_err(|e| e.to_string());
+            return resolve_config_value_or_throw(raw, &description, None).map(Some);
         }
         if (self.env_token)(provider).is_some() {
             return Ok(None); // the bearer token of `request_headers` authenticates
@@ -336,7 +367,7 @@ impl ModelRegistry {
     ///
     /// Errors: `No API key found for "<p>"` when `authHeader` needs a key there is none of;
     /// the resolver's texts for keys and headers.
-    pub fn request_auth(&self, model: &Model) -> Result<RequestAuth, String> {
+    pub fn request_auth(&self, model: &Model) -> Result<RequestAuth, RequestAuthError> {
         let api_key = self.api_key(&model.provider)?;
         let headers = self.request_headers(model, api_key.as_deref())?;
         Ok(RequestAuth { api_key, headers })
@@ -399,7 +430,7 @@ impl ModelRegistry {
         &self,
         model: &Model,
         api_key: Option<&str>,
-    ) -> Result<Vec<(String, Option<String>)>, String> {
+    ) -> Result<Vec<(String, Option<String>)>, RequestAuthError> {
         let provider = &model.provider;
         let config = self.config.provider(provider);
         let env = self.auth.stored_env(provider);
@@ -426,11 +457,16 @@ impl ModelRegistry {
             &format!("provider \"{provider}\""),
             env.as_ref(),
         )
-        .map_err(|cause| format!("API key auth failed for provider {provider}: {cause}"))?
+        .map_err(|cause| RequestAuthError::ProviderAuth {
+            provider: provider.clone(),
+            cause,
+        })?
         .unwrap_or_default();
         if config.and_then(|c| c.auth_header).unwrap_or(false) {
             let Some(key) = api_key else {
-                return Err(format!("No API key found for \"{provider}\""));
+                return Err(RequestAuthError::NoKey {
+                    provider: provider.clone(),
+                });
             };
             headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
             headers.push(("Authorization".to_owned(), format!("Bearer {key}")));
@@ -440,8 +476,7 @@ impl ModelRegistry {
             &model_headers(config, &model.id),
             &description,
             env.as_ref(),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         merge_headers(&mut headers, own.unwrap_or_default());
         auth.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
         auth.extend(headers.into_iter().map(|(k, v)| (k, Some(v))));
@@ -480,22 +515,26 @@ impl ModelRegistry {
 /// Refreshes `provider`'s OAuth credential (in the file at `path`, or in memory when the
 /// credentials have no file) and takes the result into `registry`.
 ///
-/// Errors: the [`super::oauth::OAuthRefreshError`] text.
+/// Errors: [`super::oauth::OAuthRefreshError`] (in memory too:
+/// `OAuth refresh failed for <p>: <cause>`).
 pub async fn refresh_oauth(
     registry: &std::sync::RwLock<ModelRegistry>,
     provider: &str,
     path: Option<std::path::PathBuf>,
     entry: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Result<(), String> {
+) -> Result<(), super::oauth::OAuthRefreshError> {
     let refreshed = match path {
-        Some(path) => super::oauth::refresh_stored(&path, provider, None, oauth::REFRESH_TIMEOUT)
-            .await
-            .map_err(|e| e.to_string())?,
+        Some(path) => {
+            super::oauth::refresh_stored(&path, provider, None, oauth::REFRESH_TIMEOUT).await?
+        }
         None => {
             let Some(entry) = entry else { return Ok(()) };
             let next = oauth::refresh(provider, &entry, oauth::REFRESH_TIMEOUT)
                 .await
-                .map_err(|e| format!("OAuth refresh failed for {provider}: {e}"))?;
+                .map_err(|e| super::oauth::OAuthRefreshError::Refresh {
+                    provider: provider.to_owned(),
+                    cause: e.to_string(),
+                })?;
             super::oauth::Refreshed::Entry(next)
         }
     };

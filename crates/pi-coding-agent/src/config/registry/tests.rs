@@ -105,8 +105,8 @@ fn models_json_env_key_counts_only_when_set() {
     );
     assert!(!r.has_configured_auth("c"));
     assert_eq!(
-        r.api_key("c"),
-        Err("Failed to resolve API key for provider \"c\" from environment variable: PIRS_REG_UNSET".into())
+        r.api_key("c").map_err(|e| e.to_string()),
+        Err("Failed to resolve API key for provider \"c\" from environment variable: PIRS_REG_UNSET".to_owned())
     );
     let r = registry(
         r#"{"providers": {"c": {"baseUrl": "u", "api": "openai-completions", "apiKey": "!printf k", "models": [{"id": "m"}]}}}"#,
@@ -139,7 +139,10 @@ fn request_auth_headers_and_auth_header() {
         json!({}),
     );
     let m = r.find("c", "m").unwrap().clone();
-    assert_eq!(r.request_auth(&m), Err("No API key found for \"c\"".into()));
+    assert_eq!(
+        r.request_auth(&m).unwrap_err().to_string(),
+        "No API key found for \"c\""
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use pi_ai::{ModelThinkingLevel, ThinkingBudgets};
 use serde_json::{Map, Value};
 
 use super::SettingsManager;
-use crate::config::paths::expand_tilde;
+use crate::config::agent_paths::expand_tilde;
 use crate::config::resource_filter::is_pattern;
 
 /// Default `httpIdleTimeoutMs` (5 minutes).
@@ -174,6 +174,15 @@ pub(super) fn parse_timeout_ms(value: &Value) -> Option<u64> {
     }
 }
 
+/// A timeout setting that is not a number of milliseconds: `Invalid <key> setting: <value>`,
+/// the error a request fails with before it is sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid {key} setting: {value}")]
+pub struct InvalidSetting {
+    key: String,
+    value: String,
+}
+
 fn display_value(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -298,22 +307,25 @@ impl SettingsManager {
     /// `httpIdleTimeoutMs` (300000; 0 = off; `"disabled"` = 0).
     ///
     /// Errors: `Invalid httpIdleTimeoutMs setting: <value>` for an unparsable value.
-    pub fn http_idle_timeout_ms(&self) -> Result<u64, String> {
+    pub fn http_idle_timeout_ms(&self) -> Result<u64, InvalidSetting> {
         self.timeout_setting("httpIdleTimeoutMs")
             .map(|v| v.unwrap_or(DEFAULT_HTTP_IDLE_TIMEOUT_MS))
     }
 
     /// `websocketConnectTimeoutMs` (unset → the transport's default, 15000).
-    pub fn websocket_connect_timeout_ms(&self) -> Result<Option<u64>, String> {
+    pub fn websocket_connect_timeout_ms(&self) -> Result<Option<u64>, InvalidSetting> {
         self.timeout_setting("websocketConnectTimeoutMs")
     }
 
-    fn timeout_setting(&self, key: &str) -> Result<Option<u64>, String> {
+    fn timeout_setting(&self, key: &str) -> Result<Option<u64>, InvalidSetting> {
         match self.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match parse_timeout_ms(v) {
                 Some(n) => Ok(Some(n)),
-                None => Err(format!("Invalid {key} setting: {}", display_value(v))),
+                None => Err(InvalidSetting {
+                    key: key.to_owned(),
+                    value: display_value(v),
+                }),
             },
         }
     }
@@ -339,7 +351,7 @@ impl SettingsManager {
     }
 
     /// The stream options these settings drive. Errors as [`Self::http_idle_timeout_ms`].
-    pub fn stream_settings(&self) -> Result<StreamSettings, String> {
+    pub fn stream_settings(&self) -> Result<StreamSettings, InvalidSetting> {
         let idle = self.http_idle_timeout_ms()?;
         let provider = self.provider_retry();
         let effective = if idle == 0 { NO_TIMEOUT_MS } else { idle };
@@ -443,7 +455,7 @@ impl SettingsManager {
                 .iter()
                 .map(|e| e.trim())
                 .filter(|e| !e.is_empty() && !is_pattern(e))
-                .map(|e| crate::config::paths::resolve_path(e, base))
+                .map(|e| crate::config::agent_paths::resolve_path(e, base))
                 .collect()
         };
         let project_base = base(self.project_path.as_deref());
@@ -569,9 +581,12 @@ impl SettingsManager {
     }
 
     /// Sets `httpIdleTimeoutMs` (floored). Errors for a negative or non-finite value.
-    pub fn set_http_idle_timeout_ms(&mut self, timeout_ms: f64) -> Result<(), String> {
+    pub fn set_http_idle_timeout_ms(&mut self, timeout_ms: f64) -> Result<(), InvalidSetting> {
         if !timeout_ms.is_finite() || timeout_ms < 0.0 {
-            return Err(format!("Invalid httpIdleTimeoutMs setting: {timeout_ms}"));
+            return Err(InvalidSetting {
+                key: "httpIdleTimeoutMs".to_owned(),
+                value: timeout_ms.to_string(),
+            });
         }
         self.set_global(
             "httpIdleTimeoutMs",

@@ -17,8 +17,8 @@ mod accessors;
 mod migrate;
 
 pub use accessors::{
-    BranchSummarySettings, CompactionSettings, ProjectTrustDefault, ProviderRetrySettings,
-    QueueMode, RetrySettings, ScopedResourcePaths, StreamSettings,
+    BranchSummarySettings, CompactionSettings, InvalidSetting, ProjectTrustDefault,
+    ProviderRetrySettings, QueueMode, RetrySettings, ScopedResourcePaths, StreamSettings,
 };
 pub use migrate::migrate;
 
@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::agent_paths::CONFIG_DIR_NAME;
 use super::js_json::parse_json;
 use super::lock::FileLock;
-use super::paths::CONFIG_DIR_NAME;
 use super::text::strip_bom;
 
 /// Which settings file.
@@ -84,16 +84,40 @@ pub fn deep_merge(base: &Map<String, Value>, overrides: &Map<String, Value>) -> 
     result
 }
 
+/// Why a settings file's text is not settings; the text is a [`SettingsError`]'s message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsTextError {
+    /// Not JSON: `JSON.parse`'s message.
+    #[error("{0}")]
+    Json(#[from] crate::config::js_json::JsonParseError),
+    /// JSON, but not an object.
+    #[error("expected a JSON object")]
+    NotAnObject,
+}
+
+/// Why a settings write did not land; the text is a [`SettingsError`]'s message.
+#[derive(Debug, thiserror::Error)]
+enum SettingsWriteError {
+    /// Creating the directory, locking, reading or replacing the file.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The file on disk is not settings (it is left as it is).
+    #[error("{0}")]
+    Text(#[from] SettingsTextError),
+    /// The merged settings do not serialize.
+    #[error("{0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
 /// Parses and migrates one settings file's text. Empty text is `{}`.
-pub fn parse_settings(text: &str) -> Result<Map<String, Value>, String> {
+pub fn parse_settings(text: &str) -> Result<Map<String, Value>, SettingsTextError> {
     let text = strip_bom(text);
     if text.is_empty() {
         return Ok(Map::new());
     }
-    match parse_json(text) {
-        Ok(Value::Object(map)) => Ok(migrate(map)),
-        Ok(_) => Err("expected a JSON object".to_owned()),
-        Err(e) => Err(e),
+    match parse_json(text)? {
+        Value::Object(map) => Ok(migrate(map)),
+        _ => Err(SettingsTextError::NotAnObject),
     }
 }
 
@@ -117,7 +141,7 @@ fn load_file(path: Option<&Path>) -> Loaded {
             },
             Err(error) => Loaded {
                 settings: Map::new(),
-                error: Some(error),
+                error: Some(error.to_string()),
             },
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded {
@@ -301,15 +325,15 @@ impl SettingsManager {
             }
         }
         self.remerge();
-        let write = || -> Result<(), String> {
+        let write = || -> Result<(), SettingsWriteError> {
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+                std::fs::create_dir_all(dir)?;
             }
-            let _lock = FileLock::acquire(&path).map_err(|e| e.to_string())?;
+            let _lock = FileLock::acquire(&path)?;
             let mut next = match crate::config::text::read_config_text(&path) {
                 Ok(text) => parse_settings(&text)?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             };
             match &value {
                 Some(v) => {
@@ -319,12 +343,12 @@ impl SettingsManager {
                     next.remove(key);
                 }
             }
-            let text =
-                pi_ai::json::to_string_pretty(&Value::Object(next)).map_err(|e| e.to_string())?;
-            super::replace::replace_file(&path, text.as_bytes(), 0o666).map_err(|e| e.to_string())
+            let text = pi_ai::json::to_string_pretty(&Value::Object(next))?;
+            super::replace::replace_file(&path, text.as_bytes(), 0o666)?;
+            Ok(())
         };
-        if let Err(message) = write() {
-            self.record_error(SettingsScope::Project, message);
+        if let Err(e) = write() {
+            self.record_error(SettingsScope::Project, e.to_string());
         }
     }
 
@@ -388,21 +412,21 @@ impl SettingsManager {
             self.modified.clear();
             return;
         };
-        if let Err(message) = self.persist(&path) {
-            self.record_error(SettingsScope::Global, message);
+        if let Err(e) = self.persist(&path) {
+            self.record_error(SettingsScope::Global, e.to_string());
         }
         self.modified.clear();
     }
 
-    fn persist(&self, path: &Path) -> Result<(), String> {
+    fn persist(&self, path: &Path) -> Result<(), SettingsWriteError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(dir)?;
         }
-        let _lock = FileLock::acquire(path).map_err(|e| e.to_string())?;
+        let _lock = FileLock::acquire(path)?;
         let current = match crate::config::text::read_config_text(path) {
             Ok(text) => parse_settings(&text)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         let mut next = current.clone();
         for (field, nested) in &self.modified {
@@ -434,9 +458,9 @@ impl SettingsManager {
                 }
             }
         }
-        let text =
-            pi_ai::json::to_string_pretty(&Value::Object(next)).map_err(|e| e.to_string())?;
-        super::replace::replace_file(path, text.as_bytes(), 0o666).map_err(|e| e.to_string())
+        let text = pi_ai::json::to_string_pretty(&Value::Object(next))?;
+        super::replace::replace_file(path, text.as_bytes(), 0o666)?;
+        Ok(())
     }
 }
 

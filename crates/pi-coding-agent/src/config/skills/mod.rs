@@ -21,11 +21,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::agent_paths::{CONFIG_DIR_NAME, resolve_path};
 use super::frontmatter::{parse_frontmatter, strip_frontmatter};
 use super::ignore_rules::IgnoreRules;
 #[cfg(test)]
 use super::ignore_rules::prefix_ignore_pattern;
-use super::paths::{CONFIG_DIR_NAME, resolve_path};
 use super::resource_filter::{apply_patterns, is_enabled_by_overrides};
 use super::settings::ScopedResourcePaths;
 use super::text::read_text_lossy;

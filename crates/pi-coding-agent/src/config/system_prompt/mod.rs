@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use pi_agent_core::AgentTool;
 
+use super::agent_paths::CONFIG_DIR_NAME;
 use super::context_files::ContextFile;
-use super::paths::CONFIG_DIR_NAME;
 use super::skills::{Skill, format_skills_for_prompt};
 use super::text::strip_bom;
 

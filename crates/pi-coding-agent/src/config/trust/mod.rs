@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::agent_paths::CONFIG_DIR_NAME;
 use super::js_json::parse_json;
 use super::lock::FileLock;
-use super::paths::CONFIG_DIR_NAME;
 use super::settings::ProjectTrustDefault;
 use super::text::strip_bom;
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::io::BufReader;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -106,13 +106,13 @@ impl Connection {
     ///
     /// # Errors
     /// The pipes or the process cannot be created (e.g. the command does not exist).
-    pub fn spawn(manifest: Manifest, cwd: &Path) -> Result<Arc<Connection>, String> {
-        let (to_child_read, to_child_write) = std::io::pipe().map_err(|e| e.to_string())?;
-        let (from_child_read, from_child_write) = std::io::pipe().map_err(|e| e.to_string())?;
+    pub fn spawn(manifest: Manifest, cwd: &Path) -> Result<Arc<Connection>, SpawnError> {
+        let (to_child_read, to_child_write) = std::io::pipe().map_err(SpawnError::Setup)?;
+        let (from_child_read, from_child_write) = std::io::pipe().map_err(SpawnError::Setup)?;
         let stdout_to_stderr: OwnedFd = std::io::stderr()
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| e.to_string())?;
+            .map_err(SpawnError::Setup)?;
         let mut command = Command::new(&manifest.command);
         command
             .args(&manifest.args)
@@ -133,10 +133,11 @@ impl Connection {
                     child_fd: 4,
                 },
             ])
-            .map_err(|e| e.to_string())?;
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", manifest.command.display()))?;
+            .map_err(SpawnError::Fds)?;
+        let mut child = command.spawn().map_err(|source| SpawnError::Start {
+            command: manifest.command.clone(),
+            source,
+        })?;
         // The child's ends live in `command` until it is dropped: the reader sees EOF only
         // once they are closed here.
         drop(command);
@@ -586,13 +587,33 @@ fn too_large_text(what: &str, len: usize) -> String {
 /// need about 1.5 MiB for in a debug build.
 const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
 
-fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), SpawnError> {
     std::thread::Builder::new()
         .name(name.to_owned())
         .stack_size(THREAD_STACK_BYTES)
         .spawn(f)
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(SpawnError::Setup)
+}
+
+/// Why [`Connection::spawn`] has no process; the text is the `error` of the extension's
+/// load error.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// A pipe, descriptor or thread of the connection cannot be created.
+    #[error("{0}")]
+    Setup(std::io::Error),
+    /// The child's descriptors 3 and 4 collide.
+    #[error("{0}")]
+    Fds(command_fds::FdMappingCollision),
+    /// The command does not start (e.g. it does not exist).
+    #[error("cannot start {}: {source}", .command.display())]
+    Start {
+        /// The manifest's command.
+        command: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
 }
 
 #[cfg(test)]

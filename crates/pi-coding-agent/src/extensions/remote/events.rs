@@ -18,8 +18,8 @@ pub trait RemoteEvent: ExtensionEvent {
     /// and returns the handler result.
     ///
     /// # Errors
-    /// An answer of the wrong shape, as text.
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<Self::Output>, String>;
+    /// An answer of the wrong shape.
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<Self::Output>, AnswerShapeError>;
 
     /// Aborts the operation the event asks about (`session_before_compact`,
     /// `session_before_tree`): the call is then cancelled (`$/cancelRequest`) and the
@@ -42,11 +42,23 @@ fn result(answer: &Value) -> Option<&Value> {
     answer.get("result").filter(|r| !r.is_null())
 }
 
-fn shape(event: &str, e: impl std::fmt::Display) -> String {
-    format!("invalid {event} result: {e}")
+/// An answer whose `result` is not of the shape its event allows; the runner reports the
+/// text as the handler's error (`HandlerError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {event} result: {detail}")]
+pub struct AnswerShapeError {
+    event: String,
+    detail: String,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(event: &str, v: &Value) -> Result<T, String> {
+fn shape(event: &str, e: impl std::fmt::Display) -> AnswerShapeError {
+    AnswerShapeError {
+        event: event.to_owned(),
+        detail: e.to_string(),
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(event: &str, v: &Value) -> Result<T, AnswerShapeError> {
     serde_json::from_value(v.clone()).map_err(|e| shape(event, e))
 }
 
@@ -76,7 +88,7 @@ macro_rules! remote_observers {
             fn to_wire(&self) -> Value {
                 to_value(self)
             }
-            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, String> {
+            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, AnswerShapeError> {
                 Ok(None)
             }
         })*
@@ -111,7 +123,7 @@ macro_rules! remote_observers_with {
                 let $e = self;
                 $wire
             }
-            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, String> {
+            fn read_answer(&mut self, _answer: &Value) -> Result<Option<()>, AnswerShapeError> {
                 Ok(None)
             }
         })*
@@ -152,7 +164,10 @@ impl RemoteEvent for ev::ProjectTrustEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ProjectTrustResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ProjectTrustResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -213,7 +228,10 @@ impl RemoteEvent for ev::SessionBeforeCompactEvent {
         m.insert("willRetry".into(), json!(self.will_retry));
         Value::Object(m)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::CompactResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::CompactResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -270,7 +288,7 @@ impl RemoteEvent for ev::SessionBeforeTreeEvent {
         }
         json!({"preparation": preparation})
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::TreeResult>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::TreeResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -303,7 +321,10 @@ impl RemoteEvent for ev::UserBashEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::UserBashResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::UserBashResult>, AnswerShapeError> {
         match result(answer).and_then(|r| r.get("result")) {
             Some(b) if !b.is_null() => Ok(Some(ev::UserBashResult {
                 result: parse("user_bash", b)?,
@@ -319,7 +340,10 @@ impl RemoteEvent for ev::ToolCallEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ToolCallResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ToolCallResult>, AnswerShapeError> {
         if let Some(input) = answer.get("input").filter(|i| !i.is_null()) {
             self.input = input.clone();
         }
@@ -335,7 +359,10 @@ impl RemoteEvent for ev::ToolResultEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ToolResultPatch>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ToolResultPatch>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -356,7 +383,7 @@ impl RemoteEvent for ev::InputEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::InputResult>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::InputResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -376,7 +403,7 @@ impl RemoteEvent for ev::InputEvent {
     }
 }
 
-fn custom_message(event: &str, m: &Value) -> Result<ev::CustomMessageSpec, String> {
+fn custom_message(event: &str, m: &Value) -> Result<ev::CustomMessageSpec, AnswerShapeError> {
     Ok(ev::CustomMessageSpec {
         custom_type: string_field(m, "customType").ok_or_else(|| shape(event, "no customType"))?,
         content: m
@@ -395,7 +422,7 @@ impl RemoteEvent for ev::BeforeAgentStartEvent {
     fn read_answer(
         &mut self,
         answer: &Value,
-    ) -> Result<Option<ev::BeforeAgentStartResult>, String> {
+    ) -> Result<Option<ev::BeforeAgentStartResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -414,7 +441,10 @@ impl RemoteEvent for ev::ContextEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ContextResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::ContextResult>, AnswerShapeError> {
         let Some(r) = result(answer) else {
             return Ok(None);
         };
@@ -431,7 +461,10 @@ impl RemoteEvent for ev::MessageEndEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::MessageEndResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::MessageEndResult>, AnswerShapeError> {
         let Some(m) = result(answer).and_then(|r| r.get("message")) else {
             return Ok(None);
         };
@@ -445,7 +478,7 @@ impl RemoteEvent for ev::BeforeProviderRequestEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<Value>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<Value>, AnswerShapeError> {
         Ok(result(answer).cloned())
     }
 }
@@ -459,7 +492,7 @@ impl RemoteEvent for ev::BeforeProviderHeadersEvent {
             .collect();
         json!({"headers": headers})
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<()>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<()>, AnswerShapeError> {
         let Some(after) = answer.get("headers").and_then(Value::as_object) else {
             return Ok(None);
         };
@@ -485,7 +518,10 @@ impl RemoteEvent for ev::SessionBeforeSwitchEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::CancelResult>, String> {
+    fn read_answer(
+        &mut self,
+        answer: &Value,
+    ) -> Result<Option<ev::CancelResult>, AnswerShapeError> {
         Ok(result(answer).map(|r| ev::CancelResult {
             cancel: bool_field(r, "cancel").unwrap_or(false),
         }))
@@ -496,7 +532,7 @@ impl RemoteEvent for ev::SessionBeforeForkEvent {
     fn to_wire(&self) -> Value {
         to_value(self)
     }
-    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ForkResult>, String> {
+    fn read_answer(&mut self, answer: &Value) -> Result<Option<ev::ForkResult>, AnswerShapeError> {
         Ok(result(answer).map(|r| ev::ForkResult {
             cancel: bool_field(r, "cancel").unwrap_or(false),
             skip_conversation_restore: bool_field(r, "skipConversationRestore"),
@@ -511,7 +547,7 @@ impl RemoteEvent for ev::ResourcesDiscoverEvent {
     fn read_answer(
         &mut self,
         answer: &Value,
-    ) -> Result<Option<ev::ResourcesDiscoverResult>, String> {
+    ) -> Result<Option<ev::ResourcesDiscoverResult>, AnswerShapeError> {
         Ok(result(answer).map(|r| ev::ResourcesDiscoverResult {
             skill_paths: string_list(r, "skillPaths"),
             prompt_paths: string_list(r, "promptPaths"),
@@ -583,9 +619,11 @@ mod tests {
                 images: None
             })
         );
-        assert!(
+        assert_eq!(
             e.read_answer(&json!({"result": {"action": "explode"}}))
-                .is_err()
+                .unwrap_err()
+                .to_string(),
+            r#"invalid input result: unknown action "explode""#
         );
         assert_eq!(
             e.read_answer(&json!({"result": {"action": "handled"}}))

@@ -123,9 +123,9 @@ impl RemoteExtension {
         mode: Mode,
         has_ui: bool,
     ) -> Result<Arc<RemoteExtension>, ExtensionLoadError> {
-        let manifest = Manifest::load(manifest_path).map_err(|error| ExtensionLoadError {
+        let manifest = Manifest::load(manifest_path).map_err(|e| ExtensionLoadError {
             path: manifest_path.display().to_string(),
-            error,
+            error: e.to_string(),
         })?;
         RemoteExtension::start_manifest(manifest, cwd, mode, has_ui)
     }
@@ -147,7 +147,7 @@ impl RemoteExtension {
             error,
         };
         let deadline = manifest.event_timeout;
-        let conn = Connection::spawn(manifest, cwd).map_err(fail)?;
+        let conn = Connection::spawn(manifest, cwd).map_err(|e| fail(e.to_string()))?;
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "piVersion": crate::VERSION,
@@ -282,7 +282,9 @@ impl RemoteExtension {
                         return Err(HandlerError::new(call_error_text(&conn.path(), E::NAME, e)));
                     }
                 };
-                event.read_answer(&answer).map_err(HandlerError::new)
+                event
+                    .read_answer(&answer)
+                    .map_err(|e| HandlerError::new(e.to_string()))
             })
         });
     }

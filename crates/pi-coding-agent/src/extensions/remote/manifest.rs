@@ -42,14 +42,28 @@ pub struct Manifest {
     pub cancel_grace: Duration,
 }
 
+/// Why a manifest cannot be used; the text is the `error` of the extension's load error.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The file cannot be read.
+    #[error("{0}")]
+    Read(std::io::Error),
+    /// Not JSON of the manifest's shape.
+    #[error("invalid manifest: {0}")]
+    Json(serde_json::Error),
+    /// `command` is the empty string.
+    #[error("invalid manifest: \"command\" is empty")]
+    EmptyCommand,
+}
+
 impl Manifest {
     /// Reads and checks the manifest at `path` (absolute).
     ///
     /// # Errors
     /// The read error, or the JSON error of a malformed manifest (`command` missing, an
-    /// unknown field, a wrong type), as text.
-    pub fn load(path: &Path) -> Result<Manifest, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    /// unknown field, a wrong type).
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(ManifestError::Read)?;
         Manifest::parse(path, &text)
     }
 
@@ -57,10 +71,10 @@ impl Manifest {
     ///
     /// # Errors
     /// As [`Manifest::load`].
-    pub fn parse(path: &Path, text: &str) -> Result<Manifest, String> {
-        let raw: Raw = serde_json::from_str(text).map_err(|e| format!("invalid manifest: {e}"))?;
+    pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+        let raw: Raw = serde_json::from_str(text).map_err(ManifestError::Json)?;
         if raw.command.is_empty() {
-            return Err("invalid manifest: \"command\" is empty".to_owned());
+            return Err(ManifestError::EmptyCommand);
         }
         let dir = path.parent().unwrap_or(Path::new("/"));
         let command = if raw.command.contains('/') {
@@ -111,8 +125,14 @@ mod tests {
             r#"{"command":"a","bogus":1}"#,
             "not json",
         ] {
+            if bad == r#"{"command":""}"# {
+                assert_eq!(
+                    Manifest::parse(p, bad).unwrap_err().to_string(),
+                    r#"invalid manifest: "command" is empty"#
+                );
+            }
             let e = Manifest::parse(p, bad).unwrap_err();
-            assert!(e.starts_with("invalid manifest"), "{bad}: {e}");
+            assert!(e.to_string().starts_with("invalid manifest"), "{bad}: {e}");
         }
     }
 }

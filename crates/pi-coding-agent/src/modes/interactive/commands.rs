@@ -354,7 +354,7 @@ impl App {
         }
         .or_else(|| self.options.session_dir.as_deref().map(PathBuf::from))
         .unwrap_or_else(|| {
-            crate::storage::paths::default_session_dir(
+            crate::storage::session_paths::default_session_dir(
                 &self.options.agent_dir,
                 &self.running.host.cwd().display().to_string(),
             )
@@ -551,17 +551,17 @@ impl App {
                 custom_instructions: instructions,
                 ..Default::default()
             };
-            let r = session
-                .navigate_tree(&target, options)
-                .await
-                .map_err(|e| e.to_string());
+            let r = session.navigate_tree(&target, options).await;
             let _ = tx.send(UiMsg::Navigated(Box::new(r)));
             waker.wake();
         });
     }
 
     /// The leaf moved: the transcript shows the new branch after what was there.
-    pub(super) fn navigated(&mut self, r: Result<crate::session::NavigateTreeResult, String>) {
+    pub(super) fn navigated(
+        &mut self,
+        r: Result<crate::session::NavigateTreeResult, crate::session::SessionError>,
+    ) {
         self.status.stop();
         let r = match r {
             Ok(r) => r,
@@ -949,7 +949,7 @@ impl App {
         let mut out = format!(
             "Debug output at {}\nTerminal: {width}x{height}\nTotal lines: {}\n\n\
              === All rendered lines with visible widths ===\n",
-            crate::storage::paths::iso_now(),
+            crate::storage::session_paths::iso_now(),
             lines.len()
         );
         for (i, l) in lines.iter().enumerate() {

@@ -12,8 +12,8 @@
 //!   cycles through inherit / `+path` / `-path` in the project file; a global resource
 //!   overridden there is also listed by its absolute path, as pi writes it.
 //!
-//! Typing filters by name, kind or path; Esc closes, Ctrl+C quits. pi-rs has no packages, so
-//! there are no package groups.
+//! Typing filters by name, kind or path; Esc closes, Ctrl+C quits. Package resources
+//! (`pi install`) are not listed here yet: there are no package groups.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ use pi_tui::tui::{Tui, TuiOptions};
 use pi_tui::{Component, InputEvent, KeyCode, KeyEvent, Modifiers};
 use serde_json::Value;
 
-use crate::config::paths::CONFIG_DIR_NAME;
+use crate::config::agent_paths::CONFIG_DIR_NAME;
 use crate::config::resource_filter::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use crate::config::settings::SettingsManager;
 
@@ -103,7 +103,7 @@ struct Group {
 }
 
 fn home() -> PathBuf {
-    crate::config::paths::home_dir()
+    crate::config::agent_paths::home_dir()
 }
 
 /// pi's `formatBaseDir`: `~` for the home directory, a trailing `/`.
@@ -239,7 +239,7 @@ pub(crate) fn resolve(settings: &SettingsManager, cwd: &Path, agent_dir: &Path) 
                 if e.is_empty() || is_pattern(e) {
                     continue;
                 }
-                let p = crate::config::paths::resolve_path(e, base);
+                let p = crate::config::agent_paths::resolve_path(e, base);
                 if p.is_file() {
                     files.push(p);
                 } else if p.is_dir() {

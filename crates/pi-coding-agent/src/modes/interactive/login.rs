@@ -21,8 +21,9 @@ use crate::config::login_providers::{
     LOGIN_PROVIDERS, LoginProvider, login_provider, provider_name,
 };
 
-/// How a browser login ended: the `auth.json` entry, or pi's error text.
-pub(super) type LoginOutcome = Result<serde_json::Map<String, serde_json::Value>, String>;
+/// How a browser login ended: the `auth.json` entry, or why not (its text is pi's).
+pub(super) type LoginOutcome =
+    Result<serde_json::Map<String, serde_json::Value>, pi_ai::auth::oauth::OAuthError>;
 
 /// Opens `url` in the desktop's browser when a launcher is on `PATH` (pi opens it too);
 /// without one the URL on screen is the way.
@@ -199,10 +200,7 @@ impl App {
         let task = self.handle.spawn(async move {
             let entry = login::login(id, &ui).await;
             drop(ui);
-            let _ = tx.send(super::UiMsg::LoggedIn(
-                id,
-                entry.map_err(|e| e.message().to_owned()),
-            ));
+            let _ = tx.send(super::UiMsg::LoggedIn(id, entry));
             waker.wake();
         });
         self.login = Some(task.abort_handle());
@@ -297,7 +295,7 @@ impl App {
         }
         self.close_login_prompt();
         let name = provider_name(id).to_owned();
-        let saved = entry.and_then(|entry| {
+        let saved = entry.map_err(|e| e.message().to_owned()).and_then(|entry| {
             crate::sync::write(&self.running.registry)
                 .auth_mut()
                 .set_oauth(id, entry)

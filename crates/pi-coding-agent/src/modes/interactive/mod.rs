@@ -132,14 +132,14 @@ enum UiMsg {
     /// A prompt task ended (its error text, if it failed).
     PromptDone(Option<String>),
     /// A `!` command ended.
-    BashDone(Result<crate::tools::bash::user::BashResult, String>),
+    BashDone(Result<crate::tools::bash::user::BashResult, crate::session::SessionError>),
     /// The usage totals of the entries stored before the mode started.
     StoredTotals(UsageTotals),
     /// A background command failed with this text (shown as pi's `Error: …`).
     Failed(String),
     /// A model cycle ended: pi's status text (`Switched to …`, `Only one model …`) or the
     /// error.
-    Cycled(Result<String, String>),
+    Cycled(Result<String, crate::session::SessionError>),
     /// A background command's notice (pi's `showStatus`; empty: nothing to say).
     Status(String),
     /// A background check's warning (pi's `showWarning`: `Warning: <text>`).
@@ -149,7 +149,7 @@ enum UiMsg {
     /// An extension's `ctx.ui` call.
     Extension(Box<ext_ui::ExtRequest>),
     /// `/tree` navigation ended.
-    Navigated(Box<Result<crate::session::NavigateTreeResult, String>>),
+    Navigated(Box<Result<crate::session::NavigateTreeResult, crate::session::SessionError>>),
     /// `/share` ended.
     Shared(share::ShareOutcome),
     /// A `/login` account login ended (the provider id).
@@ -461,13 +461,20 @@ impl App {
                 .and_then(serde_json::Value::as_bool);
             (s.hide_thinking_block(), name, cursor, paths, trusted)
         };
+        let theme_cli_paths = crate::packages::with_package_themes(
+            &options.theme_paths,
+            options.no_themes,
+            &crate::sync::lock(session.settings()),
+            &options.cwd,
+            &options.agent_dir,
+        );
         let (themes, theme, theme_error) = themes::ThemeState::start(
             &crate::config::themes::ThemeSources {
                 cwd: &options.cwd,
                 agent_dir: &options.agent_dir,
                 project_trusted: trusted,
                 settings: &theme_settings,
-                cli_paths: &options.theme_paths,
+                cli_paths: &theme_cli_paths,
                 no_themes: options.no_themes,
             },
             theme_name.as_deref(),
@@ -1170,7 +1177,7 @@ impl App {
                 Some(hooks) => hooks.user_bash(&session, &command, options, |_| {}).await,
                 None => session.execute_bash(&command, options, |_| {}).await,
             };
-            let _ = tx.send(UiMsg::BashDone(r.map_err(|e| e.to_string())));
+            let _ = tx.send(UiMsg::BashDone(r));
             waker.wake();
         });
     }
@@ -1299,10 +1306,7 @@ impl App {
             self.handle.spawn(async move {
                 let scoped = !session.scoped_models().is_empty();
                 let r = session.cycle_model(forward, &models, false).await;
-                let _ = tx.send(UiMsg::Cycled(
-                    r.map(|c| cycled_text(c.as_ref(), scoped))
-                        .map_err(|e| e.to_string()),
-                ));
+                let _ = tx.send(UiMsg::Cycled(r.map(|c| cycled_text(c.as_ref(), scoped))));
                 waker.wake();
             });
         } else if is("app.clipboard.pasteImage") {

@@ -187,7 +187,7 @@ fn threaded(sessions: &[SessionFileInfo]) -> Vec<(usize, String)> {
 }
 
 fn shorten(path: &str) -> String {
-    let home = crate::config::paths::home_dir();
+    let home = crate::config::agent_paths::home_dir();
     match Path::new(path).strip_prefix(&home) {
         Ok(rest) => format!("~/{}", rest.display()),
         Err(_) => path.to_owned(),

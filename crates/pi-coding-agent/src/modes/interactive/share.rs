@@ -12,7 +12,24 @@ use super::{App, UiMsg};
 const DEFAULT_VIEWER_URL: &str = "https://pi.dev/session/";
 
 /// How a share ended: the text of pi's status line, or of its error.
-pub(super) type ShareOutcome = Result<String, String>;
+pub(super) type ShareOutcome = Result<String, ShareError>;
+
+/// Why `/share` made no gist; the text is shown as pi's `Error: …` notice.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ShareError {
+    #[error("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/")]
+    NoGh,
+    #[error("GitHub CLI is not logged in. Run 'gh auth login' first.")]
+    NotLoggedIn,
+    #[error("Failed to export session: {0}")]
+    Export(std::io::Error),
+    #[error("Failed to create gist: gh could not be started")]
+    GhNotStarted,
+    #[error("Failed to create gist: {0}")]
+    Gist(String),
+    #[error("Failed to parse gist ID from gh output")]
+    NoGistId,
+}
 
 /// The viewer link for a gist URL (its last path segment is the id), or `None` if the URL has
 /// no id.
@@ -35,39 +52,36 @@ async fn gh(args: &[&str]) -> Option<std::process::Output> {
 async fn share(html: String, tx: &std::sync::mpsc::Sender<UiMsg>, wake: impl Fn()) -> ShareOutcome {
     match gh(&["auth", "status"]).await {
         None => {
-            return Err(
-                "GitHub CLI (gh) is not installed. Install it from https://cli.github.com/".into(),
-            );
+            return Err(ShareError::NoGh);
         }
         Some(o) if !o.status.success() => {
-            return Err("GitHub CLI is not logged in. Run 'gh auth login' first.".into());
+            return Err(ShareError::NotLoggedIn);
         }
         Some(_) => {}
     }
     let dir = tempfile::Builder::new()
         .prefix("pi-share-")
         .tempdir()
-        .map_err(|e| format!("Failed to export session: {e}"))?;
+        .map_err(ShareError::Export)?;
     let file = dir.path().join("session.html");
-    std::fs::write(&file, html).map_err(|e| format!("Failed to export session: {e}"))?;
+    std::fs::write(&file, html).map_err(ShareError::Export)?;
     let _ = tx.send(UiMsg::Status("Creating gist...".into()));
     wake();
     let path = file.to_string_lossy().into_owned();
     let out = gh(&["gist", "create", "--public=false", &path])
         .await
-        .ok_or_else(|| "Failed to create gist: gh could not be started".to_owned())?;
+        .ok_or(ShareError::GhNotStarted)?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let why = stderr.trim();
-        return Err(format!(
-            "Failed to create gist: {}",
-            if why.is_empty() { "Unknown error" } else { why }
+        return Err(ShareError::Gist(
+            if why.is_empty() { "Unknown error" } else { why }.to_owned(),
         ));
     }
     let gist = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     let viewer = std::env::var("PI_SHARE_VIEWER_URL").ok();
     let url = share_url(&gist, viewer.as_deref().filter(|v| !v.is_empty()))
-        .ok_or_else(|| "Failed to parse gist ID from gh output".to_owned())?;
+        .ok_or(ShareError::NoGistId)?;
     Ok(format!("Share URL: {url}\nGist: {gist}"))
 }
 
@@ -116,7 +130,7 @@ impl App {
         }
         match outcome {
             Ok(text) => self.status_notice(text),
-            Err(e) => self.error_notice(e),
+            Err(e) => self.error_notice(e.to_string()),
         }
     }
 }

@@ -223,16 +223,27 @@ impl App {
     /// `/reload`: the themes discovered again (the settings files were read again) and the
     /// selected theme loaded anew; the caller draws the history, then these notices.
     pub(super) fn reload_themes(&mut self) -> Vec<(String, &'static str)> {
-        let (paths, trusted) = {
+        let (paths, trusted, cli_paths) = {
             let s = crate::sync::lock(self.session.settings());
-            (s.scoped_resource_paths("themes"), s.is_project_trusted())
+            let cli = crate::packages::with_package_themes(
+                &self.options.theme_paths,
+                self.options.no_themes,
+                &s,
+                &self.options.cwd,
+                &self.options.agent_dir,
+            );
+            (
+                s.scoped_resource_paths("themes"),
+                s.is_project_trusted(),
+                cli,
+            )
         };
         self.themes.catalog = ThemeCatalog::discover(&ThemeSources {
             cwd: &self.options.cwd,
             agent_dir: &self.options.agent_dir,
             project_trusted: trusted,
             settings: &paths,
-            cli_paths: &self.options.theme_paths,
+            cli_paths: &cli_paths,
             no_themes: self.options.no_themes,
         });
         let setting = self.theme_selection();

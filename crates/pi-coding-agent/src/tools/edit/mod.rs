@@ -26,7 +26,7 @@ use self::matching::{
     Edit, apply_edits, detect_line_ending, normalize_to_lf, restore_line_endings,
 };
 use super::file_mutex::with_file_mutation;
-use super::path::resolve_to_cwd;
+use super::path_args::resolve_to_cwd;
 use super::{check_aborted, required_str};
 use crate::platform::fs_error::{error_code, read_file_message, write_file};
 

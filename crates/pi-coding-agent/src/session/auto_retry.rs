@@ -34,7 +34,7 @@ impl AgentSession {
     /// transient error by pi-ai's classifier.
     pub(super) fn is_retryable(&self, message: &AssistantMessage) -> bool {
         let window = self.inner.agent.with_state(|s| s.model.context_window);
-        pi_ai::retry::is_retryable_error(message, window)
+        pi_ai::retryable::is_retryable_error(message, window)
     }
 
     /// `agent_end.willRetry`: retry enabled, attempts left, and the run's last assistant

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::platform::path::lexical_normalize;
+use crate::platform::lexical_path::lexical_normalize;
 
 /// The Unicode spaces pi maps to U+0020 in paths: U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000.
 pub fn is_unicode_space(c: char) -> bool {
