@@ -136,7 +136,7 @@ pub struct ScopedResourcePaths {
     /// The path entries of `<agentDir>/settings.json`.
     pub user: Vec<std::path::PathBuf>,
     /// Every entry of the project file as written (patterns included; see
-    /// [`crate::config::resource_filter`]).
+    /// `crate::config::resource_filter`).
     pub project_entries: Vec<String>,
     /// Every entry of the global file as written.
     pub user_entries: Vec<String>,
@@ -441,7 +441,7 @@ impl SettingsManager {
     ///
     /// Mirrors pi 0.85.0 `DefaultPackageManager.resolve` (`resolveLocalEntries` with the
     /// scope's base directory). Pattern entries (`!x`, `+x`, `-x`, globs) are kept apart, for
-    /// [`crate::config::resource_filter`]. Settings held only in memory resolve against the
+    /// `crate::config::resource_filter`. Settings held only in memory resolve against the
     /// current directory.
     pub fn scoped_resource_paths(&self, key: &str) -> ScopedResourcePaths {
         let base = |file: Option<&std::path::Path>| {
