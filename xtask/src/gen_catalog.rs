@@ -19,7 +19,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// The ES module Node runs: `argv[1]` = module path.
+/// The ES module Node runs: `argv[1]` is the module path.
 const EXTRACT_JS: &str = r#"
 const { pathToFileURL } = await import("node:url");
 const mod = await import(pathToFileURL(process.argv[1]).href);

@@ -104,6 +104,7 @@ const mirror = {
 	allTools: undefined,
 	isIdle: true,
 	flags: {},
+	models: [],
 };
 const controllers = new Map();
 
@@ -116,6 +117,7 @@ function onNotification(method, p) {
 			mirror.entries = [];
 			mirror.byId = new Map();
 			mirror.leafId = null;
+			mirror.models = p.models ?? [];
 			break;
 		case "mirror/entries":
 			for (const e of p.entries ?? []) {
@@ -216,14 +218,17 @@ const ui = {
 	theme,
 };
 
-// `ctx.modelRegistry`, from what the mirror knows: the session's model. pi-rs does not send
-// its whole model list (nor any credential) over the protocol yet, so the registry holds that
-// one model; it has auth as far as the host can tell, because pi-rs is running on it.
+// `ctx.modelRegistry`, from what the mirror knows: the models the session may switch to
+// (their providers have auth), without credentials, which extension processes never get.
+const sameModel = (a, provider, id) => a?.provider === provider && a?.id === id;
 const modelRegistry = {
-	getAvailable: () => (mirror.model ? [mirror.model] : []),
-	getAll: () => (mirror.model ? [mirror.model] : []),
-	find: (provider, id) => (mirror.model?.provider === provider && mirror.model?.id === id ? mirror.model : undefined),
-	hasConfiguredAuth: (model) => Boolean(model && mirror.model && model.provider === mirror.model.provider),
+	getAvailable: () => mirror.models.map((m) => ({ ...m })),
+	getAll: () => mirror.models.map((m) => ({ ...m })),
+	find: (provider, id) => {
+		const m = mirror.models.find((m) => sameModel(m, provider, id)) ?? (sameModel(mirror.model, provider, id) ? mirror.model : undefined);
+		return m && { ...m };
+	},
+	hasConfiguredAuth: (model) => mirror.models.some((m) => sameModel(m, model?.provider, model?.id)),
 	getApiKeyAndHeaders: async () => ({ ok: false, error: "credentials are not shared with extension processes" }),
 	refresh: () => {},
 };
@@ -306,7 +311,7 @@ const pi = {
 	getCommands: () => [],
 	setThinkingLevel: (level) => fire("pi.setThinkingLevel", { level }),
 	getThinkingLevel: () => mirror.thinkingLevel,
-	setModel: async () => false,
+	setModel: (model) => request("pi.setModel", { provider: model?.provider, id: model?.id }),
 	exec: (command, args, options) =>
 		request("pi.exec", { command, args, options: { cwd: options?.cwd, timeout: options?.timeout } }),
 	events: {

@@ -509,6 +509,14 @@ impl SessionConfig {
             runner.on_error(mode_error_listener(mode, Box::new(std::io::stderr())));
         }
         let hooks = ExtensionHooks::new(runner);
+        let registry = Arc::clone(&self.registry);
+        hooks.set_available_models(Arc::new(move || {
+            crate::sync::read(&registry)
+                .available()
+                .into_iter()
+                .cloned()
+                .collect()
+        }));
         let tools = &self.flags.tools;
         if tools.tools.is_some() || tools.no_tools || tools.exclude_tools.is_some() {
             let allow = if tools.no_tools && tools.tools.is_none() {

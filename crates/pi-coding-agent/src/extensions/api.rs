@@ -365,6 +365,23 @@ impl Pi {
         Ok(authorized)
     }
 
+    /// The available model `provider`/`id` (see [`SessionView::available_models`]): what an
+    /// extension process's `pi.setModel` names.
+    ///
+    /// # Errors
+    /// [`StaleError`] after session replacement.
+    pub fn find_available_model(
+        &self,
+        provider: &str,
+        id: &str,
+    ) -> Result<Option<Model>, StaleError> {
+        Ok(self.session_view()?.and_then(|s| {
+            s.available_models()
+                .into_iter()
+                .find(|m| m.provider == provider && m.id == id)
+        }))
+    }
+
     /// `pi.setThinkingLevel(level)`.
     pub fn set_thinking_level(&self, level: ModelThinkingLevel) -> Result<(), StaleError> {
         self.send(ExtensionRequest::SetThinkingLevel(level))

@@ -417,6 +417,11 @@ pub trait SessionView: Send + Sync {
     fn has_auth(&self, _provider: &str) -> bool {
         false
     }
+    /// The models the session may switch to (`ctx.modelRegistry.getAvailable()` of an
+    /// extension process); none by default.
+    fn available_models(&self) -> Vec<Model> {
+        Vec::new()
+    }
     /// At most `max` session entries from file position `start` on, as session-file JSON,
     /// with the entry count and the leaf (the extension-process mirror); a view without a
     /// store has none (the default).

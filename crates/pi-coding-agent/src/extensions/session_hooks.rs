@@ -28,7 +28,14 @@ use crate::tools::ToolFilter;
 
 /// Read access to an [`AgentSession`] (and the hooks' tool registry) for `ctx` and the `pi`
 /// handles.
-struct SessionReader(AgentSession, Arc<Mutex<ToolRegistry>>);
+struct SessionReader(
+    AgentSession,
+    Arc<Mutex<ToolRegistry>>,
+    Option<AvailableModels>,
+);
+
+/// The models a session may switch to (those whose provider has auth), in registry order.
+pub type AvailableModels = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
 
 impl SessionView for SessionReader {
     fn session_id(&self) -> String {
@@ -76,6 +83,9 @@ impl SessionView for SessionReader {
     fn has_auth(&self, provider: &str) -> bool {
         self.0.auth().has_auth(provider)
     }
+    fn available_models(&self) -> Vec<Model> {
+        self.2.as_ref().map(|f| f()).unwrap_or_default()
+    }
     fn entries_since(&self, start: usize, max: usize) -> super::context::EntryLog {
         let Ok(store) = self.0.store().lock() else {
             return super::context::EntryLog::default();
@@ -107,6 +117,7 @@ pub struct ExtensionHooks {
     executor: Mutex<Option<tokio::task::JoinHandle<()>>>,
     shutdown_handler: Mutex<Option<ShutdownHandler>>,
     command_actions: Mutex<Option<Arc<dyn CommandActions>>>,
+    available_models: Mutex<Option<AvailableModels>>,
 }
 
 /// What `ctx.shutdown()` does in a mode that honours it (RPC).
@@ -125,7 +136,17 @@ impl ExtensionHooks {
             executor: Mutex::new(None),
             shutdown_handler: Mutex::new(None),
             command_actions: Mutex::new(None),
+            available_models: Mutex::new(None),
         })
+    }
+
+    /// The models `ctx.modelRegistry.getAvailable()` lists and `pi.setModel` may choose from
+    /// (for extension processes, which cannot hold the registry); from the next
+    /// [`ExtensionHooks::attach`] on. Default: none.
+    pub fn set_available_models(&self, models: AvailableModels) {
+        if let Ok(mut slot) = self.available_models.lock() {
+            *slot = Some(models);
+        }
     }
 
     /// pi's `--tools` allowlist and `--exclude-tools` denylist for the tool registry
@@ -177,9 +198,11 @@ impl ExtensionHooks {
     /// the initial build activates every extension tool; the rules, filter
     /// included, are in `extensions/tool_registry.rs`).
     pub fn attach(&self, session: &AgentSession) {
+        let models = self.available_models.lock().ok().and_then(|m| m.clone());
         self.runner.set_session(Arc::new(SessionReader(
             session.clone(),
             Arc::clone(&self.tools),
+            models,
         )));
         let active: Vec<Arc<dyn AgentTool>> = session.agent().with_state(|st| st.tools.clone());
         let available = self.available.lock().map(|a| a.clone()).unwrap_or_default();

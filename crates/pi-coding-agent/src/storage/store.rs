@@ -901,7 +901,6 @@ impl SessionStore {
     pub fn append_entry(&mut self, entry: SessionEntry) -> Result<(), StoreError> {
         let is_assistant = matches!(entry.message(), Some(AgentMessage::Assistant(_)));
         let is_checkpoint = is_assistant || matches!(entry.kind, EntryKind::Compaction { .. });
-        let line = entry.to_line();
         let entry = Arc::new(entry);
         self.push_slot(
             &entry.id,
@@ -919,7 +918,9 @@ impl SessionStore {
                     Backing::Open { len, .. } => *len,
                     _ => 0,
                 };
-                let mut bytes = line.into_bytes();
+                // Serialized only for a file: an in-memory store (`--no-session`) never
+                // needs the line, and for a long answer it is the largest allocation.
+                let mut bytes = entry.to_line().into_bytes();
                 let line_len = u32::try_from(bytes.len()).ok();
                 bytes.push(b'\n');
                 self.write_raw(&bytes)?;

@@ -1027,6 +1027,7 @@ export default function (pi) {
 }
 
 /// A TypeScript command's `ctx` session actions through the Node host: `waitForIdle`,
+/// `pi.setModel` with a model of `ctx.modelRegistry`,
 /// `navigateTree` (the leaf moves to the first user message, which goes back to the editor
 /// as pi's `editorText`) and `newSession` (a new session file), each answering `{cancelled}`.
 #[tokio::test]
@@ -1053,6 +1054,15 @@ export default function (pi) {
       const first = ctx.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
       const r = await ctx.navigateTree(first.id, { summarize: false });
       log({ action: "navigateTree", result: r });
+    }),
+  });
+  pi.registerCommand("switch", {
+    handler: logged(async (_args, ctx) => {
+      const target = ctx.modelRegistry.find("replay-anthropic", "replay-model");
+      const ok = await pi.setModel(target);
+      const unknown = await pi.setModel({ provider: "nowhere", id: "nothing" });
+      const available = ctx.modelRegistry.getAvailable().map((m) => `${m.provider}/${m.id}`);
+      log({ action: "setModel", ok, unknown, available, headers: "headers" in target });
     }),
   });
   pi.registerCommand("fresh", {
@@ -1102,17 +1112,43 @@ export default function (pi) {
     let (file, n) = state_file(&mut pi, "s2").await;
     assert_eq!((file.as_str(), n), (first_file.as_str(), 0));
 
-    pi.send(json!({"id":"f","type":"prompt","message":"/fresh"}))
+    // pi.setModel with a model of ctx.modelRegistry: switched; an unknown one: false.
+    pi.send(json!({"id":"m","type":"prompt","message":"/switch"}))
         .await;
-    pi.until(|v| v["type"] == "response" && v["id"] == "f")
+    pi.until(|v| v["type"] == "response" && v["id"] == "m")
         .await;
     let wait = std::time::Instant::now();
     while actions().len() < 2 && wait.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let done = actions();
+    assert_eq!(done[1]["action"], "setModel", "{done:?}");
+    assert_eq!(done[1]["ok"], true, "{done:?}");
+    assert_eq!(done[1]["unknown"], false, "{done:?}");
+    assert_eq!(done[1]["headers"], false, "{done:?}");
+    let available = done[1]["available"].as_array().unwrap();
+    assert!(
+        available.contains(&json!("replay-anthropic/replay-model")),
+        "{done:?}"
+    );
+    assert!(
+        available.contains(&json!("replay-openai/replay-model")),
+        "{done:?}"
+    );
+    let state = pi.data("st", "get_state", json!({})).await;
+    assert_eq!(state["model"]["provider"], "replay-anthropic", "{state}");
+
+    pi.send(json!({"id":"f","type":"prompt","message":"/fresh"}))
+        .await;
+    pi.until(|v| v["type"] == "response" && v["id"] == "f")
+        .await;
+    let wait = std::time::Instant::now();
+    while actions().len() < 3 && wait.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let done = actions();
     assert_eq!(
-        done[1],
+        done[2],
         json!({"action": "newSession", "result": {"cancelled": false}})
     );
     let (file, n) = state_file(&mut pi, "s3").await;

@@ -7,6 +7,8 @@
 //! the non-null fields of `message_delta`; a stream that started but never sent
 //! `message_stop` fails with `Anthropic stream ended before message_stop`.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::compat::Compat;
@@ -206,16 +208,35 @@ impl AnthropicMapper {
     }
 
     fn block_delta(&mut self, event: &Value, out: &mut Vec<Ev>) {
-        let Some(slot) = self.find_open(count(event.get("index"))) else {
-            return;
-        };
         let delta = event.get("delta").unwrap_or(&Value::Null);
         let text = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("");
+        let kind = delta.get("type").and_then(Value::as_str);
+        let fragment = match kind {
+            Some("text_delta") => text("text"),
+            Some("thinking_delta") => text("thinking"),
+            Some("input_json_delta") => text("partial_json"),
+            Some("signature_delta") => text("signature"),
+            _ => "",
+        };
+        self.apply_delta(count(event.get("index")), kind, fragment, out);
+    }
+
+    /// A `content_block_delta` of block `wire_index`: `kind` is the delta's `type`, `fragment`
+    /// its text field for that type (`""` when absent).
+    fn apply_delta(
+        &mut self,
+        wire_index: Option<f64>,
+        kind: Option<&str>,
+        fragment: &str,
+        out: &mut Vec<Ev>,
+    ) {
+        let Some(slot) = self.find_open(wire_index) else {
+            return;
+        };
         let content_index = self.open[slot].content_index;
         let partial = self.partial.clone();
-        match delta.get("type").and_then(Value::as_str) {
+        match kind {
             Some("text_delta") => {
-                let fragment = text("text");
                 let applied = self
                     .partial
                     .update(|m| match m.content.get_mut(content_index) {
@@ -234,7 +255,6 @@ impl AnthropicMapper {
                 }
             }
             Some("thinking_delta") => {
-                let fragment = text("thinking");
                 let applied = self
                     .partial
                     .update(|m| match m.content.get_mut(content_index) {
@@ -253,7 +273,6 @@ impl AnthropicMapper {
                 }
             }
             Some("input_json_delta") => {
-                let fragment = text("partial_json");
                 let Some(buffer) = self.open[slot].args.as_mut() else {
                     return;
                 };
@@ -271,7 +290,6 @@ impl AnthropicMapper {
                 });
             }
             Some("signature_delta") => {
-                let fragment = text("signature");
                 self.partial.update(|m| {
                     if let Some(AssistantContent::Thinking(t)) = m.content.get_mut(content_index) {
                         t.thinking_signature
@@ -371,6 +389,32 @@ impl AnthropicMapper {
     }
 }
 
+/// The data of a `content_block_delta` event, borrowed from the SSE text where it can be.
+/// Unknown fields are ignored, as the general path ignores them.
+#[derive(serde::Deserialize)]
+struct WireBlockDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    index: Option<f64>,
+    #[serde(borrow)]
+    delta: Option<WireDeltaBody<'a>>,
+}
+
+/// The `delta` object of a `content_block_delta`.
+#[derive(serde::Deserialize, Default)]
+struct WireDeltaBody<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    signature: Option<Cow<'a, str>>,
+}
+
 /// `totalTokens` = component sum (Anthropic sends none), then the cost.
 fn finish_usage(model: &Model, usage: &mut Usage) {
     usage.total_tokens = usage.component_sum();
@@ -427,6 +471,27 @@ impl StreamMapper for AnthropicMapper {
             return Err(StreamError::Provider(event.data.clone()));
         }
         if !MESSAGE_EVENTS.contains(&name) {
+            return Ok(());
+        }
+        if name == "content_block_delta"
+            && let Ok(delta) = serde_json::from_str::<WireBlockDelta<'_>>(&event.data)
+            && delta.kind.as_deref() == Some("content_block_delta")
+        {
+            // The common event, read without building a `Value`: a text fragment without
+            // escapes stays borrowed from the SSE data. Anything this typed shape rejects
+            // (another type of a field, a duplicate key, text that needs repair) takes the
+            // general path below, so the outcome is the same either way.
+            let body = delta.delta.unwrap_or_default();
+            let kind = body.kind.as_deref();
+            let fragment = match kind {
+                Some("text_delta") => body.text.as_deref(),
+                Some("thinking_delta") => body.thinking.as_deref(),
+                Some("input_json_delta") => body.partial_json.as_deref(),
+                Some("signature_delta") => body.signature.as_deref(),
+                _ => None,
+            };
+            let wire_index = delta.index.filter(|f| f.is_finite() && *f >= 0.0);
+            self.apply_delta(wire_index, kind, fragment.unwrap_or(""), out);
             return Ok(());
         }
         let parsed = parse_json_with_repair(&event.data).map_err(|err| {

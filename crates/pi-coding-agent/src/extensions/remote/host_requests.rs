@@ -189,6 +189,17 @@ async fn handle(pi: &Pi, method: &str, p: &Value) -> Answer {
             pi.set_active_tools(names).map_err(stale)?;
             ok()
         }
+        "pi.setModel" => {
+            // pi's `setModel(model)` answers `false` for a model without auth; one that is
+            // not available at all is the same answer.
+            let found = pi
+                .find_available_model(&text(p, "provider")?, &text(p, "id")?)
+                .map_err(stale)?;
+            match found {
+                Some(model) => Ok(Value::Bool(pi.set_model(model).map_err(stale)?)),
+                None => Ok(Value::Bool(false)),
+            }
+        }
         "pi.setThinkingLevel" => {
             let level = ModelThinkingLevel::parse(&text(p, "level")?)
                 .ok_or_else(|| invalid("unknown thinking level"))?;

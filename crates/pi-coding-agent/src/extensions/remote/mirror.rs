@@ -60,6 +60,7 @@ impl Mirror {
                         "sessionId": id,
                         "sessionFile": view.session_file().map(|p| p.display().to_string()),
                         "cwd": ctx.cwd().display().to_string(),
+                        "models": view.available_models().iter().map(model_wire).collect::<Vec<_>>(),
                     }),
                 );
                 self.session_id = Some(id);

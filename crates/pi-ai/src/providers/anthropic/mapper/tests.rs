@@ -487,3 +487,100 @@ fn oauth_mode_maps_claude_code_tool_names_back() {
         assert_eq!(partial.read().tool_calls().next().unwrap().name, name);
     }
 }
+
+/// The events of one text block whose single delta's data is `data` verbatim.
+fn text_block_with_delta(data: &str) -> Run {
+    run(&[
+        start(json!({"input_tokens": 1})),
+        block_start(0, json!({"type": "text", "text": ""})),
+        SseEvent {
+            event: Some("content_block_delta".into()),
+            data: data.into(),
+            ..Default::default()
+        },
+        block_stop(0),
+        delta("end_turn", json!({"output_tokens": 1})),
+        stop(),
+    ])
+}
+
+fn text_of(run: &Run) -> String {
+    match &run.message.content[..] {
+        [AssistantContent::Text(t)] => t.text.clone(),
+        other => panic!("one text block expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn typed_and_general_reads_of_a_delta_agree() {
+    // (data, the text the block ends with): each shape read by the typed path (escapes,
+    // unknown keys, null index) or rejected by it and read by the general path (a
+    // non-string field, a duplicate key, a raw control character that needs repair, a
+    // numeric index written as a float, a wrong `type`).
+    let cases: [(&str, &str); 9] = [
+        (
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"b\u00e9\n"}}"#,
+            "a\"b\u{e9}\n",
+        ),
+        (
+            r#"{"extra":{"x":[1,2]},"type":"content_block_delta","index":0,"delta":{"text":"hi","type":"text_delta","more":null}}"#,
+            "hi",
+        ),
+        (
+            r#"{"type":"content_block_delta","index":0.0,"delta":{"type":"text_delta","text":"f"}}"#,
+            "f",
+        ),
+        (
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}"#,
+            "",
+        ),
+        (
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","text":"y"}}"#,
+            "y",
+        ),
+        (
+            "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"l1\nl2\"}}",
+            "l1\nl2",
+        ),
+        (
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"other block"}}"#,
+            "",
+        ),
+        (
+            r#"{"type":"message_stop_not","index":0,"delta":{"type":"text_delta","text":"no"}}"#,
+            "",
+        ),
+        (
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"t"}}"#,
+            "",
+        ),
+    ];
+    for (data, expected) in cases {
+        let r = text_block_with_delta(data);
+        assert_eq!(r.result, Ok(()), "{data}");
+        assert_eq!(text_of(&r), expected, "{data}");
+        let deltas: Vec<&str> = r
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Ev::TextDelta { delta, .. } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        let want: Vec<&str> = if expected.is_empty() && !data.contains(r#""text":5"#) {
+            vec![]
+        } else {
+            vec![expected]
+        };
+        assert_eq!(deltas, want, "{data}");
+    }
+    // A payload neither path can read fails the stream with pi's text, as before.
+    let r = text_block_with_delta(r#"{"type":"content_block_delta","index":0,"delta":{"#);
+    assert!(
+        r.result.as_ref().is_err_and(
+            |e| e.starts_with("Could not parse Anthropic SSE event content_block_delta")
+        ),
+        "{:?}",
+        r.result
+    );
+}
