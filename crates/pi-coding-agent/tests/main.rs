@@ -9,16 +9,16 @@ mod extensions_support;
 mod rpc_support;
 mod session_support;
 mod support {
-    pub mod anthropic_sse;
-    pub mod binary_rig;
-    pub mod conformance;
-    pub mod kill_loop;
-    pub mod node_host;
-    pub mod pi_bin;
-    pub mod pty_rig;
-    pub mod replay_env;
-    pub mod rpc_kill;
-    pub mod streams;
+    pub(crate) mod anthropic_sse;
+    pub(crate) mod binary_rig;
+    pub(crate) mod conformance;
+    pub(crate) mod kill_loop;
+    pub(crate) mod node_host;
+    pub(crate) mod pi_bin;
+    pub(crate) mod pty_rig;
+    pub(crate) mod replay_env;
+    pub(crate) mod rpc_kill;
+    pub(crate) mod streams;
 }
 
 /// The agent loop and providers: aborts, listeners under load, provider wire formats and request headers.

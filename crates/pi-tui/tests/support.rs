@@ -8,7 +8,7 @@ use pi_tui::testkit::{Answers, PtySession};
 
 /// The chat example built by `cargo test` (examples are built with the tests), next to this
 /// test binary's directory.
-pub fn chat_binary() -> PathBuf {
+pub(crate) fn chat_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let dir = exe
         .parent()
@@ -26,7 +26,7 @@ pub fn chat_binary() -> PathBuf {
 }
 
 /// Starts the chat example in a `rows`×`cols` pty with fast deltas.
-pub fn spawn_chat(
+pub(crate) fn spawn_chat(
     rows: u16,
     cols: u16,
     answers: Answers,
@@ -46,11 +46,11 @@ pub fn spawn_chat(
 }
 
 /// Generous time for a debug build on a loaded machine.
-pub const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// The lines of the final render of the fake answer at `width`, as the example styles it
 /// under `NO_COLOR`.
-pub fn answer_lines(width: u16) -> Vec<String> {
+pub(crate) fn answer_lines(width: u16) -> Vec<String> {
     let src = include_str!("data/answers/mixed-long.md");
     let style = pi_tui::style::Style::dark(pi_tui::capabilities::ColorDepth::None, false);
     pi_tui::components::render_markdown(src, width, &style)

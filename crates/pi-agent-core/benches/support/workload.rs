@@ -13,10 +13,10 @@ use pi_ai::{
 };
 
 /// Text deltas per prompt.
-pub const DELTAS: usize = 20_000;
+pub(crate) const DELTAS: usize = 20_000;
 
 /// An assistant message holding one text block of `prefix` bytes.
-pub fn message_with_text(prefix: usize) -> AssistantMessage {
+pub(crate) fn message_with_text(prefix: usize) -> AssistantMessage {
     let mut m = AssistantMessage::empty("bench", "bench", "bench");
     m.content
         .push(AssistantContent::Text(TextContent::new("x".repeat(prefix))));
@@ -25,7 +25,7 @@ pub fn message_with_text(prefix: usize) -> AssistantMessage {
 
 /// A live stream: a spawned producer appends `DELTAS` one-byte deltas to `message` (taken
 /// from the slot the setup filled) and pushes each through `event_channel`.
-pub fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
+pub(crate) fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
     Arc::new(move |_model, _ctx, _opts| {
         let (mut sink, stream) = event_channel(None);
         let message = slot
@@ -66,7 +66,7 @@ pub fn live_stream(slot: Arc<Mutex<Option<AssistantMessage>>>) -> StreamFn {
 
 /// The events of a whole response (`start`, `DELTAS` deltas, `done`), built in advance: the
 /// partial already holds the final text, as after a producer ran ahead of the consumer.
-pub fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
+pub(crate) fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
     let mut m = message_with_text(prefix);
     if let Some(AssistantContent::Text(t)) = m.content.first_mut() {
         t.text.push_str(&"y".repeat(DELTAS));
@@ -90,7 +90,7 @@ pub fn filled_stream(prefix: usize) -> AssistantMessageEventStream {
 }
 
 /// A stream function handing out the stream the setup left in `slot`.
-pub fn prefilled(slot: Arc<Mutex<Option<AssistantMessageEventStream>>>) -> StreamFn {
+pub(crate) fn prefilled(slot: Arc<Mutex<Option<AssistantMessageEventStream>>>) -> StreamFn {
     Arc::new(move |_model, _ctx, _opts| {
         slot.lock()
             .ok()
@@ -100,7 +100,7 @@ pub fn prefilled(slot: Arc<Mutex<Option<AssistantMessageEventStream>>>) -> Strea
 }
 
 /// An agent streaming from `stream_fn` with `listeners` awaited listeners.
-pub fn agent(stream_fn: StreamFn, listeners: usize) -> Agent {
+pub(crate) fn agent(stream_fn: StreamFn, listeners: usize) -> Agent {
     let agent = Agent::new(AgentOptions::new(stream_fn));
     for _ in 0..listeners {
         // The subscription lives as long as the agent; dropping the handle does not detach.
@@ -111,7 +111,7 @@ pub fn agent(stream_fn: StreamFn, listeners: usize) -> Agent {
 
 /// How a case's stream is made.
 #[derive(Clone, Copy)]
-pub enum Source {
+pub(crate) enum Source {
     /// Pre-filled (`delivery/*`).
     Filled,
     /// A live producer task (`end_to_end/*`, `accumulated/*`).
@@ -120,7 +120,7 @@ pub enum Source {
 
 /// An agent for one case: its stream built per [`Source`] with `prefix` bytes already in the
 /// message, and `listeners` awaited listeners.
-pub fn case_agent(source: Source, listeners: usize, prefix: usize) -> Agent {
+pub(crate) fn case_agent(source: Source, listeners: usize, prefix: usize) -> Agent {
     match source {
         Source::Filled => agent(
             prefilled(Arc::new(Mutex::new(Some(filled_stream(prefix))))),

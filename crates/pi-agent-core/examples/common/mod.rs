@@ -12,7 +12,7 @@ use pi_ai::{
 use serde_json::Value;
 
 /// One reply of the scripted model.
-pub enum Reply {
+pub(crate) enum Reply {
     /// Answer with text.
     Text(&'static str),
     /// Call one tool with these arguments.
@@ -20,7 +20,7 @@ pub enum Reply {
 }
 
 /// A model id for the examples.
-pub fn model() -> Model {
+pub(crate) fn model() -> Model {
     Model {
         id: "scripted".into(),
         name: "Scripted".into(),
@@ -31,7 +31,7 @@ pub fn model() -> Model {
 }
 
 /// A stream function replaying `replies`; an already-cancelled signal yields `aborted`.
-pub fn scripted(replies: Vec<Reply>) -> StreamFn {
+pub(crate) fn scripted(replies: Vec<Reply>) -> StreamFn {
     let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
     Arc::new(move |model, _context, options| {
         let mut msg = AssistantMessage::empty(&model.api, &model.provider, &model.id);

@@ -130,23 +130,23 @@ pub(crate) struct PendingQueue {
 }
 
 impl PendingQueue {
-    pub fn push(&mut self, m: AgentMessage) {
+    pub(super) fn push(&mut self, m: AgentMessage) {
         self.messages.push_back(m);
     }
 
-    pub fn has_items(&self) -> bool {
+    pub(super) fn has_items(&self) -> bool {
         !self.messages.is_empty()
     }
 
     /// `all` drains everything, `one-at-a-time` the oldest message.
-    pub fn drain(&mut self, mode: QueueMode) -> Vec<AgentMessage> {
+    pub(super) fn drain(&mut self, mode: QueueMode) -> Vec<AgentMessage> {
         match mode {
             QueueMode::All => self.messages.drain(..).collect(),
             QueueMode::OneAtATime => self.messages.pop_front().into_iter().collect(),
         }
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.messages.clear();
     }
 }

@@ -44,7 +44,7 @@ fn outcome(r: Result<Result<(), HookError>, JoinError>) -> Result<(), HookError>
 impl UpdateGate {
     /// An open gate. Deliveries run on the current tokio runtime; without one, updates are
     /// dropped.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         UpdateGate {
             state: Mutex::new(GateState::default()),
             runtime: tokio::runtime::Handle::try_current().ok(),
@@ -57,7 +57,7 @@ impl UpdateGate {
 
     /// Starts a delivery unless the gate is closed. `make` builds it (it is not called when
     /// the update is dropped).
-    pub fn start(&self, make: impl FnOnce() -> BoxFuture<'static, Result<(), HookError>>) {
+    pub(super) fn start(&self, make: impl FnOnce() -> BoxFuture<'static, Result<(), HookError>>) {
         let mut s = self.lock();
         let Some(runtime) = self.runtime.as_ref().filter(|_| !s.closed) else {
             return;
@@ -95,7 +95,7 @@ impl UpdateGate {
     }
 
     /// Closes the gate and awaits every started delivery; the first failure wins.
-    pub async fn close_and_join(&self) -> Result<(), HookError> {
+    pub(super) async fn close_and_join(&self) -> Result<(), HookError> {
         let (running, mut failure) = {
             let mut s = self.lock();
             s.closed = true;

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 /// One scripted reply.
 #[derive(Clone, Debug)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// `start`, one text block, `done(stop)`.
     Text(String),
     /// `start`, tool-call blocks, `done(toolUse)` (or the given stop reason).
@@ -34,7 +34,7 @@ pub enum Reply {
 
 /// What one request looked like.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub context: Context,
     pub api_key: Option<String>,
     pub session_id: Option<String>,
@@ -45,13 +45,13 @@ pub struct Request {
 /// A stream function replaying replies in order; counts only requests actually "sent"
 /// (a call with an already-cancelled signal sends nothing and yields `Request aborted`).
 #[derive(Clone, Default)]
-pub struct Scripted {
+pub(crate) struct Scripted {
     replies: Arc<Mutex<VecDeque<Reply>>>,
     pub requests: Arc<Mutex<Vec<Request>>>,
     pub calls: Arc<Mutex<usize>>,
 }
 
-pub fn model() -> Model {
+pub(crate) fn model() -> Model {
     Model {
         id: "test-model".into(),
         name: "Test".into(),
@@ -61,11 +61,11 @@ pub fn model() -> Model {
     }
 }
 
-pub fn text_reply(s: &str) -> Reply {
+pub(crate) fn text_reply(s: &str) -> Reply {
     Reply::Text(s.into())
 }
 
-pub fn tool_reply(calls: &[(&str, &str, Value)]) -> Reply {
+pub(crate) fn tool_reply(calls: &[(&str, &str, Value)]) -> Reply {
     Reply::Tools(
         calls
             .iter()
@@ -76,26 +76,26 @@ pub fn tool_reply(calls: &[(&str, &str, Value)]) -> Reply {
 }
 
 impl Scripted {
-    pub fn new(replies: Vec<Reply>) -> Self {
+    pub(crate) fn new(replies: Vec<Reply>) -> Self {
         Scripted {
             replies: Arc::new(Mutex::new(replies.into())),
             ..Default::default()
         }
     }
 
-    pub fn push(&self, r: Reply) {
+    pub(crate) fn push(&self, r: Reply) {
         self.replies.lock().unwrap().push_back(r);
     }
 
-    pub fn request_count(&self) -> usize {
+    pub(crate) fn request_count(&self) -> usize {
         self.requests.lock().unwrap().len()
     }
 
-    pub fn call_count(&self) -> usize {
+    pub(crate) fn call_count(&self) -> usize {
         *self.calls.lock().unwrap()
     }
 
-    pub fn stream_fn(&self) -> StreamFn {
+    pub(crate) fn stream_fn(&self) -> StreamFn {
         let this = self.clone();
         Arc::new(
             move |model: Model, context: Context, options: StreamOptions| {
@@ -126,7 +126,7 @@ impl Scripted {
 }
 
 /// The events of one reply, built on a shared partial as a provider would.
-pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
+pub(crate) fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
     let partial = PartialMessage::new(AssistantMessage::empty(
         &model.api,
         &model.provider,
@@ -239,7 +239,7 @@ pub fn events_for(model: &Model, reply: Reply) -> Vec<AssistantMessageEvent> {
 }
 
 /// A configurable test tool.
-pub struct TestTool {
+pub(crate) struct TestTool {
     pub name: String,
     pub schema: Value,
     pub mode: ExecutionMode,
@@ -259,7 +259,7 @@ pub struct TestTool {
 }
 
 impl TestTool {
-    pub fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         TestTool {
             name: name.into(),
             schema: json!({"type":"object","properties":{"value":{"type":"string"}}}),
@@ -274,39 +274,39 @@ impl TestTool {
             kept_update: Arc::default(),
         }
     }
-    pub fn delay_ms(mut self, ms: u64) -> Self {
+    pub(crate) fn delay_ms(mut self, ms: u64) -> Self {
         self.delay = Duration::from_millis(ms);
         self
     }
-    pub fn schema(mut self, s: Value) -> Self {
+    pub(crate) fn schema(mut self, s: Value) -> Self {
         self.schema = s;
         self
     }
-    pub fn sequential(mut self) -> Self {
+    pub(crate) fn sequential(mut self) -> Self {
         self.mode = ExecutionMode::Sequential;
         self
     }
-    pub fn updates(mut self, u: &[&str]) -> Self {
+    pub(crate) fn updates(mut self, u: &[&str]) -> Self {
         self.updates = u.iter().map(|s| (*s).to_owned()).collect();
         self
     }
-    pub fn fail(mut self, msg: &str) -> Self {
+    pub(crate) fn fail(mut self, msg: &str) -> Self {
         self.fail = Some(msg.into());
         self
     }
-    pub fn panics(mut self) -> Self {
+    pub(crate) fn panics(mut self) -> Self {
         self.panic = true;
         self
     }
-    pub fn terminate(mut self, t: bool) -> Self {
+    pub(crate) fn terminate(mut self, t: bool) -> Self {
         self.terminate = Some(t);
         self
     }
-    pub fn log(mut self, log: &Arc<Mutex<Vec<String>>>) -> Self {
+    pub(crate) fn log(mut self, log: &Arc<Mutex<Vec<String>>>) -> Self {
         self.log = Arc::clone(log);
         self
     }
-    pub fn arc(self) -> Arc<dyn AgentTool> {
+    pub(crate) fn arc(self) -> Arc<dyn AgentTool> {
         Arc::new(self)
     }
 }
@@ -375,12 +375,12 @@ impl AgentTool for TestTool {
 
 /// Records every event delivered to a listener.
 #[derive(Clone, Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     pub events: Arc<Mutex<Vec<Arc<AgentEvent>>>>,
 }
 
 impl Recorder {
-    pub fn attach(agent: &Agent) -> Self {
+    pub(crate) fn attach(agent: &Agent) -> Self {
         let r = Recorder::default();
         let events = Arc::clone(&r.events);
         agent.subscribe(move |e, _| {
@@ -390,22 +390,22 @@ impl Recorder {
         r
     }
 
-    pub fn events(&self) -> Vec<Arc<AgentEvent>> {
+    pub(crate) fn events(&self) -> Vec<Arc<AgentEvent>> {
         self.events.lock().unwrap().clone()
     }
 
     /// Event kinds, with a suffix naming the message role / tool call where useful.
-    pub fn labels(&self) -> Vec<String> {
+    pub(crate) fn labels(&self) -> Vec<String> {
         self.events().iter().map(|e| label(e)).collect()
     }
 
-    pub fn kinds(&self) -> Vec<&'static str> {
+    pub(crate) fn kinds(&self) -> Vec<&'static str> {
         self.events().iter().map(|e| e.kind()).collect()
     }
 }
 
 /// `kind` or `kind:role` / `kind:toolCallId`.
-pub fn label(e: &AgentEvent) -> String {
+pub(crate) fn label(e: &AgentEvent) -> String {
     match e {
         AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
             format!("{}:{}", e.kind(), message.role())
@@ -420,7 +420,7 @@ pub fn label(e: &AgentEvent) -> String {
 }
 
 /// An agent on the scripted stream with the test model and the given tools.
-pub fn agent_with(script: &Scripted, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
+pub(crate) fn agent_with(script: &Scripted, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
     let agent = Agent::new(AgentOptions::new(script.stream_fn()));
     agent.set_model(model());
     agent.set_tools(tools);
@@ -428,7 +428,7 @@ pub fn agent_with(script: &Scripted, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
 }
 
 /// The text of a tool result's first block.
-pub fn result_text(r: &AgentToolResult) -> String {
+pub(crate) fn result_text(r: &AgentToolResult) -> String {
     r.content
         .first()
         .and_then(|c| c.as_text())
@@ -438,7 +438,7 @@ pub fn result_text(r: &AgentToolResult) -> String {
 
 /// A stream function whose response starts, then waits for the signal and ends `aborted`
 /// with `This operation was aborted` (as the Anthropic adapter does). Counts calls in `calls`.
-pub fn waiting_stream_fn(calls: Arc<Mutex<usize>>) -> StreamFn {
+pub(crate) fn waiting_stream_fn(calls: Arc<Mutex<usize>>) -> StreamFn {
     Arc::new(move |model: Model, _ctx: Context, options: StreamOptions| {
         *calls.lock().unwrap() += 1;
         let (mut sink, stream) = pi_ai::event_channel(None);
@@ -468,12 +468,12 @@ pub fn waiting_stream_fn(calls: Arc<Mutex<usize>>) -> StreamFn {
 }
 
 /// A user message with one text block.
-pub fn user(text: &str) -> pi_agent_core::AgentMessage {
+pub(crate) fn user(text: &str) -> pi_agent_core::AgentMessage {
     pi_ai::Message::User(pi_ai::UserMessage::text(text)).into()
 }
 
 /// The text of a user message (first text block).
-pub fn user_text(m: &pi_agent_core::AgentMessage) -> Option<String> {
+pub(crate) fn user_text(m: &pi_agent_core::AgentMessage) -> Option<String> {
     match m.to_llm() {
         Some(pi_ai::Message::User(u)) => u
             .content

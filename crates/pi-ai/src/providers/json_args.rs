@@ -24,7 +24,7 @@ pub(crate) struct ArgumentBuffer {
 impl ArgumentBuffer {
     /// A buffer already holding `text` whose value the message does not show yet (pi keeps
     /// `{}` until the first delta).
-    pub fn holding(text: &str) -> Self {
+    pub(crate) fn holding(text: &str) -> Self {
         let mut state = PartialJsonState::new();
         let mut held = Map::new();
         state.push_into(text, &mut held);
@@ -35,14 +35,14 @@ impl ArgumentBuffer {
     }
 
     /// The raw text so far.
-    pub fn buffer(&self) -> &str {
+    pub(crate) fn buffer(&self) -> &str {
         self.state.buffer()
     }
 
     /// Appends a raw fragment and brings `arguments` (the tool call's arguments, as the
     /// previous push left them) up to date: best-effort arguments of the JSON received so
     /// far (`{}` when nothing parses).
-    pub fn push(&mut self, fragment: &str, arguments: &mut Map<String, Value>) {
+    pub(crate) fn push(&mut self, fragment: &str, arguments: &mut Map<String, Value>) {
         match self.held.take() {
             Some(mut held) => {
                 self.state.push_into(fragment, &mut held);
@@ -55,7 +55,7 @@ impl ArgumentBuffer {
     /// The final arguments ([`PartialJsonState::final_arguments`]) from the tool call's
     /// `arguments`: pi's lenient value of the whole text (`{}` when empty) and why the call
     /// must not run when the text is not exactly one JSON object.
-    pub fn finish(
+    pub(crate) fn finish(
         &mut self,
         arguments: Map<String, Value>,
     ) -> (Map<String, Value>, Option<FinishError>) {
@@ -64,7 +64,7 @@ impl ArgumentBuffer {
     }
 
     /// pi's lenient value of the whole text, from the tool call's `arguments`.
-    pub fn lenient(&mut self, arguments: Map<String, Value>) -> Map<String, Value> {
+    pub(crate) fn lenient(&mut self, arguments: Map<String, Value>) -> Map<String, Value> {
         let value = self.held.take().unwrap_or(arguments);
         self.state.lenient(value)
     }

@@ -22,7 +22,7 @@ pub(crate) struct ToolCallIds {
 
 impl ToolCallIds {
     /// The id the call with provider id `id` gets in the message (see the type's docs).
-    pub fn claim(&mut self, id: &str) -> String {
+    pub(crate) fn claim(&mut self, id: &str) -> String {
         if self.used.insert(id.to_owned()) {
             return id.to_owned();
         }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::{data, data_json};
 
 /// The scenario's model as `run_pi.py` `models_json` defines it.
-pub fn replay_model(scenario: &str) -> Model {
+pub(crate) fn replay_model(scenario: &str) -> Model {
     let script = data_json(&format!("conformance/{scenario}/script.json"));
     let api = script["api"]
         .as_str()
@@ -45,7 +45,7 @@ pub fn replay_model(scenario: &str) -> Model {
 }
 
 /// The scenario's `args` (e.g. `--thinking high`).
-pub fn script_args(scenario: &str) -> Vec<String> {
+pub(crate) fn script_args(scenario: &str) -> Vec<String> {
     let script = data_json(&format!("conformance/{scenario}/script.json"));
     script["args"]
         .as_array()
@@ -54,7 +54,7 @@ pub fn script_args(scenario: &str) -> Vec<String> {
 }
 
 /// The SSE files of the scenario's replies, in order.
-pub fn replies(scenario: &str) -> Vec<Vec<u8>> {
+pub(crate) fn replies(scenario: &str) -> Vec<Vec<u8>> {
     let script = data_json(&format!("conformance/{scenario}/script.json"));
     script["responses"]
         .as_array()
@@ -70,7 +70,7 @@ pub fn replies(scenario: &str) -> Vec<Vec<u8>> {
 }
 
 /// The messages of the golden `message_end` records, in order.
-pub fn golden_messages(scenario: &str) -> Vec<Value> {
+pub(crate) fn golden_messages(scenario: &str) -> Vec<Value> {
     let text = String::from_utf8(data(&format!("conformance/{scenario}/stdout.jsonl"))).unwrap();
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -80,7 +80,7 @@ pub fn golden_messages(scenario: &str) -> Vec<Value> {
 }
 
 /// The golden request records.
-pub fn golden_requests(scenario: &str) -> Vec<Value> {
+pub(crate) fn golden_requests(scenario: &str) -> Vec<Value> {
     let text = String::from_utf8(data(&format!("conformance/{scenario}/requests.jsonl"))).unwrap();
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -88,7 +88,7 @@ pub fn golden_requests(scenario: &str) -> Vec<Value> {
 }
 
 /// A golden message as a pi [`Message`] (normalized timestamps become 0).
-pub fn to_message(golden: &Value) -> Message {
+pub(crate) fn to_message(golden: &Value) -> Message {
     let mut v = golden.clone();
     v["timestamp"] = json!(0);
     serde_json::from_value(v).unwrap()
@@ -97,7 +97,7 @@ pub fn to_message(golden: &Value) -> Message {
 /// The context of request `k`: the golden messages before the `k`-th assistant message, a
 /// system prompt (masked in the comparison) and the tools of the golden request (their
 /// descriptions are masked too, so any text does).
-pub fn context_for(scenario: &str, k: usize, request: &Value) -> Context {
+pub(crate) fn context_for(scenario: &str, k: usize, request: &Value) -> Context {
     let mut messages = Vec::new();
     let mut assistants = 0;
     for m in golden_messages(scenario) {
@@ -157,7 +157,7 @@ fn mask_descriptions(v: &mut Value) {
 
 /// The harness's view of a request: kept headers (platform masked), path, query, model
 /// (Google) and the body with prose masked.
-pub fn normalize_request(r: &WireRequest) -> Value {
+pub(crate) fn normalize_request(r: &WireRequest) -> Value {
     const KEEP: [&str; 7] = [
         "content-type",
         "authorization",
@@ -206,7 +206,7 @@ pub fn normalize_request(r: &WireRequest) -> Value {
 }
 
 /// The golden request restricted to the fields [`normalize_request`] produces.
-pub fn golden_view(golden: &Value) -> Value {
+pub(crate) fn golden_view(golden: &Value) -> Value {
     let mut out = json!({
         "path": golden["path"],
         "query": golden["query"],

@@ -9,21 +9,21 @@ use serde_json::Value;
 
 /// How the body is cut into network reads.
 #[derive(Clone, Copy, Debug)]
-pub enum Chunking {
+pub(crate) enum Chunking {
     Whole,
     Lines,
     Bytes(usize),
 }
 
 /// The four chunkings every stream must survive.
-pub const CHUNKINGS: [Chunking; 4] = [
+pub(crate) const CHUNKINGS: [Chunking; 4] = [
     Chunking::Whole,
     Chunking::Lines,
     Chunking::Bytes(1),
     Chunking::Bytes(7),
 ];
 
-pub fn chunks(body: &[u8], chunking: Chunking) -> Vec<&[u8]> {
+pub(crate) fn chunks(body: &[u8], chunking: Chunking) -> Vec<&[u8]> {
     match chunking {
         Chunking::Whole => vec![body],
         Chunking::Bytes(n) => body.chunks(n).collect(),
@@ -32,13 +32,13 @@ pub fn chunks(body: &[u8], chunking: Chunking) -> Vec<&[u8]> {
 }
 
 /// The final message and every event of one replay.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub message: AssistantMessage,
     pub events: Vec<AssistantMessageEvent>,
 }
 
 /// Replays `body` through `api`'s mapper for `model`.
-pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking) -> Outcome {
+pub(crate) fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking) -> Outcome {
     let options = pi_ai::StreamOptions::default();
     let partial = PartialMessage::new(AssistantMessage::empty(
         api.api(),
@@ -110,7 +110,7 @@ pub fn replay(api: &dyn WireApi, model: &Model, body: &[u8], chunking: Chunking)
 }
 
 /// The reference's compact event list: consecutive deltas of one block merged as `xN`.
-pub fn event_summary(events: &[AssistantMessageEvent]) -> Vec<String> {
+pub(crate) fn event_summary(events: &[AssistantMessageEvent]) -> Vec<String> {
     let mut out: Vec<(String, usize)> = Vec::new();
     for e in events {
         let label = match e {
@@ -141,13 +141,16 @@ pub fn event_summary(events: &[AssistantMessageEvent]) -> Vec<String> {
 }
 
 /// A message as JSON with its `role`, numbers as JavaScript writes them (`0`, not `0.0`).
-pub fn message_json(message: &AssistantMessage) -> Value {
+pub(crate) fn message_json(message: &AssistantMessage) -> Value {
     let text = pi_ai::json::to_string(&Message::Assistant(message.clone())).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
 /// Replaces synthesized Google ids `<name>_<epochMs>_<n>` with `replacement(name, n)`.
-pub fn normalize_google_ids(message: &mut Value, replacement: impl Fn(&str, &str) -> String) {
+pub(crate) fn normalize_google_ids(
+    message: &mut Value,
+    replacement: impl Fn(&str, &str) -> String,
+) {
     let re = regex::Regex::new(r"^(.*)_\d{10,}_(\d+)$").unwrap();
     if let Some(Value::Array(content)) = message.get_mut("content") {
         for block in content {
@@ -162,18 +165,18 @@ pub fn normalize_google_ids(message: &mut Value, replacement: impl Fn(&str, &str
 }
 
 /// A data file under `tests/data/`.
-pub fn data(path: &str) -> Vec<u8> {
+pub(crate) fn data(path: &str) -> Vec<u8> {
     let full = format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 
 /// A JSON data file under `tests/data/`.
-pub fn data_json(path: &str) -> Value {
+pub(crate) fn data_json(path: &str) -> Value {
     serde_json::from_slice(&data(path)).unwrap()
 }
 
 /// A model for replays.
-pub fn model(api: &str, provider: &str, id: &str) -> Model {
+pub(crate) fn model(api: &str, provider: &str, id: &str) -> Model {
     Model {
         id: id.into(),
         name: id.into(),
@@ -183,12 +186,12 @@ pub fn model(api: &str, provider: &str, id: &str) -> Model {
     }
 }
 
-pub mod conformance;
+pub(crate) mod conformance;
 
 /// Replays reply `i` of a conformance scenario and returns the final message as the golden
 /// `message_end` record shows it (`timestamp` as `<TIMESTAMP_MS>`, Google's synthesized ids as
 /// `<name>_<NOW>_<counter>`).
-pub fn conformance_message(
+pub(crate) fn conformance_message(
     api: &dyn WireApi,
     scenario: &str,
     i: usize,
@@ -205,7 +208,7 @@ pub fn conformance_message(
 
 /// Builds every request of a conformance scenario from its goldens and compares it with the
 /// golden request after the harness's normalization.
-pub fn check_conformance_requests(api: &dyn WireApi, scenario: &str) {
+pub(crate) fn check_conformance_requests(api: &dyn WireApi, scenario: &str) {
     let model = conformance::replay_model(scenario);
     let args = conformance::script_args(scenario);
     let reasoning = args
@@ -235,7 +238,7 @@ pub fn check_conformance_requests(api: &dyn WireApi, scenario: &str) {
 
 /// Replays every reply of a scenario and compares the final messages with the golden
 /// assistant `message_end` records.
-pub fn check_conformance_messages(api: &dyn WireApi, scenario: &str) {
+pub(crate) fn check_conformance_messages(api: &dyn WireApi, scenario: &str) {
     let goldens: Vec<Value> = conformance::golden_messages(scenario)
         .into_iter()
         .filter(|m| m["role"] == "assistant")

@@ -8,7 +8,7 @@ use pi_ai::types::{
 };
 use serde_json::Value;
 
-pub fn model(api: &str, provider: &str, base_url: &str, id: &str) -> Model {
+pub(crate) fn model(api: &str, provider: &str, base_url: &str, id: &str) -> Model {
     Model {
         id: id.into(),
         name: id.into(),
@@ -21,14 +21,14 @@ pub fn model(api: &str, provider: &str, base_url: &str, id: &str) -> Model {
     }
 }
 
-pub fn user(text: &str) -> Message {
+pub(crate) fn user(text: &str) -> Message {
     Message::User(UserMessage {
         content: UserMessageContent::Text(text.into()),
         timestamp: 0,
     })
 }
 
-pub fn ctx(messages: Vec<Message>) -> Context {
+pub(crate) fn ctx(messages: Vec<Message>) -> Context {
     Context {
         system_prompt: Some("SYS".into()),
         messages,
@@ -36,11 +36,16 @@ pub fn ctx(messages: Vec<Message>) -> Context {
     }
 }
 
-pub fn body(api: &dyn WireApi, m: &Model, c: &Context, o: &StreamOptions) -> Value {
+pub(crate) fn body(api: &dyn WireApi, m: &Model, c: &Context, o: &StreamOptions) -> Value {
     api.build_request(m, c, o, "sk-test").unwrap().body
 }
 
-pub fn header(api: &dyn WireApi, m: &Model, o: &StreamOptions, name: &str) -> Option<String> {
+pub(crate) fn header(
+    api: &dyn WireApi,
+    m: &Model,
+    o: &StreamOptions,
+    name: &str,
+) -> Option<String> {
     let r = api
         .build_request(m, &ctx(vec![user("hi")]), o, "sk-test")
         .unwrap();
@@ -51,14 +56,14 @@ pub fn header(api: &dyn WireApi, m: &Model, o: &StreamOptions, name: &str) -> Op
         .map(|(_, v)| v.clone())
 }
 
-pub fn assistant(model: &Model, content: Vec<AssistantContent>) -> Message {
+pub(crate) fn assistant(model: &Model, content: Vec<AssistantContent>) -> Message {
     let mut a = AssistantMessage::empty(&model.api, &model.provider, &model.id);
     a.content = content;
     a.stop_reason = StopReason::Stop;
     Message::Assistant(a)
 }
 
-pub fn tool_result(id: &str, name: &str, content: Vec<UserContent>) -> Message {
+pub(crate) fn tool_result(id: &str, name: &str, content: Vec<UserContent>) -> Message {
     Message::ToolResult(ToolResultMessage {
         tool_call_id: id.into(),
         tool_name: name.into(),
@@ -67,7 +72,7 @@ pub fn tool_result(id: &str, name: &str, content: Vec<UserContent>) -> Message {
     })
 }
 
-pub fn call(id: &str, name: &str, args: Value) -> AssistantContent {
+pub(crate) fn call(id: &str, name: &str, args: Value) -> AssistantContent {
     AssistantContent::ToolCall(ToolCall {
         id: id.into(),
         name: name.into(),
@@ -76,6 +81,6 @@ pub fn call(id: &str, name: &str, args: Value) -> AssistantContent {
     })
 }
 
-pub fn opts() -> StreamOptions {
+pub(crate) fn opts() -> StreamOptions {
     StreamOptions::default()
 }

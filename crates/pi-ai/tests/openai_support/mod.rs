@@ -9,13 +9,13 @@ use pi_ai::sse::{SseEvent, SseParser};
 use pi_ai::types::{AssistantMessage, Model, ModelCost, StopReason, StreamOptions};
 
 /// Path of a vendored test-data file.
-pub fn data(rel: &str) -> String {
+pub(crate) fn data(rel: &str) -> String {
     format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// How the body is delivered to the SSE parser.
 #[derive(Clone, Copy, Debug)]
-pub enum Chunking {
+pub(crate) enum Chunking {
     /// One read.
     Whole,
     /// One read per line (split after each `\n`).
@@ -25,7 +25,7 @@ pub enum Chunking {
 }
 
 /// The model a recorded stream is replayed as (conformance prices).
-pub fn replay_model(api: &str, provider: &str, id: &str) -> Model {
+pub(crate) fn replay_model(api: &str, provider: &str, id: &str) -> Model {
     Model {
         id: id.into(),
         name: id.into(),
@@ -48,7 +48,7 @@ pub fn replay_model(api: &str, provider: &str, id: &str) -> Model {
 
 /// A finished run: the final message and the event summary (`kind[index]`, consecutive deltas
 /// of one block merged as `xN`, terminal as `done(reason)` / `error(reason)`).
-pub struct Run {
+pub(crate) struct Run {
     pub message: AssistantMessage,
     pub events: Vec<String>,
 }
@@ -62,7 +62,7 @@ fn chunks(bytes: &[u8], how: Chunking) -> Vec<&[u8]> {
 }
 
 /// Feeds `bytes` through the SSE parser and `api`'s mapper, framing like the driver.
-pub fn run_stream(api: &dyn WireApi, model: &Model, bytes: &[u8], how: Chunking) -> Run {
+pub(crate) fn run_stream(api: &dyn WireApi, model: &Model, bytes: &[u8], how: Chunking) -> Run {
     let partial = PartialMessage::new(AssistantMessage::empty(
         &model.api,
         &model.provider,

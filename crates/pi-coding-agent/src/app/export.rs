@@ -16,7 +16,7 @@ use crate::storage::{SessionStore, StoreError};
 
 /// Why `--export` wrote nothing; the text is what follows `Error: `.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     /// The input does not exist (its absolute path).
     #[error("File not found: {}", .0.display())]
     NotFound(PathBuf),
@@ -30,7 +30,7 @@ pub enum ExportError {
 }
 
 /// Exports `input` as HTML and returns the output path as pi prints it.
-pub fn export_from_file(
+pub(crate) fn export_from_file(
     input: &str,
     output: Option<&str>,
     cwd: &Path,
@@ -65,7 +65,7 @@ pub fn export_from_file(
 
 /// `--export`: exports and prints `Exported to: <output>` on stdout (exit 0), or `Error: …`
 /// on stderr (exit 1).
-pub fn run_export(
+pub(crate) fn run_export(
     input: &str,
     output: Option<&str>,
     cwd: &Path,

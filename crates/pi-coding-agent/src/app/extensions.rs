@@ -28,11 +28,11 @@ use crate::platform::lexical_path::lexical_normalize;
 use crate::session::{AgentSession, SessionStartReason, ShutdownReason};
 
 /// Why a `.ts`/`.js` extension does not load: the Node host's packages are missing.
-pub const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions run in pi-rs's Node extension host, which needs Node >= 22.19 and @earendil-works/pi-coding-agent with jiti installed in the host's node_modules (see docs/extensions.md)";
+pub(crate) const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions run in pi-rs's Node extension host, which needs Node >= 22.19 and @earendil-works/pi-coding-agent with jiti installed in the host's node_modules (see docs/extensions.md)";
 
 /// The Node host's node_modules: `PI_EXTENSION_NODE_MODULES`, else
 /// `<agent dir>/extension-host/node_modules`.
-pub fn node_modules_dir(agent_dir: &Path) -> PathBuf {
+pub(crate) fn node_modules_dir(agent_dir: &Path) -> PathBuf {
     match std::env::var_os("PI_EXTENSION_NODE_MODULES").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => agent_dir.join("extension-host").join("node_modules"),
@@ -47,7 +47,7 @@ const NODE_HOST: &str = include_str!("../../extension-host/host.mjs");
 ///
 /// # Errors
 /// The write's I/O error.
-pub fn node_host_script(agent_dir: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn node_host_script(agent_dir: &Path) -> std::io::Result<PathBuf> {
     if let Some(p) = std::env::var_os("PI_EXTENSION_HOST").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
@@ -110,12 +110,12 @@ fn node_manifest(script: &Path, agent_dir: &Path) -> Result<Manifest, NodeHostEr
 }
 
 /// The manifest file a subdirectory of an extensions directory is loaded from.
-pub const DIRECTORY_MANIFEST: &str = "pi-extension.json";
+pub(crate) const DIRECTORY_MANIFEST: &str = "pi-extension.json";
 
 /// An extension to load: its path, and whether it was named explicitly (`-e`, settings)
 /// rather than found in a directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Source {
+pub(crate) struct Source {
     /// The absolute path.
     pub path: PathBuf,
     /// Named explicitly.
@@ -124,7 +124,7 @@ pub struct Source {
 
 /// The extensions of a run, as loaded so far.
 #[derive(Clone, Debug, Default)]
-pub struct LoadedExtensions {
+pub(crate) struct LoadedExtensions {
     /// The started extensions, in load order.
     pub remotes: Vec<Arc<RemoteExtension>>,
     /// Their flags' values from the command line.
@@ -133,7 +133,7 @@ pub struct LoadedExtensions {
 
 impl LoadedExtensions {
     /// Ends every extension process (at most `wait` each for a clean exit).
-    pub fn shutdown(&self, wait: std::time::Duration) {
+    pub(crate) fn shutdown(&self, wait: std::time::Duration) {
         for r in &self.remotes {
             r.shutdown(wait);
         }
@@ -143,32 +143,32 @@ impl LoadedExtensions {
 /// The run's extension processes, shared by the session factory (which starts them anew on
 /// `/reload`) and the mode that ends them when the run ends.
 #[derive(Clone, Debug, Default)]
-pub struct ExtensionProcesses(Arc<std::sync::Mutex<LoadedExtensions>>);
+pub(crate) struct ExtensionProcesses(Arc<std::sync::Mutex<LoadedExtensions>>);
 
 impl ExtensionProcesses {
     /// Shares `loaded`.
-    pub fn new(loaded: LoadedExtensions) -> Self {
+    pub(crate) fn new(loaded: LoadedExtensions) -> Self {
         Self(Arc::new(std::sync::Mutex::new(loaded)))
     }
 
     /// The processes now.
-    pub fn snapshot(&self) -> LoadedExtensions {
+    pub(crate) fn snapshot(&self) -> LoadedExtensions {
         crate::sync::lock(&self.0).clone()
     }
 
     /// Puts `next` in place; returns the processes it replaces (still running).
-    pub fn replace(&self, next: LoadedExtensions) -> LoadedExtensions {
+    pub(crate) fn replace(&self, next: LoadedExtensions) -> LoadedExtensions {
         std::mem::replace(&mut *crate::sync::lock(&self.0), next)
     }
 
     /// Ends every process there is now ([`LoadedExtensions::shutdown`]).
-    pub fn shutdown(&self, wait: std::time::Duration) {
+    pub(crate) fn shutdown(&self, wait: std::time::Duration) {
         self.snapshot().shutdown(wait);
     }
 }
 
 /// The `ctx.mode` of an app mode.
-pub fn extension_mode(mode: AppMode) -> Mode {
+pub(crate) fn extension_mode(mode: AppMode) -> Mode {
     match mode {
         AppMode::Interactive => Mode::Tui,
         AppMode::Print => Mode::Print,
@@ -255,7 +255,7 @@ fn add_explicit(out: &mut Vec<Source>, path: PathBuf) {
 
 /// The sources that load before project trust: `-e` paths (relative to `cwd`), then unless
 /// `no_extensions` the user settings' `extensions` and `<agent dir>/extensions`.
-pub fn pre_trust_sources(
+pub(crate) fn pre_trust_sources(
     cli: &[String],
     no_extensions: bool,
     cwd: &Path,
@@ -290,7 +290,7 @@ fn print_package_warnings(warnings: &[String]) {
 
 /// The package extensions that wait for the trust decision (settings `packages`): a trusted
 /// project's packages, else the user packages the project also lists. None with `-ne`.
-pub fn post_trust_package_sources(
+pub(crate) fn post_trust_package_sources(
     cwd: &Path,
     agent_dir: &Path,
     trusted: bool,
@@ -310,7 +310,7 @@ pub fn post_trust_package_sources(
 
 /// The project's sources, for a trusted project without `-ne`: the project settings'
 /// `extensions` and `<cwd>/.pi/extensions`.
-pub fn project_sources(settings: &SettingsManager, cwd: &Path) -> Vec<Source> {
+pub(crate) fn project_sources(settings: &SettingsManager, cwd: &Path) -> Vec<Source> {
     let mut out = Vec::new();
     for p in settings.scoped_resource_paths("extensions").project {
         add_explicit(&mut out, p);
@@ -322,7 +322,7 @@ pub fn project_sources(settings: &SettingsManager, cwd: &Path) -> Vec<Source> {
 /// Starts `sources` (skipping paths already in `loaded`): manifests directly, `.ts`/`.js`
 /// files in the Node host. Every failure is a load error, except a discovered `.ts`/`.js`
 /// file whose Node host is not installed, which is a warning.
-pub fn load(
+pub(crate) fn load(
     sources: &[Source],
     loaded: &mut LoadedExtensions,
     cwd: &Path,
@@ -364,7 +364,10 @@ pub fn load(
 
 /// Splits the command line's unknown long options into the values of the loaded
 /// extensions' flags (into `loaded`) and the `Unknown option(s): …` message for the rest.
-pub fn apply_flags(unknown: &[(String, CliFlag)], loaded: &mut LoadedExtensions) -> Option<String> {
+pub(crate) fn apply_flags(
+    unknown: &[(String, CliFlag)],
+    loaded: &mut LoadedExtensions,
+) -> Option<String> {
     let registered: Vec<String> = loaded.remotes.iter().flat_map(|r| r.flag_names()).collect();
     let booleans: Vec<String> = loaded
         .remotes
@@ -398,7 +401,7 @@ fn flag_value(value: &CliFlag, boolean: bool) -> FlagValue {
 
 /// The start of a run with extensions: binds the session to its hooks and awaits
 /// `session_start {reason:"startup"}` (pi's `bindExtensions`). Without hooks, nothing.
-pub async fn bind_startup(hooks: Option<&Arc<ExtensionHooks>>, session: &AgentSession) {
+pub(crate) async fn bind_startup(hooks: Option<&Arc<ExtensionHooks>>, session: &AgentSession) {
     if let Some(h) = hooks {
         h.bind(session, SessionStartReason::Startup, None).await;
     }
@@ -406,7 +409,7 @@ pub async fn bind_startup(hooks: Option<&Arc<ExtensionHooks>>, session: &AgentSe
 
 /// The end of a run with extensions: `session_shutdown {reason:"quit"}` when the session has
 /// hooks, then every extension process is ended.
-pub async fn end_run(
+pub(crate) async fn end_run(
     hooks: Option<&Arc<ExtensionHooks>>,
     session: &AgentSession,
     processes: &LoadedExtensions,

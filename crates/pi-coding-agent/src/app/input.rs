@@ -18,7 +18,7 @@ use crate::tools::path_args::resolve_read_path;
 /// Reads piped stdin to its end (invalid UTF-8 becomes U+FFFD) and trims it (JavaScript
 /// `trim`); `None` when nothing but white space arrived. Callers skip this when stdin is a
 /// terminal or in rpc mode (stdin carries the commands there).
-pub fn read_piped_stdin(mut input: impl Read) -> std::io::Result<Option<String>> {
+pub(crate) fn read_piped_stdin(mut input: impl Read) -> std::io::Result<Option<String>> {
     let mut bytes = Vec::new();
     input.read_to_end(&mut bytes)?;
     let text = String::from_utf8_lossy(&bytes);
@@ -28,7 +28,7 @@ pub fn read_piped_stdin(mut input: impl Read) -> std::io::Result<Option<String>>
 
 /// What the `@file` arguments contribute to the first prompt.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FileInput {
+pub(crate) struct FileInput {
     /// `<file name="ABS">\n{content}\n</file>\n` per text file; `<file name="ABS">{hints}</file>\n`
     /// per image (hints joined by `\n`, often empty), in argument order.
     pub text: String,
@@ -38,7 +38,7 @@ pub struct FileInput {
 
 /// An `@file` argument that cannot be used; the text follows `Error: ` on stderr.
 #[derive(Debug, thiserror::Error)]
-pub enum FileArgError {
+pub(crate) enum FileArgError {
     /// Nothing exists at the resolved path.
     #[error("File not found: {}", .0.display())]
     NotFound(PathBuf),
@@ -61,7 +61,7 @@ pub enum FileArgError {
 ///
 /// Errors: [`FileArgError::NotFound`] when nothing exists there,
 /// [`FileArgError::Unreadable`] when it cannot be read.
-pub fn process_file_args(
+pub(crate) fn process_file_args(
     file_args: &[String],
     cwd: &Path,
     auto_resize: bool,
@@ -130,7 +130,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 /// The first prompt and the prompts sent after it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct InitialMessage {
+pub(crate) struct InitialMessage {
     /// stdin text + file text + first message, concatenated without separator; `None` when
     /// all three are absent.
     pub text: Option<String>,
@@ -141,7 +141,7 @@ pub struct InitialMessage {
 }
 
 /// pi's `buildInitialMessage`.
-pub fn build_initial_message(
+pub(crate) fn build_initial_message(
     stdin: Option<String>,
     files: FileInput,
     messages: &[String],

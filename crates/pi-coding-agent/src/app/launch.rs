@@ -28,7 +28,7 @@ use crate::config::settings::SettingsManager;
 
 /// A run ready to build its session: interactive, print, json or rpc mode.
 #[derive(Clone, Debug)]
-pub struct Launch {
+pub(crate) struct Launch {
     /// The command line (after the cross-project question, which may turn `--session` into
     /// `--fork`).
     pub config: LaunchConfig,
@@ -45,13 +45,13 @@ pub struct Launch {
 
 impl Launch {
     /// The mode of the run.
-    pub fn mode(&self) -> AppMode {
+    pub(crate) fn mode(&self) -> AppMode {
         self.config.mode
     }
 }
 
 /// The process surroundings the launch reads.
-pub struct LaunchIo<'a> {
+pub(crate) struct LaunchIo<'a> {
     /// Whether fd 0 is a terminal (then it is not read).
     pub stdin_is_tty: bool,
     /// Standard input.
@@ -64,7 +64,7 @@ pub struct LaunchIo<'a> {
 
 /// The outcome of [`prepare`].
 #[derive(Debug)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// Build the session and run.
     Run(Box<Launch>),
     /// The process ends with this status (everything is written).
@@ -72,7 +72,7 @@ pub enum Prepared {
 }
 
 /// How long an extension process may take to exit at the end of a run.
-pub const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn fail(err: &mut dyn Write, message: &str) -> Prepared {
     let _ = writeln!(err, "Error: {message}");
@@ -80,7 +80,7 @@ fn fail(err: &mut dyn Write, message: &str) -> Prepared {
 }
 
 /// Steps 1–4 of the module docs.
-pub fn prepare(
+pub(crate) fn prepare(
     mut config: LaunchConfig,
     cwd: PathBuf,
     agent_dir: PathBuf,

@@ -18,22 +18,19 @@
 //!
 //! Warnings go to stderr as `Warning: …`; errors as `Error: …` with exit status 1.
 
-pub mod export;
-pub mod extensions;
-pub mod input;
-pub mod launch;
-pub mod session_select;
-pub mod setup;
+pub(crate) mod export;
+pub(crate) mod extensions;
+pub(crate) mod input;
+pub(crate) mod launch;
+pub(crate) mod session_select;
+pub(crate) mod setup;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use input::InitialMessage;
-pub use launch::{Launch, LaunchIo, Prepared, prepare};
-pub use setup::{
-    Running, SessionSetup, SetupError, build_running, build_running_asking, build_session,
-    build_session_asking,
-};
+pub(crate) use input::InitialMessage;
+pub(crate) use launch::{Launch, LaunchIo, Prepared, prepare};
+pub(crate) use setup::{Running, build_running, build_running_asking, build_session};
 
 use crate::config::agent_paths::AgentPaths;
 use crate::config::list_models::list_models as model_listing;
@@ -42,7 +39,7 @@ use crate::platform::lexical_path::lexical_normalize;
 
 /// The directory holding pi-rs's documentation (`$PI_PACKAGE_DIR/docs`, else the `docs`
 /// folder of the source tree this binary was built from).
-pub fn docs_dir() -> PathBuf {
+pub(crate) fn docs_dir() -> PathBuf {
     match std::env::var_os("PI_PACKAGE_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("docs"),
         None => lexical_normalize(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")),
@@ -51,7 +48,7 @@ pub fn docs_dir() -> PathBuf {
 
 /// `--list-models [search]`: the available models, on stdout (stderr when `to_stderr`); the
 /// exit status.
-pub fn list_models(
+pub(crate) fn list_models(
     agent_dir: &Path,
     search: Option<&str>,
     to_stderr: bool,
@@ -83,7 +80,7 @@ const RUNTIME_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 /// The tokio runtime of a run (two workers, I/O and time, 8 MiB stacks); a failure to build it
 /// is printed as `Error: …` on `stderr` and gives `None` (the caller exits 1).
-pub fn tokio_runtime(stderr: &mut dyn Write) -> Option<tokio::runtime::Runtime> {
+pub(crate) fn tokio_runtime(stderr: &mut dyn Write) -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_stack_size(RUNTIME_STACK_BYTES)

@@ -102,7 +102,7 @@ fn read_answer(stdin: &mut dyn Read) -> Option<String> {
 /// Runs before stdin is read for the prompt (pi selects the session first). The session
 /// directory comes from `--session-dir` or the global settings (project settings are
 /// trusted only later).
-pub fn confirm_cross_project_session(
+pub(crate) fn confirm_cross_project_session(
     args: &mut SessionFlags,
     cwd: &Path,
     agent_dir: &Path,
@@ -181,7 +181,7 @@ fn store_error(e: crate::storage::StoreError) -> SetupError {
 /// <file>\nCurrent working directory: <cwd>`; [`SetupError::Error`] a session directory that
 /// cannot be made (`ENOTDIR: not a directory, mkdir '<dir>'`), an unreadable or invalid
 /// session file, an invalid fork source (the store's error texts).
-pub fn open_store(
+pub(crate) fn open_store(
     launch: &Launch,
     settings: &SettingsManager,
     paths: &AgentPaths,

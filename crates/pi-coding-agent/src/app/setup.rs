@@ -72,7 +72,7 @@ use crate::tools::{BuiltinToolOptions, create_builtin_tool, initial_active_tool_
 
 /// Why the session could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     /// Printed as `Error: <text>`.
     Error(String),
     /// Printed verbatim (pi's `No session found matching '<X>'`).
@@ -81,7 +81,7 @@ pub enum SetupError {
 
 impl SetupError {
     /// The stderr line (without its newline).
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match self {
             SetupError::Error(t) => format!("Error: {t}"),
             SetupError::Plain(t) => t.clone(),
@@ -89,7 +89,7 @@ impl SetupError {
     }
 
     /// The message without the `Error: ` prefix (an RPC error response).
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             SetupError::Error(t) | SetupError::Plain(t) => t,
         }
@@ -103,7 +103,7 @@ impl From<String> for SetupError {
 }
 
 /// A built session and what the modes need beside it.
-pub struct SessionSetup {
+pub(crate) struct SessionSetup {
     /// The session, ready for prompts.
     pub session: AgentSession,
     /// The prompt templates loaded for it (RPC `get_commands`).
@@ -137,7 +137,10 @@ fn compactor() -> Arc<dyn Compactor> {
 /// A session that cannot be found ([`SetupError::Plain`]), opened or written; a model that
 /// cannot be resolved (`Model "x" not found. …`, `Unknown provider "p". …`); `--api-key`
 /// without a model.
-pub fn build_session(launch: &Launch, stderr: &mut dyn Write) -> Result<SessionSetup, SetupError> {
+pub(crate) fn build_session(
+    launch: &Launch,
+    stderr: &mut dyn Write,
+) -> Result<SessionSetup, SetupError> {
     build_session_asking(launch, stderr, None)
 }
 
@@ -147,7 +150,7 @@ pub fn build_session(launch: &Launch, stderr: &mut dyn Write) -> Result<SessionS
 ///
 /// # Errors
 /// Those of [`build_session`].
-pub fn build_session_asking(
+pub(crate) fn build_session_asking(
     launch: &Launch,
     stderr: &mut dyn Write,
     trust_prompt: Option<TrustPrompt<'_>>,
@@ -176,10 +179,10 @@ pub fn build_session_asking(
 }
 
 /// The available-models snapshot (models whose provider has auth), in registry order.
-pub type AvailableModels = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
+pub(crate) type AvailableModels = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
 
 /// A built session with its runtime host: what a mode that replaces sessions drives (RPC).
-pub struct Running {
+pub(crate) struct Running {
     /// The first session (also the host's current one).
     pub session: AgentSession,
     /// Replaces the session (`new_session`, `switch_session`, `fork`, `clone`) with sessions
@@ -202,7 +205,10 @@ pub struct Running {
 ///
 /// # Errors
 /// Those of [`build_session`].
-pub fn build_running(launch: &Launch, stderr: &mut dyn Write) -> Result<Running, SetupError> {
+pub(crate) fn build_running(
+    launch: &Launch,
+    stderr: &mut dyn Write,
+) -> Result<Running, SetupError> {
     build_running_asking(launch, stderr, None)
 }
 
@@ -210,7 +216,7 @@ pub fn build_running(launch: &Launch, stderr: &mut dyn Write) -> Result<Running,
 ///
 /// # Errors
 /// Those of [`build_session`].
-pub fn build_running_asking(
+pub(crate) fn build_running_asking(
     launch: &Launch,
     stderr: &mut dyn Write,
     trust_prompt: Option<TrustPrompt<'_>>,

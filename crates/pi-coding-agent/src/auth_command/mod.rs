@@ -33,7 +33,7 @@ use crate::config::model_resolver::resolve_cli_model;
 use crate::config::oauth::{Refreshed, refresh_stored};
 use crate::config::registry::ModelRegistry;
 
-pub use parse::{AuthCommand, AuthCommandError, Kind, parse_auth_command};
+pub(crate) use parse::{AuthCommand, Kind, parse_auth_command};
 
 /// `--min-expiry` when not given.
 const DEFAULT_BEARER_MIN_EXPIRY: Duration = Duration::from_secs(30 * 60);
@@ -47,7 +47,7 @@ Auth commands require at least one of --provider or --model. Checks refresh expi
 ";
 
 /// Runs `pi auth …` (`argv` starts with `auth`) and returns the exit status.
-pub fn run(
+pub(crate) fn run(
     argv: &[String],
     agent_dir: &Path,
     stdout: &mut dyn Write,

@@ -6,7 +6,7 @@ use crate::cli::args::Args;
 
 /// Which `pi auth` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `check`.
     Check,
     /// `print-api-key`.
@@ -17,7 +17,7 @@ pub enum Kind {
 
 impl Kind {
     /// `auth check`, `auth print-api-key`, `auth print-bearer-token`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Check => "auth check",
             Kind::ApiKey => "auth print-api-key",
@@ -26,7 +26,7 @@ impl Kind {
     }
 
     /// The one-line usage pi prints after an unknown option.
-    pub fn usage(self) -> &'static str {
+    pub(crate) fn usage(self) -> &'static str {
         match self {
             Kind::Check => {
                 "pi auth check --provider <provider> [--json] [--credentials] [--no-refresh]"
@@ -41,7 +41,7 @@ impl Kind {
 
 /// A parsed `pi auth` command: its own flags, and the rest for the main argument parser.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AuthCommand {
+pub(crate) struct AuthCommand {
     /// The command.
     pub kind: Kind,
     /// Arguments left for the main parser (`--provider`, `--model`, …).
@@ -59,10 +59,10 @@ pub struct AuthCommand {
 /// A usage error, with pi's text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct AuthCommandError(pub String);
+pub(crate) struct AuthCommandError(pub String);
 
 /// pi's `isAuthCommandHelp`: `auth`, `auth help`, or any `--help` / `-h`.
-pub fn is_help(argv: &[String]) -> bool {
+pub(super) fn is_help(argv: &[String]) -> bool {
     argv.first().map(String::as_str) == Some("auth")
         && (argv.len() < 2 || argv[1] == "help" || argv.iter().any(|a| a == "--help" || a == "-h"))
 }
@@ -72,7 +72,7 @@ pub fn is_help(argv: &[String]) -> bool {
 /// Errors: `Unknown auth command "<c>". Use …`, `--min-expiry is only supported by
 /// print-bearer-token`, `--min-expiry must use a duration such as 30m or 1h`,
 /// `--json is only supported by auth check` (and `--credentials`, `--no-refresh`).
-pub fn parse_auth_command(argv: &[String]) -> Result<AuthCommand, AuthCommandError> {
+pub(crate) fn parse_auth_command(argv: &[String]) -> Result<AuthCommand, AuthCommandError> {
     let kind = match argv.get(1).map(String::as_str) {
         Some("check") => Kind::Check,
         Some("print-api-key") => Kind::ApiKey,
@@ -147,7 +147,7 @@ fn parse_duration(value: &str) -> Option<Duration> {
 /// Errors: `Auth commands only accept --provider and --model` (an `--api-key`, a message or an
 /// `@file`), `Auth checks require --provider <provider> or --model <model>`,
 /// `Credential printing requires --provider <provider> or --model <model>`.
-pub fn validate(
+pub(super) fn validate(
     args: &Args,
     kind: Kind,
 ) -> Result<(Option<String>, Option<String>), AuthCommandError> {

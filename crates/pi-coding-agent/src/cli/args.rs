@@ -28,11 +28,12 @@
 //! - Anything else is a message.
 
 /// The thinking levels `--thinking` accepts, in pi's order.
-pub const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+pub(crate) const THINKING_LEVELS: [&str; 7] =
+    ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// `--mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputMode {
+pub(crate) enum OutputMode {
     /// `--mode text` (print mode's default output).
     Text,
     /// `--mode json`: JSONL session events.
@@ -43,7 +44,7 @@ pub enum OutputMode {
 
 /// `--list-models` with or without a search pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListModels {
+pub(crate) enum ListModels {
     /// `--list-models`: every available model.
     All,
     /// `--list-models <search>`: fuzzy-filtered.
@@ -52,7 +53,7 @@ pub enum ListModels {
 
 /// The value an unknown long option carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FlagValue {
+pub(crate) enum FlagValue {
     /// No value (`--x` followed by nothing, an option or a file argument).
     Present,
     /// `--x=value` or `--x value`.
@@ -61,7 +62,7 @@ pub enum FlagValue {
 
 /// Severity of a parse [`Diagnostic`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
+pub(crate) enum Severity {
     /// Printed as `Warning: …`; parsing goes on.
     Warning,
     /// Printed as `Error: …`; the process exits with status 1 after printing all diagnostics.
@@ -70,7 +71,7 @@ pub enum Severity {
 
 /// A message produced while parsing (printed to stderr in order).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     /// Warning or error.
     pub severity: Severity,
     /// The text after the `Error: ` / `Warning: ` prefix.
@@ -93,7 +94,7 @@ impl Diagnostic {
     }
 
     /// The line pi prints: `Error: <message>` or `Warning: <message>`.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         match self.severity {
             Severity::Error => format!("Error: {}", self.message),
             Severity::Warning => format!("Warning: {}", self.message),
@@ -103,7 +104,7 @@ impl Diagnostic {
 
 /// The parsed command line (pi's `Args`). Absent options are `None`/`false`/empty.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Args {
+pub(crate) struct Args {
     /// `--help`, `-h`.
     pub help: bool,
     /// `--version`, `-v`.
@@ -195,7 +196,8 @@ pub struct Args {
 
 impl Args {
     /// Whether any diagnostic is an error (the process then exits with status 1).
-    pub fn has_errors(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_errors(&self) -> bool {
         self.diagnostics
             .iter()
             .any(|d| d.severity == Severity::Error)
@@ -211,7 +213,7 @@ impl Args {
 
 /// `Unknown option: --a` / `Unknown options: --a, --b` for unknown long options no extension
 /// registered (pi's `agent-session-services.js`); `None` when there are none.
-pub fn unknown_options_message(flags: &[(String, FlagValue)]) -> Option<String> {
+pub(crate) fn unknown_options_message(flags: &[(String, FlagValue)]) -> Option<String> {
     if flags.is_empty() {
         return None;
     }
@@ -230,7 +232,7 @@ fn split_list(value: &str, keep_empty: bool) -> Vec<String> {
 
 /// Whether `c` is white space for JavaScript's `String.prototype.trim`: the `Zs` spaces,
 /// TAB, VT, FF, U+FEFF and the line terminators LF, CR, U+2028, U+2029 (not U+0085).
-pub fn is_js_whitespace(c: char) -> bool {
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
@@ -245,7 +247,7 @@ pub fn is_js_whitespace(c: char) -> bool {
 }
 
 /// JavaScript `String.prototype.trim` (see [`is_js_whitespace`]).
-pub fn trim_js(s: &str) -> &str {
+pub(crate) fn trim_js(s: &str) -> &str {
     s.trim_matches(is_js_whitespace)
 }
 
@@ -258,7 +260,7 @@ fn file_or_message(args: &mut Args, arg: &str) {
 
 /// Parses the arguments after the program name. Never fails: problems become
 /// [`Args::diagnostics`] and [`Args::unknown_flags`].
-pub fn parse_args(argv: &[String]) -> Args {
+pub(crate) fn parse_args(argv: &[String]) -> Args {
     let mut a = Args::default();
     let mut i = 0;
     while i < argv.len() {

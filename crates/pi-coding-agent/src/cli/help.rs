@@ -1,7 +1,7 @@
 //! `pi --help`: our own wording, listing every option pi 0.85.0 accepts.
 
 /// The help text (ends with a newline).
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     format!(
         "pi {version} (pi-rs) - a coding agent for the terminal, compatible with pi {reference}
 

@@ -22,31 +22,29 @@
 //! Nothing here reads a file or the environment: the caller passes what it needs
 //! ([`CliEnv`]).
 
-use std::path::Path;
-
 use super::args::{Args, Diagnostic, FlagValue, ListModels, Severity, parse_args, trim_js};
 use super::mode::{AppMode, SESSION_PICKER_NOT_AVAILABLE, resolve_app_mode};
 use crate::storage::session_paths::is_valid_session_id;
 
 /// The first arguments pi treats as its package commands.
-pub const REFERENCE_SUBCOMMANDS: [&str; 5] = ["install", "remove", "uninstall", "update", "list"];
+pub(crate) const REFERENCE_SUBCOMMANDS: [&str; 5] =
+    ["install", "remove", "uninstall", "update", "list"];
 
 /// Printed after an extension load failure.
-pub const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
+pub(crate) const EXTENSION_LOAD_FAILURE_HINT: &str =
+    "Hint: Start without extensions using \"pi -ne\".";
 
 /// What the command line reads from its surroundings.
 #[derive(Clone, Copy, Debug)]
-pub struct CliEnv<'a> {
+pub(crate) struct CliEnv {
     /// Whether fd 0 is a terminal.
     pub stdin_is_tty: bool,
     /// Whether fd 1 is a terminal.
     pub stdout_is_tty: bool,
-    /// The working directory (`-e` paths are reported absolute).
-    pub cwd: &'a Path,
 }
 
 /// pi's `isTruthyEnvFlag`: `1`, or `true`/`yes` in any case.
-pub fn is_truthy_env_flag(value: Option<&str>) -> bool {
+pub(crate) fn is_truthy_env_flag(value: Option<&str>) -> bool {
     match value {
         Some(v) => v == "1" || v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("yes"),
         None => false,
@@ -56,7 +54,7 @@ pub fn is_truthy_env_flag(value: Option<&str>) -> bool {
 /// The outcome of [`parse`]: the parse diagnostics (printed first, in order, one line each)
 /// and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// Warnings and errors of the scanner.
     pub diagnostics: Vec<Diagnostic>,
     /// The command, or why there is none (exit 1).
@@ -65,7 +63,7 @@ pub struct Parsed {
 
 /// Why the command line ends the process with status 1.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// A parse diagnostic was an error; the diagnostics say it all.
     #[error("")]
     Diagnostics,
@@ -79,7 +77,7 @@ pub enum CliError {
 
 impl CliError {
     /// The stderr line after the diagnostics (`None` for [`CliError::Diagnostics`]).
-    pub fn line(&self) -> Option<String> {
+    pub(crate) fn line(&self) -> Option<String> {
         match self {
             CliError::Diagnostics => None,
             e => Some(e.to_string()),
@@ -89,7 +87,7 @@ impl CliError {
 
 /// What `pi` does.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     /// `--version`: the version on stdout.
     Version,
     /// `--export <file> [output]`: the session as HTML.
@@ -127,7 +125,7 @@ pub enum Command {
 /// Which session a run uses (`--no-session`, `--session`, `--continue`, `--fork`,
 /// `--session-id`, `--session-dir`); the conflicts between them are already refused.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SessionFlags {
+pub(crate) struct SessionFlags {
     /// `--no-session`: in memory.
     pub no_session: bool,
     /// `--session <path|id>`.
@@ -146,7 +144,7 @@ pub struct SessionFlags {
 
 /// The model options: `--provider`, `--model`, `--api-key`, `--thinking`, `--models`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModelFlags {
+pub(crate) struct ModelFlags {
     /// `--provider <name>`.
     pub provider: Option<String>,
     /// `--model <pattern>`.
@@ -161,7 +159,7 @@ pub struct ModelFlags {
 
 /// The built-in tool options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToolFlags {
+pub(crate) struct ToolFlags {
     /// `--tools`, `-t <list>`.
     pub tools: Option<Vec<String>>,
     /// `--no-tools`, `-nt`.
@@ -174,7 +172,7 @@ pub struct ToolFlags {
 
 /// Skills, prompt templates, context files and the system prompt.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ResourceFlags {
+pub(crate) struct ResourceFlags {
     /// `--skill <path>`, in order.
     pub skills: Vec<String>,
     /// `--prompt-template <path>`, in order.
@@ -200,7 +198,7 @@ pub struct ResourceFlags {
 /// A validated command line for a session run: what everything after the command line
 /// reads (no raw flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
+pub(crate) struct LaunchConfig {
     /// The mode from the flags and terminals; piped stdin later turns
     /// [`AppMode::Interactive`] into [`AppMode::Print`].
     pub mode: AppMode,
@@ -276,7 +274,7 @@ fn conflicts(args: &Args) -> Option<String> {
 }
 
 /// Parses `argv` (without the program name); see the module docs for the order of checks.
-pub fn parse(argv: &[String], env: &CliEnv<'_>) -> Parsed {
+pub(crate) fn parse(argv: &[String], env: &CliEnv) -> Parsed {
     if argv.first().is_some_and(|a| a == "auth") {
         return Parsed {
             diagnostics: Vec::new(),
@@ -311,7 +309,7 @@ pub fn parse(argv: &[String], env: &CliEnv<'_>) -> Parsed {
     }
 }
 
-fn command(args: Args, env: &CliEnv<'_>) -> Result<Command, CliError> {
+fn command(args: Args, env: &CliEnv) -> Result<Command, CliError> {
     if args.version {
         return Ok(Command::Version);
     }
@@ -406,7 +404,6 @@ mod tests {
             &CliEnv {
                 stdin_is_tty,
                 stdout_is_tty: true,
-                cwd: Path::new("/work"),
             },
         )
     }

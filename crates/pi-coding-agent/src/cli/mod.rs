@@ -13,15 +13,11 @@
 //! | [`help`] | the `--help` text |
 //! | [`packages`] | the arguments of `pi install/remove/update/list` |
 
-pub mod args;
-pub mod help;
-pub mod launch;
-pub mod mode;
-pub mod packages;
+pub(crate) mod args;
+pub(crate) mod help;
+pub(crate) mod launch;
+pub(crate) mod mode;
+pub(crate) mod packages;
 
-pub use args::{Args, parse_args};
-pub use launch::{
-    CliEnv, CliError, Command, LaunchConfig, ModelFlags, Parsed, ResourceFlags, SessionFlags,
-    ToolFlags, is_truthy_env_flag, parse,
-};
-pub use mode::{AppMode, resolve_app_mode};
+pub(crate) use launch::{CliEnv, Command, LaunchConfig, SessionFlags, is_truthy_env_flag, parse};
+pub(crate) use mode::AppMode;

@@ -8,7 +8,7 @@ use super::args::{Args, OutputMode};
 
 /// The mode a run ends up in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppMode {
+pub(crate) enum AppMode {
     /// The TUI ([`crate::modes::interactive`]).
     Interactive,
     /// Print mode with text output.
@@ -19,20 +19,8 @@ pub enum AppMode {
     Rpc,
 }
 
-impl AppMode {
-    /// `interactive`, `print`, `json`, `rpc`.
-    pub fn name(self) -> &'static str {
-        match self {
-            AppMode::Interactive => "interactive",
-            AppMode::Print => "print",
-            AppMode::Json => "json",
-            AppMode::Rpc => "rpc",
-        }
-    }
-}
-
 /// pi's `resolveAppMode(parsed, stdin.isTTY, stdout.isTTY)`.
-pub fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) -> AppMode {
+pub(crate) fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) -> AppMode {
     match args.mode {
         Some(OutputMode::Rpc) => AppMode::Rpc,
         Some(OutputMode::Json) => AppMode::Json,
@@ -43,7 +31,7 @@ pub fn resolve_app_mode(args: &Args, stdin_is_tty: bool, stdout_is_tty: bool) ->
 
 /// Printed (stderr, exit 1) for `-r/--resume` outside the interactive mode: pi-rs opens the
 /// session picker in the interactive mode only.
-pub const SESSION_PICKER_NOT_AVAILABLE: &str = "Error: the session picker (--resume) needs the \
+pub(crate) const SESSION_PICKER_NOT_AVAILABLE: &str = "Error: the session picker (--resume) needs the \
      interactive mode (a terminal); use --continue or --session <path|id> instead";
 
 #[cfg(test)]

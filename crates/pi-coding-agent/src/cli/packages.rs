@@ -8,7 +8,7 @@
 
 /// A package subcommand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PackageCommand {
+pub(crate) enum PackageCommand {
     /// `install`.
     Install,
     /// `remove` / `uninstall`.
@@ -21,7 +21,7 @@ pub enum PackageCommand {
 
 impl PackageCommand {
     /// The name pi reports it under.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PackageCommand::Install => "install",
             PackageCommand::Remove => "remove",
@@ -31,7 +31,7 @@ impl PackageCommand {
     }
 
     /// pi's one-line usage.
-    pub fn usage(self) -> &'static str {
+    pub(crate) fn usage(self) -> &'static str {
         match self {
             PackageCommand::Install => "pi install <source> [-l] [--approve|--no-approve]",
             PackageCommand::Remove => "pi remove <source> [-l] [--approve|--no-approve]",
@@ -45,7 +45,7 @@ impl PackageCommand {
 
 /// What `pi update` updates.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UpdateTarget {
+pub(crate) enum UpdateTarget {
     /// pi itself.
     SelfOnly,
     /// pi and every package.
@@ -58,7 +58,7 @@ pub enum UpdateTarget {
 
 /// A parsed package command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PackageArgs {
+pub(crate) struct PackageArgs {
     /// The subcommand.
     pub command: PackageCommand,
     /// The positional source.
@@ -86,7 +86,7 @@ pub struct PackageArgs {
 }
 
 /// Parses `argv` (the subcommand first); `None` when it is not a package subcommand.
-pub fn parse_package_command(argv: &[String]) -> Option<PackageArgs> {
+pub(crate) fn parse_package_command(argv: &[String]) -> Option<PackageArgs> {
     let (first, rest) = argv.split_first()?;
     let command = match first.as_str() {
         "install" => PackageCommand::Install,

@@ -14,12 +14,12 @@
 //! session layer (`session::auto_compaction`); this module is the policy and the summary calls.
 
 pub mod branch;
-pub mod error;
+pub(crate) mod error;
 pub mod fit;
 pub mod prepare;
 pub mod prompts;
 pub mod serialize;
-pub mod summarize;
+pub(crate) mod summarize;
 pub mod tokens;
 
 pub use error::{CompactionError, SummaryError};

@@ -117,7 +117,7 @@ pub struct CompactionResult {
 }
 
 /// `getSummarizationFailure`: the error text for an `error` or `length` response.
-pub fn summarization_failure(
+pub(crate) fn summarization_failure(
     response: &AssistantMessage,
     label: &'static str,
 ) -> Option<SummaryError> {
@@ -148,7 +148,7 @@ fn text_of(m: &AssistantMessage) -> String {
 }
 
 /// Sums two usages as pi's `combineUsage` does.
-pub fn combine_usage(a: &Usage, b: &Usage) -> Usage {
+pub(crate) fn combine_usage(a: &Usage, b: &Usage) -> Usage {
     let opt = |x: Option<f64>, y: Option<f64>| {
         (x.is_some() || y.is_some()).then(|| x.unwrap_or(0.0) + y.unwrap_or(0.0))
     };

@@ -14,7 +14,7 @@ static ROOT_COLLATOR: LazyLock<Option<CollatorBorrowed<'static>>> =
     LazyLock::new(|| Collator::try_new(Default::default(), CollatorOptions::default()).ok());
 
 /// Compares like `a.localeCompare(b)`.
-pub fn locale_compare(a: &str, b: &str) -> Ordering {
+pub(crate) fn locale_compare(a: &str, b: &str) -> Ordering {
     match ROOT_COLLATOR.as_ref() {
         Some(collator) => collator.compare(a, b),
         None => a.cmp(b),

@@ -13,7 +13,7 @@ use super::text::strip_bom;
 use super::trust::canonicalize;
 
 /// Candidate names, in priority order.
-pub const CONTEXT_FILE_NAMES: [&str; 5] = [
+pub(crate) const CONTEXT_FILE_NAMES: [&str; 5] = [
     "AGENTS.override.md",
     "AGENTS.md",
     "AGENTS.MD",
@@ -33,7 +33,7 @@ pub struct ContextFile {
 /// The files, and warnings for unreadable ones (`Could not read <path>: Error: <Node's
 /// message>`, printed with a `Warning: ` prefix).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ContextFiles {
+pub(crate) struct ContextFiles {
     /// Files in prompt order.
     pub files: Vec<ContextFile>,
     /// Read failures.
@@ -41,7 +41,10 @@ pub struct ContextFiles {
 }
 
 /// The first regular candidate file in `dir`.
-pub fn load_context_file_from_dir(dir: &Path, warnings: &mut Vec<String>) -> Option<ContextFile> {
+pub(crate) fn load_context_file_from_dir(
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Option<ContextFile> {
     for name in CONTEXT_FILE_NAMES {
         let path = dir.join(name);
         let Ok(meta) = std::fs::metadata(&path) else {
@@ -127,7 +130,7 @@ fn find_shadowed_context_file(cwd: &Path) -> Option<PathBuf> {
 }
 
 /// Loads the context files for `cwd` (see the module docs for the order).
-pub fn load_project_context_files(cwd: &Path, agent_dir: &Path) -> ContextFiles {
+pub(crate) fn load_project_context_files(cwd: &Path, agent_dir: &Path) -> ContextFiles {
     let mut out = ContextFiles::default();
     let mut seen: Vec<PathBuf> = Vec::new();
     if let Some(global) = load_context_file_from_dir(agent_dir, &mut out.warnings) {

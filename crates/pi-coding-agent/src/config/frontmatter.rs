@@ -14,7 +14,7 @@ use super::text::strip_bom;
 
 /// Parsed frontmatter and body.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Frontmatter {
+pub(crate) struct Frontmatter {
     /// Top-level keys.
     pub fields: Map<String, Value>,
     /// The body after the closing `---`, trimmed (the whole text when there is none).
@@ -23,18 +23,18 @@ pub struct Frontmatter {
 
 impl Frontmatter {
     /// A string field.
-    pub fn string(&self, key: &str) -> Option<&str> {
+    pub(crate) fn string(&self, key: &str) -> Option<&str> {
         self.fields.get(key)?.as_str()
     }
 
     /// A boolean field (`true`/`false`).
-    pub fn bool(&self, key: &str) -> Option<bool> {
+    pub(crate) fn bool(&self, key: &str) -> Option<bool> {
         self.fields.get(key)?.as_bool()
     }
 }
 
 /// Parses frontmatter; errors only for malformed YAML.
-pub fn parse_frontmatter(content: &str) -> Result<Frontmatter, YamlError> {
+pub(crate) fn parse_frontmatter(content: &str) -> Result<Frontmatter, YamlError> {
     let normalized = strip_bom(content).replace("\r\n", "\n").replace('\r', "\n");
     if !normalized.starts_with("---") {
         return Ok(Frontmatter {
@@ -57,7 +57,7 @@ pub fn parse_frontmatter(content: &str) -> Result<Frontmatter, YamlError> {
 }
 
 /// The body without frontmatter (malformed frontmatter: the text after it anyway).
-pub fn strip_frontmatter(content: &str) -> String {
+pub(crate) fn strip_frontmatter(content: &str) -> String {
     match parse_frontmatter(content) {
         Ok(f) => f.body,
         Err(_) => content.to_owned(),

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// The files read in each directory.
-pub const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
+pub(crate) const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
 
 /// pi's `prefixIgnorePattern`: a rule of a nested ignore file, made relative to the root
 /// (`None` for blank lines and comments).
-pub fn prefix_ignore_pattern(line: &str, prefix: &str) -> Option<String> {
+pub(crate) fn prefix_ignore_pattern(line: &str, prefix: &str) -> Option<String> {
     let trimmed = line.trim();
     if trimmed.is_empty() || (trimmed.starts_with('#') && !trimmed.starts_with("\\#")) {
         return None;
@@ -41,7 +41,7 @@ pub fn prefix_ignore_pattern(line: &str, prefix: &str) -> Option<String> {
 }
 
 /// The rules met so far in a walk from `root` (see the module docs).
-pub struct IgnoreRules {
+pub(crate) struct IgnoreRules {
     root: PathBuf,
     patterns: Vec<String>,
     matcher: Option<Gitignore>,
@@ -49,7 +49,7 @@ pub struct IgnoreRules {
 
 impl IgnoreRules {
     /// No rules yet; paths are matched relative to `root`.
-    pub fn new(root: &Path) -> Self {
+    pub(crate) fn new(root: &Path) -> Self {
         IgnoreRules {
             root: root.to_path_buf(),
             patterns: Vec::new(),
@@ -58,7 +58,7 @@ impl IgnoreRules {
     }
 
     /// Adds the rules of `dir`'s ignore files (the matcher is rebuilt only when there are).
-    pub fn add_dir(&mut self, dir: &Path) {
+    pub(crate) fn add_dir(&mut self, dir: &Path) {
         let rel = dir.strip_prefix(&self.root).unwrap_or(Path::new(""));
         let prefix = if rel.as_os_str().is_empty() {
             String::new()
@@ -84,7 +84,7 @@ impl IgnoreRules {
     }
 
     /// Whether the rules so far ignore `path`.
-    pub fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
+    pub(crate) fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
         self.matcher
             .as_ref()
             .is_some_and(|g| g.matched(path, is_dir).is_ignore())

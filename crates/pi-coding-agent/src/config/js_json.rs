@@ -8,7 +8,7 @@
 //! characters, else 10 characters of context on each side).
 
 /// The `JSON.parse` message for `text`, given serde_json's error on the same text.
-pub fn js_json_parse_message(text: &str, err: &serde_json::Error) -> String {
+pub(crate) fn js_json_parse_message(text: &str, err: &serde_json::Error) -> String {
     pi_ai::js_json_error::json_parse_message(text, err)
 }
 
@@ -20,7 +20,7 @@ pub struct JsonParseError(String);
 
 /// Parses JSON nested at most [`pi_ai::json_depth::MAX_DOCUMENT_DEPTH`] levels; on failure
 /// returns the `JSON.parse` message, or `JSON nested deeper than 1064 levels`.
-pub fn parse_json(text: &str) -> Result<serde_json::Value, JsonParseError> {
+pub(crate) fn parse_json(text: &str) -> Result<serde_json::Value, JsonParseError> {
     use pi_ai::json_depth::DeepJsonError;
     match pi_ai::json_depth::from_str(text, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
         Ok(v) => Ok(v),

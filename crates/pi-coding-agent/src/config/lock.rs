@@ -31,20 +31,20 @@ const MAX_ATTEMPTS: u32 = 10;
 /// Pause between plain attempts.
 const RETRY_DELAY: Duration = Duration::from_millis(20);
 /// The stale period of plain reads and writes (`proper-lockfile`'s default).
-pub const STALE_AFTER: Duration = Duration::from_secs(10);
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
 /// The stale period, and the acquisition deadline, of the OAuth refresh path.
-pub const REFRESH_STALE_AFTER: Duration = Duration::from_secs(30);
+pub(crate) const REFRESH_STALE_AFTER: Duration = Duration::from_secs(30);
 /// The largest backoff step of the refresh path before jitter (half of pi's `maxDelayMs`).
 const REFRESH_MAX_BASE_DELAY_MS: u64 = 1_000;
 
 /// The text of a lock held by someone else through every attempt (`ELOCKED`).
-pub const LOCK_HELD: &str = "Lock file is already being held";
+pub(crate) const LOCK_HELD: &str = "Lock file is already being held";
 /// The text of a lock another process took over while we held it (`ECOMPROMISED`).
-pub const LOCK_COMPROMISED: &str = "Unable to update lock within the stale threshold";
+pub(crate) const LOCK_COMPROMISED: &str = "Unable to update lock within the stale threshold";
 
 /// A held lock; released on drop.
 #[derive(Debug)]
-pub struct FileLock {
+pub(crate) struct FileLock {
     lock_dir: PathBuf,
     compromised: Arc<AtomicBool>,
     stop: Option<mpsc::Sender<()>>,
@@ -52,7 +52,7 @@ pub struct FileLock {
 }
 
 /// The lock directory of `path`: `<path>.lock`.
-pub fn lock_dir_of(path: &Path) -> PathBuf {
+pub(crate) fn lock_dir_of(path: &Path) -> PathBuf {
     let mut lock_name = path.as_os_str().to_owned();
     lock_name.push(".lock");
     PathBuf::from(lock_name)
@@ -69,7 +69,7 @@ impl FileLock {
     ///
     /// Errors: `WouldBlock` ([`LOCK_HELD`]) when another holder keeps the lock through every
     /// attempt, or the I/O error of creating the lock directory.
-    pub fn acquire(path: &Path) -> io::Result<FileLock> {
+    pub(crate) fn acquire(path: &Path) -> io::Result<FileLock> {
         let lock_dir = lock_dir_of(path);
         for attempt in 1..=MAX_ATTEMPTS {
             match try_lock(&lock_dir, STALE_AFTER)? {
@@ -85,7 +85,7 @@ impl FileLock {
     /// have passed.
     ///
     /// Errors: as [`FileLock::acquire`].
-    pub async fn acquire_for_refresh(path: &Path) -> io::Result<FileLock> {
+    pub(crate) async fn acquire_for_refresh(path: &Path) -> io::Result<FileLock> {
         Self::acquire_with(path, REFRESH_STALE_AFTER, REFRESH_STALE_AFTER).await
     }
 
@@ -93,7 +93,7 @@ impl FileLock {
     /// clamps it), retrying with jittered exponential backoff until `deadline` has passed.
     ///
     /// Errors: as [`FileLock::acquire`].
-    pub async fn acquire_with(
+    pub(crate) async fn acquire_with(
         path: &Path,
         stale: Duration,
         deadline: Duration,
@@ -141,12 +141,12 @@ impl FileLock {
     }
 
     /// Whether another process took the lock over while we held it.
-    pub fn is_compromised(&self) -> bool {
+    pub(crate) fn is_compromised(&self) -> bool {
         self.compromised.load(Ordering::SeqCst)
     }
 
     /// Fails with [`LOCK_COMPROMISED`] when the lock was taken over.
-    pub fn check(&self) -> io::Result<()> {
+    pub(crate) fn check(&self) -> io::Result<()> {
         if self.is_compromised() {
             return Err(io::Error::other(LOCK_COMPROMISED));
         }

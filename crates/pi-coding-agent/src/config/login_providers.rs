@@ -10,7 +10,7 @@
 
 /// A provider as the login selectors show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoginProvider {
+pub(crate) struct LoginProvider {
     /// The provider id (`anthropic`).
     pub id: &'static str,
     /// pi's display name (`Anthropic`).
@@ -36,7 +36,7 @@ const fn p(
 }
 
 /// Every built-in provider, by id.
-pub const LOGIN_PROVIDERS: &[LoginProvider] = &[
+pub(crate) const LOGIN_PROVIDERS: &[LoginProvider] = &[
     p("amazon-bedrock", "Amazon Bedrock", false, None),
     p(
         "ant-ling",
@@ -209,12 +209,12 @@ pub const LOGIN_PROVIDERS: &[LoginProvider] = &[
 ];
 
 /// The built-in provider `id`.
-pub fn login_provider(id: &str) -> Option<&'static LoginProvider> {
+pub(crate) fn login_provider(id: &str) -> Option<&'static LoginProvider> {
     LOGIN_PROVIDERS.iter().find(|p| p.id == id)
 }
 
 /// pi's name for provider `id` (the id itself for a custom provider).
-pub fn provider_name(id: &str) -> &str {
+pub(crate) fn provider_name(id: &str) -> &str {
     login_provider(id).map_or(id, |p| p.name)
 }
 

@@ -21,7 +21,7 @@ use super::text::strip_bom;
 
 /// What the migrations did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MigrationReport {
+pub(crate) struct MigrationReport {
     /// Providers whose credentials moved into `auth.json`.
     pub migrated_auth_providers: Vec<String>,
     /// Lines pi prints on stdout (`Migrated … commands/ → prompts/`, or a warning).
@@ -41,7 +41,7 @@ fn read_json(path: &Path) -> Option<Value> {
 /// `apiKeys` removed from `settings.json` and `oauth.json` renamed, so a crash in between leaves
 /// every credential readable somewhere (pi removes them first). When `auth.json` cannot be
 /// written, nothing is removed or renamed.
-pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
+pub(crate) fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
     let auth_path = agent_dir.join("auth.json");
     if auth_path.exists() {
         return Vec::new();
@@ -102,7 +102,7 @@ pub fn migrate_auth_to_auth_json(agent_dir: &Path) -> Vec<String> {
 }
 
 /// The session directory name of a cwd: `--<path with / \ : as ->--`.
-pub fn encode_session_dir_name(cwd: &str) -> String {
+pub(crate) fn encode_session_dir_name(cwd: &str) -> String {
     let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
     format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
@@ -128,7 +128,7 @@ fn first_line(path: &Path) -> Option<String> {
 }
 
 /// `migrateSessionsFromAgentRoot`.
-pub fn migrate_sessions_from_agent_root(agent_dir: &Path) {
+pub(crate) fn migrate_sessions_from_agent_root(agent_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(agent_dir) else {
         return;
     };
@@ -207,7 +207,7 @@ fn deprecated_dirs(base: &Path, label: &str) -> Vec<String> {
 }
 
 /// `runMigrations(cwd)`.
-pub fn run_migrations(agent_dir: &Path, cwd: &Path) -> MigrationReport {
+pub(crate) fn run_migrations(agent_dir: &Path, cwd: &Path) -> MigrationReport {
     let mut report = MigrationReport {
         migrated_auth_providers: migrate_auth_to_auth_json(agent_dir),
         ..Default::default()

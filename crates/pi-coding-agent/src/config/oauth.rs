@@ -3,7 +3,7 @@
 //! Mirrors pi-ai 0.85.1 `auth/resolve.js` `resolveStoredOAuth` over pi-coding-agent 0.85.0
 //! `AuthStorage.modify`: an entry within 5 minutes of `expires` (or of a caller's longer
 //! minimum) is refreshed under the `auth.json.lock` directory lock, taken with the refresh
-//! path's rules ([`FileLock::acquire_for_refresh`]: stale after 30 s, retried within 30 s). The
+//! path's rules (`FileLock::acquire_for_refresh`: stale after 30 s, retried within 30 s). The
 //! file is re-read under the lock, since another pi (TypeScript or Rust) may have refreshed the
 //! entry meanwhile; then nothing is requested. Otherwise the provider's refresh runs (15 s
 //! timeout) and the new entry replaces the old one in place; every other entry is written back

@@ -31,7 +31,7 @@ const MAX_LINKS: usize = 40;
 ///
 /// Errors: the I/O error of resolving a link, creating, writing or syncing the temporary file,
 /// or renaming it; the target is untouched then and the temporary file removed.
-pub fn replace_file(path: &Path, bytes: &[u8], new_mode: u32) -> io::Result<()> {
+pub(crate) fn replace_file(path: &Path, bytes: &[u8], new_mode: u32) -> io::Result<()> {
     let target = resolve_links(path)?;
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

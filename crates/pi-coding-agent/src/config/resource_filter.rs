@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 
 /// pi's `isPattern`: an entry that filters rather than names a path.
-pub fn is_pattern(entry: &str) -> bool {
+pub(crate) fn is_pattern(entry: &str) -> bool {
     entry.starts_with(['!', '+', '-']) || entry.contains(['*', '?'])
 }
 
@@ -76,7 +76,7 @@ fn glob(pattern: &str) -> Option<globset::GlobMatcher> {
 
 /// `matchesAnyPattern`: whether a glob of `patterns` matches `file` (relative to `base`,
 /// its name, its absolute path, or a `SKILL.md`'s directory).
-pub fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
+pub(crate) fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
     let n = names(file, base);
     patterns.iter().filter_map(|p| glob(p)).any(|g| {
         g.is_match(&n.rel)
@@ -89,7 +89,7 @@ pub fn matches_any(file: &Path, patterns: &[&str], base: &Path) -> bool {
 }
 
 /// `matchesAnyExactPattern`: whether an entry of `patterns` names `file` exactly.
-pub fn matches_any_exact(file: &Path, patterns: &[&str], base: &Path) -> bool {
+pub(crate) fn matches_any_exact(file: &Path, patterns: &[&str], base: &Path) -> bool {
     let n = names(file, base);
     patterns.iter().any(|p| {
         let p = p
@@ -115,7 +115,7 @@ fn with_prefix(entries: &[String], prefix: char) -> Vec<&str> {
 
 /// `isEnabledByOverrides`: whether an auto-discovered `file` stays on under a settings
 /// file's `entries` (only its `!`, `+`, `-` patterns count), `base` being that file's base.
-pub fn is_enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> bool {
+pub(crate) fn is_enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> bool {
     let mut enabled = !matches_any(file, &with_prefix(entries, '!'), base);
     if matches_any_exact(file, &with_prefix(entries, '+'), base) {
         enabled = true;
@@ -128,7 +128,7 @@ pub fn is_enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> 
 
 /// `applyPatterns`: the `files` found under a settings file's path entries that its pattern
 /// entries leave on, in their order.
-pub fn apply_patterns(files: &[PathBuf], entries: &[String], base: &Path) -> Vec<PathBuf> {
+pub(crate) fn apply_patterns(files: &[PathBuf], entries: &[String], base: &Path) -> Vec<PathBuf> {
     let patterns: Vec<&String> = entries.iter().filter(|e| is_pattern(e)).collect();
     let includes: Vec<&str> = patterns
         .iter()

@@ -8,7 +8,7 @@
 //!   (dot entries, `node_modules` and what `.gitignore` / `.ignore` / `.fdignore` files
 //!   exclude skipped; the default directories honour their own ignore files); explicit
 //!   directories are not; a file must end in `.md`; the settings' pattern entries switch
-//!   files off and on ([`super::resource_filter`]); name = file stem;
+//!   files off and on (`super::resource_filter`); name = file stem;
 //!   description = frontmatter `description`, else the first non-empty body line (60 chars,
 //!   `...` when cut); `argument-hint` is kept;
 //! - arguments split bash-like (quotes group, no escapes);

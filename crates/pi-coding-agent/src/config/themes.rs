@@ -24,7 +24,7 @@ use crate::config::agent_paths::CONFIG_DIR_NAME;
 
 /// Where to look.
 #[derive(Clone, Copy, Debug)]
-pub struct ThemeSources<'a> {
+pub(crate) struct ThemeSources<'a> {
     /// The working directory (`--theme` paths are relative to it).
     pub cwd: &'a Path,
     /// The agent directory (`themes/`).
@@ -41,7 +41,7 @@ pub struct ThemeSources<'a> {
 
 /// A problem met while discovering themes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThemeDiagnostic {
+pub(crate) struct ThemeDiagnostic {
     /// `warning`, `error` or `collision` (pi's diagnostic types).
     pub kind: &'static str,
     /// pi's message.
@@ -56,7 +56,7 @@ pub struct ThemeDiagnostic {
 
 /// A custom theme file that loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThemeFile {
+pub(crate) struct ThemeFile {
     /// Its JSON `name`.
     pub name: String,
     /// The file.
@@ -65,7 +65,7 @@ pub struct ThemeFile {
 
 /// A theme that could not be loaded by name.
 #[derive(Debug, thiserror::Error)]
-pub enum ThemeLoadError {
+pub(crate) enum ThemeLoadError {
     /// No built-in or discovered theme has the name.
     #[error("Theme not found: {0}")]
     NotFound(String),
@@ -84,7 +84,7 @@ pub enum ThemeLoadError {
 
 /// The themes a run offers.
 #[derive(Clone, Debug, Default)]
-pub struct ThemeCatalog {
+pub(crate) struct ThemeCatalog {
     /// `<agentDir>/themes`, where pi looks up a name it did not discover (`<name>.json`);
     /// `None` with `--no-themes`.
     pub custom_dir: Option<PathBuf>,
@@ -125,13 +125,13 @@ fn json_files(dir: &Path, diags: &mut Vec<ThemeDiagnostic>) -> Vec<PathBuf> {
 }
 
 /// Reads and validates one theme file: its name, or pi's message.
-pub fn theme_name_of(path: &Path) -> Result<String, ThemeLoadError> {
+pub(crate) fn theme_name_of(path: &Path) -> Result<String, ThemeLoadError> {
     let theme = load_theme_file(path, ColorMode::TrueColor)?;
     Ok(theme.name().to_owned())
 }
 
 /// Loads a theme file for a colour depth.
-pub fn load_theme_file(path: &Path, mode: ColorMode) -> Result<Theme, ThemeLoadError> {
+pub(crate) fn load_theme_file(path: &Path, mode: ColorMode) -> Result<Theme, ThemeLoadError> {
     load_labelled(path, &path.display().to_string(), mode)
 }
 
@@ -147,7 +147,7 @@ fn load_labelled(path: &Path, label: &str, mode: ColorMode) -> Result<Theme, The
 
 impl ThemeCatalog {
     /// Discovers the custom themes (see the module docs for the order).
-    pub fn discover(src: &ThemeSources<'_>) -> Self {
+    pub(crate) fn discover(src: &ThemeSources<'_>) -> Self {
         let mut candidates: Vec<PathBuf> = Vec::new();
         let mut diags = Vec::new();
         let from_path = |path: &Path, candidates: &mut Vec<PathBuf>, diags: &mut Vec<_>| {
@@ -241,7 +241,7 @@ impl ThemeCatalog {
 
     /// Every theme name offered, sorted (pi's `getAvailableThemes`): the built-ins and the
     /// custom ones.
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = vec!["dark".into(), "light".into()];
         for f in &self.files {
             if !names.contains(&f.name) {
@@ -253,7 +253,7 @@ impl ThemeCatalog {
     }
 
     /// The file of a custom theme.
-    pub fn path_of(&self, name: &str) -> Option<&Path> {
+    pub(crate) fn path_of(&self, name: &str) -> Option<&Path> {
         self.files
             .iter()
             .find(|f| f.name == name)
@@ -261,7 +261,7 @@ impl ThemeCatalog {
     }
 
     /// Loads a theme by name for a colour depth: a custom file of that name, else a built-in.
-    pub fn load(&self, name: &str, mode: ColorMode) -> Result<Theme, ThemeLoadError> {
+    pub(crate) fn load(&self, name: &str, mode: ColorMode) -> Result<Theme, ThemeLoadError> {
         if let Some(path) = self.path_of(name) {
             return load_theme_file(path, mode);
         }

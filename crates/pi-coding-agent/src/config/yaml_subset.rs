@@ -94,7 +94,7 @@ fn plain_value(text: &str) -> Value {
 /// that parser's wording, which pi shows in its skill warnings.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum YamlError {
+pub(crate) enum YamlError {
     /// A tab used to indent a line (1-based line number).
     #[error("Tabs are not allowed as indentation at line {0}")]
     TabIndentationAt(usize),
@@ -347,7 +347,7 @@ impl<'a> ValueReader<'a, '_> {
 ///
 /// # Errors
 /// The YAML the reference's parser rejects, as listed in the module docs.
-pub fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, YamlError> {
+pub(crate) fn parse_yaml_subset(yaml: &str) -> Result<Map<String, Value>, YamlError> {
     let lines: Vec<&str> = yaml.lines().collect();
     let mut fields = Map::new();
     let Some(first) = lines.iter().position(|l| !is_blank_or_comment(l)) else {

@@ -11,7 +11,7 @@ use super::output::{LineBody, LineSender};
 use crate::session::{AgentSession, AgentSessionEvent};
 
 /// The first stdout line: the session header as stored (`{"type":"session","version":3,…}`).
-pub fn header_line(session: &AgentSession) -> String {
+pub(crate) fn header_line(session: &AgentSession) -> String {
     let store = crate::sync::lock(session.store());
     pi_ai::json::to_string(store.header()).unwrap_or_default()
 }
@@ -21,7 +21,7 @@ pub fn header_line(session: &AgentSession) -> String {
 /// `message_end` line
 /// carries the barrier of its entry's append, so the driver prints it once the entry is in
 /// the session file.
-pub fn forward_events(session: &AgentSession, lines: LineSender) {
+pub(crate) fn forward_events(session: &AgentSession, lines: LineSender) {
     let durability = session.durability();
     session.subscribe(move |event: &AgentSessionEvent| {
         let body = LineBody::Event(event.clone(), event.live_usage());

@@ -16,11 +16,11 @@
 //! exit 1. Text mode then writes [`print::text_outcome`]. A terminating signal stops
 //! everything ([`signals`]).
 
-pub mod interactive;
-pub mod json;
-pub mod output;
-pub mod print;
-pub mod signals;
+pub(crate) mod interactive;
+pub(crate) mod json;
+pub(crate) mod output;
+pub(crate) mod print;
+pub(crate) mod signals;
 
 use std::io::Write;
 
@@ -33,7 +33,7 @@ use signals::{Signals, Terminate};
 /// Installs the terminating-signal handlers before the session is built, so a signal during
 /// the start-up is handled as one during the run; a failure is a warning on `stderr` and
 /// leaves the signals their default actions.
-pub fn install_signals(stderr: &mut dyn Write) -> Option<Signals> {
+pub(crate) fn install_signals(stderr: &mut dyn Write) -> Option<Signals> {
     match Signals::install() {
         Ok(s) => Some(s),
         Err(e) => {
@@ -64,7 +64,7 @@ async fn send_prompts(session: AgentSession, initial: InitialMessage) -> Result<
 /// exit status (0, 1, 129, 143; on SIGINT the process dies of the signal instead of
 /// returning). Must run inside a tokio runtime; the caller does not wait for blocked tools
 /// afterwards (`shutdown_background`).
-pub async fn run_print_or_json(
+pub(crate) async fn run_print_or_json(
     session: AgentSession,
     initial: InitialMessage,
     json: bool,

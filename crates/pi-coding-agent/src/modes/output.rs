@@ -23,8 +23,9 @@ use crate::session::{AgentSessionEvent, StoreBarrier};
 // Lines are moved once, into the channel; boxing the event would allocate for every line.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub enum LineBody {
-    /// The line's text (without `\n`).
+pub(crate) enum LineBody {
+    /// The line's text (without `\n`); the tests' plain lines.
+    #[cfg(test)]
     Text(String),
     /// An event, written straight to the output when its turn comes (a finished message of
     /// megabytes is then never held as a JSON string as well), with a `message_update`'s
@@ -33,18 +34,18 @@ pub enum LineBody {
 }
 
 /// One line and what must be in the session file before it is printed.
-pub type Line = (LineBody, StoreBarrier);
+pub(crate) type Line = (LineBody, StoreBarrier);
 
 /// The sending half, cloned into listeners.
-pub type LineSender = UnboundedSender<Line>;
+pub(crate) type LineSender = UnboundedSender<Line>;
 
 /// A line channel.
-pub fn line_channel() -> (LineSender, UnboundedReceiver<Line>) {
+pub(crate) fn line_channel() -> (LineSender, UnboundedReceiver<Line>) {
     unbounded_channel()
 }
 
 /// Writes one line and flushes; a closed stdout (EPIPE) is ignored, as pi does.
-pub fn write_line(out: &mut dyn Write, line: &str) {
+pub(crate) fn write_line(out: &mut dyn Write, line: &str) {
     let _ = out.write_all(line.as_bytes());
     let _ = out.write_all(b"\n");
     let _ = out.flush();
@@ -57,7 +58,11 @@ const BATCH_BYTES: usize = 64 * 1024;
 /// flush per batch rather than per line (a streamed answer queues thousands of short lines
 /// faster than a pipe takes one syscall each). Lines are written in order, and what was
 /// gathered is flushed before waiting for a barrier, so nothing sits unwritten behind a wait.
-pub async fn write_batch(out: &mut dyn Write, first: Line, rx: &mut UnboundedReceiver<Line>) {
+pub(crate) async fn write_batch(
+    out: &mut dyn Write,
+    first: Line,
+    rx: &mut UnboundedReceiver<Line>,
+) {
     let mut w = BufWriter::with_capacity(BATCH_BYTES, out);
     let mut next = Some(first);
     while let Some((body, barrier)) = next.take() {
@@ -67,6 +72,7 @@ pub async fn write_batch(out: &mut dyn Write, first: Line, rx: &mut UnboundedRec
         }
         // A closed stdout (EPIPE) is ignored, as pi does.
         let _ = match &body {
+            #[cfg(test)]
             LineBody::Text(line) => w.write_all(line.as_bytes()),
             LineBody::Event(event, usage) => event.write_json_line_with(&mut w, usage.as_ref()),
         };
@@ -77,7 +83,7 @@ pub async fn write_batch(out: &mut dyn Write, first: Line, rx: &mut UnboundedRec
 }
 
 /// Writes every line already queued, each once its barrier is passed.
-pub async fn drain(rx: &mut UnboundedReceiver<Line>, out: &mut dyn Write) {
+pub(crate) async fn drain(rx: &mut UnboundedReceiver<Line>, out: &mut dyn Write) {
     if let Ok(first) = rx.try_recv() {
         write_batch(out, first, rx).await;
     }

@@ -11,7 +11,7 @@ use pi_ai::{AssistantContent, StopReason};
 
 /// What text mode writes once the prompts are done.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TextOutcome {
+pub(crate) enum TextOutcome {
     /// Lines for stdout (each followed by `\n`), exit 0.
     Text(Vec<String>),
     /// A line for stderr, exit 1.
@@ -19,7 +19,7 @@ pub enum TextOutcome {
 }
 
 /// The outcome for the session's final messages.
-pub fn text_outcome(messages: &[AgentMessage]) -> TextOutcome {
+pub(crate) fn text_outcome(messages: &[AgentMessage]) -> TextOutcome {
     let Some(AgentMessage::Assistant(a)) = messages.last() else {
         return TextOutcome::Text(Vec::new());
     };

@@ -17,7 +17,7 @@ use crate::tools::bash::executor::{kill_process_group, kill_tracked_process_grou
 
 /// A terminating signal the modes handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Terminate {
+pub(crate) enum Terminate {
     /// SIGTERM: exit status 143.
     Term,
     /// SIGHUP: exit status 129.
@@ -28,7 +28,7 @@ pub enum Terminate {
 
 impl Terminate {
     /// The exit status pi uses (128 + signal number).
-    pub fn exit_code(self) -> i32 {
+    pub(crate) fn exit_code(self) -> i32 {
         match self {
             Terminate::Term => 143,
             Terminate::Hup => 129,
@@ -38,7 +38,7 @@ impl Terminate {
 }
 
 /// The installed handlers (installing them replaces the default actions).
-pub struct Signals {
+pub(crate) struct Signals {
     term: Signal,
     hup: Signal,
     int: Signal,
@@ -49,7 +49,7 @@ impl Signals {
     ///
     /// # Errors
     /// The OS refused a handler.
-    pub fn install() -> std::io::Result<Self> {
+    pub(crate) fn install() -> std::io::Result<Self> {
         Ok(Signals {
             term: signal(SignalKind::terminate())?,
             hup: signal(SignalKind::hangup())?,
@@ -58,7 +58,7 @@ impl Signals {
     }
 
     /// Waits for the next terminating signal.
-    pub async fn recv(&mut self) -> Terminate {
+    pub(crate) async fn recv(&mut self) -> Terminate {
         tokio::select! {
             _ = self.term.recv() => Terminate::Term,
             _ = self.hup.recv() => Terminate::Hup,
@@ -69,7 +69,7 @@ impl Signals {
 
 /// Waits until no session append is in progress and keeps further appends out (the guard
 /// is held until the process exits).
-pub fn settle_store(store: &Mutex<SessionStore>) -> MutexGuard<'_, SessionStore> {
+pub(crate) fn settle_store(store: &Mutex<SessionStore>) -> MutexGuard<'_, SessionStore> {
     crate::sync::lock(store)
 }
 
@@ -77,7 +77,7 @@ pub fn settle_store(store: &Mutex<SessionStore>) -> MutexGuard<'_, SessionStore>
 /// direct child process (a shell whose spawn has not returned yet is not tracked yet; tool
 /// shells lead their own group, so killing a child's group kills its whole tree; a child
 /// that leads no group is killed alone).
-pub fn kill_children() {
+pub(crate) fn kill_children() {
     kill_tracked_process_groups();
     for pid in direct_children() {
         kill_process_group(Some(pid));
@@ -106,7 +106,7 @@ fn direct_children() -> Vec<i32> {
 /// Restores SIGINT's default action and raises it: the process dies of the signal (its
 /// parent sees `WIFSIGNALED`, as with the reference). Returns only if the signal could not
 /// be delivered.
-pub fn die_of_sigint() {
+pub(crate) fn die_of_sigint() {
     // SAFETY: plain syscalls resetting a disposition and raising a signal in this process.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_DFL);

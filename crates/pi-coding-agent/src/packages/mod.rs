@@ -8,7 +8,7 @@
 //! | [`resolve`] | a package's extensions, skills, prompts and themes |
 //! | [`command`] | the subcommands' output and exit codes |
 //!
-//! The run's extension loading ([`crate::app::extensions`]) takes the user packages before
+//! The run's extension loading (`app::extensions`) takes the user packages before
 //! project trust is decided and the project packages after ([`pre_trust_extensions`],
 //! [`post_trust_extensions`]); a user package the project also lists waits for the trust
 //! decision, so that the project's entry wins when the project is trusted.

@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 
 /// The errno name Node reports (`ENOENT`, `EACCES`, …), `None` for errors without an OS code.
-pub fn error_code(err: &io::Error) -> Option<&'static str> {
+pub(crate) fn error_code(err: &io::Error) -> Option<&'static str> {
     let code = err.raw_os_error()?;
     Some(match code {
         libc::ENOENT => "ENOENT",
@@ -61,7 +61,7 @@ fn description(code: &str) -> &'static str {
 /// Node's message for a failed `syscall` on `path`: `ENOENT: no such file or directory, open
 /// '/x'`; without a path (Node's `read` on a descriptor): `EISDIR: illegal operation on a
 /// directory, read`. Errors without an OS code fall back to their own text.
-pub fn node_message(err: &io::Error, syscall: &str, path: Option<&Path>) -> String {
+pub(crate) fn node_message(err: &io::Error, syscall: &str, path: Option<&Path>) -> String {
     match error_code(err) {
         Some(code) => match path {
             Some(p) => format!("{code}: {}, {syscall} '{}'", description(code), p.display()),
@@ -73,7 +73,7 @@ pub fn node_message(err: &io::Error, syscall: &str, path: Option<&Path>) -> Stri
 
 /// Node's message for a failed `fs.readFile(path)`: `EISDIR` comes from the `read` call (no
 /// path), everything else from `open '<path>'`.
-pub fn read_file_message(err: &io::Error, path: &Path) -> String {
+pub(crate) fn read_file_message(err: &io::Error, path: &Path) -> String {
     if let Some(too_large) = err.get_ref().and_then(|e| e.downcast_ref::<FileTooLarge>()) {
         return too_large.to_string();
     }
@@ -85,12 +85,12 @@ pub fn read_file_message(err: &io::Error, path: &Path) -> String {
 }
 
 /// Largest file Node's `fs.readFile` reads whole: 2^31 − 1 bytes (`kIoMaxLength`).
-pub const MAX_READ_FILE_BYTES: u64 = 2_147_483_647;
+pub(crate) const MAX_READ_FILE_BYTES: u64 = 2_147_483_647;
 
 /// Node's `ERR_FS_FILE_TOO_LARGE`: `File size (<bytes>) is greater than 2 GiB`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("File size ({size}) is greater than 2 GiB")]
-pub struct FileTooLarge {
+pub(crate) struct FileTooLarge {
     /// The file's size in bytes.
     pub size: u64,
 }
@@ -102,7 +102,7 @@ pub struct FileTooLarge {
 ///
 /// # Errors
 /// Opening or reading the file; [`FileTooLarge`].
-pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn read_file(path: &Path) -> io::Result<Vec<u8>> {
     read_file_within(path, MAX_READ_FILE_BYTES)
 }
 
@@ -110,7 +110,7 @@ pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
 ///
 /// # Errors
 /// As [`read_file`].
-pub fn read_file_within(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_file_within(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let size = file.metadata()?.len();
@@ -130,7 +130,7 @@ pub fn read_file_within(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 ///
 /// # Errors
 /// As [`read_file`].
-pub async fn read_file_async(path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) async fn read_file_async(path: &Path) -> io::Result<Vec<u8>> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || read_file(&path))
         .await
@@ -139,7 +139,7 @@ pub async fn read_file_async(path: &Path) -> io::Result<Vec<u8>> {
 
 /// A failed [`write_file`], worded as Node's `fs.writeFile` rejects.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteFileError {
+pub(crate) enum WriteFileError {
     /// Creating or truncating the file failed: `<CODE>: <text>, open '<path>'`.
     #[error("{}", node_message(source, "open", Some(path)))]
     Open {
@@ -159,7 +159,7 @@ pub enum WriteFileError {
 
 /// Node's `fs.writeFile(path, data)`: creates or truncates the file, then writes all of
 /// `data`.
-pub async fn write_file(path: &Path, data: &[u8]) -> Result<(), WriteFileError> {
+pub(crate) async fn write_file(path: &Path, data: &[u8]) -> Result<(), WriteFileError> {
     use tokio::io::AsyncWriteExt;
     let mut file = tokio::fs::File::create(path)
         .await

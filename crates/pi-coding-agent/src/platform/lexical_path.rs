@@ -19,7 +19,7 @@ pub fn node_relative(from: &Path, to: &Path) -> String {
 
 /// Node's `path.resolve` normalization of an already absolute path: drops `.` and empty
 /// segments, applies `..` (never above the root) and removes a trailing separator.
-pub fn lexical_normalize(path: &Path) -> PathBuf {
+pub(crate) fn lexical_normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

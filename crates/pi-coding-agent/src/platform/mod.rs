@@ -3,5 +3,5 @@
 //!
 //! The bottom layer of the crate: it uses no other module of it.
 
-pub mod fs_error;
-pub mod lexical_path;
+pub(crate) mod fs_error;
+pub(crate) mod lexical_path;

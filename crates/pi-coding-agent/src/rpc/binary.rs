@@ -10,7 +10,7 @@ use crate::app::Running;
 
 /// Serves `running` on stdin/stdout; returns the exit status. Must run inside a tokio
 /// runtime.
-pub async fn serve(running: Running) -> i32 {
+pub(crate) async fn serve(running: Running) -> i32 {
     let extensions = running.host.extensions();
     let mut rpc = RpcRuntime::new(running.session);
     // `session_start` runs once the RPC UI is bound: its notifications and dialogs reach the

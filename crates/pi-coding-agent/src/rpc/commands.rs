@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
     rename_all = "snake_case",
     rename_all_fields = "camelCase"
 )]
-pub enum RpcCommand {
+pub(crate) enum RpcCommand {
     /// `{message, images?, streamingBehavior?}`
     Prompt {
         message: String,
@@ -120,7 +120,7 @@ impl RpcCommand {
     /// Whether the command completes without waiting on anything (queries and setters).
     /// The server runs these in input order as they arrive, so they are answered even when
     /// the input ends right after them; every other command runs as its own task.
-    pub fn is_immediate(&self) -> bool {
+    pub(crate) fn is_immediate(&self) -> bool {
         !matches!(
             self,
             RpcCommand::Prompt { .. }
@@ -138,7 +138,7 @@ impl RpcCommand {
 }
 
 /// Every command name, in `rpc-types.d.ts` order.
-pub const COMMAND_NAMES: &[&str] = &[
+pub(crate) const COMMAND_NAMES: &[&str] = &[
     "prompt",
     "steer",
     "follow_up",
@@ -176,7 +176,7 @@ pub const COMMAND_NAMES: &[&str] = &[
 
 /// What one input record is.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     /// A command to run; `id` is echoed in its response.
     Command {
         /// The request id (any JSON value), when given.
@@ -198,7 +198,7 @@ pub enum Incoming {
 }
 
 /// Parses one input record (see the module docs for every outcome).
-pub fn parse_line(line: &str) -> Incoming {
+pub(crate) fn parse_line(line: &str) -> Incoming {
     let value: Value =
         match pi_ai::json_depth::from_str(line, pi_ai::json_depth::MAX_DOCUMENT_DEPTH) {
             Ok(v) => v,
@@ -250,7 +250,7 @@ pub fn parse_line(line: &str) -> Incoming {
 
 /// JavaScript's `String(value)` for a JSON value: numbers as JavaScript spells them, arrays
 /// joined with `,`, objects `[object Object]`, `null` → `null`.
-pub fn js_string(v: &Value) -> String {
+pub(crate) fn js_string(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
@@ -282,7 +282,7 @@ fn head(id: Option<&Value>, command: Option<&Value>, success: bool) -> Map<Strin
 }
 
 /// `{id?, type:"response", command?, success:false, error}` as one JSON line (no LF).
-pub fn error_response(id: Option<&Value>, command: Option<&Value>, error: &str) -> String {
+pub(crate) fn error_response(id: Option<&Value>, command: Option<&Value>, error: &str) -> String {
     let mut m = head(id, command, false);
     m.insert("error".into(), error.into());
     pi_ai::json::to_string(&Value::Object(m)).unwrap_or_default()
@@ -290,7 +290,7 @@ pub fn error_response(id: Option<&Value>, command: Option<&Value>, error: &str) 
 
 /// `{id?, type:"response", command, success:true, data?}` as one JSON line (no LF); `data`
 /// is already JSON text (so deep trees never become nested `Value`s).
-pub fn success_response(id: Option<&Value>, command: &str, data: Option<&str>) -> String {
+pub(crate) fn success_response(id: Option<&Value>, command: &str, data: Option<&str>) -> String {
     let m = head(id, Some(&Value::from(command)), true);
     let mut line = pi_ai::json::to_string(&Value::Object(m)).unwrap_or_default();
     if let Some(data) = data {

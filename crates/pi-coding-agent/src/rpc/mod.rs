@@ -2,25 +2,26 @@
 //!
 //! Mirrors pi-coding-agent 0.85.0 `modes/rpc/`.
 //!
-//! | module | concept |
-//! |---|---|
-//! | [`binary`] | `pi --mode rpc`: the session from the command line, then [`serve_stdio`] |
-//! | [`framing`] | LF-only JSONL input records |
-//! | [`commands`] | one record → a command, a UI response, or an error response |
-//! | [`output`] | the single writer of responses, events, UI requests and `extension_error`s |
-//! | [`ui`] | the extension UI sub-protocol ([`ui::RpcUi`], a [`crate::extensions::Ui`]) |
-//! | [`handlers`] | every command against the session |
-//! | [`server`] | [`run_rpc`]: the read loop, concurrency, events, lifecycle |
-//! | [`stdio`] | [`serve_stdio`]: stdin/stdout and SIGTERM/SIGHUP for the binary |
+//! The public part: [`run_rpc`] serves one session over any reader and writer (the client
+//! writes commands, reads responses and events), [`serve_stdio`] does it on stdin/stdout as
+//! `pi --mode rpc` does, [`RpcRuntime`] adds the optional seams (extensions, the model list,
+//! session replacement), and [`LineReader`] reads the LF-only JSONL records a client receives.
+//!
+//! Inside (private): `binary` (the session from the command line), `framing` (LF-only JSONL
+//! input records), `commands` (one record → a command, a UI response, or an error), `output`
+//! (the single writer of responses, events, UI requests and `extension_error`s), `ui` (the
+//! extension UI sub-protocol, a [`crate::extensions::Ui`]), `handlers` (every command against
+//! the session), `server` (the read loop, concurrency, events, lifecycle) and `stdio`
+//! (stdin/stdout and SIGTERM/SIGHUP).
 
-pub mod binary;
-pub mod commands;
-pub mod framing;
-pub mod handlers;
-pub mod output;
-pub mod server;
-pub mod stdio;
-pub mod ui;
+pub(crate) mod binary;
+pub(crate) mod commands;
+pub(crate) mod framing;
+pub(crate) mod handlers;
+pub(crate) mod output;
+pub(crate) mod server;
+pub(crate) mod stdio;
+pub(crate) mod ui;
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ use crate::extensions::ExtensionHooks;
 use crate::runtime::SessionHost;
 use crate::session::AgentSession;
 
+pub use framing::{LineReader, MAX_RECORD_BYTES, RecordTooLong};
 pub use server::run_rpc;
 pub use stdio::serve_stdio;
 

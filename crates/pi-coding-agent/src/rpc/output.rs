@@ -20,29 +20,29 @@ type Record = (String, StoreBarrier);
 
 /// A cheap, cloneable handle to the writer task. Sending after the writer ended is a no-op.
 #[derive(Clone, Debug)]
-pub struct Output {
+pub(crate) struct Output {
     tx: mpsc::UnboundedSender<Option<Record>>,
 }
 
 impl Output {
     /// Queues one record (JSON text without LF).
-    pub fn send(&self, line: String) {
+    pub(crate) fn send(&self, line: String) {
         self.send_after(line, StoreBarrier::passed());
     }
 
     /// Queues one record to be written once `barrier` is passed (records queued later wait
     /// behind it, so the order stays).
-    pub fn send_after(&self, line: String, barrier: StoreBarrier) {
+    pub(crate) fn send_after(&self, line: String, barrier: StoreBarrier) {
         let _ = self.tx.send(Some((line, barrier)));
     }
 
     /// Ends the writer after the records queued so far (later records are dropped).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let _ = self.tx.send(None);
     }
 
     /// Queues a JSON value as one record (numbers spelled as JavaScript writes them).
-    pub fn send_value(&self, value: &serde_json::Value) {
+    pub(crate) fn send_value(&self, value: &serde_json::Value) {
         if let Ok(line) = pi_ai::json::to_string(value) {
             self.send(line);
         }
@@ -52,7 +52,7 @@ impl Output {
 /// Starts the writer: records sent to the returned [`Output`] are written to `writer`, each
 /// followed by LF and a flush. The task ends (after writing everything queued before) at
 /// [`Output::close`], once every `Output` clone is dropped, or at the first write error.
-pub fn spawn_writer<W>(writer: W) -> (Output, tokio::task::JoinHandle<()>)
+pub(crate) fn spawn_writer<W>(writer: W) -> (Output, tokio::task::JoinHandle<()>)
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {

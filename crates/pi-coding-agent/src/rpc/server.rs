@@ -46,7 +46,7 @@ pub(crate) struct ShutdownFlag {
 
 impl ShutdownFlag {
     /// Wakes the read loop if a shutdown was requested (after a command, at `agent_settled`).
-    pub fn check(&self) {
+    pub(crate) fn check(&self) {
         if self.requested.load(Ordering::SeqCst) {
             self.now.notify_one();
         }
@@ -68,7 +68,7 @@ use crate::sync::lock;
 
 impl Shared {
     /// The current session.
-    pub fn session(&self) -> AgentSession {
+    pub(crate) fn session(&self) -> AgentSession {
         lock(&self.session).clone()
     }
 
@@ -97,13 +97,13 @@ impl Shared {
     }
 
     /// The extension hooks of the current session.
-    pub fn extensions(&self) -> Option<Arc<ExtensionHooks>> {
+    pub(crate) fn extensions(&self) -> Option<Arc<ExtensionHooks>> {
         lock(&self.extensions).clone()
     }
 
     /// Makes `session` current (after a session-replacing command) and re-subscribes; a
     /// session already current (the host's rebind callback ran) is left alone.
-    pub fn rebind(&self, session: AgentSession) {
+    pub(crate) fn rebind(&self, session: AgentSession) {
         if Arc::ptr_eq(self.session().store(), session.store()) {
             return;
         }

@@ -19,14 +19,14 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::output::Output;
-pub use crate::extensions::DialogOptions;
+pub(crate) use crate::extensions::DialogOptions;
 use crate::extensions::{NotifyLevel, Ui};
 
 type Pending = HashMap<String, oneshot::Sender<Map<String, Value>>>;
 
 /// The RPC user interface: writes requests to the output and routes responses back.
 #[derive(Debug)]
-pub struct RpcUi {
+pub(crate) struct RpcUi {
     out: Output,
     pending: Mutex<Pending>,
     closed: std::sync::atomic::AtomicBool,
@@ -63,7 +63,7 @@ fn value_of(r: Option<Map<String, Value>>) -> Option<String> {
 
 impl RpcUi {
     /// A UI writing to `out`.
-    pub fn new(out: Output) -> Self {
+    pub(crate) fn new(out: Output) -> Self {
         RpcUi {
             out,
             pending: Mutex::new(HashMap::new()),
@@ -76,7 +76,7 @@ impl RpcUi {
     }
 
     /// Routes a client response to its dialog; `false` when no dialog waits for `id`.
-    pub fn resolve(&self, id: &Value, response: Map<String, Value>) -> bool {
+    pub(crate) fn resolve(&self, id: &Value, response: Map<String, Value>) -> bool {
         let Some(id) = id.as_str() else {
             return false;
         };
@@ -87,13 +87,14 @@ impl RpcUi {
     }
 
     /// Number of dialogs waiting for a response.
-    pub fn pending_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn pending_count(&self) -> usize {
         self.pending().len()
     }
 
     /// Shutdown: every waiting dialog resolves to its default, and so does every later one
     /// (without writing a request).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         self.pending().clear();
     }
@@ -140,7 +141,7 @@ impl RpcUi {
     }
 
     /// `select`: `{method:"select", title, options, timeout?}` → the chosen `value`.
-    pub async fn select_with(
+    pub(crate) async fn select_with(
         &self,
         title: &str,
         options: &[String],
@@ -163,7 +164,12 @@ impl RpcUi {
 
     /// `confirm`: `{method:"confirm", title, message, timeout?}` → `confirmed` (default
     /// `false`).
-    pub async fn confirm_with(&self, title: &str, message: &str, opts: DialogOptions) -> bool {
+    pub(crate) async fn confirm_with(
+        &self,
+        title: &str,
+        message: &str,
+        opts: DialogOptions,
+    ) -> bool {
         let timeout = opts.timeout_ms.map(Value::from);
         let r = self
             .dialog(
@@ -183,7 +189,7 @@ impl RpcUi {
     }
 
     /// `input`: `{method:"input", title, placeholder?, timeout?}` → the typed `value`.
-    pub async fn input_with(
+    pub(crate) async fn input_with(
         &self,
         title: &str,
         placeholder: Option<&str>,
@@ -205,7 +211,7 @@ impl RpcUi {
     }
 
     /// `editor`: `{method:"editor", title, prefill?}` (no timeout) → the edited `value`.
-    pub async fn editor_text(&self, title: &str, prefill: Option<&str>) -> Option<String> {
+    pub(crate) async fn editor_text(&self, title: &str, prefill: Option<&str>) -> Option<String> {
         let r = self
             .dialog(
                 "editor",
@@ -225,7 +231,7 @@ impl RpcUi {
     }
 
     /// `notify {message, notifyType?}`.
-    pub fn notify_with(&self, message: &str, notify_type: Option<NotifyLevel>) {
+    pub(crate) fn notify_with(&self, message: &str, notify_type: Option<NotifyLevel>) {
         let t = notify_type.map(|l| match l {
             NotifyLevel::Info => "info",
             NotifyLevel::Warning => "warning",
@@ -241,7 +247,7 @@ impl RpcUi {
     }
 
     /// `setStatus {statusKey, statusText?}` (`statusText` omitted clears it).
-    pub fn status(&self, key: &str, text: Option<&str>) {
+    pub(crate) fn status(&self, key: &str, text: Option<&str>) {
         self.fire(
             "setStatus",
             vec![
@@ -252,7 +258,7 @@ impl RpcUi {
     }
 
     /// `setWidget {widgetKey, widgetLines?, widgetPlacement?}` (`aboveEditor`/`belowEditor`).
-    pub fn widget(&self, key: &str, lines: Option<&[String]>, placement: Option<&str>) {
+    pub(crate) fn widget(&self, key: &str, lines: Option<&[String]>, placement: Option<&str>) {
         self.fire(
             "setWidget",
             vec![
@@ -264,12 +270,12 @@ impl RpcUi {
     }
 
     /// `setTitle {title}`.
-    pub fn set_title(&self, title: &str) {
+    pub(crate) fn set_title(&self, title: &str) {
         self.fire("setTitle", vec![("title", Some(title.into()))]);
     }
 
     /// `set_editor_text {text}` (also pi's `pasteToEditor`).
-    pub fn set_editor_text(&self, text: &str) {
+    pub(crate) fn set_editor_text(&self, text: &str) {
         self.fire("set_editor_text", vec![("text", Some(text.into()))]);
     }
 }
@@ -356,3 +362,6 @@ impl Ui for RpcUi {
         RpcUi::set_editor_text(self, text);
     }
 }
+
+#[cfg(test)]
+mod tests;

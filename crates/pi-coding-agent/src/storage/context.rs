@@ -30,7 +30,7 @@ pub struct SessionContext {
 }
 
 /// Parses an ISO time to ms since the epoch (0 when unparseable).
-pub fn iso_to_ms(iso: &str) -> i64 {
+pub(crate) fn iso_to_ms(iso: &str) -> i64 {
     chrono::DateTime::parse_from_rfc3339(iso)
         .map(|d| d.timestamp_millis())
         .unwrap_or(0)
@@ -40,7 +40,7 @@ pub fn iso_to_ms(iso: &str) -> i64 {
 ///
 /// Cannot loop: a parent's position is always smaller than its child's (the store resolves
 /// parents among earlier entries only).
-pub fn path_to_leaf(store: &SessionStore) -> Vec<usize> {
+pub(crate) fn path_to_leaf(store: &SessionStore) -> Vec<usize> {
     let mut path = Vec::new();
     let mut cur = store.leaf_position();
     while let Some(i) = cur {
@@ -236,7 +236,9 @@ pub fn build_session_context(store: &SessionStore) -> Result<SessionContext, Sto
 /// non-empty branch summary's; `None` where the entry has none. pi derives its
 /// "`Compaction: 12k tokens billed`" notices from these when it renders a session (they are
 /// not entries of their own). Reads only the summary entries.
-pub fn summary_usages(store: &SessionStore) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
+pub(crate) fn summary_usages(
+    store: &SessionStore,
+) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
     let (path, _) = context_path(store);
     // The latest compaction the context uses: the last one that reads back.
     let mut last_compaction = None;
@@ -271,7 +273,7 @@ pub fn summary_usages(store: &SessionStore) -> Result<Vec<Option<serde_json::Val
 /// a `message` its message (a `null` content is read as `[]`), a `compaction` its
 /// `compactionSummary`, a non-empty `branch_summary` its `branchSummary`, a `custom_message`
 /// its `custom` message; every other entry nothing.
-pub fn project_entry(e: &SessionEntry) -> Option<AgentMessage> {
+pub(crate) fn project_entry(e: &SessionEntry) -> Option<AgentMessage> {
     match &e.kind {
         EntryKind::Message { message } => Some(message.clone()),
         EntryKind::Compaction {
@@ -308,7 +310,7 @@ pub fn project_entry(e: &SessionEntry) -> Option<AgentMessage> {
 
 /// The context of an in-memory branch (root → leaf entries): like [`build_session_context`]
 /// for the messages, without reading a store.
-pub fn assemble_context(branch: &[std::sync::Arc<SessionEntry>]) -> Vec<AgentMessage> {
+pub(crate) fn assemble_context(branch: &[std::sync::Arc<SessionEntry>]) -> Vec<AgentMessage> {
     let last_compaction = branch
         .iter()
         .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));

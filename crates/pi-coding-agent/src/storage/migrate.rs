@@ -16,7 +16,7 @@ const CURRENT: u64 = 3;
 
 /// Migrates the header and the raw records (every line after the header, in file order) from
 /// their version to v3, in place (see the module docs).
-pub fn migrate_records(header: &mut Map<String, Value>, records: &mut [Map<String, Value>]) {
+pub(crate) fn migrate_records(header: &mut Map<String, Value>, records: &mut [Map<String, Value>]) {
     let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
     if version < 2 {
         let mut ids: Vec<String> = Vec::with_capacity(records.len());

@@ -12,20 +12,20 @@
 //! | `migrate` | v1 → v3 migrations |
 //! | `context` | `buildSessionContext` |
 
-pub mod context;
+pub(crate) mod context;
 pub mod discovery;
 pub mod entry;
-pub mod entry_stats;
+pub(crate) mod entry_stats;
 pub mod export;
 pub mod fork;
 pub mod index;
 mod lines;
-pub mod migrate;
+pub(crate) mod migrate;
 mod scan;
-pub mod session_index;
-pub mod session_paths;
+pub(crate) mod session_index;
+pub(crate) mod session_paths;
 mod slots;
-pub mod store;
+pub(crate) mod store;
 pub mod tree;
 
 pub use context::{SessionContext, build_session_context};

@@ -51,7 +51,7 @@ const MAX_INDEX_BYTES: u64 = 256 << 20;
 
 /// The directory of the session indexes: `$XDG_CACHE_HOME/pi-rs/session-index`, else
 /// `$HOME/.cache/pi-rs/session-index` (`None` without either).
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let cache = nonempty("XDG_CACHE_HOME")
         .map(PathBuf::from)

@@ -11,7 +11,7 @@ use chrono::{SecondsFormat, Utc};
 /// The directory name pi uses for a working directory: the absolute cwd minus one leading
 /// `/` or `\`, with `/`, `\` and `:` replaced by `-`, wrapped in `--…--`
 /// (`/home/user/proj` → `--home-user-proj--`).
-pub fn cwd_dir_name(cwd: &str) -> String {
+pub(crate) fn cwd_dir_name(cwd: &str) -> String {
     let trimmed = cwd
         .strip_prefix('/')
         .or_else(|| cwd.strip_prefix('\\'))
@@ -30,17 +30,17 @@ pub fn cwd_dir_name(cwd: &str) -> String {
 }
 
 /// The default session directory of `cwd`: `<agent_dir>/sessions/--<cwd>--`.
-pub fn default_session_dir(agent_dir: &Path, cwd: &str) -> PathBuf {
+pub(crate) fn default_session_dir(agent_dir: &Path, cwd: &str) -> PathBuf {
     agent_dir.join("sessions").join(cwd_dir_name(cwd))
 }
 
 /// The current time as pi writes it: `2026-06-01T10:00:00.000Z`.
-pub fn iso_now() -> String {
+pub(crate) fn iso_now() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// A session file name: `<timestamp with : and . replaced by ->_<session_id>.jsonl`.
-pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
+pub(crate) fn session_file_name(timestamp: &str, session_id: &str) -> String {
     let ts: String = timestamp
         .chars()
         .map(|c| if matches!(c, ':' | '.') { '-' } else { c })
@@ -49,13 +49,13 @@ pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
 }
 
 /// A new session id (UUIDv7).
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
 /// Whether `id` is acceptable as an explicit session id:
 /// `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`.
-pub fn is_valid_session_id(id: &str) -> bool {
+pub(crate) fn is_valid_session_id(id: &str) -> bool {
     let b = id.as_bytes();
     let alnum = |c: &u8| c.is_ascii_alphanumeric();
     match b {
@@ -73,7 +73,7 @@ pub fn is_valid_session_id(id: &str) -> bool {
 
 /// A new entry id: the first 8 characters of a random v4 UUID, regenerated while `taken`
 /// says it is in use (100 tries, then a full UUID).
-pub fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
+pub(crate) fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
     for _ in 0..100 {
         let u = uuid::Uuid::new_v4().simple().to_string();
         let id = &u[..8];

@@ -262,7 +262,7 @@ impl SessionStore {
     /// is not a session header; [`StoreError::LineTooLong`] for a line longer than
     /// [`super::MAX_LINE_BYTES`] (the file is left as it is); I/O errors name the file.
     ///
-    /// The session index in [`session_index::default_dir`] is used and kept up to date (see
+    /// The session index in `session_index::default_dir` is used and kept up to date (see
     /// `docs/sessions.md`).
     pub fn open(path: &Path, cwd: &str) -> Result<Self, StoreError> {
         Self::open_indexed(path, cwd, session_index::default_dir().as_deref())

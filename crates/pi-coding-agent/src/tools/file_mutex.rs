@@ -45,7 +45,7 @@ impl Drop for Registration {
 
 /// Runs `operation` once every earlier mutation of the same file has finished, and holds the
 /// file's turn until `operation` completes (or is dropped).
-pub async fn with_file_mutation<F, T>(path: &Path, operation: F) -> T
+pub(crate) async fn with_file_mutation<F, T>(path: &Path, operation: F) -> T
 where
     F: Future<Output = T>,
 {

@@ -19,7 +19,7 @@ use image::codecs::jpeg::JpegEncoder;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, imageops::FilterType};
 
 /// Bytes read from the start of a file to sniff its type (pi `IMAGE_TYPE_SNIFF_BYTES`).
-pub const SNIFF_BYTES: usize = 4100;
+pub(crate) const SNIFF_BYTES: usize = 4100;
 
 /// Largest width and height kept by the resizer.
 const MAX_DIMENSION: u32 = 2000;
@@ -30,7 +30,7 @@ const JPEG_QUALITIES: [u8; 5] = [80, 85, 70, 55, 40];
 
 /// The image MIME type of a file from its first bytes, or `None` for anything pi reads as text:
 /// JPEG (not JPEG-LS), non-animated PNG, GIF, WebP, and plausible BMP headers.
-pub fn detect_image_mime_type(head: &[u8]) -> Option<&'static str> {
+pub(crate) fn detect_image_mime_type(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(&[0xff, 0xd8, 0xff]) {
         return (head.get(3) != Some(&0xf7)).then_some("image/jpeg");
     }
@@ -116,7 +116,7 @@ fn is_bmp(b: &[u8]) -> bool {
 
 /// What the read tool sends for an image.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProcessedImage {
+pub(crate) enum ProcessedImage {
     /// Inline the image.
     Ok {
         /// Base64 bytes.
@@ -142,18 +142,18 @@ fn b64(bytes: &[u8]) -> String {
 /// more is refused before its pixels are allocated (a decompression bomb, a few bytes declaring
 /// 60000×60000 pixels, fails earlier still, on its missing data); the read then says `[Image omitted: …]` as for any image that cannot
 /// be converted or resized. pi decodes in Photon's WebAssembly memory (at most 4 GiB).
-pub const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const MAX_DECODE_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Largest image file the read tool or an `@file` argument reads: 512 MiB, the size of the
 /// largest pixel buffer pi-rs decodes (an encoded file is rarely larger than its pixels). The
 /// size is checked before the file is read, so a huge file costs nothing. pi reads image files
 /// whole, up to Node's 2 GiB `readFile` limit, and sends them on if it cannot decode them.
-pub const MAX_IMAGE_FILE_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_FILE_BYTES: u64 = 512 * 1024 * 1024;
 
 /// What the read tool and `@file` arguments say for an image file past `limit` bytes (its
 /// bytes unread): `[Image omitted: the file is larger than <limit> bytes, the limit of an
 /// image file.]`.
-pub fn oversized_image(limit: u64) -> ProcessedImage {
+pub(crate) fn oversized_image(limit: u64) -> ProcessedImage {
     ProcessedImage::Omitted {
         message: format!(
             "[Image omitted: the file is larger than {limit} bytes, the limit of an image file.]"
@@ -165,7 +165,10 @@ pub fn oversized_image(limit: u64) -> ProcessedImage {
 /// larger. At most `limit + 1` bytes are read even when the file grows while it is read.
 ///
 /// Errors: opening or reading the file.
-pub fn read_image_file(path: &std::path::Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_image_file(
+    path: &std::path::Path,
+    limit: u64,
+) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
@@ -303,7 +306,7 @@ fn resize(bytes: &[u8], mime_type: &str) -> Option<Resized> {
 }
 
 /// `x.toFixed(digits)` for finite non-negative `x`: the exact binary value rounded half up.
-pub fn to_fixed(x: f64, digits: usize) -> String {
+pub(crate) fn to_fixed(x: f64, digits: usize) -> String {
     // 80 fractional digits are exact for every double of magnitude >= 2^-26.
     let exact = format!("{x:.80}");
     let (int_part, frac_part) = exact.split_once('.').unwrap_or((&exact, ""));
@@ -340,7 +343,7 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
 /// wxh. Multiply coordinates by S to map to original image.]`, and the omissions
 /// `[Image omitted: could not be converted to a supported inline image format.]` /
 /// `[Image omitted: could not be resized below the inline image size limit.]`.
-pub fn process_image(bytes: &[u8], mime_type: &str, auto_resize: bool) -> ProcessedImage {
+pub(crate) fn process_image(bytes: &[u8], mime_type: &str, auto_resize: bool) -> ProcessedImage {
     let (bytes, mime, converted_from) = match mime_type {
         "image/png" | "image/jpeg" | "image/gif" | "image/webp" => {
             (bytes.to_vec(), mime_type.to_owned(), None)

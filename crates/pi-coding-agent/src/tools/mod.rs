@@ -7,12 +7,12 @@
 
 pub mod bash;
 pub mod edit;
-pub mod file_mutex;
+pub(crate) mod file_mutex;
 pub mod find;
 pub mod grep;
-pub mod image;
+pub(crate) mod image;
 pub mod ls;
-pub mod path_args;
+pub(crate) mod path_args;
 pub mod read;
 pub(crate) mod search;
 pub mod truncate;

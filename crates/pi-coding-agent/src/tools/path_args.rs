@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::platform::lexical_path::lexical_normalize;
 
 /// The Unicode spaces pi maps to U+0020 in paths: U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000.
-pub fn is_unicode_space(c: char) -> bool {
+pub(crate) fn is_unicode_space(c: char) -> bool {
     matches!(
         c,
         '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
@@ -24,7 +24,7 @@ pub fn is_unicode_space(c: char) -> bool {
 ///
 /// Mirrors pi 0.85.0 `expandPath`. A `file://` URL is percent-decoded; a URL with a host other
 /// than `localhost` is kept verbatim (Node throws there; pi-rs lets the later file access fail).
-pub fn normalize_path_input(input: &str, home: &Path) -> String {
+pub(crate) fn normalize_path_input(input: &str, home: &Path) -> String {
     let mut normalized: String = input
         .chars()
         .map(|c| if is_unicode_space(c) { ' ' } else { c })
@@ -48,7 +48,7 @@ pub fn normalize_path_input(input: &str, home: &Path) -> String {
 
 /// Resolves a path the model wrote against `cwd`, returning an absolute, lexically normalized
 /// path. Mirrors pi 0.85.0 `resolveToCwd`.
-pub fn resolve_to_cwd(input: &str, cwd: &Path) -> PathBuf {
+pub(crate) fn resolve_to_cwd(input: &str, cwd: &Path) -> PathBuf {
     let home = home_dir();
     let normalized = normalize_path_input(input, &home);
     let path = Path::new(&normalized);
@@ -65,7 +65,7 @@ pub fn resolve_to_cwd(input: &str, cwd: &Path) -> PathBuf {
 /// and NFD plus `'` → U+2019. Returns the first that exists, else the plain resolution.
 ///
 /// Mirrors pi 0.85.0 `resolveReadPath`.
-pub fn resolve_read_path(input: &str, cwd: &Path) -> PathBuf {
+pub(crate) fn resolve_read_path(input: &str, cwd: &Path) -> PathBuf {
     let resolved = resolve_to_cwd(input, cwd);
     if resolved.exists() {
         return resolved;
@@ -89,7 +89,7 @@ pub fn resolve_read_path(input: &str, cwd: &Path) -> PathBuf {
 }
 
 /// The home directory (`$HOME`, as Node's `os.homedir()`), `/` when unknown.
-pub fn home_dir() -> PathBuf {
+pub(crate) fn home_dir() -> PathBuf {
     std::env::home_dir().unwrap_or_else(|| PathBuf::from("/"))
 }
 

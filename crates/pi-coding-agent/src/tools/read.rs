@@ -1,7 +1,7 @@
 //! The `read` tool: file contents for the model.
 //!
 //! Mirrors pi 0.85.0 `core/tools/read.ts`: parameters `{path, offset?, limit?}` (1-based line
-//! offset). Images (sniffed by magic bytes, [`super::image`]) become
+//! offset). Images (sniffed by magic bytes, `super::image`) become
 //! `[text "Read image file [<mime>]" + hints, image]`. Text is returned verbatim (no line
 //! numbers), decoded as UTF-8 with replacement characters, split on `\n`, sliced by
 //! offset/limit, then head-truncated to 2000 lines / 50 KB with pi's continuation notices:

@@ -3,7 +3,7 @@
 //! Mirrors pi 0.85.0 `core/tools/write.ts`: parameters `{path, content}`; parent directories are
 //! created (`mkdir -p`), the content is written as UTF-8, and the result is
 //! `Successfully wrote to <path>` with `<path>` as the model gave it and no details. Writes to
-//! one file are serialized with edits ([`super::file_mutex`]); an abort is observed between the
+//! one file are serialized with edits (`super::file_mutex`); an abort is observed between the
 //! steps, never in the middle of one.
 
 use std::path::PathBuf;

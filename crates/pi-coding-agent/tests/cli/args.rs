@@ -3,8 +3,10 @@
 
 use crate::support;
 
-use pi_coding_agent::app::extensions::NODE_HOST_MISSING;
 use support::pi_bin::{Output, Sandbox, write};
+
+/// What the user reads when a `.ts`/`.js` extension cannot load for want of the Node host.
+const NODE_HOST_MISSING: &str = "TypeScript and JavaScript extensions run in pi-rs's Node extension host, which needs Node >= 22.19 and @earendil-works/pi-coding-agent with jiti installed in the host's node_modules (see docs/extensions.md)";
 
 const SESSION_PICKER: &str = "Error: the session picker (--resume) needs the interactive mode \
                               (a terminal); use --continue or --session <path|id> instead\n";

@@ -15,17 +15,17 @@ use pi_coding_agent::storage::SessionStore;
 
 use crate::session_support::Echo;
 
-pub type Log = Arc<Mutex<Vec<String>>>;
+pub(crate) type Log = Arc<Mutex<Vec<String>>>;
 
-pub fn log() -> Log {
+pub(crate) fn log() -> Log {
     Arc::new(Mutex::new(Vec::new()))
 }
 
-pub fn entries(l: &Log) -> Vec<String> {
+pub(crate) fn entries(l: &Log) -> Vec<String> {
     l.lock().unwrap().clone()
 }
 
-pub struct Rig {
+pub(crate) struct Rig {
     pub faux: FauxProvider,
     pub session: AgentSession,
     pub hooks: Arc<ExtensionHooks>,
@@ -35,11 +35,11 @@ pub struct Rig {
 
 /// A session with `extensions` on a faux provider answering `steps`; the stream function
 /// goes through the provider hooks.
-pub fn rig(steps: Vec<FauxStep>, extensions: Vec<Box<dyn Extension>>) -> Rig {
+pub(crate) fn rig(steps: Vec<FauxStep>, extensions: Vec<Box<dyn Extension>>) -> Rig {
     rig_with(FauxOptions::default(), steps, extensions)
 }
 
-pub fn rig_with(
+pub(crate) fn rig_with(
     options: FauxOptions,
     steps: Vec<FauxStep>,
     extensions: Vec<Box<dyn Extension>>,
@@ -79,7 +79,7 @@ pub fn rig_with(
     }
 }
 
-pub struct BoxedExtension(pub Box<dyn Extension>);
+pub(crate) struct BoxedExtension(pub Box<dyn Extension>);
 
 impl Extension for BoxedExtension {
     fn path(&self) -> &str {
@@ -90,14 +90,14 @@ impl Extension for BoxedExtension {
     }
 }
 
-pub fn ext(
+pub(crate) fn ext(
     path: &str,
     f: impl Fn(&mut ExtensionApi<'_>) -> Result<(), HandlerError> + Send + Sync + 'static,
 ) -> Box<dyn Extension> {
     Box::new(FnExtension::new(path, f))
 }
 
-pub fn message_text(m: &Message) -> String {
+pub(crate) fn message_text(m: &Message) -> String {
     match m {
         Message::User(u) => match &u.content {
             UserMessageContent::Text(t) => t.clone(),
@@ -130,7 +130,7 @@ pub fn message_text(m: &Message) -> String {
 
 /// A faux step that records what the model was sent (`system|role:text,…|headers`) and
 /// answers `reply`.
-pub fn seen_by_model(seen: Log, reply: &'static str) -> FauxStep {
+pub(crate) fn seen_by_model(seen: Log, reply: &'static str) -> FauxStep {
     FauxStep::factory(move |ctx, opts, _, _| {
         let msgs: Vec<String> = ctx
             .messages
@@ -155,7 +155,7 @@ pub fn seen_by_model(seen: Log, reply: &'static str) -> FauxStep {
     })
 }
 
-pub fn stored(r: &Rig) -> Vec<String> {
+pub(crate) fn stored(r: &Rig) -> Vec<String> {
     let s = r.store.lock().unwrap();
     s.entries()
         .unwrap()

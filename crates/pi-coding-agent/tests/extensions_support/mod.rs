@@ -9,19 +9,19 @@ use pi_ai::{ImageContent, Message, UserContent, UserMessage, UserMessageContent}
 use pi_coding_agent::extensions::*;
 use serde_json::json;
 
-pub type Log = Arc<Mutex<Vec<String>>>;
+pub(crate) type Log = Arc<Mutex<Vec<String>>>;
 
-pub fn log() -> Log {
+pub(crate) fn log() -> Log {
     Arc::new(Mutex::new(Vec::new()))
 }
 
-pub fn entries(l: &Log) -> Vec<String> {
+pub(crate) fn entries(l: &Log) -> Vec<String> {
     l.lock().unwrap().clone()
 }
 
 /// A runner over `(path, factory)` pairs, with an error listener recording
 /// `path|event|error`.
-pub fn runner(exts: Vec<(&str, Factory)>) -> (ExtensionRunner, Log) {
+pub(crate) fn runner(exts: Vec<(&str, Factory)>) -> (ExtensionRunner, Log) {
     let mut b = ExtensionRunner::builder("/work/project");
     for (path, f) in exts {
         b = b.extension(FnExtension::new(path, f));
@@ -38,19 +38,20 @@ pub fn runner(exts: Vec<(&str, Factory)>) -> (ExtensionRunner, Log) {
     (r, errors)
 }
 
-pub type Factory = Box<dyn Fn(&mut ExtensionApi<'_>) -> Result<(), HandlerError> + Send + Sync>;
+pub(crate) type Factory =
+    Box<dyn Fn(&mut ExtensionApi<'_>) -> Result<(), HandlerError> + Send + Sync>;
 
-pub fn ext(
+pub(crate) fn ext(
     f: impl Fn(&mut ExtensionApi<'_>) -> Result<(), HandlerError> + Send + Sync + 'static,
 ) -> Factory {
     Box::new(f)
 }
 
-pub fn user(text: &str) -> AgentMessage {
+pub(crate) fn user(text: &str) -> AgentMessage {
     Message::User(UserMessage::text(text)).into()
 }
 
-pub fn text_of(m: &AgentMessage) -> String {
+pub(crate) fn text_of(m: &AgentMessage) -> String {
     match m {
         AgentMessage::User(u) => match &u.content {
             UserMessageContent::Text(t) => t.clone(),
@@ -66,6 +67,6 @@ pub fn text_of(m: &AgentMessage) -> String {
     }
 }
 
-pub fn image(data: &str, mime: &str) -> ImageContent {
+pub(crate) fn image(data: &str, mime: &str) -> ImageContent {
     serde_json::from_value(json!({"type":"image","data":data,"mimeType":mime})).unwrap()
 }

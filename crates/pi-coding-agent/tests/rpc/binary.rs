@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use pi_ai::testkit::{ReplayServer, Reply};
-use pi_coding_agent::rpc::framing::LineReader;
+use pi_coding_agent::rpc::LineReader;
 use serde_json::{Value, json};
 use support::conformance::data_dir;
 use support::conformance::run::{models_json, pi_env};

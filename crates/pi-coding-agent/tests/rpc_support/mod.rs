@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use pi_ai::providers::faux::FauxProvider;
 use pi_coding_agent::extensions::{ExtensionHooks, ExtensionRunner};
-use pi_coding_agent::rpc::framing::LineReader;
+use pi_coding_agent::rpc::LineReader;
 use pi_coding_agent::rpc::{RpcRuntime, run_rpc};
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, DuplexStream};
@@ -20,7 +20,7 @@ use crate::session_support::Echo;
 
 /// A session factory's session: `store` on `faux` with the `Echo` tool and `runner`'s
 /// extensions (requests through the runner's provider hooks).
-pub fn session_with_extensions(
+pub(crate) fn session_with_extensions(
     runner: ExtensionRunner,
     faux: &FauxProvider,
     store: SessionStore,
@@ -42,7 +42,7 @@ pub fn session_with_extensions(
 }
 
 /// The client end: writes commands, reads records.
-pub struct Client {
+pub(crate) struct Client {
     input: Option<DuplexStream>,
     output: LineReader<DuplexStream>,
     /// Every record read so far, in order.
@@ -52,7 +52,7 @@ pub struct Client {
 }
 
 /// Starts `run_rpc(runtime)` and returns its client.
-pub fn start(runtime: impl Into<RpcRuntime>) -> Client {
+pub(crate) fn start(runtime: impl Into<RpcRuntime>) -> Client {
     let (client_in, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, client_out) = tokio::io::duplex(1 << 20);
     let runtime = runtime.into();
@@ -68,14 +68,14 @@ pub fn start(runtime: impl Into<RpcRuntime>) -> Client {
 
 impl Client {
     /// Writes raw bytes.
-    pub async fn raw(&mut self, bytes: &[u8]) {
+    pub(crate) async fn raw(&mut self, bytes: &[u8]) {
         let input = self.input.as_mut().expect("input open");
         input.write_all(bytes).await.unwrap();
         input.flush().await.unwrap();
     }
 
     /// Writes one line (LF added).
-    pub async fn send(&mut self, line: &str) {
+    pub(crate) async fn send(&mut self, line: &str) {
         self.raw(format!("{line}\n").as_bytes()).await;
     }
 
@@ -93,7 +93,7 @@ impl Client {
 
     /// The first record (read or already seen, not yet taken) matching `pred`; records before
     /// it stay in `seen`.
-    pub async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
         loop {
             while self.cursor < self.seen.len() {
                 let v = &self.seen[self.cursor];
@@ -107,7 +107,7 @@ impl Client {
     }
 
     /// The response with this `id` (searching everything seen, then reading on).
-    pub async fn response(&mut self, id: &str) -> Value {
+    pub(crate) async fn response(&mut self, id: &str) -> Value {
         if let Some(v) = self
             .seen
             .iter()
@@ -124,7 +124,7 @@ impl Client {
     }
 
     /// Sends `{"id":id,"type":kind,…fields}` and returns its response.
-    pub async fn call(&mut self, id: &str, kind: &str, fields: Value) -> Value {
+    pub(crate) async fn call(&mut self, id: &str, kind: &str, fields: Value) -> Value {
         let mut m = serde_json::Map::new();
         m.insert("id".into(), id.into());
         m.insert("type".into(), kind.into());
@@ -136,7 +136,7 @@ impl Client {
     }
 
     /// The data of a successful response.
-    pub async fn data(&mut self, id: &str, kind: &str, fields: Value) -> Value {
+    pub(crate) async fn data(&mut self, id: &str, kind: &str, fields: Value) -> Value {
         let r = self.call(id, kind, fields).await;
         assert_eq!(r["success"], true, "{r}");
         assert_eq!(r["command"], kind, "{r}");
@@ -144,19 +144,19 @@ impl Client {
     }
 
     /// Index in `seen` of the first record matching `pred`.
-    pub fn position(&self, pred: impl Fn(&Value) -> bool) -> Option<usize> {
+    pub(crate) fn position(&self, pred: impl Fn(&Value) -> bool) -> Option<usize> {
         self.seen.iter().position(pred)
     }
 
     /// Reads the output to its end with the input still open (the server ended by itself),
     /// and returns the exit status.
-    pub async fn ended(&mut self) -> i32 {
+    pub(crate) async fn ended(&mut self) -> i32 {
         while self.read_one().await.is_some() {}
         self.server.take().unwrap().await.unwrap()
     }
 
     /// Closes the input (EOF), reads the rest of the output, and returns the exit status.
-    pub async fn finish(&mut self) -> i32 {
+    pub(crate) async fn finish(&mut self) -> i32 {
         self.input = None;
         while self.read_one().await.is_some() {}
         self.server.take().unwrap().await.unwrap()

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// A tool returning `echo:<text>`.
-pub struct Echo;
+pub(crate) struct Echo;
 
 impl AgentTool for Echo {
     fn name(&self) -> &str {
@@ -48,11 +48,11 @@ impl AgentTool for Echo {
     }
 }
 
-pub fn text(t: &str) -> FauxStep {
+pub(crate) fn text(t: &str) -> FauxStep {
     faux_assistant_message(vec![faux_text(t)], FauxMessageOptions::default()).into()
 }
 
-pub fn error(msg: &str) -> FauxStep {
+pub(crate) fn error(msg: &str) -> FauxStep {
     faux_assistant_message(
         vec![],
         FauxMessageOptions {
@@ -64,7 +64,7 @@ pub fn error(msg: &str) -> FauxStep {
     .into()
 }
 
-pub fn echo_call(id: &str, t: &str) -> FauxStep {
+pub(crate) fn echo_call(id: &str, t: &str) -> FauxStep {
     let mut args = Map::new();
     args.insert("text".into(), t.into());
     faux_assistant_message(
@@ -78,13 +78,13 @@ pub fn echo_call(id: &str, t: &str) -> FauxStep {
 }
 
 /// Settings with `retry.*` overrides.
-pub fn settings(retry: Value) -> Arc<Mutex<SettingsManager>> {
+pub(crate) fn settings(retry: Value) -> Arc<Mutex<SettingsManager>> {
     let mut m = Map::new();
     m.insert("retry".into(), retry);
     Arc::new(Mutex::new(SettingsManager::in_memory(m)))
 }
 
-pub struct Harness {
+pub(crate) struct Harness {
     pub faux: FauxProvider,
     pub session: AgentSession,
     pub store: Arc<Mutex<SessionStore>>,
@@ -93,7 +93,7 @@ pub struct Harness {
 
 /// A builder on a fresh faux provider (responses `steps`), an in-memory store and the echo
 /// tool; `configure` adjusts it.
-pub fn harness(
+pub(crate) fn harness(
     steps: Vec<FauxStep>,
     configure: impl FnOnce(AgentSessionBuilder) -> AgentSessionBuilder,
 ) -> Harness {
@@ -123,7 +123,7 @@ pub fn harness(
 }
 
 impl Harness {
-    pub fn kinds(&self) -> Vec<&'static str> {
+    pub(crate) fn kinds(&self) -> Vec<&'static str> {
         self.events
             .lock()
             .unwrap()
@@ -132,12 +132,12 @@ impl Harness {
             .collect()
     }
 
-    pub fn events(&self) -> Vec<AgentSessionEvent> {
+    pub(crate) fn events(&self) -> Vec<AgentSessionEvent> {
         self.events.lock().unwrap().clone()
     }
 
     /// `(type, role)` of the stored entries.
-    pub fn entry_kinds(&self) -> Vec<String> {
+    pub(crate) fn entry_kinds(&self) -> Vec<String> {
         let s = self.store.lock().unwrap();
         s.entries()
             .unwrap()
@@ -149,7 +149,7 @@ impl Harness {
             .collect()
     }
 
-    pub fn stored_assistants(&self) -> Vec<AssistantMessage> {
+    pub(crate) fn stored_assistants(&self) -> Vec<AssistantMessage> {
         let s = self.store.lock().unwrap();
         s.entries()
             .unwrap()
@@ -163,7 +163,7 @@ impl Harness {
 }
 
 /// A tool that blocks until released.
-pub struct Gate(
+pub(crate) struct Gate(
     pub Arc<tokio::sync::Semaphore>,
     pub Arc<tokio::sync::Notify>,
 );
@@ -200,7 +200,7 @@ impl pi_agent_core::AgentTool for Gate {
     }
 }
 
-pub fn gate_call() -> pi_ai::providers::faux::FauxStep {
+pub(crate) fn gate_call() -> pi_ai::providers::faux::FauxStep {
     use pi_ai::providers::faux::*;
     faux_assistant_message(
         vec![faux_tool_call("gate", serde_json::Map::new(), Some("g1"))],
@@ -213,7 +213,7 @@ pub fn gate_call() -> pi_ai::providers::faux::FauxStep {
 }
 
 /// Waits for its cancellation.
-pub struct UntilCancelled(pub Arc<tokio::sync::Notify>);
+pub(crate) struct UntilCancelled(pub Arc<tokio::sync::Notify>);
 
 impl pi_agent_core::AgentTool for UntilCancelled {
     fn name(&self) -> &str {
@@ -248,7 +248,7 @@ impl pi_agent_core::AgentTool for UntilCancelled {
 }
 
 /// Auth that has no provider.
-pub struct NoKey;
+pub(crate) struct NoKey;
 impl pi_coding_agent::session::AuthSource for NoKey {
     fn has_auth(&self, _provider: &str) -> bool {
         false
@@ -258,13 +258,13 @@ impl pi_coding_agent::session::AuthSource for NoKey {
 /// Auth whose configured key is resolved per request (a `!command`): `fails` makes the
 /// resolution fail as pi-ai's `auth/resolve.ts` does; otherwise the key is `resolved-key`.
 #[derive(Default)]
-pub struct CommandKey {
+pub(crate) struct CommandKey {
     pub fails: std::sync::atomic::AtomicBool,
 }
 
 impl CommandKey {
     /// A key command that always fails.
-    pub fn failing() -> Self {
+    pub(crate) fn failing() -> Self {
         CommandKey {
             fails: std::sync::atomic::AtomicBool::new(true),
         }
@@ -291,7 +291,7 @@ impl pi_coding_agent::session::AuthSource for CommandKey {
 }
 
 /// A tool that answers with its own name.
-pub struct Named(pub &'static str);
+pub(crate) struct Named(pub &'static str);
 
 impl AgentTool for Named {
     fn name(&self) -> &str {
@@ -320,7 +320,7 @@ impl AgentTool for Named {
 
 /// pi's default prompt as a session prompt function, with a fixed cwd (`/work`) and docs
 /// paths (`/pi/…`), no context files and no skills.
-pub fn default_prompt_fn() -> pi_coding_agent::session::SystemPromptFn {
+pub(crate) fn default_prompt_fn() -> pi_coding_agent::session::SystemPromptFn {
     use pi_coding_agent::config::system_prompt::{DocsPaths, SystemPromptBase};
     SystemPromptBase {
         custom_prompt: None,

@@ -45,12 +45,12 @@ fn anthropic_body(blocks: &[Value], stop_reason: &str) -> SseBuilder {
 }
 
 /// The SSE body of an Anthropic text answer, without its final `message_stop`.
-pub fn anthropic_text_unfinished(text: &str) -> String {
+pub(crate) fn anthropic_text_unfinished(text: &str) -> String {
     anthropic_body(&[json!({"type": "text", "text": text})], "end_turn").build()
 }
 
 /// An Anthropic reply with one text block.
-pub fn anthropic_text(text: &str) -> Reply {
+pub(crate) fn anthropic_text(text: &str) -> Reply {
     Reply::sse(
         anthropic_body(&[json!({"type": "text", "text": text})], "end_turn")
             .event("message_stop", &json!({"type": "message_stop"}))
@@ -59,7 +59,7 @@ pub fn anthropic_text(text: &str) -> Reply {
 }
 
 /// An Anthropic reply calling tools: `(id, name, input)` each.
-pub fn anthropic_tools(calls: &[(&str, &str, Value)]) -> Reply {
+pub(crate) fn anthropic_tools(calls: &[(&str, &str, Value)]) -> Reply {
     let blocks: Vec<Value> = calls
         .iter()
         .map(|(id, name, input)| json!({"type":"tool_use","id":id,"name":name,"input":input}))
@@ -72,7 +72,7 @@ pub fn anthropic_tools(calls: &[(&str, &str, Value)]) -> Reply {
 }
 
 /// An Anthropic error reply (`{"type":"error","error":{"type":…,"message":…}}`).
-pub fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
+pub(crate) fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
     Reply::json(
         status,
         &json!({"type": "error", "error": {"type": kind, "message": message}}),

@@ -16,13 +16,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 /// The key every provider of the rig's `models.json` uses.
-pub const KEY: &str = "replay-test-key";
+pub(crate) const KEY: &str = "replay-test-key";
 
 /// No run of these tests may take longer (a hang fails the test instead of blocking it).
-pub const RUN_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 /// wire API → (provider name in `models.json`, base URL suffix).
-pub const PROVIDERS: [(&str, &str, &str); 4] = [
+pub(crate) const PROVIDERS: [(&str, &str, &str); 4] = [
     ("anthropic-messages", "replay-anthropic", ""),
     ("openai-completions", "replay-openai", "/v1"),
     ("openai-responses", "replay-responses", "/v1"),
@@ -36,7 +36,7 @@ static BUSY: Mutex<usize> = Mutex::new(0);
 static FREED: Condvar = Condvar::new();
 
 /// A claim on one of [`SLOTS`]; released when dropped.
-pub struct Slot(());
+pub(crate) struct Slot(());
 
 impl Drop for Slot {
     fn drop(&mut self) {
@@ -49,7 +49,7 @@ impl Drop for Slot {
 /// rely on real-time limits (idle and request timeouts of a second) claim a slot first, so a
 /// 2-core machine never runs dozens of debug `pi` processes side by side and starves them
 /// past those limits.
-pub fn slot() -> Slot {
+pub(crate) fn slot() -> Slot {
     let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
     while *busy >= SLOTS {
         busy = FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
@@ -59,7 +59,7 @@ pub fn slot() -> Slot {
 }
 
 /// The binary under test (`PI_RIG_BIN`, else this crate's `pi`).
-pub fn pi_bin() -> PathBuf {
+pub(crate) fn pi_bin() -> PathBuf {
     std::env::var_os("PI_RIG_BIN")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -67,7 +67,7 @@ pub fn pi_bin() -> PathBuf {
 }
 
 /// The provider name serving `api`.
-pub fn provider_for(api: &str) -> &'static str {
+pub(crate) fn provider_for(api: &str) -> &'static str {
     PROVIDERS
         .iter()
         .find(|(a, _, _)| *a == api)
@@ -77,7 +77,7 @@ pub fn provider_for(api: &str) -> &'static str {
 
 /// A scratch root: `agent/` (PI_CODING_AGENT_DIR, with `models.json` and `settings.json`),
 /// `home/`, `tmp/`, `work/` (cwd), `sessions/` (`--session-dir`).
-pub struct Rig {
+pub(crate) struct Rig {
     dir: tempfile::TempDir,
     /// Extra environment for every run.
     pub env: Vec<(String, String)>,
@@ -85,7 +85,7 @@ pub struct Rig {
 
 /// What a run produced.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     /// Exit status (`-signal` when killed).
     pub code: i32,
     /// Standard output.
@@ -96,7 +96,7 @@ pub struct Run {
 
 impl Run {
     /// Every stdout line as JSON (json and rpc modes).
-    pub fn records(&self) -> Vec<Value> {
+    pub(crate) fn records(&self) -> Vec<Value> {
         self.stdout
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -106,12 +106,12 @@ impl Run {
 
 impl Rig {
     /// A root whose providers all point at `base_url` with [`KEY`], and `settings`.
-    pub fn new(base_url: &str, settings: &Value) -> Rig {
+    pub(crate) fn new(base_url: &str, settings: &Value) -> Rig {
         Rig::with_models(&models_json(base_url, Some(KEY)), settings)
     }
 
     /// A root with this `models.json` and `settings.json`.
-    pub fn with_models(models: &Value, settings: &Value) -> Rig {
+    pub(crate) fn with_models(models: &Value, settings: &Value) -> Rig {
         let dir = tempfile::tempdir().unwrap();
         for d in ["agent", "home", "tmp", "work", "sessions"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
@@ -126,17 +126,17 @@ impl Rig {
     }
 
     /// A path under the root.
-    pub fn path(&self, sub: &str) -> PathBuf {
+    pub(crate) fn path(&self, sub: &str) -> PathBuf {
         self.dir.path().join(sub)
     }
 
     /// `--session-dir` value.
-    pub fn sessions(&self) -> String {
+    pub(crate) fn sessions(&self) -> String {
         self.path("sessions").display().to_string()
     }
 
     /// A command for the binary with the rig's environment (nothing inherited) and cwd.
-    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+    pub(crate) fn command(&self, args: &[&str]) -> tokio::process::Command {
         let p = |sub: &str| self.path(sub).display().to_string();
         let mut cmd = tokio::process::Command::new(pi_bin());
         cmd.args(args)
@@ -160,7 +160,7 @@ impl Rig {
     }
 
     /// Runs to completion (at most [`RUN_LIMIT`]), stdin `/dev/null` or `input`.
-    pub async fn run_with_input(&self, args: &[&str], input: Option<&str>) -> Run {
+    pub(crate) async fn run_with_input(&self, args: &[&str], input: Option<&str>) -> Run {
         use tokio::io::AsyncWriteExt;
         let mut cmd = self.command(args);
         if input.is_some() {
@@ -188,12 +188,12 @@ impl Rig {
     }
 
     /// Runs to completion with stdin `/dev/null`.
-    pub async fn run(&self, args: &[&str]) -> Run {
+    pub(crate) async fn run(&self, args: &[&str]) -> Run {
         self.run_with_input(args, None).await
     }
 
     /// The session files, sorted by name (= creation time).
-    pub fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.path("sessions"))
             .unwrap()
             .flatten()
@@ -206,7 +206,7 @@ impl Rig {
 
 /// A `models.json` with one provider per wire API at `base_url` (key `key`, if any), each
 /// serving `replay-model`.
-pub fn models_json(base_url: &str, key: Option<&str>) -> Value {
+pub(crate) fn models_json(base_url: &str, key: Option<&str>) -> Value {
     let mut providers = serde_json::Map::new();
     for (api, name, suffix) in PROVIDERS {
         let mut p = json!({"baseUrl": format!("{base_url}{suffix}"), "api": api,
@@ -221,7 +221,7 @@ pub fn models_json(base_url: &str, key: Option<&str>) -> Value {
 }
 
 /// The records of a session file, one JSON value per line.
-pub fn file_records(path: &Path) -> Vec<Value> {
+pub(crate) fn file_records(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -230,7 +230,7 @@ pub fn file_records(path: &Path) -> Vec<Value> {
 }
 
 /// The arguments of a print-mode run of `replay-model`, with `extra` before the prompt.
-pub fn print_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+pub(crate) fn print_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "-p",
         "--provider",

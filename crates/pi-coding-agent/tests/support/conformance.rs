@@ -5,22 +5,22 @@
 
 #![allow(dead_code)]
 
-pub mod diff;
-pub mod normalize;
-pub mod pyjson;
-pub mod run;
+pub(crate) mod diff;
+pub(crate) mod normalize;
+pub(crate) mod pyjson;
+pub(crate) mod run;
 
 use std::path::{Path, PathBuf};
 
-pub use normalize::{ARTIFACTS, RawRun, normalize};
+pub(crate) use normalize::{ARTIFACTS, RawRun, normalize};
 
 /// `tests/data/conformance`.
-pub fn data_dir() -> PathBuf {
+pub(crate) fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")
 }
 
 /// Every vendored scenario name, sorted.
-pub fn scenario_names() -> Vec<String> {
+pub(crate) fn scenario_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(data_dir())
         .unwrap()
         .flatten()
@@ -32,7 +32,7 @@ pub fn scenario_names() -> Vec<String> {
 }
 
 /// The goldens of a scenario (`expected/<artifact>` files that exist).
-pub fn read_expected(name: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn read_expected(name: &str) -> Vec<(&'static str, String)> {
     let dir = data_dir().join(name).join("expected");
     ARTIFACTS
         .iter()
@@ -41,13 +41,13 @@ pub fn read_expected(name: &str) -> Vec<(&'static str, String)> {
 }
 
 /// The raw TypeScript run kept beside the goldens (`raw.json`, see `make_raw.py`).
-pub fn read_raw(name: &str) -> RawRun {
+pub(crate) fn read_raw(name: &str) -> RawRun {
     let text = std::fs::read_to_string(data_dir().join(name).join("raw.json")).unwrap();
     RawRun::from_json(&serde_json::from_str(&text).unwrap())
 }
 
 /// Runs `pi` on a scenario and returns the diff against its goldens (`""` when equal).
-pub async fn check_scenario(name: &str, pi: &Path) -> String {
+pub(crate) async fn check_scenario(name: &str, pi: &Path) -> String {
     let raw = run::run_scenario(&data_dir().join(name), pi).await;
     diff::diff_artifacts(&read_expected(name), &normalize(&raw), "expected", "actual")
 }

@@ -41,16 +41,16 @@ const NOTES: &str = "alpha\nbeta\ngamma\n";
 
 /// SplitMix64: a small seeded generator (the kill points need no more).
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator for `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Rng(seed)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -59,7 +59,7 @@ impl Rng {
     }
 
     /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next_u64() % (hi - lo + 1)
     }
 }
@@ -209,7 +209,7 @@ async fn read_lines(
 
 /// The reference: the entries and json lines of an undisturbed run.
 #[derive(Clone, Debug)]
-pub struct Clean {
+pub(crate) struct Clean {
     /// Entry keys in file order (header excluded).
     pub entries: Vec<Value>,
     /// Number of json lines printed.
@@ -217,7 +217,7 @@ pub struct Clean {
 }
 
 /// Runs the conversation to its end.
-pub async fn clean_run(pi: &Path) -> Result<Clean, String> {
+pub(crate) async fn clean_run(pi: &Path) -> Result<Clean, String> {
     let sandbox = Sandbox::new().await?;
     let mut child = sandbox.spawn(pi)?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
@@ -241,7 +241,7 @@ pub async fn clean_run(pi: &Path) -> Result<Clean, String> {
 
 /// Number of message entries the printed lines acknowledge (see the module docs): every
 /// printed `message_end` of a persisted message once the first assistant one is among them.
-pub fn acknowledged(printed: &[Value]) -> usize {
+pub(crate) fn acknowledged(printed: &[Value]) -> usize {
     let persisted = |r: &Value| {
         r["type"] == "message_end"
             && matches!(
@@ -258,7 +258,7 @@ pub fn acknowledged(printed: &[Value]) -> usize {
 
 /// What one killed run saw.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Kill after this many printed lines…
     pub k: usize,
     /// …plus this sub-delay.
@@ -276,7 +276,7 @@ pub struct Outcome {
 }
 
 /// One run killed after `k` lines plus `delay_us`; `Err` describes a durability violation.
-pub async fn killed_run(
+pub(crate) async fn killed_run(
     pi: &Path,
     clean: &Clean,
     k: usize,
@@ -332,7 +332,7 @@ pub async fn killed_run(
 
 /// Totals over a loop.
 #[derive(Clone, Debug, Default)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Runs done.
     pub runs: usize,
     /// Runs that finished before their kill point.
@@ -355,7 +355,7 @@ pub struct Summary {
 
 /// `runs` killed runs with kill points from `seed`; `each` sees every outcome. Stops at the
 /// first violation.
-pub async fn kill_loop(
+pub(crate) async fn kill_loop(
     pi: &Path,
     runs: usize,
     seed: u64,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Node and the `node_modules` the host loads pi's packages from.
 #[derive(Clone, Debug)]
-pub struct NodeHost {
+pub(crate) struct NodeHost {
     /// The `node` binary.
     pub node: PathBuf,
     /// The `node_modules` directory with pi-coding-agent, jiti, typebox.
@@ -19,7 +19,7 @@ pub struct NodeHost {
 
 impl NodeHost {
     /// The environment that makes the `pi` binary run `.ts` extensions in this host.
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         vec![
             ("PI_NODE".to_owned(), self.node.display().to_string()),
             (
@@ -30,26 +30,26 @@ impl NodeHost {
     }
 
     /// A path inside the installed `@earendil-works/pi-coding-agent/examples/extensions`.
-    pub fn example(&self, name: &str) -> PathBuf {
+    pub(crate) fn example(&self, name: &str) -> PathBuf {
         self.modules
             .join("@earendil-works/pi-coding-agent/examples/extensions")
             .join(name)
     }
 
     /// A package installed beside pi (e.g. `pi-subagents`), if it is there.
-    pub fn package(&self, name: &str) -> Option<PathBuf> {
+    pub(crate) fn package(&self, name: &str) -> Option<PathBuf> {
         let p = self.modules.join(name);
         p.join("package.json").is_file().then_some(p)
     }
 }
 
 /// Whether missing tools fail the test instead of skipping it.
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty())
 }
 
 /// Skips (returns) outside CI, fails under CI: `why` says what is missing.
-pub fn skip_or_fail(why: &str) {
+pub(crate) fn skip_or_fail(why: &str) {
     assert!(
         !in_ci(),
         "{why} (CI is set, so this fails instead of skipping)"
@@ -76,7 +76,7 @@ fn new_enough(version: &str) -> bool {
 }
 
 /// The Node host, or `None` after [`skip_or_fail`] when it is missing.
-pub fn node_host() -> Option<NodeHost> {
+pub(crate) fn node_host() -> Option<NodeHost> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();

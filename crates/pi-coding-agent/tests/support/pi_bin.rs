@@ -7,16 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The binary under test.
-pub const PI: &str = env!("CARGO_BIN_EXE_pi");
+pub(crate) const PI: &str = env!("CARGO_BIN_EXE_pi");
 
 /// A scratch root: `agent/` (PI_CODING_AGENT_DIR), `home/` (HOME), `work/` (cwd).
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     dir: tempfile::TempDir,
 }
 
 /// What a run produced.
 #[derive(Debug)]
-pub struct Output {
+pub(crate) struct Output {
     /// Exit status (`-signal` when killed).
     pub code: i32,
     /// Standard output.
@@ -26,7 +26,7 @@ pub struct Output {
 }
 
 impl Sandbox {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["agent", "home", "work"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
@@ -34,20 +34,20 @@ impl Sandbox {
         Sandbox { dir }
     }
 
-    pub fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
 
-    pub fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.root().join("work")
     }
 
-    pub fn agent(&self) -> PathBuf {
+    pub(crate) fn agent(&self) -> PathBuf {
         self.root().join("agent")
     }
 
     /// A command with the sandbox's environment (nothing inherited) and cwd.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(PI);
         cmd.args(args)
             .current_dir(self.work())
@@ -61,12 +61,12 @@ impl Sandbox {
     }
 
     /// Runs with stdin from `/dev/null`.
-    pub fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.run_with_stdin(args, None)
     }
 
     /// Runs with `input` piped on stdin (`None`: `/dev/null`).
-    pub fn run_with_stdin(&self, args: &[&str], input: Option<&str>) -> Output {
+    pub(crate) fn run_with_stdin(&self, args: &[&str], input: Option<&str>) -> Output {
         let mut cmd = self.command(args);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         cmd.stdin(if input.is_some() {
@@ -103,7 +103,7 @@ impl From<std::process::Output> for Output {
 }
 
 /// Writes `text` to `path`, creating parent directories.
-pub fn write(path: &Path, text: &str) {
+pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }

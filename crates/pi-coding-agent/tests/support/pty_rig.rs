@@ -11,15 +11,15 @@ use serde_json::{Value, json};
 use crate::support::binary_rig::{models_json, pi_bin};
 
 /// Generous for a loaded 2-core machine running debug builds.
-pub const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// An isolated root: agent dir, home, a work dir with `hello.txt`, a sessions dir.
-pub struct Root {
+pub(crate) struct Root {
     dir: tempfile::TempDir,
 }
 
 impl Root {
-    pub fn new(base_url: &str, settings: Value) -> Root {
+    pub(crate) fn new(base_url: &str, settings: Value) -> Root {
         let dir = tempfile::tempdir().unwrap();
         for d in ["agent", "home", "tmp", "work", "sessions"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
@@ -39,34 +39,40 @@ impl Root {
         root
     }
 
-    pub fn path(&self, sub: &str) -> PathBuf {
+    pub(crate) fn path(&self, sub: &str) -> PathBuf {
         self.dir.path().join(sub)
     }
 
-    pub fn sessions(&self) -> String {
+    pub(crate) fn sessions(&self) -> String {
         self.path("sessions").display().to_string()
     }
 
     /// `pi --provider replay-anthropic --model replay-model` and `args` in a `rows`×`cols`
     /// pty: the replay server's model.
-    pub fn spawn_replay(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
+    pub(crate) fn spawn_replay(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
         let mut all = vec!["--provider", "replay-anthropic", "--model", "replay-model"];
         all.extend_from_slice(args);
         self.spawn(&all, rows, cols)
     }
 
     /// `pi` with `args` in a `rows`×`cols` pty.
-    pub fn spawn(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
+    pub(crate) fn spawn(&self, args: &[&str], rows: u16, cols: u16) -> PtySession {
         self.spawn_with_path(args, "/usr/local/bin:/usr/bin:/bin", rows, cols)
     }
 
     /// [`Root::spawn`] with `path` as `PATH` (fake tools first, or none at all).
-    pub fn spawn_with_path(&self, args: &[&str], path: &str, rows: u16, cols: u16) -> PtySession {
+    pub(crate) fn spawn_with_path(
+        &self,
+        args: &[&str],
+        path: &str,
+        rows: u16,
+        cols: u16,
+    ) -> PtySession {
         self.spawn_with_env(args, path, &[], rows, cols)
     }
 
     /// [`Root::spawn_with_path`] with more environment variables (`extra` wins).
-    pub fn spawn_with_env(
+    pub(crate) fn spawn_with_env(
         &self,
         args: &[&str],
         path: &str,
@@ -96,7 +102,7 @@ impl Root {
         PtySession::spawn(cmd, rows, cols, Answers::default()).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    pub fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let mut f: Vec<PathBuf> = std::fs::read_dir(self.path("sessions"))
             .unwrap()
             .flatten()
@@ -107,35 +113,35 @@ impl Root {
     }
 }
 
-pub fn ok<T>(r: Result<T, pi_tui::testkit::PtyError>) -> T {
+pub(crate) fn ok<T>(r: Result<T, pi_tui::testkit::PtyError>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-pub fn wait_text(s: &mut PtySession, needle: &str) {
+pub(crate) fn wait_text(s: &mut PtySession, needle: &str) {
     ok(s.wait_for_text(needle, WAIT));
 }
 
 /// The editor is drawn: the footer's model line is on screen.
-pub fn wait_ready(s: &mut PtySession) {
+pub(crate) fn wait_ready(s: &mut PtySession) {
     ok(s.wait_for("the editor and footer", WAIT, |m| {
         m.screen_text().contains("(auto)")
     }));
 }
 
-pub fn pump_for(s: &mut PtySession, time: Duration) {
+pub(crate) fn pump_for(s: &mut PtySession, time: Duration) {
     let end = std::time::Instant::now() + time;
     while std::time::Instant::now() < end {
         ok(s.pump(Duration::from_millis(20)));
     }
 }
 
-pub fn type_line(s: &mut PtySession, text: &str) {
+pub(crate) fn type_line(s: &mut PtySession, text: &str) {
     ok(s.send(text.as_bytes()));
     ok(s.send(b"\r"));
 }
 
 /// Ctrl+D on an empty editor: exit 0 with the terminal restored.
-pub fn quit(s: &mut PtySession) -> String {
+pub(crate) fn quit(s: &mut PtySession) -> String {
     ok(s.send(b"\x04"));
     assert_eq!(ok(s.wait_exit(WAIT)), 0, "{}", s.model().screen_text());
     let m = s.model();
@@ -145,17 +151,17 @@ pub fn quit(s: &mut PtySession) -> String {
     m.all_lines().join("\n")
 }
 
-pub fn assert_once(m: &mut ScreenModel, line: &str) {
+pub(crate) fn assert_once(m: &mut ScreenModel, line: &str) {
     let n = m.all_lines().iter().filter(|l| l.trim() == line).count();
     assert_eq!(n, 1, "{line:?} {n} times in:\n{}", m.all_lines().join("\n"));
 }
 
-pub async fn server(replies: Vec<Reply>) -> ReplayHandle {
+pub(crate) async fn server(replies: Vec<Reply>) -> ReplayHandle {
     ReplayServer::start(replies).await.unwrap().1
 }
 
 /// The user texts of the `n`-th recorded request.
-pub fn request_user_texts(server: &ReplayHandle, n: usize) -> Vec<String> {
+pub(crate) fn request_user_texts(server: &ReplayHandle, n: usize) -> Vec<String> {
     let body = server.requests()[n].body_json().unwrap();
     body["messages"]
         .as_array()

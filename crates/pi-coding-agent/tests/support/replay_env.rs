@@ -11,13 +11,13 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 
 /// The temp root (removed on drop).
-pub struct Env {
+pub(crate) struct Env {
     root: tempfile::TempDir,
 }
 
 impl Env {
     /// A root whose provider points at `base_url`.
-    pub fn new(base_url: &str) -> Env {
+    pub(crate) fn new(base_url: &str) -> Env {
         let root = tempfile::tempdir().unwrap();
         for d in ["agent", "home", "tmp", "work", "sessions"] {
             std::fs::create_dir_all(root.path().join(d)).unwrap();
@@ -36,22 +36,22 @@ impl Env {
     }
 
     /// A path below the root.
-    pub fn path(&self, sub: &str) -> PathBuf {
+    pub(crate) fn path(&self, sub: &str) -> PathBuf {
         self.root.path().join(sub)
     }
 
     /// The working directory as the process sees it.
-    pub fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.path("work").canonicalize().unwrap()
     }
 
     /// The `sessions` dir (for `--session-dir`).
-    pub fn sessions(&self) -> String {
+    pub(crate) fn sessions(&self) -> String {
         self.path("sessions").display().to_string()
     }
 
     /// This project's default session directory below the agent dir.
-    pub fn here(&self) -> PathBuf {
+    pub(crate) fn here(&self) -> PathBuf {
         self.path("agent/sessions").join(format!(
             "--{}--",
             self.work()
@@ -64,17 +64,17 @@ impl Env {
 
     /// Runs pi with the replay model and stdin on `/dev/null`; returns (exit code, stdout,
     /// stderr).
-    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn run(&self, args: &[&str]) -> (i32, String, String) {
         self.spawn(args, None, &[])
     }
 
     /// Runs pi with `input` piped to stdin.
-    pub fn run_in(&self, args: &[&str], input: &str) -> (i32, String, String) {
+    pub(crate) fn run_in(&self, args: &[&str], input: &str) -> (i32, String, String) {
         self.spawn(args, Some(input), &[])
     }
 
     /// [`Env::run_in`] with extra environment variables.
-    pub fn run_in_with_env(
+    pub(crate) fn run_in_with_env(
         &self,
         args: &[&str],
         input: &str,
@@ -123,7 +123,7 @@ impl Env {
     }
 
     /// The files of the `sessions` dir, sorted by name (= creation time).
-    pub fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.path("sessions"))
             .unwrap()
             .flatten()
@@ -134,7 +134,7 @@ impl Env {
     }
 
     /// The `.jsonl` files of `dir`, sorted (none when it does not exist).
-    pub fn files(dir: &Path) -> Vec<PathBuf> {
+    pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|rd| rd.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();

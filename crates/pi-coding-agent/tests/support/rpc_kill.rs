@@ -31,13 +31,13 @@ use super::anthropic_sse::anthropic_tools;
 
 /// `message_end` lines of a complete run (user, assistant, toolResult, assistant; user,
 /// assistant; user, assistant).
-pub const MESSAGE_ENDS: usize = 8;
+pub(crate) const MESSAGE_ENDS: usize = 8;
 
 /// The prompts, each sent once the previous run settled.
 const PROMPTS: [&str; 3] = ["first", "second", "third"];
 
 /// The size of the large answers (1 MiB).
-pub const LARGE: usize = 1 << 20;
+pub(crate) const LARGE: usize = 1 << 20;
 
 /// Text deltas per large answer.
 const DELTAS: usize = 16;
@@ -186,7 +186,7 @@ fn persisted_role(role: &str) -> bool {
 /// The messages the printed `message_end` lines promise to be in the file: all of them once
 /// an assistant message was printed (the new session's file is written with the first
 /// assistant message), none before.
-pub fn promised(ends: &[Value]) -> Vec<(String, Value)> {
+pub(crate) fn promised(ends: &[Value]) -> Vec<(String, Value)> {
     let keys: Vec<(String, Value)> = ends
         .iter()
         .map(key)
@@ -201,7 +201,7 @@ pub fn promised(ends: &[Value]) -> Vec<(String, Value)> {
 
 /// What one killed run saw.
 #[derive(Clone, Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Killed right after this `message_end` line (1-based).
     pub k: usize,
     /// The process ran pinned to one CPU.
@@ -232,7 +232,7 @@ fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Result<bool, Strin
 }
 
 /// One run killed right after the `k`-th `message_end` line; `Err` describes a violation.
-pub async fn killed_run(pi: &Path, k: usize, one_cpu: bool) -> Result<Outcome, String> {
+pub(crate) async fn killed_run(pi: &Path, k: usize, one_cpu: bool) -> Result<Outcome, String> {
     let sandbox = Sandbox::new().await?;
     let pi = pi.to_owned();
     // The reading side blocks: no runtime hop between reading the line and the kill.
@@ -394,7 +394,7 @@ fn check(
 
 /// Totals over a loop.
 #[derive(Clone, Debug, Default)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Runs done.
     pub runs: usize,
     /// Runs pinned to one CPU.
@@ -417,7 +417,7 @@ pub struct Summary {
 
 /// Which `message_end` line run `run` kills after, and whether it is pinned to one CPU: every
 /// line on both, in turn.
-pub fn plan(run: usize) -> (usize, bool) {
+pub(crate) fn plan(run: usize) -> (usize, bool) {
     (
         run % MESSAGE_ENDS + 1,
         (run / MESSAGE_ENDS).is_multiple_of(2),
@@ -426,7 +426,7 @@ pub fn plan(run: usize) -> (usize, bool) {
 
 /// `runs` killed runs ([`plan`]); `each` sees every outcome. Stops at the first violation,
 /// or with `keep_going` records it in [`Summary::violations`] and goes on.
-pub async fn rpc_kill_loop(
+pub(crate) async fn rpc_kill_loop(
     pi: &Path,
     runs: usize,
     keep_going: bool,

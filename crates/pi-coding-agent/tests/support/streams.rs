@@ -20,7 +20,7 @@ use super::conformance::pyjson::splitlines;
 use super::conformance::run::run_scenario;
 
 /// The follow-up text reply per wire API (`check_streams.FOLLOW`).
-pub fn follow_up(api: &str) -> &'static str {
+pub(crate) fn follow_up(api: &str) -> &'static str {
     match api {
         "anthropic-messages" => concat!(
             "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_f\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n",
@@ -50,12 +50,12 @@ pub fn follow_up(api: &str) -> &'static str {
 }
 
 /// pi-ai's vendored test data.
-pub fn pi_ai_data() -> PathBuf {
+pub(crate) fn pi_ai_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../pi-ai/tests/data")
 }
 
 /// Every recorded stream: (api, name, body path, expected.json path), sorted.
-pub fn streams() -> Vec<(String, String, PathBuf, PathBuf)> {
+pub(crate) fn streams() -> Vec<(String, String, PathBuf, PathBuf)> {
     let data = pi_ai_data();
     let mut out = Vec::new();
     for api in [
@@ -95,7 +95,7 @@ pub fn streams() -> Vec<(String, String, PathBuf, PathBuf)> {
 }
 
 /// Python `==` on JSON values (`5 == 5.0`).
-pub fn py_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn py_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
@@ -120,7 +120,7 @@ fn truthy(v: Option<&Value>) -> bool {
 }
 
 /// `check_streams.strip`.
-pub fn strip(msg: &Value) -> Value {
+pub(crate) fn strip(msg: &Value) -> Value {
     let mut content = msg.get("content").cloned().unwrap_or(Value::Null);
     if let Value::Array(blocks) = &mut content {
         for b in blocks {
@@ -149,7 +149,7 @@ pub fn strip(msg: &Value) -> Value {
 }
 
 /// The first assistant `message_end` message of a json-mode stdout.
-pub fn first_assistant(stdout: &str) -> Option<Value> {
+pub(crate) fn first_assistant(stdout: &str) -> Option<Value> {
     splitlines(stdout).into_iter().find_map(|line| {
         let ev: Value = serde_json::from_str(line).ok()?;
         (ev["type"] == "message_end" && ev["message"]["role"] == "assistant")
@@ -166,7 +166,7 @@ fn concat_blocks(blocks: &[Value], kind: &str, field: &str) -> String {
 }
 
 /// `check_streams.check_correct`: `Err(reason)` when `got` misses the corrected result.
-pub fn check_correct(got: &Value, fix: &Value) -> Result<(), String> {
+pub(crate) fn check_correct(got: &Value, fix: &Value) -> Result<(), String> {
     let blocks = got["content"].as_array().cloned().unwrap_or_default();
     let mut bad = Vec::new();
     if let Some(want) = fix.get("toolCalls") {
@@ -202,7 +202,7 @@ pub fn check_correct(got: &Value, fix: &Value) -> Result<(), String> {
 }
 
 /// Runs one recorded stream through `pi`; `Err(reason)` on a mismatch.
-pub async fn check_stream(pi: &Path, body: &Path, expected: &Path) -> Result<(), String> {
+pub(crate) async fn check_stream(pi: &Path, body: &Path, expected: &Path) -> Result<(), String> {
     let exp: Value = serde_json::from_str(&std::fs::read_to_string(expected).unwrap()).unwrap();
     let api = exp["replay_model"]["api"]
         .as_str()

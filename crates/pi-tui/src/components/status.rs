@@ -11,7 +11,7 @@ use crate::style::paint;
 pub const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Time per spinner frame.
-pub const FRAME_TIME: Duration = Duration::from_millis(80);
+pub(crate) const FRAME_TIME: Duration = Duration::from_millis(80);
 
 /// A rule with a spinner and a label: `── ⠼ Working… ───…`. Without a start time (idle) it
 /// draws nothing.

@@ -14,7 +14,7 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         (200..300).contains(&self.status)
     }
 }
@@ -30,7 +30,7 @@ pub(crate) enum FetchError {
 
 impl FetchError {
     /// `error.message` of the JavaScript error.
-    pub fn message(&self) -> &'static str {
+    pub(crate) fn message(&self) -> &'static str {
         match self {
             FetchError::Timeout => "The operation was aborted due to timeout",
             FetchError::Failed(_) => "fetch failed",
@@ -38,7 +38,7 @@ impl FetchError {
     }
 
     /// `name: message` plus the cause, as pi's Anthropic flow describes errors.
-    pub fn details(&self) -> String {
+    pub(crate) fn details(&self) -> String {
         match self {
             FetchError::Timeout => format!("TimeoutError: {}", self.message()),
             FetchError::Failed(cause) => format!("TypeError: fetch failed; cause=Error: {cause}"),

@@ -43,7 +43,7 @@ pub(super) struct Compat {
 
 impl Compat {
     /// Reads the flags of `model`.
-    pub fn of(model: &Model) -> Self {
+    pub(crate) fn of(model: &Model) -> Self {
         let flag = |key: &str, default: bool| model.compat_bool(key).unwrap_or(default);
         let allowed_fallback_models = model
             .compat_value("allowedFallbackModels")
@@ -62,7 +62,7 @@ impl Compat {
     }
 
     /// The prices of a fallback `server_model` of `provider`, if allowed.
-    pub fn fallback_cost(&self, provider: &str, server_model: &str) -> Option<&ModelCost> {
+    pub(crate) fn fallback_cost(&self, provider: &str, server_model: &str) -> Option<&ModelCost> {
         self.allowed_fallback_models
             .iter()
             .find(|f| f.provider == provider && f.model == server_model)

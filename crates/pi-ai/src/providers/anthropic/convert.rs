@@ -26,7 +26,7 @@ pub(super) struct CacheControl {
 
 impl CacheControl {
     /// The JSON marker.
-    pub fn to_value(self) -> Value {
+    pub(crate) fn to_value(self) -> Value {
         if self.long {
             json!({ "type": "ephemeral", "ttl": "1h" })
         } else {

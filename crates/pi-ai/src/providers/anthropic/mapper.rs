@@ -60,7 +60,7 @@ pub(super) struct AnthropicMapper {
 impl AnthropicMapper {
     /// A mapper writing into `partial` for `model`; `oauth` when the request was sent with an
     /// OAuth token.
-    pub fn new(model: &Model, partial: PartialMessage, oauth: bool) -> Self {
+    pub(crate) fn new(model: &Model, partial: PartialMessage, oauth: bool) -> Self {
         AnthropicMapper {
             partial,
             model: model.clone(),

@@ -197,7 +197,7 @@ fn arn_region(model_id: &str) -> Option<&str> {
 
 /// The region of a standard Bedrock runtime endpoint
 /// (`bedrock-runtime[-fips].<region>.amazonaws.com[.cn]`).
-pub fn endpoint_region(base_url: &str) -> Option<String> {
+pub(crate) fn endpoint_region(base_url: &str) -> Option<String> {
     let url = reqwest::Url::parse(base_url).ok()?;
     let host = url.host_str()?.to_lowercase();
     let rest = host

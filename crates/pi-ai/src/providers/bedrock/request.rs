@@ -70,7 +70,7 @@ pub fn is_anthropic_claude(model: &Model) -> bool {
 }
 
 /// `supportsAdaptiveThinking` (Opus 4.6+, Sonnet 4.6+, Claude 5).
-pub fn supports_adaptive_thinking(model: &Model) -> bool {
+pub(crate) fn supports_adaptive_thinking(model: &Model) -> bool {
     any_contains(
         model,
         &[

@@ -33,7 +33,7 @@ pub(crate) struct AttemptFailure {
 impl AttemptFailure {
     /// The request's failure when this attempt is not retried: a status failure is the API's
     /// formatted HTTP error, any other a transport failure.
-    pub fn into_error(self) -> StreamError {
+    pub(crate) fn into_error(self) -> StreamError {
         match self.status {
             Some(_) => StreamError::Http(self.message),
             None => StreamError::Transport(self.message),
@@ -41,7 +41,7 @@ impl AttemptFailure {
     }
 
     /// A failure without a response.
-    pub fn transport(message: &str) -> Self {
+    pub(crate) fn transport(message: &str) -> Self {
         AttemptFailure {
             status: None,
             headers: None,
@@ -55,7 +55,7 @@ impl AttemptFailure {
     }
 
     /// Mirrors `isRetryableProviderError`.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self.header("x-should-retry") {
             Some("true") => return true,
             Some("false") => return false,

@@ -50,7 +50,7 @@ pub(crate) struct GoogleMapper {
 
 impl GoogleMapper {
     /// A mapper writing into `partial` for `model`.
-    pub fn new(model: &Model, partial: PartialMessage, flavor: super::Flavor) -> Self {
+    pub(crate) fn new(model: &Model, partial: PartialMessage, flavor: super::Flavor) -> Self {
         GoogleMapper {
             partial,
             model: model.clone(),

@@ -21,7 +21,7 @@ use crate::types::{
 };
 
 /// Mistral wants tool-call ids of exactly nine ASCII letters and digits.
-pub const TOOL_CALL_ID_LENGTH: usize = 9;
+pub(crate) const TOOL_CALL_ID_LENGTH: usize = 9;
 
 /// The model ids that take `reasoning_effort`; other reasoning models take
 /// `prompt_mode: "reasoning"`.

@@ -59,7 +59,7 @@ pub const DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
 ];
 
 /// The default model id of a provider.
-pub fn default_model_for(provider: &str) -> Option<&'static str> {
+pub(super) fn default_model_for(provider: &str) -> Option<&'static str> {
     DEFAULT_MODEL_PER_PROVIDER
         .iter()
         .find(|(p, _)| *p == provider)

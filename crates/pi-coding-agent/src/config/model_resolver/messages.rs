@@ -34,7 +34,7 @@ pub fn format_no_model_selected(docs_dir: &Path) -> String {
 /// The lines after `No API key found for …` (pi-rs's own: pi's point at its TUI's `/login`):
 /// how to give pi-rs a key or a local server, and where it is documented
 /// (`<docs_dir>/../README.md`, `<docs_dir>/providers.md`).
-pub fn api_key_help(docs_dir: &Path) -> String {
+pub(super) fn api_key_help(docs_dir: &Path) -> String {
     let readme = docs_dir
         .parent()
         .map_or_else(|| docs_dir.join("README.md"), |p| p.join("README.md"));

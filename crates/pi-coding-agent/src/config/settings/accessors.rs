@@ -13,9 +13,9 @@ use crate::config::agent_paths::expand_tilde;
 use crate::config::resource_filter::is_pattern;
 
 /// Default `httpIdleTimeoutMs` (5 minutes).
-pub const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
+pub(super) const DEFAULT_HTTP_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// The request timeout used when `httpIdleTimeoutMs` is 0 ("off"): 2^31 − 1 ms.
-pub const NO_TIMEOUT_MS: u64 = 2_147_483_647;
+pub(super) const NO_TIMEOUT_MS: u64 = 2_147_483_647;
 
 /// How queued steering / follow-up messages are delivered: the agent's own type, so the
 /// settings, the session and RPC speak one vocabulary.
@@ -136,7 +136,7 @@ pub struct ScopedResourcePaths {
     /// The path entries of `<agentDir>/settings.json`.
     pub user: Vec<std::path::PathBuf>,
     /// Every entry of the project file as written (patterns included; see
-    /// [`crate::config::resource_filter`]).
+    /// `crate::config::resource_filter`).
     pub project_entries: Vec<String>,
     /// Every entry of the global file as written.
     pub user_entries: Vec<String>,
@@ -157,7 +157,7 @@ fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
 
 /// Mirrors `parseHttpIdleTimeoutMs`: `"disabled"` → 0; numeric strings parse; a finite
 /// non-negative number is floored; anything else is `None`.
-pub fn parse_timeout_ms(value: &Value) -> Option<u64> {
+pub(super) fn parse_timeout_ms(value: &Value) -> Option<u64> {
     match value {
         Value::String(s) => {
             let t = s.trim();
@@ -441,7 +441,7 @@ impl SettingsManager {
     ///
     /// Mirrors pi 0.85.0 `DefaultPackageManager.resolve` (`resolveLocalEntries` with the
     /// scope's base directory). Pattern entries (`!x`, `+x`, `-x`, globs) are kept apart, for
-    /// [`crate::config::resource_filter`]. Settings held only in memory resolve against the
+    /// `crate::config::resource_filter`. Settings held only in memory resolve against the
     /// current directory.
     pub fn scoped_resource_paths(&self, key: &str) -> ScopedResourcePaths {
         let base = |file: Option<&std::path::Path>| {

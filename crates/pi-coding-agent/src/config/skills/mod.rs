@@ -8,7 +8,7 @@
 //!   ancestors up to the git root (not `~/.agents/skills`), the global settings' entries
 //!   (resolved against `<agentDir>`), `<agentDir>/skills`, `~/.agents/skills`, then `--skill`
 //!   paths; a settings entry that does not exist is skipped silently; the settings' pattern
-//!   entries switch skills off and on ([`super::resource_filter`]);
+//!   entries switch skills off and on (`super::resource_filter`);
 //! - in a directory: a `SKILL.md` makes it a skill root (no recursion below); otherwise `*.md`
 //!   files (directly in a `.pi`-style root; below the root of an `.agents` directory) and
 //!   subdirectories (not hidden, not `node_modules`, not ignored by `.gitignore`/`.ignore`/

@@ -3,14 +3,14 @@
 //! heading with an `x.y.z` version starts an entry) and shown oldest first, as pi shows them.
 
 /// The changelog built into the binary.
-pub const CHANGELOG: &str = include_str!("../../../CHANGELOG.md");
+pub(crate) const CHANGELOG: &str = include_str!("../../../CHANGELOG.md");
 
 /// `(major, minor, patch)`.
-pub type Version = (u64, u64, u64);
+pub(crate) type Version = (u64, u64, u64);
 
 /// One version's entry: its heading line and the text up to the next version heading.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its version.
     pub version: Version,
     /// The entry's markdown, its heading included, trimmed.
@@ -36,7 +36,7 @@ fn heading_version(line: &str) -> Option<Version> {
 }
 
 /// The entries of `text`, in file order (newest first in a well-kept changelog).
-pub fn parse(text: &str) -> Vec<Entry> {
+pub(crate) fn parse(text: &str) -> Vec<Entry> {
     let mut entries = Vec::new();
     let mut current: Option<(Version, Vec<&str>)> = None;
     for line in text.split('\n') {
@@ -65,7 +65,7 @@ pub fn parse(text: &str) -> Vec<Entry> {
 
 /// `x.y.z` as pi's `getNewEntries` reads a recorded version: missing or unreadable parts
 /// count as 0.
-pub fn read_version(text: &str) -> Version {
+pub(crate) fn read_version(text: &str) -> Version {
     let mut parts = text
         .trim()
         .split('.')
@@ -75,7 +75,7 @@ pub fn read_version(text: &str) -> Version {
 }
 
 /// The entries newer than `last`, in file order (pi shows them so at the start).
-pub fn newer_than(text: &str, last: &str) -> Vec<Entry> {
+pub(crate) fn newer_than(text: &str, last: &str) -> Vec<Entry> {
     let last = read_version(last);
     parse(text)
         .into_iter()
@@ -84,7 +84,7 @@ pub fn newer_than(text: &str, last: &str) -> Vec<Entry> {
 }
 
 /// What `/changelog` shows: every entry, oldest first, or pi's text for none.
-pub fn markdown(text: &str) -> String {
+pub(crate) fn markdown(text: &str) -> String {
     let mut entries = parse(text);
     if entries.is_empty() {
         return "No changelog entries found.".to_owned();

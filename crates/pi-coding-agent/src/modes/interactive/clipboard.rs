@@ -32,7 +32,7 @@ const SUPPORTED: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gi
 
 /// What the clipboard held.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Pasted {
+pub(crate) enum Pasted {
     /// An image, written to this file.
     Image(PathBuf),
     /// Text.
@@ -41,7 +41,7 @@ pub enum Pasted {
 
 /// The parts of the environment that choose the clipboard tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ClipboardEnv {
+pub(crate) struct ClipboardEnv {
     /// `WAYLAND_DISPLAY` set or `XDG_SESSION_TYPE=wayland`.
     pub wayland: bool,
     /// `WAYLAND_DISPLAY` set (pi reads text with `wl-paste` only then).
@@ -58,7 +58,7 @@ pub struct ClipboardEnv {
 
 impl ClipboardEnv {
     /// From this process's environment.
-    pub fn detect() -> Self {
+    pub(crate) fn detect() -> Self {
         let var = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
         let wayland_display = var("WAYLAND_DISPLAY");
         let wsl = var("WSL_DISTRO_NAME")
@@ -81,7 +81,7 @@ impl ClipboardEnv {
 
 /// Reads the clipboard: an image (written under `tmp`), else text; `None` when it holds
 /// neither or no tool answers.
-pub fn paste(env: ClipboardEnv, tmp: &Path) -> Option<Pasted> {
+pub(crate) fn paste(env: ClipboardEnv, tmp: &Path) -> Option<Pasted> {
     if let Some((bytes, mime)) = read_image(env, tmp) {
         let (bytes, ext) = match extension(&mime) {
             Some(ext) => (bytes, ext),

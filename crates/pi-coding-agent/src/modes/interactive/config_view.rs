@@ -34,7 +34,7 @@ use crate::config::settings::SettingsManager;
 
 /// A kind of resource, in pi's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `extensions`.
     Extensions,
     /// `skills`.
@@ -49,7 +49,7 @@ impl Kind {
     const ALL: [Kind; 4] = [Kind::Extensions, Kind::Skills, Kind::Prompts, Kind::Themes];
 
     /// The settings key.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Kind::Extensions => "extensions",
             Kind::Skills => "skills",
@@ -70,7 +70,7 @@ impl Kind {
 
 /// Which file the screen writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// `~/.pi/agent/settings.json`.
     Global,
     /// `.pi/settings.json`.
@@ -79,7 +79,7 @@ pub enum Scope {
 
 /// One resource file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Item {
+pub(crate) struct Item {
     /// The file.
     pub path: PathBuf,
     /// Its kind.
@@ -222,7 +222,7 @@ fn string_list(v: Option<&Value>) -> Vec<String> {
 
 /// Every resource `settings` leads to, with whether it loads (pi's package-manager
 /// `resolve` for top-level resources). The project's only when it is trusted.
-pub fn resolve(settings: &SettingsManager, cwd: &Path, agent_dir: &Path) -> Vec<Item> {
+pub(crate) fn resolve(settings: &SettingsManager, cwd: &Path, agent_dir: &Path) -> Vec<Item> {
     let trusted = settings.is_project_trusted();
     let project_base = cwd.join(CONFIG_DIR_NAME);
     let mut out = Vec::new();
@@ -381,7 +381,7 @@ fn rel(base: &Path, path: &Path) -> String {
 }
 
 /// The screen's state.
-pub struct ConfigView {
+pub(crate) struct ConfigView {
     scope: Scope,
     project_available: bool,
     cwd: PathBuf,
@@ -400,7 +400,7 @@ pub struct ConfigView {
 
 /// What a key did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigEvent {
+pub(crate) enum ConfigEvent {
     /// Esc.
     Close,
     /// Ctrl+C.
@@ -415,7 +415,7 @@ impl ConfigView {
     /// The screen over the resources of `global_items` (what the global file alone leads to)
     /// and `project_items` (with the trusted project's file), writing `scope` first.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         global_items: &[Item],
         project_items: &[Item],
         scope: Scope,
@@ -625,7 +625,7 @@ impl ConfigView {
     }
 
     /// Handles a key.
-    pub fn handle_key(
+    pub(crate) fn handle_key(
         &mut self,
         settings: &mut SettingsManager,
         k: &KeyEvent,
@@ -676,7 +676,7 @@ impl ConfigView {
     }
 
     /// The lines, with the project override marks of `settings`.
-    pub fn render_with(&self, settings: &SettingsManager, width: u16) -> Vec<String> {
+    pub(crate) fn render_with(&self, settings: &SettingsManager, width: u16) -> Vec<String> {
         let w = usize::from(width);
         let t = &self.theme;
         let fit = |s: &str| pi_tui::ansi::truncate(s, w, "...");
@@ -838,7 +838,7 @@ const USAGE: &str = "pi config [-l] [--approve|--no-approve]";
 
 /// `pi config [-l] [-a|--approve] [-na|--no-approve]`: pi's options and texts; the exit
 /// code.
-pub fn run(
+pub(crate) fn run(
     argv: &[String],
     cwd: &Path,
     agent_dir: &Path,

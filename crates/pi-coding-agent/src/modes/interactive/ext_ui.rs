@@ -15,7 +15,7 @@ use crate::extensions::context::{
 };
 
 /// A dialog for the UI thread.
-pub enum Dialog {
+pub(super) enum Dialog {
     /// `confirm(title, message)`.
     Confirm {
         title: String,
@@ -38,7 +38,7 @@ pub enum Dialog {
 
 impl Dialog {
     /// The asker stopped waiting (timeout, signal, or the extension went away).
-    pub fn abandoned(&self) -> bool {
+    pub(super) fn abandoned(&self) -> bool {
         match self {
             Dialog::Confirm { reply, .. } => reply.is_closed(),
             Dialog::Select { reply, .. } | Dialog::Input { reply, .. } => reply.is_closed(),
@@ -47,7 +47,7 @@ impl Dialog {
 }
 
 /// Something an extension asked of the screen.
-pub enum ExtRequest {
+pub(super) enum ExtRequest {
     Dialog(Dialog),
     Notify(String, NotifyLevel),
     Status(String, Option<String>),
@@ -69,7 +69,7 @@ pub enum ExtRequest {
 /// the title, the editor's text) is kept and shown once the UI binds; dialogs answer at once
 /// with their defaults, as without a UI.
 #[derive(Default)]
-pub struct StartupUi {
+pub(crate) struct StartupUi {
     queue: std::sync::Mutex<Vec<ExtRequest>>,
 }
 
@@ -81,7 +81,7 @@ impl std::fmt::Debug for StartupUi {
 
 impl StartupUi {
     /// Installs a startup UI on `hooks`' runner (none without extensions).
-    pub fn install(
+    pub(crate) fn install(
         hooks: Option<&std::sync::Arc<crate::extensions::ExtensionHooks>>,
     ) -> Option<std::sync::Arc<StartupUi>> {
         let hooks = hooks?;
@@ -135,13 +135,13 @@ impl Ui for StartupUi {
 }
 
 /// The interactive mode's [`Ui`].
-pub struct TuiUi {
+pub(super) struct TuiUi {
     tx: std::sync::Mutex<Sender<UiMsg>>,
     waker: Waker,
 }
 
 impl TuiUi {
-    pub fn new(tx: Sender<UiMsg>, waker: Waker) -> Self {
+    pub(super) fn new(tx: Sender<UiMsg>, waker: Waker) -> Self {
         Self {
             tx: std::sync::Mutex::new(tx),
             waker,

@@ -15,7 +15,7 @@ use pi_tui::theme::Theme;
 use crate::tools::image::to_fixed;
 
 /// pi's `formatTokens`: `999`, `1.2k`, `12k`, `1.2M`, `12M`.
-pub fn format_tokens(count: f64) -> String {
+pub(crate) fn format_tokens(count: f64) -> String {
     let count = if count.is_finite() {
         count.max(0.0)
     } else {
@@ -36,7 +36,7 @@ pub fn format_tokens(count: f64) -> String {
 
 /// pi's `formatCwdForFooter`: the home directory as `~`, a path inside it as `~/rest`,
 /// anything else unchanged.
-pub fn format_cwd(cwd: &Path, home: Option<&Path>) -> String {
+pub(crate) fn format_cwd(cwd: &Path, home: Option<&Path>) -> String {
     let Some(home) = home.filter(|h| !h.as_os_str().is_empty()) else {
         return cwd.display().to_string();
     };
@@ -51,7 +51,7 @@ pub fn format_cwd(cwd: &Path, home: Option<&Path>) -> String {
 
 /// What the footer shows; filled from the session after each change.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FooterData {
+pub(crate) struct FooterData {
     /// Working directory, already formatted ([`format_cwd`]).
     pub cwd: String,
     /// Current git branch.
@@ -93,7 +93,7 @@ pub struct FooterData {
 }
 
 /// The footer's lines for `width` cells.
-pub fn render(d: &FooterData, width: usize, theme: &Theme) -> Vec<String> {
+pub(crate) fn render(d: &FooterData, width: usize, theme: &Theme) -> Vec<String> {
     let mut pwd = d.cwd.clone();
     if let Some(b) = &d.branch {
         pwd = format!("{pwd} ({b})");

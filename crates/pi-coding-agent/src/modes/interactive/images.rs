@@ -23,7 +23,7 @@ use super::transcript::Display;
 const HEADER_CHARS: usize = 64 * 1024;
 
 /// The images of one message or result, drawn when the display allows.
-pub struct ImageList {
+pub(crate) struct ImageList {
     images: Vec<ImageContent>,
     drawn: Option<Vec<Image>>,
     theme: Arc<Theme>,
@@ -32,7 +32,7 @@ pub struct ImageList {
 
 impl ImageList {
     /// The images of `content`'s image blocks.
-    pub fn new(images: Vec<ImageContent>, theme: Arc<Theme>, display: Arc<Display>) -> Self {
+    pub(crate) fn new(images: Vec<ImageContent>, theme: Arc<Theme>, display: Arc<Display>) -> Self {
         Self {
             images,
             drawn: None,
@@ -42,7 +42,7 @@ impl ImageList {
     }
 
     /// Whether there is nothing to draw.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.images.is_empty()
     }
 

@@ -39,35 +39,35 @@
 //! channel and wakes the UI ([`pi_tui::terminal::Waker`]); the UI starts prompts, aborts
 //! and model changes as tasks on the runtime and hears of their end the same way.
 
-pub mod changelog;
-pub mod clipboard;
+pub(crate) mod changelog;
+pub(crate) mod clipboard;
 mod commands;
-pub mod config_view;
+pub(crate) mod config_view;
 mod ext_ui;
-pub mod footer;
-pub mod images;
+pub(crate) mod footer;
+pub(crate) mod images;
 mod login;
-pub mod notices;
-pub mod picker;
+pub(crate) mod notices;
+pub(crate) mod picker;
 mod reload;
 mod scoped_commands;
-pub mod scoped_models;
-pub mod session_list;
+pub(crate) mod scoped_models;
+pub(crate) mod session_list;
 mod session_picker;
-pub mod settings_view;
+pub(crate) mod settings_view;
 mod share;
 mod shortcuts;
-pub mod skill_block;
-pub mod slash;
+pub(crate) mod skill_block;
+pub(crate) mod slash;
 mod standalone_input;
 mod themes;
 mod tmux_keys;
-pub mod tool_view;
-pub mod transcript;
+pub(crate) mod tool_view;
+pub(crate) mod transcript;
 mod tree_commands;
-pub mod tree_view;
-pub mod trust;
-pub mod user_bash;
+pub(crate) mod tree_view;
+pub(crate) mod trust;
+pub(crate) mod user_bash;
 mod widgets;
 
 use std::path::{Path, PathBuf};
@@ -100,7 +100,7 @@ use transcript::{Display, Transcript};
 
 /// What the interactive mode needs besides the session.
 #[derive(Clone, Debug)]
-pub struct InteractiveOptions {
+pub(crate) struct InteractiveOptions {
     /// The working directory (the footer's first line).
     pub cwd: PathBuf,
     /// The agent directory (`keybindings.json`).
@@ -123,7 +123,7 @@ pub struct InteractiveOptions {
     pub use_theme: Option<String>,
 }
 
-pub use ext_ui::StartupUi;
+pub(crate) use ext_ui::StartupUi;
 
 /// Something for the UI thread besides terminal input.
 enum UiMsg {
@@ -160,7 +160,11 @@ enum UiMsg {
 
 /// Runs the interactive mode on `running` until the user quits; returns the exit status.
 /// Must run inside a tokio runtime (the UI takes a blocking thread of it).
-pub async fn run(running: Running, initial: InitialMessage, options: InteractiveOptions) -> i32 {
+pub(crate) async fn run(
+    running: Running,
+    initial: InitialMessage,
+    options: InteractiveOptions,
+) -> i32 {
     let handle = Handle::current();
     match tokio::task::spawn_blocking(move || ui_main(running, initial, options, handle)).await {
         Ok(code) => code,
@@ -196,7 +200,7 @@ fn ui_main(
 
 /// The resume hint pi prints on exit: `pi [--session-dir D] --session <id>`, when the session
 /// has a file on disk.
-pub fn resume_command(session: &AgentSession, session_dir: Option<&str>) -> Option<String> {
+pub(crate) fn resume_command(session: &AgentSession, session_dir: Option<&str>) -> Option<String> {
     let file = session.session_file()?;
     if !file.exists() {
         return None;

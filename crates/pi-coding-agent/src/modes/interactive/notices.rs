@@ -13,7 +13,7 @@ use super::footer::format_tokens;
 
 /// pi's prompt-cache TTL (Anthropic's default, 5 minutes): an idle gap at least this long is
 /// named as the likely cause of a miss. Milliseconds.
-pub const CACHE_TTL_MS: i64 = 5 * 60 * 1000;
+pub(crate) const CACHE_TTL_MS: i64 = 5 * 60 * 1000;
 
 /// A per-turn miss at or below this many tokens is cache-breakpoint noise (pi's floor).
 const NOISE_FLOOR_TOKENS: f64 = 1024.0;
@@ -26,7 +26,7 @@ const SHOW_COST: f64 = 0.1;
 /// One counted cache miss: prompt tokens the previous request had in its prompt that this
 /// one paid for again.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CacheMiss {
+pub(crate) struct CacheMiss {
     /// Tokens re-billed (in the input or cache-write bucket instead of cache reads).
     pub missed_tokens: f64,
     /// Their extra cost in dollars over the cache-read price.
@@ -40,7 +40,7 @@ pub struct CacheMiss {
 impl CacheMiss {
     /// pi's transcript line for this miss, or `None` below its thresholds (20k tokens and
     /// $0.10).
-    pub fn notice(&self) -> Option<String> {
+    pub(crate) fn notice(&self) -> Option<String> {
         if self.missed_tokens < SHOW_TOKENS && self.missed_cost < SHOW_COST {
             return None;
         }
@@ -80,7 +80,7 @@ struct PreviousRequest {
 /// `cache-stats.js` scan does. A compaction or branch summary resets it (the context changed
 /// on purpose); a model switch does not (it re-bills the whole prompt).
 #[derive(Clone, Debug, Default)]
-pub struct CacheTracker {
+pub(crate) struct CacheTracker {
     prev: Option<PreviousRequest>,
     /// Cache-read prices by `provider/model`, dollars per million tokens: the price of a miss
     /// when the message itself read nothing from the cache.
@@ -89,7 +89,7 @@ pub struct CacheTracker {
 
 impl CacheTracker {
     /// A tracker that prices misses with these models' cache-read costs.
-    pub fn new<'a>(models: impl IntoIterator<Item = &'a pi_ai::Model>) -> Self {
+    pub(crate) fn new<'a>(models: impl IntoIterator<Item = &'a pi_ai::Model>) -> Self {
         Self {
             prev: None,
             read_prices: models
@@ -100,14 +100,14 @@ impl CacheTracker {
     }
 
     /// Forgets the previous request (a compaction, a branch summary, a new transcript).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.prev = None;
     }
 
     /// The miss `message` paid for, if any; then `message` becomes the previous request.
     /// Every assistant message goes through here (failed ones too, as in pi's scan); the
     /// caller shows the miss only for a message that did not fail.
-    pub fn observe(&mut self, message: &AssistantMessage) -> Option<CacheMiss> {
+    pub(crate) fn observe(&mut self, message: &AssistantMessage) -> Option<CacheMiss> {
         let miss = self.detect(message);
         let u = &message.usage;
         let prompt = u.input + u.cache_read + u.cache_write;
@@ -163,7 +163,7 @@ impl CacheTracker {
 /// pi's notice for what a compaction's (or a branch summary's) summarization cost, from its
 /// usage JSON (`{input, output, cacheRead, cacheWrite, cost: {total}}`):
 /// `Compaction: 12k tokens billed (~$0.04)` (the cost from a cent); `None` without usage.
-pub fn summary_cost(label: &str, usage: &Value) -> Option<String> {
+pub(crate) fn summary_cost(label: &str, usage: &Value) -> Option<String> {
     let n = |k: &str| usage.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     if !usage.is_object() {
         return None;
@@ -189,7 +189,7 @@ pub fn summary_cost(label: &str, usage: &Value) -> Option<String> {
 /// (the `anthropic_input_transformations` diagnostic, entries of type `thinking_dropped`):
 /// one line per diagnostic, `Anthropic dropped thinking block: <reason> at <path>` or
 /// `Anthropic dropped N thinking blocks: <reason>; <reason>`.
-pub fn dropped_thinking(message: &AssistantMessage) -> Vec<String> {
+pub(crate) fn dropped_thinking(message: &AssistantMessage) -> Vec<String> {
     let mut out = Vec::new();
     for d in message.diagnostics.iter().flatten() {
         if d.kind != "anthropic_input_transformations" {

@@ -13,7 +13,7 @@ const MAX_VISIBLE: usize = 10;
 
 /// A key typed into a search line: Backspace deletes the last character, a printable
 /// character (plain or with Shift) is appended. Returns whether `query` changed.
-pub fn edit_search(query: &mut String, k: &KeyEvent) -> bool {
+pub(crate) fn edit_search(query: &mut String, k: &KeyEvent) -> bool {
     match k.code {
         KeyCode::Backspace => query.pop().is_some(),
         KeyCode::Char(c)
@@ -29,7 +29,7 @@ pub fn edit_search(query: &mut String, k: &KeyEvent) -> bool {
 
 /// One choice.
 #[derive(Clone, Debug)]
-pub struct PickItem {
+pub(crate) struct PickItem {
     /// What choosing it hands back.
     pub key: String,
     /// The main text.
@@ -46,7 +46,7 @@ pub struct PickItem {
 
 impl PickItem {
     /// An item whose search text is its label.
-    pub fn new(key: impl Into<String>, label: impl Into<String>) -> Self {
+    pub(crate) fn new(key: impl Into<String>, label: impl Into<String>) -> Self {
         let label = label.into();
         Self {
             key: key.into(),
@@ -61,7 +61,7 @@ impl PickItem {
 
 /// What a key did to the picker.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PickerEvent {
+pub(crate) enum PickerEvent {
     /// Enter on an item (its key).
     Chosen(String),
     /// Ctrl+S on an item: choose it and make it the default (pi's model and thinking
@@ -76,13 +76,13 @@ pub enum PickerEvent {
 
 /// A search matcher: from the query, a scorer of an item's search text (its score, lower
 /// first; `None`: no match). The query is parsed once per change.
-pub type Matcher = Box<dyn Fn(&str) -> Scorer + Send>;
+pub(crate) type Matcher = Box<dyn Fn(&str) -> Scorer + Send>;
 
 /// What a [`Matcher`] makes of a query.
-pub type Scorer = Box<dyn Fn(&str) -> Option<f64>>;
+pub(crate) type Scorer = Box<dyn Fn(&str) -> Option<f64>>;
 
 /// A selector in the editor's place.
-pub struct Picker {
+pub(crate) struct Picker {
     title: String,
     notes: Vec<(String, &'static str)>,
     searchable: bool,
@@ -109,7 +109,7 @@ pub struct Picker {
 
 impl Picker {
     /// A picker over `items`, the current one selected.
-    pub fn new(
+    pub(crate) fn new(
         title: impl Into<String>,
         items: Vec<PickItem>,
         theme: Arc<Theme>,
@@ -138,7 +138,7 @@ impl Picker {
     }
 
     /// A Yes/No question (`yes`/`no` keys), `message` as its notes.
-    pub fn yes_no(
+    pub(crate) fn yes_no(
         title: impl Into<String>,
         message: &str,
         theme: Arc<Theme>,
@@ -153,7 +153,7 @@ impl Picker {
     }
 
     /// With a search line, filled with `initial`.
-    pub fn searchable(mut self, initial: &str) -> Self {
+    pub(crate) fn searchable(mut self, initial: &str) -> Self {
         self.searchable = true;
         self.query = initial.to_owned();
         if !initial.is_empty() {
@@ -163,7 +163,7 @@ impl Picker {
     }
 
     /// A one-line text question (no list): Enter answers what was typed, from `initial`.
-    pub fn text_input(mut self, initial: &str) -> Self {
+    pub(crate) fn text_input(mut self, initial: &str) -> Self {
         self.searchable = true;
         self.text_input = true;
         self.query = initial.to_owned();
@@ -171,57 +171,57 @@ impl Picker {
     }
 
     /// The text typed into a [`Picker::text_input`] is drawn masked (an API key).
-    pub fn secret(mut self) -> Self {
+    pub(crate) fn secret(mut self) -> Self {
         self.secret = true;
         self
     }
 
     /// Keys of these keybinding actions end the picker with [`PickerEvent::Action`] (checked
     /// before the list's own keys).
-    pub fn with_actions(mut self, actions: &[&'static str]) -> Self {
+    pub(crate) fn with_actions(mut self, actions: &[&'static str]) -> Self {
         self.actions = actions.to_vec();
         self
     }
 
     /// With a note line above the list in a theme colour.
-    pub fn with_note(mut self, text: impl Into<String>, color: &'static str) -> Self {
+    pub(crate) fn with_note(mut self, text: impl Into<String>, color: &'static str) -> Self {
         self.notes.push((text.into(), color));
         self
     }
 
     /// With this hint line.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = hint.into();
         self
     }
 
     /// With this text for an empty list.
-    pub fn with_empty_text(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn with_empty_text(mut self, text: impl Into<String>) -> Self {
         self.empty_text = text.into();
         self
     }
 
     /// Searches with `matcher` instead of the fuzzy match; ties keep the items' order.
-    pub fn with_matcher(mut self, matcher: Matcher) -> Self {
+    pub(crate) fn with_matcher(mut self, matcher: Matcher) -> Self {
         self.matcher = Some(matcher);
         self.refilter();
         self
     }
 
     /// A search filters without reordering.
-    pub fn keeping_order(mut self) -> Self {
+    pub(crate) fn keeping_order(mut self) -> Self {
         self.keep_order = true;
         self.refilter();
         self
     }
 
     /// The search line.
-    pub fn query(&self) -> &str {
+    pub(crate) fn query(&self) -> &str {
         &self.query
     }
 
     /// Selects the item with `key`, if shown.
-    pub fn select_key(&mut self, key: &str) {
+    pub(crate) fn select_key(&mut self, key: &str) {
         if let Some(p) = self.filtered.iter().position(|&i| self.items[i].key == key) {
             self.selected = p;
         }
@@ -264,19 +264,19 @@ impl Picker {
     }
 
     /// Draws with another theme (a theme preview).
-    pub fn set_theme(&mut self, theme: Arc<Theme>) {
+    pub(crate) fn set_theme(&mut self, theme: Arc<Theme>) {
         self.theme = theme;
     }
 
     /// The key of the selected item.
-    pub fn selected_key(&self) -> Option<String> {
+    pub(crate) fn selected_key(&self) -> Option<String> {
         self.filtered
             .get(self.selected)
             .map(|&i| self.items[i].key.clone())
     }
 
     /// Handles a key; `Some` when the picker is done.
-    pub fn handle_key(&mut self, k: &KeyEvent) -> Option<PickerEvent> {
+    pub(crate) fn handle_key(&mut self, k: &KeyEvent) -> Option<PickerEvent> {
         let is = |a: &str| self.keys.matches(k, a);
         let n = self.filtered.len();
         if is("tui.select.cancel") {
@@ -311,7 +311,7 @@ impl Picker {
     }
 
     /// Pasted text goes to the search line (one line of it).
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         if self.searchable {
             let line = text.lines().next().unwrap_or_default();
             self.query.push_str(&pi_tui::ansi::escape_control(line));

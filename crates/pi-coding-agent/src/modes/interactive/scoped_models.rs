@@ -19,7 +19,7 @@ const MAX_VISIBLE: usize = 8;
 
 /// What a key did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ScopedEvent {
+pub(crate) enum ScopedEvent {
     /// The selection changed (apply it to the session).
     Changed(Option<Vec<String>>),
     /// Ctrl+S: write the selection to the settings.
@@ -29,7 +29,7 @@ pub enum ScopedEvent {
 }
 
 /// `provider/id`.
-pub fn full_id(m: &Model) -> String {
+pub(crate) fn full_id(m: &Model) -> String {
     format!("{}/{}", m.provider, m.id)
 }
 
@@ -43,7 +43,11 @@ fn is_enabled(enabled: &Option<Vec<String>>, id: &str) -> bool {
 }
 
 /// Enables a disabled model (appended to the order) or disables an enabled one.
-pub fn toggle(enabled: &Option<Vec<String>>, all: &[String], id: &str) -> Option<Vec<String>> {
+pub(crate) fn toggle(
+    enabled: &Option<Vec<String>>,
+    all: &[String],
+    id: &str,
+) -> Option<Vec<String>> {
     match enabled {
         None => Some(all.iter().filter(|x| *x != id).cloned().collect()),
         Some(list) => {
@@ -61,7 +65,7 @@ pub fn toggle(enabled: &Option<Vec<String>>, all: &[String], id: &str) -> Option
 }
 
 /// Enables `targets` (every model when `None`).
-pub fn enable_all(
+pub(crate) fn enable_all(
     enabled: &Option<Vec<String>>,
     all: &[String],
     targets: Option<&[String]>,
@@ -77,7 +81,7 @@ pub fn enable_all(
 }
 
 /// Disables `targets` (every enabled model when `None`).
-pub fn clear_all(
+pub(crate) fn clear_all(
     enabled: &Option<Vec<String>>,
     all: &[String],
     targets: Option<&[String]>,
@@ -103,7 +107,7 @@ fn sorted_ids(enabled: &Option<Vec<String>>, all: &[String]) -> Vec<String> {
 }
 
 /// The selector.
-pub struct ScopedModelsView {
+pub(crate) struct ScopedModelsView {
     models: Vec<Model>,
     all: Vec<String>,
     enabled: Option<Vec<String>>,
@@ -118,7 +122,7 @@ pub struct ScopedModelsView {
 
 impl ScopedModelsView {
     /// The selector over the available `models` with `enabled` (`provider/id`s, `None` = all).
-    pub fn new(
+    pub(crate) fn new(
         models: Vec<Model>,
         enabled: Option<Vec<String>>,
         theme: Arc<Theme>,
@@ -185,7 +189,7 @@ impl ScopedModelsView {
     }
 
     /// Handles a key; `Some` when something happened the caller acts on.
-    pub fn handle_key(&mut self, k: &KeyEvent) -> Option<ScopedEvent> {
+    pub(crate) fn handle_key(&mut self, k: &KeyEvent) -> Option<ScopedEvent> {
         let is = |a: &str| self.keys.matches(k, a);
         let n = self.filtered.len();
         if is("tui.select.cancel") {
@@ -264,7 +268,7 @@ impl ScopedModelsView {
     }
 
     /// Pasted text goes to the search line (its first line).
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         let line = text.lines().next().unwrap_or_default();
         self.query.push_str(&pi_tui::ansi::escape_control(line));
         self.selected = 0;

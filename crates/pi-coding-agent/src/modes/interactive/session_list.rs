@@ -9,17 +9,17 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// How much of a session file the selector reads.
-pub const HEAD_BYTES: u64 = 256 * 1024;
+pub(crate) const HEAD_BYTES: u64 = 256 * 1024;
 
 /// The name (the last `session_info` name within the head) and the first user message's
 /// text (its first line), when the head has them.
-pub fn summary(path: &Path) -> (Option<String>, Option<String>) {
+pub(crate) fn summary(path: &Path) -> (Option<String>, Option<String>) {
     let (name, first, _) = summary_with_count(path);
     (name, first)
 }
 
 /// [`summary`] and the number of message entries within the head (pi's `messageCount`).
-pub fn summary_with_count(path: &Path) -> (Option<String>, Option<String>, usize) {
+pub(crate) fn summary_with_count(path: &Path) -> (Option<String>, Option<String>, usize) {
     let Ok(file) = std::fs::File::open(path) else {
         return (None, None, 0);
     };
@@ -52,7 +52,7 @@ pub fn summary_with_count(path: &Path) -> (Option<String>, Option<String>, usize
 /// A parsed session search (pi's `parseSearchQuery`): `re:<pattern>` (case-insensitive), or
 /// words matched fuzzily and `"quoted phrases"` matched exactly (whitespace-insensitive).
 #[derive(Debug)]
-pub enum SessionQuery {
+pub(crate) enum SessionQuery {
     /// `re:` with a valid pattern.
     Regex(regex::Regex),
     /// `re:` with no or an invalid pattern: nothing matches.
@@ -70,7 +70,7 @@ fn normalize(text: &str) -> String {
 
 impl SessionQuery {
     /// Parses `query`; unbalanced quotes fall back to plain words, as in pi.
-    pub fn parse(query: &str) -> Self {
+    pub(crate) fn parse(query: &str) -> Self {
         let q = query.trim();
         if let Some(pattern) = q.strip_prefix("re:") {
             let pattern = pattern.trim();
@@ -115,7 +115,7 @@ impl SessionQuery {
     }
 
     /// pi's `matchSession`: the score (lower is better) when `text` matches.
-    pub fn score(&self, text: &str) -> Option<f64> {
+    pub(crate) fn score(&self, text: &str) -> Option<f64> {
         match self {
             Self::BadRegex => None,
             Self::Regex(r) => r
@@ -144,7 +144,7 @@ impl SessionQuery {
 }
 
 /// pi's `formatSessionDate`: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
-pub fn session_age(d: Duration) -> String {
+pub(crate) fn session_age(d: Duration) -> String {
     let mins = d.as_secs() / 60;
     let hours = mins / 60;
     let days = hours / 24;
@@ -172,17 +172,6 @@ fn user_text(content: &Value) -> Option<String> {
     };
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     Some(line.to_owned())
-}
-
-/// `just now`, `5m ago`, `3h ago`, `2d ago`.
-pub fn age(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => "just now".into(),
-        60..3600 => format!("{}m ago", s / 60),
-        3600..86_400 => format!("{}h ago", s / 3600),
-        _ => format!("{}d ago", s / 86_400),
-    }
 }
 
 #[cfg(test)]
@@ -228,13 +217,5 @@ mod tests {
             (Some("Parser work".into()), Some("fix the parser".into()))
         );
         assert_eq!(summary(&d.path().join("missing")), (None, None));
-    }
-
-    #[test]
-    fn ages() {
-        assert_eq!(age(Duration::from_secs(5)), "just now");
-        assert_eq!(age(Duration::from_secs(125)), "2m ago");
-        assert_eq!(age(Duration::from_secs(7300)), "2h ago");
-        assert_eq!(age(Duration::from_secs(200_000)), "2d ago");
     }
 }

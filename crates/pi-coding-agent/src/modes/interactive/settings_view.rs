@@ -18,7 +18,7 @@ use crate::config::settings::SettingsManager;
 
 /// A setting the selector changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Setting {
+pub(crate) enum Setting {
     /// `compaction.enabled`.
     AutoCompact,
     /// `steeringMode`.
@@ -123,7 +123,7 @@ const QUEUE: &[&str] = &["one-at-a-time", "all"];
 
 impl Setting {
     /// The key in `settings.json` (`parent.child` for nested ones).
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Setting::AutoCompact => "compaction.enabled",
             Setting::SteeringMode => "steeringMode",
@@ -207,7 +207,7 @@ impl Setting {
 
     /// The value as JSON: booleans and numbers typed, the rest strings; pi's labels become the
     /// values they stand for (`1 min` → `60000`, `Always trust` → `"always"`).
-    pub fn json(self, value: &str) -> Value {
+    pub(crate) fn json(self, value: &str) -> Value {
         if self == Setting::HttpIdleTimeout
             && let Some((_, ms)) = HTTP_IDLE_CHOICES.iter().find(|(l, _)| *l == value)
         {
@@ -239,7 +239,7 @@ impl Setting {
     }
 
     /// Writes `value` to the global settings file.
-    pub fn persist(self, settings: &mut SettingsManager, value: &str) {
+    pub(crate) fn persist(self, settings: &mut SettingsManager, value: &str) {
         let v = self.json(value);
         match self.key().split_once('.') {
             Some((parent, child)) => settings.set_global_nested(parent, child, v),
@@ -283,7 +283,7 @@ impl Setting {
 }
 
 /// The selector.
-pub struct SettingsView {
+pub(crate) struct SettingsView {
     title: Option<&'static str>,
     rows: Vec<Row>,
     /// The search line.
@@ -300,7 +300,7 @@ pub struct SettingsView {
 
 /// What a key did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SettingsEvent {
+pub(crate) enum SettingsEvent {
     /// A setting took this value (already persisted by the caller).
     Changed(Setting, String),
     /// Enter on a submenu row the caller draws (the theme, the per-model thinking levels).
@@ -332,7 +332,7 @@ fn key_display(keys: &Keybindings, action: &str) -> String {
 impl SettingsView {
     /// The rows with the effective values of `settings`, in pi's order; the image rows only
     /// when the terminal draws images (`images`), as pi shows them.
-    pub fn new(
+    pub(crate) fn new(
         settings: &SettingsManager,
         images: bool,
         theme: Arc<Theme>,
@@ -581,7 +581,7 @@ impl SettingsView {
     }
 
     /// Opens pi's warnings submenu (after [`SettingsEvent::Open`] of [`Setting::Warnings`]).
-    pub fn open_warnings(&mut self, settings: &SettingsManager) {
+    pub(crate) fn open_warnings(&mut self, settings: &SettingsManager) {
         self.child = Some(Box::new(Self::warnings(
             settings,
             self.theme.clone(),
@@ -590,7 +590,7 @@ impl SettingsView {
     }
 
     /// Selects the row of `setting`, if shown.
-    pub fn select(&mut self, setting: Setting) {
+    pub(crate) fn select(&mut self, setting: Setting) {
         if let Some(p) = self
             .shown
             .iter()
@@ -600,23 +600,15 @@ impl SettingsView {
         }
     }
 
-    /// The value shown for `setting`, if it has a row.
-    pub fn value_of(&self, setting: Setting) -> Option<&str> {
-        self.rows
-            .iter()
-            .find(|r| r.setting == setting)
-            .map(|r| r.value.as_str())
-    }
-
     /// Shows `value` for `setting` (a submenu's result, a refused change).
-    pub fn set_value(&mut self, setting: Setting, value: &str) {
+    pub(crate) fn set_value(&mut self, setting: Setting, value: &str) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.setting == setting) {
             r.value = value.to_owned();
         }
     }
 
     /// Draws with another theme (a preview, a reload).
-    pub fn set_theme(&mut self, theme: Arc<Theme>) {
+    pub(crate) fn set_theme(&mut self, theme: Arc<Theme>) {
         if let Some(c) = self.child.as_mut() {
             c.set_theme(theme.clone());
         }
@@ -642,7 +634,7 @@ impl SettingsView {
     }
 
     /// Handles a key.
-    pub fn handle_key(&mut self, k: &KeyEvent) -> Option<SettingsEvent> {
+    pub(crate) fn handle_key(&mut self, k: &KeyEvent) -> Option<SettingsEvent> {
         if let Some(child) = self.child.as_mut() {
             return match child.handle_key(k) {
                 Some(SettingsEvent::Closed) => {

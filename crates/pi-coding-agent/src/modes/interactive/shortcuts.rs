@@ -11,7 +11,7 @@ use pi_tui::keybindings::{KeySpec, Keybindings};
 use crate::extensions::ShortcutSpec;
 
 /// The built-in actions whose keys an extension may not take (pi's list).
-pub const RESERVED: [&str; 18] = [
+pub(super) const RESERVED: [&str; 18] = [
     "app.interrupt",
     "app.clear",
     "app.exit",
@@ -34,7 +34,7 @@ pub const RESERVED: [&str; 18] = [
 
 /// A shortcut the terminal binds.
 #[derive(Clone, Debug)]
-pub struct Bound {
+pub(super) struct Bound {
     /// The parsed key.
     pub key: KeySpec,
     /// The extension's registration.
@@ -42,7 +42,10 @@ pub struct Bound {
 }
 
 /// The shortcuts to bind, in the order pi lists them, and the warnings about the others.
-pub fn resolve(shortcuts: Vec<ShortcutSpec>, keys: &Keybindings) -> (Vec<Bound>, Vec<String>) {
+pub(super) fn resolve(
+    shortcuts: Vec<ShortcutSpec>,
+    keys: &Keybindings,
+) -> (Vec<Bound>, Vec<String>) {
     let mut bound: Vec<Bound> = Vec::new();
     let mut warnings = Vec::new();
     for shortcut in shortcuts {
@@ -94,7 +97,7 @@ pub fn resolve(shortcuts: Vec<ShortcutSpec>, keys: &Keybindings) -> (Vec<Bound>,
 
 /// pi's `formatKeyText(key, {capitalize: true})`: keys split at `/`, each part of a key
 /// capitalized, `+` between.
-pub fn display(key: &str) -> String {
+pub(super) fn display(key: &str) -> String {
     key.split('/')
         .map(|k| {
             k.split('+')

@@ -17,7 +17,7 @@ use super::transcript::Display;
 
 /// A parsed skill block (pi's `parseSkillBlock`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SkillInvocation {
+pub(crate) struct SkillInvocation {
     /// The skill's name.
     pub name: String,
     /// Its file.
@@ -30,7 +30,7 @@ pub struct SkillInvocation {
 
 /// Parses a user message that is exactly a skill block, optionally followed by a blank line
 /// and the user's words; `None` for any other text.
-pub fn parse(text: &str) -> Option<SkillInvocation> {
+pub(crate) fn parse(text: &str) -> Option<SkillInvocation> {
     let rest = text.strip_prefix("<skill name=\"")?;
     let (name, rest) = rest.split_once('"')?;
     let rest = rest.strip_prefix(" location=\"")?;
@@ -68,7 +68,7 @@ pub fn parse(text: &str) -> Option<SkillInvocation> {
 
 /// The transcript block of a skill invocation: collapsed to one line unless tool output is
 /// expanded (Ctrl+O), read at render time.
-pub struct SkillBlock {
+pub(crate) struct SkillBlock {
     skill: SkillInvocation,
     theme: Arc<Theme>,
     style: Arc<Style>,
@@ -78,7 +78,7 @@ pub struct SkillBlock {
 
 impl SkillBlock {
     /// The block of `skill`; `expand_key` names the key that expands it (`ctrl+o`).
-    pub fn new(
+    pub(crate) fn new(
         skill: SkillInvocation,
         theme: Arc<Theme>,
         style: Arc<Style>,

@@ -7,7 +7,7 @@
 /// A built-in command of the `/` menu: its name, what it does (our words) and the argument
 /// hint pi shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Builtin {
+pub(crate) struct Builtin {
     /// The name without `/`.
     pub name: &'static str,
     /// The menu's description.
@@ -25,7 +25,7 @@ const fn b(name: &'static str, description: &'static str) -> Builtin {
 }
 
 /// pi's built-in commands in pi's menu order.
-pub const BUILTINS: &[Builtin] = &[
+pub(crate) const BUILTINS: &[Builtin] = &[
     b("settings", "Open the settings"),
     Builtin {
         argument_hint: Some("<provider/model>"),
@@ -68,7 +68,7 @@ pub const BUILTINS: &[Builtin] = &[
 
 /// A recognised command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Slash {
+pub(crate) enum Slash {
     /// `/quit`.
     Quit,
     /// `/name [name]` (the trimmed argument; empty shows the current name).
@@ -120,7 +120,7 @@ pub enum Slash {
 }
 
 /// `text` as a built-in command, if it is one.
-pub fn parse(text: &str) -> Option<Slash> {
+pub(crate) fn parse(text: &str) -> Option<Slash> {
     let arg = |word: &str| -> Option<Option<String>> {
         if text == word {
             Some(None)
@@ -196,7 +196,7 @@ fn path_argument(text: &str, command: &str) -> Option<String> {
 }
 
 /// A count as JavaScript's `toLocaleString()` writes it in the `en-US` locale: `1,234,567`.
-pub fn locale_count(n: f64) -> String {
+pub(crate) fn locale_count(n: f64) -> String {
     let n = if n.is_finite() {
         n.max(0.0).round()
     } else {

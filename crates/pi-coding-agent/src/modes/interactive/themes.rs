@@ -72,7 +72,7 @@ pub(super) fn resolve_setting(setting: &str, scheme: ColorScheme) -> Option<Stri
 impl ThemeState {
     /// Discovers the themes for a run and picks the first one; the error text when the
     /// configured theme does not load (the theme is then `dark`).
-    pub fn start(
+    pub(super) fn start(
         sources: &ThemeSources<'_>,
         file_setting: Option<&str>,
         run_setting: Option<String>,
@@ -114,7 +114,7 @@ impl ThemeState {
     }
 
     /// Loads `name` and watches its file; on failure `dark` and pi's error text.
-    pub fn load(&mut self, name: &str) -> (Theme, Option<String>) {
+    pub(super) fn load(&mut self, name: &str) -> (Theme, Option<String>) {
         match self.catalog.load(name, self.mode) {
             Ok(theme) => {
                 self.active = name.to_owned();
@@ -135,7 +135,7 @@ impl ThemeState {
 
     /// The active theme again when its file changed since the last look (at most every
     /// [`POLL`]); `None` when unchanged, gone or (while being edited) invalid.
-    pub fn poll(&mut self, now: Instant) -> Option<Theme> {
+    pub(super) fn poll(&mut self, now: Instant) -> Option<Theme> {
         if now.duration_since(self.last_poll) < POLL {
             return None;
         }
@@ -150,7 +150,7 @@ impl ThemeState {
     }
 
     /// The `[Theme conflicts]` report of discovery, if anything went wrong.
-    pub fn report(&self) -> Option<String> {
+    pub(super) fn report(&self) -> Option<String> {
         let diags = &self.catalog.diagnostics;
         if diags.is_empty() {
             return None;

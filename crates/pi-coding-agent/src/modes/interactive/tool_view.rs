@@ -24,7 +24,7 @@ use crate::tools::image::to_fixed;
 
 /// Where a call is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ToolState {
+pub(crate) enum ToolState {
     /// Announced by the model, not started.
     Pending,
     /// Executing.
@@ -36,7 +36,7 @@ pub enum ToolState {
 }
 
 /// One tool call's box.
-pub struct ToolView {
+pub(crate) struct ToolView {
     /// The provider's call id.
     pub call_id: String,
     name: String,
@@ -53,7 +53,7 @@ pub struct ToolView {
 }
 
 /// The text blocks of a result, joined by newlines (images as `[image]`).
-pub fn result_text(content: &[UserContent]) -> String {
+pub(crate) fn result_text(content: &[UserContent]) -> String {
     let mut out = Vec::new();
     for c in content {
         match c {
@@ -81,7 +81,7 @@ fn preview_lines(name: &str) -> usize {
 
 impl ToolView {
     /// A call announced with its arguments.
-    pub fn new(
+    pub(crate) fn new(
         call_id: String,
         name: String,
         args: Map<String, Value>,
@@ -104,24 +104,25 @@ impl ToolView {
     }
 
     /// The state.
-    pub fn state(&self) -> ToolState {
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> ToolState {
         self.state
     }
 
     /// Whether the call is over.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         matches!(self.state, ToolState::Success | ToolState::Error)
     }
 
     /// The arguments as streamed so far, while the call is still pending.
-    pub fn start_args(&mut self, args: &Map<String, Value>) {
+    pub(crate) fn start_args(&mut self, args: &Map<String, Value>) {
         if self.state == ToolState::Pending {
             self.args = args.clone();
         }
     }
 
     /// Execution started (the arguments as the tool got them).
-    pub fn start(&mut self, args: &Value, now: Instant) {
+    pub(crate) fn start(&mut self, args: &Value, now: Instant) {
         if let Some(a) = args.as_object() {
             self.args = a.clone();
         }
@@ -130,12 +131,12 @@ impl ToolView {
     }
 
     /// A partial result (bash streams its output).
-    pub fn update(&mut self, partial: &AgentToolResult) {
+    pub(crate) fn update(&mut self, partial: &AgentToolResult) {
         self.output = result_text(&partial.content);
     }
 
     /// The final result.
-    pub fn finish(&mut self, result: &AgentToolResult, is_error: bool, now: Instant) {
+    pub(crate) fn finish(&mut self, result: &AgentToolResult, is_error: bool, now: Instant) {
         self.output = result_text(&result.content);
         self.details = result.details.clone();
         let images = result

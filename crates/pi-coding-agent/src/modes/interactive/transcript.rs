@@ -30,7 +30,7 @@ use crate::session::queues::content_text;
 /// Display toggles shared by every block, read at render time (Ctrl+O, Ctrl+T): a toggle
 /// replays the history, which renders each block again.
 #[derive(Debug, Default)]
-pub struct Display {
+pub(crate) struct Display {
     /// Tool output shown whole (pi's `app.tools.expand`).
     pub expand_tools: AtomicBool,
     /// Thinking blocks collapsed to one line (pi's `hideThinkingBlock`).
@@ -86,7 +86,7 @@ impl Component for Padded {
 
 /// A user message: a blank line, then the text on `userMessageBg` with a padding row above
 /// and below.
-pub struct UserBlock {
+pub(crate) struct UserBlock {
     text: String,
     theme: Arc<Theme>,
 }
@@ -149,7 +149,7 @@ fn thinking_lines(text: &str, width: u16, theme: &Theme, display: &Display) -> V
 }
 
 /// A line of notice text (errors, aborts, compaction, retries) in a theme colour.
-pub struct Notice {
+pub(crate) struct Notice {
     text: String,
     token: &'static str,
     theme: Arc<Theme>,
@@ -157,7 +157,7 @@ pub struct Notice {
 
 impl Notice {
     /// `text` in the theme's `token` colour.
-    pub fn new(text: impl Into<String>, token: &'static str, theme: Arc<Theme>) -> Self {
+    pub(crate) fn new(text: impl Into<String>, token: &'static str, theme: Arc<Theme>) -> Self {
         Self {
             text: text.into(),
             token,
@@ -197,7 +197,7 @@ struct LiveAssistant {
 }
 
 /// See the module docs.
-pub struct Transcript {
+pub(crate) struct Transcript {
     theme: Arc<Theme>,
     style: Arc<Style>,
     display: Arc<Display>,
@@ -218,7 +218,7 @@ pub struct Transcript {
 
 impl Transcript {
     /// An empty transcript drawn with `theme` (boxes, notices) and `style` (markdown).
-    pub fn new(theme: Arc<Theme>, style: Arc<Style>, display: Arc<Display>) -> Self {
+    pub(crate) fn new(theme: Arc<Theme>, style: Arc<Style>, display: Arc<Display>) -> Self {
         Self {
             theme,
             style,
@@ -235,35 +235,36 @@ impl Transcript {
     }
 
     /// Draws the blocks made from now on with another theme (a theme change).
-    pub fn set_theme(&mut self, theme: Arc<Theme>, style: Arc<Style>) {
+    pub(crate) fn set_theme(&mut self, theme: Arc<Theme>, style: Arc<Style>) {
         self.theme = theme;
         self.style = style;
     }
 
     /// The blocks finished since the last call, in history order.
-    pub fn take_commits(&mut self) -> Vec<Block> {
+    pub(crate) fn take_commits(&mut self) -> Vec<Block> {
         std::mem::take(&mut self.commits)
     }
 
     /// Whether anything is live (streaming text, a running tool).
-    pub fn has_live(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_live(&self) -> bool {
         self.assistant.is_some() || !self.tools.is_empty()
     }
 
     /// Commits a block now (after anything live is flushed; a notice during a stream lands
     /// after the part already shown).
-    pub fn push_block(&mut self, block: Block) {
+    pub(crate) fn push_block(&mut self, block: Block) {
         self.commits.push(block);
     }
 
     /// Commits a notice.
-    pub fn notice(&mut self, text: impl Into<String>, token: &'static str) {
+    pub(crate) fn notice(&mut self, text: impl Into<String>, token: &'static str) {
         let n = Notice::new(text, token, self.theme.clone());
         self.commits.push(Box::new(n));
     }
 
     /// Commits a titled markdown document (`/changelog`): a blank line, the title, the text.
-    pub fn document(&mut self, title: &str, markdown: &str) {
+    pub(crate) fn document(&mut self, title: &str, markdown: &str) {
         let line = self.theme.fg(
             "accent",
             &format!("\x1b[1m{}\x1b[22m", escape_control(title)),
@@ -276,7 +277,7 @@ impl Transcript {
 
     /// A user message (live or from a resumed session). A `/skill:name` invocation shows as
     /// pi shows it: the skill's collapsed block, then the user's words, if any, on their own.
-    pub fn user(&mut self, text: &str) {
+    pub(crate) fn user(&mut self, text: &str) {
         let text = match skill_block::parse(text) {
             Some(mut skill) => {
                 let words = skill.user_message.take();
@@ -301,7 +302,7 @@ impl Transcript {
     }
 
     /// The images of a user message, below it (see [`super::images`]).
-    pub fn user_images(&mut self, content: &pi_ai::UserMessageContent) {
+    pub(crate) fn user_images(&mut self, content: &pi_ai::UserMessageContent) {
         let pi_ai::UserMessageContent::Blocks(blocks) = content else {
             return;
         };
@@ -322,7 +323,7 @@ impl Transcript {
     }
 
     /// An assistant message starts streaming.
-    pub fn assistant_start(&mut self) {
+    pub(crate) fn assistant_start(&mut self) {
         self.assistant = Some(LiveAssistant {
             parts: Vec::new(),
             committed: 0,
@@ -348,7 +349,7 @@ impl Transcript {
     }
 
     /// A text delta of content block `index`.
-    pub fn text_delta(&mut self, index: usize, delta: &str) {
+    pub(crate) fn text_delta(&mut self, index: usize, delta: &str) {
         if let Some(Part::Text { md, .. }) = self.part(index, false) {
             md.push(delta);
         }
@@ -356,7 +357,7 @@ impl Transcript {
     }
 
     /// A thinking delta of content block `index`.
-    pub fn thinking_delta(&mut self, index: usize, delta: &str) {
+    pub(crate) fn thinking_delta(&mut self, index: usize, delta: &str) {
         if let Some(Part::Thinking(t)) = self.part(index, true) {
             t.push_str(delta);
         }
@@ -364,7 +365,7 @@ impl Transcript {
     }
 
     /// A tool call was announced in the streamed message: its box appears, pending.
-    pub fn tool_call_seen(&mut self, id: &str, name: &str, args: &Map<String, Value>) {
+    pub(crate) fn tool_call_seen(&mut self, id: &str, name: &str, args: &Map<String, Value>) {
         if let Some(v) = self.tools.iter_mut().find(|v| v.call_id == id) {
             v.start_args(args);
             return;
@@ -425,7 +426,7 @@ impl Transcript {
 
     /// The assistant message ended: everything of it goes to the history, then an error
     /// or abort notice; its tool calls stay live until they finish.
-    pub fn assistant_end(&mut self, message: &AssistantMessage) {
+    pub(crate) fn assistant_end(&mut self, message: &AssistantMessage) {
         if self.assistant.is_none() {
             // Not streamed (a resumed session): the parts from the final message.
             self.assistant_start();
@@ -501,17 +502,23 @@ impl Transcript {
     }
 
     /// A tool starts executing.
-    pub fn tool_start(&mut self, id: &str, name: &str, args: &Value, now: Instant) {
+    pub(crate) fn tool_start(&mut self, id: &str, name: &str, args: &Value, now: Instant) {
         self.tool(id, name).start(args, now);
     }
 
     /// A tool reports progress.
-    pub fn tool_update(&mut self, id: &str, name: &str, partial: &AgentToolResult) {
+    pub(crate) fn tool_update(&mut self, id: &str, name: &str, partial: &AgentToolResult) {
         self.tool(id, name).update(partial);
     }
 
     /// A tool finished.
-    pub fn tool_end(&mut self, id: &str, name: &str, result: &AgentToolResult, is_error: bool) {
+    pub(crate) fn tool_end(
+        &mut self,
+        id: &str,
+        name: &str,
+        result: &AgentToolResult,
+        is_error: bool,
+    ) {
         self.tool(id, name).finish(result, is_error, Instant::now());
         self.flush_tools();
     }
@@ -531,7 +538,7 @@ impl Transcript {
 
     /// Ends whatever is live (an aborted run, the end of the mode): open parts go to the
     /// history as they are, unfinished tool boxes stay as they were last seen.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         self.flush_assistant(true);
         self.assistant = None;
         for v in std::mem::take(&mut self.tools) {
@@ -541,7 +548,7 @@ impl Transcript {
     }
 
     /// A message of a resumed session (or one the session added outside a stream).
-    pub fn replay_message(&mut self, message: &AgentMessage) {
+    pub(crate) fn replay_message(&mut self, message: &AgentMessage) {
         match message {
             AgentMessage::User(u) => {
                 self.user(&content_text(&u.content));
@@ -562,7 +569,7 @@ impl Transcript {
 
     /// A custom message: a `!` command's record, a compaction or branch summary, an
     /// extension's message.
-    pub fn custom_message(&mut self, m: &Map<String, Value>) {
+    pub(crate) fn custom_message(&mut self, m: &Map<String, Value>) {
         let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("");
         if matches!(s("role"), "compactionSummary" | "branchSummary") {
             // The context changed on purpose: the next prompt is new, not re-billed.
@@ -624,7 +631,7 @@ impl Transcript {
     }
 
     /// The live tail's lines.
-    pub fn render_live(&mut self, width: u16) -> Vec<String> {
+    pub(crate) fn render_live(&mut self, width: u16) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(a) = &mut self.assistant {
             for (_, part) in a.parts.iter_mut().skip(a.committed) {

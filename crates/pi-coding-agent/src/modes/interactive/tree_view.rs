@@ -14,7 +14,7 @@ use crate::storage::tree::TreeNode;
 
 /// pi's tree filters (`treeFilterMode`), in pi's cycling order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TreeFilter {
+pub(crate) enum TreeFilter {
     /// `default`.
     Default,
     /// `no-tools`.
@@ -37,7 +37,7 @@ impl TreeFilter {
     ];
 
     /// The `treeFilterMode` value (anything else is `default`, as in pi).
-    pub fn parse(s: &str) -> Self {
+    pub(crate) fn parse(s: &str) -> Self {
         match s {
             "no-tools" => TreeFilter::NoTools,
             "user-only" => TreeFilter::UserOnly,
@@ -48,7 +48,7 @@ impl TreeFilter {
     }
 
     /// The next filter (`forward`) or the previous one, wrapping.
-    pub fn cycle(self, forward: bool) -> Self {
+    pub(crate) fn cycle(self, forward: bool) -> Self {
         let i = Self::ORDER.iter().position(|f| *f == self).unwrap_or(0);
         let n = Self::ORDER.len();
         Self::ORDER[if forward {
@@ -59,7 +59,7 @@ impl TreeFilter {
     }
 
     /// pi's status label after the title (` [no-tools]`; nothing for the default).
-    pub fn status(self) -> &'static str {
+    pub(crate) fn status(self) -> &'static str {
         match self {
             TreeFilter::Default => "",
             TreeFilter::NoTools => " [no-tools]",
@@ -193,7 +193,7 @@ fn display(node: &TreeNode, is_leaf: bool) -> Option<String> {
 }
 
 /// The rows of `roots` through `filter`, the leaf ticked; keys are entry ids.
-pub fn rows(roots: &[TreeNode], leaf: Option<&str>, filter: TreeFilter) -> Vec<PickItem> {
+pub(crate) fn rows(roots: &[TreeNode], leaf: Option<&str>, filter: TreeFilter) -> Vec<PickItem> {
     let mut out = Vec::new();
     // Depth-first without recursion: a deep linear session must not grow the stack.
     let mut stack: Vec<(&TreeNode, String)> =

@@ -47,7 +47,11 @@ impl Component for Nothing {
 
 /// Asks `message` with `options` in the terminal; the index picked, or `None` when declined
 /// or the terminal cannot be used.
-pub fn ask(agent_dir: &std::path::Path, message: &str, options: &[TrustOption]) -> Option<usize> {
+pub(crate) fn ask(
+    agent_dir: &std::path::Path,
+    message: &str,
+    options: &[TrustOption],
+) -> Option<usize> {
     let mut term = Terminal::enter(TerminalOptions::default()).ok()?;
     let theme = Theme::builtin(ColorScheme::Dark, ColorMode::from_env());
     let (user, _) = UserBindings::load(&agent_dir.join("keybindings.json"));

@@ -14,11 +14,11 @@ use pi_tui::theme::Theme;
 use super::transcript::Display;
 
 /// Lines of output shown while collapsed.
-pub const PREVIEW_LINES: usize = 20;
+pub(crate) const PREVIEW_LINES: usize = 20;
 
 /// How the command ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BashStatus {
+pub(crate) enum BashStatus {
     /// Still running.
     Running,
     /// Exit 0.
@@ -30,7 +30,7 @@ pub enum BashStatus {
 }
 
 /// One `!` command's block.
-pub struct UserBashView {
+pub(crate) struct UserBashView {
     command: String,
     exclude: bool,
     output: String,
@@ -43,7 +43,12 @@ pub struct UserBashView {
 
 impl UserBashView {
     /// A running command (`exclude`: `!!`).
-    pub fn new(command: &str, exclude: bool, theme: Arc<Theme>, display: Arc<Display>) -> Self {
+    pub(crate) fn new(
+        command: &str,
+        exclude: bool,
+        theme: Arc<Theme>,
+        display: Arc<Display>,
+    ) -> Self {
         Self {
             command: command.to_owned(),
             exclude,
@@ -57,14 +62,14 @@ impl UserBashView {
     }
 
     /// More output (control sequences are shown escaped, CRs as line breaks).
-    pub fn push(&mut self, chunk: &str) {
+    pub(crate) fn push(&mut self, chunk: &str) {
         self.output
             .push_str(&strip(chunk).replace("\r\n", "\n").replace('\r', "\n"));
     }
 
     /// The end: the final output (which replaces what streamed), the status, and where the
     /// whole output went when it was truncated.
-    pub fn finish(
+    pub(crate) fn finish(
         &mut self,
         output: &str,
         status: BashStatus,

@@ -8,11 +8,11 @@ use pi_tui::theme::Theme;
 use crate::extensions::WidgetPlacement;
 
 /// pi's `MAX_WIDGET_LINES`: entries shown of one widget.
-pub const MAX_WIDGET_LINES: usize = 10;
+pub(super) const MAX_WIDGET_LINES: usize = 10;
 
 /// The widgets by placement, each in insertion order.
 #[derive(Debug, Default)]
-pub struct Widgets {
+pub(super) struct Widgets {
     above: Vec<(String, Vec<String>)>,
     below: Vec<(String, Vec<String>)>,
 }
@@ -20,7 +20,12 @@ pub struct Widgets {
 impl Widgets {
     /// Sets or (`None`) removes the widget `key`. Setting a key again moves it to the end of
     /// its placement, as pi's delete-then-insert does.
-    pub fn set(&mut self, key: &str, lines: Option<Vec<String>>, placement: WidgetPlacement) {
+    pub(super) fn set(
+        &mut self,
+        key: &str,
+        lines: Option<Vec<String>>,
+        placement: WidgetPlacement,
+    ) {
         self.above.retain(|(k, _)| k != key);
         self.below.retain(|(k, _)| k != key);
         if let Some(lines) = lines {
@@ -33,12 +38,12 @@ impl Widgets {
     }
 
     /// The rows above the editor.
-    pub fn render_above(&self, width: usize, theme: &Theme) -> Vec<String> {
+    pub(super) fn render_above(&self, width: usize, theme: &Theme) -> Vec<String> {
         render(&self.above, width, theme)
     }
 
     /// The rows below the editor.
-    pub fn render_below(&self, width: usize, theme: &Theme) -> Vec<String> {
+    pub(super) fn render_below(&self, width: usize, theme: &Theme) -> Vec<String> {
         render(&self.below, width, theme)
     }
 }

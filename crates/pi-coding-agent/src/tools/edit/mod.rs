@@ -6,7 +6,7 @@
 //! ending (CRLF when the first line break is CRLF) remembered, the text normalized to LF, the
 //! edits applied ([`matching`]), and the BOM and line endings restored on write. The result is
 //! `Successfully replaced N block(s) in <path>.` with details `{diff, patch, firstChangedLine}`
-//! ([`diff`]). Edits of one file are serialized with writes ([`super::file_mutex`]).
+//! ([`diff`]). Edits of one file are serialized with writes (`super::file_mutex`).
 
 pub mod diff;
 pub mod line_diff;

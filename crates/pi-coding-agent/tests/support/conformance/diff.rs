@@ -9,7 +9,7 @@ use super::normalize::ARTIFACTS;
 use super::pyjson::Dumps;
 
 /// An artifact rendered as lines for diffing.
-pub fn expand(name: &str, text: &str) -> Vec<String> {
+pub(crate) fn expand(name: &str, text: &str) -> Vec<String> {
     if !name.ends_with(".jsonl") {
         return text.split_inclusive('\n').map(str::to_owned).collect();
     }
@@ -37,7 +37,7 @@ pub fn expand(name: &str, text: &str) -> Vec<String> {
 
 /// A unified diff of two artifact sets (`""` when they are equal). `a`/`b` map artifact
 /// names to texts; a missing artifact is reported and diffed as empty.
-pub fn diff_artifacts(
+pub(crate) fn diff_artifacts(
     a: &[(&str, String)],
     b: &[(&str, String)],
     label_a: &str,

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::pyjson::{Dumps, dumps, splitlines};
 
 /// Artifact files, in the harness's order (`run_pi.ARTIFACTS`).
-pub const ARTIFACTS: [&str; 7] = [
+pub(crate) const ARTIFACTS: [&str; 7] = [
     "exit_code",
     "stdout.jsonl",
     "stdout.txt",
@@ -22,7 +22,7 @@ pub const ARTIFACTS: [&str; 7] = [
 ];
 
 /// Request headers kept (rule 10), in this order.
-pub const KEEP_HEADERS: [&str; 7] = [
+pub(crate) const KEEP_HEADERS: [&str; 7] = [
     "content-type",
     "authorization",
     "x-api-key",
@@ -66,7 +66,7 @@ static PLATFORM_RE: LazyLock<Regex> = LazyLock::new(|| re(r"\([^)]*\)"));
 
 /// One run's unnormalized results (`run_pi.run_scenario`'s dict).
 #[derive(Clone, Debug, Default)]
-pub struct RawRun {
+pub(crate) struct RawRun {
     /// The temp root `R` (real path).
     pub root: String,
     /// The replay server's port.
@@ -92,7 +92,7 @@ pub struct RawRun {
 
 impl RawRun {
     /// Reads a `raw.json` written by `tests/data/conformance/make_raw.py`.
-    pub fn from_json(v: &Value) -> RawRun {
+    pub(crate) fn from_json(v: &Value) -> RawRun {
         let s = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
         RawRun {
             root: s("root"),
@@ -132,14 +132,14 @@ impl RawRun {
 }
 
 /// Replaces volatile values with stable placeholders (rules 2–8).
-pub struct Normalizer {
+pub(crate) struct Normalizer {
     subs: Vec<(String, String)>,
     entry_ids: HashMap<String, String>,
 }
 
 impl Normalizer {
     /// `Normalizer(root, port, pkg_dir)`.
-    pub fn new(root: &str, port: u16, pkg_dir: Option<&str>) -> Self {
+    pub(crate) fn new(root: &str, port: u16, pkg_dir: Option<&str>) -> Self {
         let mut subs = Vec::new();
         if let Some(dir) = pkg_dir.filter(|d| !d.is_empty()) {
             subs.push((dir.to_owned(), "<PI_PACKAGE_DIR>".to_owned()));
@@ -162,12 +162,12 @@ impl Normalizer {
     }
 
     /// Restarts the `<IDn>` numbering (done before the session file).
-    pub fn reset_entry_ids(&mut self) {
+    pub(crate) fn reset_entry_ids(&mut self) {
         self.entry_ids.clear();
     }
 
     /// Rules 2–5 and 8 on a string.
-    pub fn text(&self, s: &str) -> String {
+    pub(crate) fn text(&self, s: &str) -> String {
         let mut s = s.to_owned();
         for (old, new) in &self.subs {
             s = s.replace(old.as_str(), new);
@@ -185,7 +185,7 @@ impl Normalizer {
     }
 
     /// Rules 2–8 on a JSON value found under `key`.
-    pub fn value(&mut self, v: &Value, key: Option<&str>) -> Value {
+    pub(crate) fn value(&mut self, v: &Value, key: Option<&str>) -> Value {
         match v {
             Value::Object(map) => {
                 let mut out = Map::new();
@@ -212,7 +212,7 @@ impl Normalizer {
 }
 
 /// Rule 9: timing-dependent snapshot values of a json-mode event become `"<LIVE>"`.
-pub fn scrub_live(event: &mut Value) {
+pub(crate) fn scrub_live(event: &mut Value) {
     let Some(obj) = event.as_object_mut() else {
         return;
     };
@@ -242,7 +242,7 @@ pub fn scrub_live(event: &mut Value) {
 }
 
 /// Rule 3: pi's package directory from the system prompt in the request log.
-pub fn find_pkg_dir(requests: &[Value]) -> Option<String> {
+pub(crate) fn find_pkg_dir(requests: &[Value]) -> Option<String> {
     let ascii = Dumps {
         ensure_ascii: true,
         ..Dumps::default()
@@ -308,7 +308,7 @@ fn mask_summary(v: &Value) -> Value {
 }
 
 /// Rule 11: prose written for the model is masked in a request body.
-pub fn mask_prose(body: &Value) -> Value {
+pub(crate) fn mask_prose(body: &Value) -> Value {
     let Some(map) = body.as_object() else {
         return body.clone();
     };
@@ -338,7 +338,7 @@ pub fn mask_prose(body: &Value) -> Value {
 }
 
 /// One request record, normalized (rules 10, 11, then 2–8).
-pub fn normalize_request(r: &Value, norm: &mut Normalizer) -> Value {
+pub(crate) fn normalize_request(r: &Value, norm: &mut Normalizer) -> Value {
     let mut headers = Map::new();
     for k in KEEP_HEADERS {
         if let Some(h) = r["headers"].get(k) {
@@ -365,7 +365,7 @@ pub fn normalize_request(r: &Value, norm: &mut Normalizer) -> Value {
 }
 
 /// The artifacts of a run (`run_pi.normalize`), by artifact name.
-pub fn normalize(raw: &RawRun) -> Vec<(&'static str, String)> {
+pub(crate) fn normalize(raw: &RawRun) -> Vec<(&'static str, String)> {
     let pkg_dir = find_pkg_dir(&raw.requests);
     let mut norm = Normalizer::new(&raw.root, raw.port, pkg_dir.as_deref());
     let mut arts = vec![("exit_code", format!("{}\n", raw.exit_code))];

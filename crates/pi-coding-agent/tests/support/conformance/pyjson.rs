@@ -5,7 +5,7 @@ use serde_json::{Map, Number, Value};
 
 /// `json.dumps` options the harness uses.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Dumps {
+pub(crate) struct Dumps {
     /// `sort_keys=True`.
     pub sort_keys: bool,
     /// `ensure_ascii=True` (Python's default): everything outside `' '..='~'` escaped.
@@ -15,7 +15,7 @@ pub struct Dumps {
 }
 
 /// `json.dumps(v, sort_keys=True, ensure_ascii=False)`: the harness's record spelling.
-pub fn dumps(v: &Value) -> String {
+pub(crate) fn dumps(v: &Value) -> String {
     Dumps {
         sort_keys: true,
         ..Dumps::default()
@@ -25,7 +25,7 @@ pub fn dumps(v: &Value) -> String {
 
 impl Dumps {
     /// Serializes `v` as Python would.
-    pub fn to_string(self, v: &Value) -> String {
+    pub(crate) fn to_string(self, v: &Value) -> String {
         let mut out = String::new();
         self.write(&mut out, v, 0);
         out
@@ -121,7 +121,7 @@ fn string(out: &mut String, s: &str, ensure_ascii: bool) {
 
 /// A JSON number as Python writes it: integers as integers, floats with `repr` (`5.0`,
 /// `7.5e-05`, `1e+16`, `0.0001`).
-pub fn number(n: &Number) -> String {
+pub(crate) fn number(n: &Number) -> String {
     match n.as_f64() {
         Some(f) if n.is_f64() => float_repr(f),
         _ => n.to_string(),
@@ -130,7 +130,7 @@ pub fn number(n: &Number) -> String {
 
 /// Python's `float.__repr__` (shortest round-trip digits; exponent form when the decimal
 /// point would sit more than 16 places right or 4 or more places left of the digits).
-pub fn float_repr(x: f64) -> String {
+pub(crate) fn float_repr(x: f64) -> String {
     if x.is_nan() {
         return "NaN".into();
     }
@@ -170,7 +170,7 @@ pub fn float_repr(x: f64) -> String {
 
 /// Python's `str.splitlines()`: splits on `\n`, `\r\n`, `\r`, `\v`, `\f`, `\x1c`–`\x1e`,
 /// `\x85`, U+2028, U+2029; no empty item after a final separator.
-pub fn splitlines(s: &str) -> Vec<&str> {
+pub(crate) fn splitlines(s: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = s.char_indices().peekable();

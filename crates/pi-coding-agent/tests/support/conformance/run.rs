@@ -13,7 +13,7 @@ use super::normalize::RawRun;
 use super::pyjson::Dumps;
 
 /// wire API → (provider in models.json, path appended to the server URL).
-pub const PROVIDERS: [(&str, &str, &str); 4] = [
+pub(crate) const PROVIDERS: [(&str, &str, &str); 4] = [
     ("anthropic-messages", "replay-anthropic", ""),
     ("openai-completions", "replay-openai", "/v1"),
     ("openai-responses", "replay-responses", "/v1"),
@@ -21,11 +21,11 @@ pub const PROVIDERS: [(&str, &str, &str); 4] = [
 ];
 
 /// The key every replay provider has.
-pub const API_KEY: &str = "replay-test-key";
+pub(crate) const API_KEY: &str = "replay-test-key";
 
 /// A scenario's `script.json` with the harness's defaults filled in.
 #[derive(Clone, Debug)]
-pub struct Scenario {
+pub(crate) struct Scenario {
     /// Its directory.
     pub dir: PathBuf,
     /// The script.
@@ -34,7 +34,7 @@ pub struct Scenario {
 
 impl Scenario {
     /// Loads `<dir>/script.json`.
-    pub fn load(dir: &Path) -> Scenario {
+    pub(crate) fn load(dir: &Path) -> Scenario {
         let text = std::fs::read_to_string(dir.join("script.json")).unwrap();
         let mut script: Value = serde_json::from_str(&text).unwrap();
         let defaults = [
@@ -63,12 +63,12 @@ impl Scenario {
     }
 
     /// `json` mode (else `text`).
-    pub fn json_mode(&self) -> bool {
+    pub(crate) fn json_mode(&self) -> bool {
         self.str("mode") == "json"
     }
 
     /// `session: true`.
-    pub fn session(&self) -> bool {
+    pub(crate) fn session(&self) -> bool {
         self.script["session"] == true
     }
 
@@ -81,7 +81,7 @@ impl Scenario {
     }
 
     /// `run_pi.pi_command` (without the binary).
-    pub fn args(&self, root: &Path) -> Vec<String> {
+    pub(crate) fn args(&self, root: &Path) -> Vec<String> {
         let mut cmd = vec!["-p".to_owned()];
         if self.json_mode() {
             cmd.extend(["--mode".into(), "json".into()]);
@@ -109,7 +109,7 @@ impl Scenario {
 }
 
 /// `run_pi.models_json`.
-pub fn models_json(base_url: &str) -> Value {
+pub(crate) fn models_json(base_url: &str) -> Value {
     let cost = json!({"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75});
     let models = json!([
         {"id": "replay-model", "reasoning": false, "contextWindow": 128000, "maxTokens": 16384, "cost": cost},
@@ -126,7 +126,7 @@ pub fn models_json(base_url: &str) -> Value {
 }
 
 /// `run_pi.pi_env` plus the scenario's `env`.
-pub fn pi_env(root: &Path, extra: &Value) -> Vec<(String, String)> {
+pub(crate) fn pi_env(root: &Path, extra: &Value) -> Vec<(String, String)> {
     let p = |sub: &str| root.join(sub).display().to_string();
     let mut env: Vec<(String, String)> = [
         (
@@ -156,7 +156,7 @@ pub fn pi_env(root: &Path, extra: &Value) -> Vec<(String, String)> {
 }
 
 /// `replay_server.match_route`: (route, Google model).
-pub fn match_route(path: &str) -> (Option<&'static str>, Option<String>) {
+pub(crate) fn match_route(path: &str) -> (Option<&'static str>, Option<String>) {
     if path.ends_with("/v1/messages") {
         return (Some("anthropic-messages"), None);
     }
@@ -199,7 +199,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// Python's `parse_qs` (blank values dropped).
-pub fn parse_qs(query: &str) -> Value {
+pub(crate) fn parse_qs(query: &str) -> Value {
     let mut out = Map::new();
     for field in query.split('&') {
         let Some((k, v)) = field.split_once('=') else {
@@ -217,7 +217,7 @@ pub fn parse_qs(query: &str) -> Value {
 }
 
 /// The request-log record `replay_server.py` writes for `r` (without `reply`).
-pub fn request_record(r: &RecordedRequest) -> Value {
+pub(crate) fn request_record(r: &RecordedRequest) -> Value {
     let (route, model) = match_route(&r.path);
     let valid = r.method == "POST" && route.is_some();
     let mut headers = Map::new();
@@ -251,7 +251,7 @@ pub fn request_record(r: &RecordedRequest) -> Value {
 
 /// `run_pi.snapshot_files`: every file under `dir` in `os.walk` order (a directory's files
 /// sorted, then its subdirectories sorted).
-pub fn snapshot_files(dir: &Path) -> Vec<(String, String)> {
+pub(crate) fn snapshot_files(dir: &Path) -> Vec<(String, String)> {
     fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
         let mut files = Vec::new();
         let mut dirs = Vec::new();
@@ -284,7 +284,7 @@ pub fn snapshot_files(dir: &Path) -> Vec<(String, String)> {
 }
 
 /// Session files under `dir` with their records (Python's universal-newline line reading).
-pub fn read_sessions(dir: &Path) -> Vec<(String, Vec<Value>)> {
+pub(crate) fn read_sessions(dir: &Path) -> Vec<(String, Vec<Value>)> {
     snapshot_files(dir)
         .into_iter()
         .map(|(rel, text)| {
@@ -301,7 +301,7 @@ pub fn read_sessions(dir: &Path) -> Vec<(String, Vec<Value>)> {
 
 /// Runs `pi` on the scenario in `dir` and returns the raw results. `PI_CONFORMANCE_KEEP=1`
 /// keeps the temp root (its path is printed).
-pub async fn run_scenario(dir: &Path, pi: &Path) -> RawRun {
+pub(crate) async fn run_scenario(dir: &Path, pi: &Path) -> RawRun {
     let sc = Scenario::load(dir);
     let tmp = tempfile::Builder::new()
         .prefix("pi-conf-")
