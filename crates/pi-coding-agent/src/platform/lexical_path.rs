@@ -4,7 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Node's `path.relative(from, to)` for absolute, lexically normal paths, with `/`
 /// separators.
-pub fn node_relative(from: &Path, to: &Path) -> String {
+pub(crate) fn node_relative(from: &Path, to: &Path) -> String {
     let a: Vec<Component> = from.components().collect();
     let b: Vec<Component> = to.components().collect();
     let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();

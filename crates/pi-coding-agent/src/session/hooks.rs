@@ -291,7 +291,7 @@ pub trait SessionHooks: Send + Sync {
         &self,
         _name: &str,
         _args: &str,
-    ) -> BoxFuture<'_, Result<(), crate::extensions::HandlerError>> {
+    ) -> BoxFuture<'_, Result<(), super::HandlerError>> {
         Box::pin(async { Ok(()) })
     }
 

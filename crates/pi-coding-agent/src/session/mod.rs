@@ -32,6 +32,7 @@ pub mod convert;
 pub mod durability;
 pub mod events;
 mod handler;
+mod handler_error;
 pub mod hooks;
 pub mod models;
 pub mod modes;
@@ -50,6 +51,7 @@ pub use bash::{ExecuteBashOptions, bash_execution_message};
 pub use builder::{AgentSessionBuilder, default_stream_fn};
 pub use durability::{Durability, StoreBarrier};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionResult, SummarizationSource};
+pub use handler_error::HandlerError;
 pub use hooks::{
     BeforeAgentStartEvent, BeforeAgentStartResult, CheckPhase, Compactor, CustomMessageSpec,
     ExtensionErrorInfo, InputAction, InputEvent, InputSource, NoCompaction, NoHooks, ReplaceReason,
