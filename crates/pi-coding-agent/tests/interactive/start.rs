@@ -193,8 +193,10 @@ async fn outside_tmux_or_with_csi_u_there_is_no_tmux_warning() {
     let tmux = [("TMUX", "/tmp/tmux-0/default,1,0".to_owned())];
     let mut s = root.spawn_with_env(&["--no-session"], &path, &tmux, 30, 200);
     wait_ready(&mut s);
-    ok(s.wait_for("both tmux questions", WAIT, |_| {
-        std::fs::read_to_string(root.path("tmux.log")).is_ok_and(|l| l.lines().count() == 2)
+    // Asked (pi gives each question 2 s; on a loaded machine the second may go unanswered,
+    // which is silent too).
+    ok(s.wait_for("a tmux question", WAIT, |_| {
+        std::fs::read_to_string(root.path("tmux.log")).is_ok_and(|l| l.contains("extended-keys"))
     }));
     pump_for(&mut s, std::time::Duration::from_millis(300));
     assert!(!s.model().screen_text().contains("tmux"));
