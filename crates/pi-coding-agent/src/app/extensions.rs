@@ -216,25 +216,7 @@ fn directory_entries(dir: &Path) -> Option<Vec<PathBuf>> {
     if manifest.is_file() {
         return Some(vec![manifest]);
     }
-    let declared: Vec<PathBuf> = std::fs::read_to_string(dir.join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|v| v.pointer("/pi/extensions").cloned())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(serde_json::Value::as_str)
-        .map(|rel| lexical_normalize(&dir.join(rel)))
-        .filter(|p| p.exists())
-        .collect();
-    if !declared.is_empty() {
-        return Some(declared);
-    }
-    ["index.ts", "index.js"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|p| p.is_file())
-        .map(|p| vec![p])
+    crate::packages::resolve::declared_extension_entries(dir)
 }
 
 fn add_explicit(out: &mut Vec<Source>, path: PathBuf) {

@@ -382,8 +382,8 @@ fn skill_entries(dir: &Path, root: &Path) -> Vec<PathBuf> {
 }
 
 /// `resolveExtensionEntries`: the manifest's existing `pi.extensions`, else `index.ts`, else
-/// `index.js`.
-fn declared_extension_entries(dir: &Path) -> Option<Vec<PathBuf>> {
+/// `index.js` (also the rule of a directory named as an extension source).
+pub(crate) fn declared_extension_entries(dir: &Path) -> Option<Vec<PathBuf>> {
     if let Some(list) = strings(
         read_manifest(dir)
             .as_ref()

@@ -115,6 +115,19 @@ remote_observers!(
     ev::SessionCompactFailedEvent,
 );
 
+/// The live partial as pi's assistant message object (`role` first), serialized from the
+/// read guard: a delta's event must not copy the whole message it has grown to.
+fn partial_message(partial: &pi_ai::PartialMessage) -> Value {
+    let fields = match to_value(&*partial.read()) {
+        Value::Object(fields) => fields,
+        other => return other,
+    };
+    let mut message = Map::with_capacity(fields.len() + 1);
+    message.insert("role".into(), json!("assistant"));
+    message.extend(fields);
+    Value::Object(message)
+}
+
 /// Observers whose event object is built by hand (no `Serialize` of their own).
 macro_rules! remote_observers_with {
     ($($ty:ty => |$e:ident| $wire:expr),* $(,)?) => {
@@ -132,7 +145,7 @@ macro_rules! remote_observers_with {
 
 remote_observers_with!(
     ev::MessageUpdateEvent => |e| json!({
-        "message": AgentMessage::Assistant(std::sync::Arc::new(e.message.read().clone())),
+        "message": partial_message(&e.message),
         "assistantMessageEvent": to_value(&e.assistant_message_event.json_projection()),
     }),
     ev::SessionCompactEvent => |e| json!({
@@ -719,5 +732,22 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(r.result.output, "x");
+    }
+
+    #[test]
+    fn a_partial_crosses_as_the_assistant_message_pi_sends() {
+        let mut message = pi_ai::AssistantMessage::default();
+        message
+            .content
+            .push(pi_ai::AssistantContent::text("so far"));
+        let partial = pi_ai::PartialMessage::new(message.clone());
+        let wire = partial_message(&partial);
+        let expected =
+            serde_json::to_value(AgentMessage::Assistant(std::sync::Arc::new(message))).unwrap();
+        assert_eq!(wire, expected);
+        assert_eq!(
+            wire.as_object().unwrap().keys().next().map(String::as_str),
+            Some("role")
+        );
     }
 }
